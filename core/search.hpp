@@ -1,0 +1,43 @@
+// The score pass of database search on the CPU: every query against every subject, exact scores, top hits per query.
+//
+// This is the contract every backend (CPU here, GPU in gpu/gpu.hpp) fulfils: for each query, the `max_hits` best
+// subjects ordered by score (descending), then subject index (ascending); subjects scoring 0 are never hits. End cells
+// and alignments of the hits are computed afterwards, by the same code for every backend, so output is identical.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/scoring.hpp"
+#include "core/sequence.hpp"
+#include "core/thread_pool.hpp"
+
+namespace swgpu {
+
+struct score_hit {
+    int score = 0;
+    std::uint32_t subject = 0;  // index into the database (global index, across chunks)
+    bool operator==(const score_hit&) const = default;
+};
+
+// Orders hits: better score first, then smaller subject index.
+inline bool better(const score_hit& a, const score_hit& b) {
+    return a.score != b.score ? a.score > b.score : a.subject < b.subject;
+}
+
+struct search_options {
+    std::size_t max_hits = 500;     // per query
+    int min_score = 1;              // hits below this raw score are dropped (from an E-value threshold, say)
+    std::uint32_t subject_offset = 0;  // added to subject indices (for a database read in chunks)
+};
+
+// One vector per query, each sorted by better() and at most max_hits long. Queries and db must be encoded with the
+// scoring's matrix. Multithreaded on `pool`.
+std::vector<std::vector<score_hit>> search_cpu(const sequence_set& queries, const sequence_set& db, const scoring& sc,
+                                               const search_options& opt, thread_pool& pool);
+
+// Merges the hits of one database chunk into the running top hits of each query (same order and limit).
+void merge_hits(std::vector<std::vector<score_hit>>& into, const std::vector<std::vector<score_hit>>& chunk,
+                std::size_t max_hits);
+
+}  // namespace swgpu

@@ -1,0 +1,55 @@
+// Device discovery for the facade in gpu.hpp.
+#include <cuda_runtime.h>
+
+#include "gpu/gpu.hpp"
+
+namespace swgpu::gpu {
+
+bool available() {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+std::vector<device_info> devices() {
+    std::vector<device_info> out;
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) return out;
+    for (int d = 0; d < n; ++d) {
+        cudaDeviceProp p{};
+        if (cudaGetDeviceProperties(&p, d) != cudaSuccess) continue;
+        device_info info;
+        info.index = d;
+        info.name = p.name;
+        info.multiprocessors = p.multiProcessorCount;
+        info.compute_major = p.major;
+        info.compute_minor = p.minor;
+        info.total_memory = p.totalGlobalMem;
+        if (cudaSetDevice(d) == cudaSuccess) {
+            size_t f = 0, t = 0;
+            if (cudaMemGetInfo(&f, &t) == cudaSuccess) info.free_memory = f;
+        }
+        out.push_back(info);
+    }
+    return out;
+}
+
+std::string build_info() {
+    int rt = 0;
+    cudaRuntimeGetVersion(&rt);
+    return "CUDA runtime " + std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10) + ", built for sm_" +
+           std::string(SWGPU_CUDA_ARCHS);
+}
+
+}  // namespace swgpu::gpu
+
+#include "core/error.hpp"
+
+namespace swgpu::gpu {
+
+// Placeholder until the database-search kernels land: the GPU backend is not selectable yet.
+std::vector<std::vector<score_hit>> search(const sequence_set&, const sequence_set&, const scoring&,
+                                           const search_options&) {
+    throw runtime_failure("the GPU database search is not available in this build yet; use --backend cpu");
+}
+
+}  // namespace swgpu::gpu
