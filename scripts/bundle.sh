@@ -3,6 +3,7 @@
 # C runtime or the GPU driver to OUT/lib, and points their RPATH at $ORIGIN/../lib, so OUT runs on a host without
 # this machine's libraries (HTSlib and its compression and network libraries).
 set -euo pipefail
+shopt -s nullglob
 out=$1; shift
 mkdir -p "$out/bin" "$out/lib"
 system='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libcuda\.so|libgcc_s\.so|libstdc\+\+\.so)'
