@@ -47,7 +47,8 @@ substitution_matrix substitution_matrix::parse_ncbi(std::string_view text, const
         ++line_no;
         const std::string where = source + ":" + std::to_string(line_no);
         if (line.find('\0') != std::string_view::npos) throw input_error(where, "NUL byte in matrix file");
-        auto first = line.find_first_not_of(" \t\r");
+        // Every character split_ws treats as a separator, so that a line that is not blank here has a token.
+        auto first = line.find_first_not_of(" \t\r\v\f");
         if (first == std::string_view::npos || line[first] == '#') {
             if (nl == text.size()) break;
             continue;
@@ -55,8 +56,10 @@ substitution_matrix substitution_matrix::parse_ncbi(std::string_view text, const
         auto tok = split_ws(line);
         if (!have_header) {
             for (auto t : tok) {
-                if (t.size() != 1 || !std::isprint(static_cast<unsigned char>(t[0])))
-                    throw input_error(where, "matrix header must list single letters, found '" + std::string(t) + "'");
+                // Sequences hold only letters and '*' (io/sequence_reader.hpp), so no other symbol could be scored.
+                if (t.size() != 1 || !(std::isalpha(static_cast<unsigned char>(t[0])) || t[0] == '*'))
+                    throw input_error(where, "matrix header must list single letters or '*', found '" +
+                                                 std::string(t) + "'");
                 char c = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
                 if (m.letters_.find(c) != std::string::npos)
                     throw input_error(where, std::string("letter '") + c + "' appears twice in the matrix header");
