@@ -1,0 +1,189 @@
+#include "io/database_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace swgpu::io {
+
+namespace {
+
+constexpr char magic[8] = {'S', 'W', 'G', 'P', 'U', 'D', 'B', '1'};
+constexpr std::size_t header_bytes = 8 + 4 * 8;
+
+std::uint64_t pad8(std::uint64_t n) { return (n + 7) & ~std::uint64_t(7); }
+
+std::string resolve(const std::string& path) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return path;
+    const std::string with = path + ".swdb";
+    if (::stat(with.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return with;
+    return path;
+}
+
+void write_all(std::FILE* f, const void* data, std::size_t n, const std::string& where) {
+    if (n && std::fwrite(data, 1, n, f) != n) throw output_error(where, std::string("write failed: ") + std::strerror(errno));
+}
+void write_pad(std::FILE* f, std::uint64_t n, const std::string& where) {
+    static const char zeros[8] = {};
+    write_all(f, zeros, static_cast<std::size_t>(pad8(n) - n), where);
+}
+
+}  // namespace
+
+std::uint64_t write_database(const std::string& source, const std::string& prefix, const read_options& opt) {
+    sequence_set all;
+    {
+        sequence_reader reader(source, opt);
+        all.source = source;
+        reader.read_chunk(all, 0);
+    }
+    const std::uint64_t n = all.size(), r = all.total_residues();
+    if (n > 0xffffffffull) throw input_error(source, "more than 2^32 records; split the database");
+    for (auto& c : all.residues) c = static_cast<std::uint8_t>(c >= 'a' && c <= 'z' ? c - 32 : c);
+    std::vector<std::uint64_t> name_off(n + 1, 0);
+    for (std::uint64_t k = 0; k < n; ++k) name_off[k + 1] = name_off[k] + all.names[k].size();
+    std::vector<std::uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return all.length(a) > all.length(b); });
+    std::uint64_t longest = 0;
+    for (std::uint64_t k = 0; k < n; ++k) longest = std::max<std::uint64_t>(longest, all.length(k));
+
+    const std::string target = prefix + ".swdb", tmp = target + ".tmp";
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw output_error(target, std::string("cannot create: ") + std::strerror(errno));
+    try {
+        const std::uint64_t head[4] = {n, r, name_off[n], longest};
+        write_all(f, magic, 8, target);
+        write_all(f, head, sizeof head, target);
+        write_all(f, all.offsets.data(), (n + 1) * 8, target);
+        write_all(f, name_off.data(), (n + 1) * 8, target);
+        write_all(f, order.data(), n * 4, target);
+        write_pad(f, n * 4, target);
+        write_all(f, all.residues.data(), r, target);
+        write_pad(f, r, target);
+        for (const auto& nm : all.names) write_all(f, nm.data(), nm.size(), target);
+        write_pad(f, name_off[n], target);
+        if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0)
+            throw output_error(target, std::string("write failed: ") + std::strerror(errno));
+        std::fclose(f);
+        f = nullptr;
+        if (std::rename(tmp.c_str(), target.c_str()) != 0)
+            throw output_error(target, std::string("cannot rename the finished file: ") + std::strerror(errno));
+    } catch (...) {
+        if (f) std::fclose(f);
+        std::remove(tmp.c_str());
+        throw;
+    }
+    return n;
+}
+
+bool is_database_file(const std::string& path) {
+    std::ifstream in(resolve(path), std::ios::binary);
+    char head[8] = {};
+    return in.read(head, 8) && std::memcmp(head, magic, 8) == 0;
+}
+
+struct database_file::impl {
+    std::string path;
+    const std::uint8_t* base = nullptr;
+    std::size_t bytes = 0;
+    std::uint64_t n = 0, r = 0, name_bytes = 0, longest = 0;
+    const std::uint64_t* off = nullptr;
+    const std::uint64_t* name_off = nullptr;
+    const std::uint32_t* order = nullptr;
+    const std::uint8_t* residues = nullptr;
+    const char* names = nullptr;
+    std::uint64_t next = 0;
+};
+
+database_file::database_file(const std::string& path) : p_(std::make_unique<impl>()) {
+    auto& d = *p_;
+    d.path = resolve(path);
+    const int fd = ::open(d.path.c_str(), O_RDONLY);
+    if (fd < 0) throw input_error(d.path, std::string("cannot open database: ") + std::strerror(errno));
+    struct stat st{};
+    if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(header_bytes)) {
+        ::close(fd);
+        throw input_error(d.path, "not a swgpu database (too short); rebuild it with swgpu makedb");
+    }
+    d.bytes = static_cast<std::size_t>(st.st_size);
+    void* m = ::mmap(nullptr, d.bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (m == MAP_FAILED) throw input_error(d.path, std::string("cannot map database: ") + std::strerror(errno));
+    d.base = static_cast<const std::uint8_t*>(m);
+    auto fail = [&](const std::string& what) {
+        ::munmap(const_cast<std::uint8_t*>(d.base), d.bytes);
+        d.base = nullptr;
+        return input_error(d.path, what + "; rebuild it with swgpu makedb");
+    };
+    if (std::memcmp(d.base, magic, 8) != 0) throw fail("not a swgpu database (bad magic)");
+    std::uint64_t head[4];
+    std::memcpy(head, d.base + 8, sizeof head);
+    d.n = head[0];
+    d.r = head[1];
+    d.name_bytes = head[2];
+    d.longest = head[3];
+    if (d.n > 0xffffffffull || d.r > d.bytes || d.name_bytes > d.bytes) throw fail("corrupt database header");
+    const std::uint64_t need = header_bytes + 2 * (d.n + 1) * 8 + pad8(d.n * 4) + pad8(d.r) + pad8(d.name_bytes);
+    if (need != d.bytes) throw fail("database size does not match its header (truncated?)");
+    std::uint64_t at = header_bytes;
+    d.off = reinterpret_cast<const std::uint64_t*>(d.base + at);
+    at += (d.n + 1) * 8;
+    d.name_off = reinterpret_cast<const std::uint64_t*>(d.base + at);
+    at += (d.n + 1) * 8;
+    d.order = reinterpret_cast<const std::uint32_t*>(d.base + at);
+    at += pad8(d.n * 4);
+    d.residues = d.base + at;
+    at += pad8(d.r);
+    d.names = reinterpret_cast<const char*>(d.base + at);
+    if (d.off[0] != 0 || d.off[d.n] != d.r || d.name_off[0] != 0 || d.name_off[d.n] != d.name_bytes)
+        throw fail("corrupt database offsets");
+    for (std::uint64_t k = 0; k < d.n; ++k) {
+        if (d.off[k + 1] <= d.off[k] || d.name_off[k + 1] <= d.name_off[k]) throw fail("corrupt database offsets");
+        if (d.order[k] >= d.n) throw fail("corrupt database length order");
+    }
+}
+
+database_file::~database_file() {
+    if (p_ && p_->base) ::munmap(const_cast<std::uint8_t*>(p_->base), p_->bytes);
+}
+
+const std::string& database_file::path() const { return p_->path; }
+std::uint64_t database_file::size() const { return p_->n; }
+std::uint64_t database_file::total_residues() const { return p_->r; }
+std::uint64_t database_file::longest() const { return p_->longest; }
+std::string_view database_file::name(std::uint64_t k) const {
+    return {p_->names + p_->name_off[k], static_cast<std::size_t>(p_->name_off[k + 1] - p_->name_off[k])};
+}
+std::span<const std::uint8_t> database_file::residues(std::uint64_t k) const {
+    return {p_->residues + p_->off[k], static_cast<std::size_t>(p_->off[k + 1] - p_->off[k])};
+}
+std::span<const std::uint32_t> database_file::length_order() const { return {p_->order, static_cast<std::size_t>(p_->n)}; }
+
+bool database_file::read_chunk(sequence_set& out, std::uint64_t max_residues) {
+    if (out.source.empty()) out.source = p_->path;
+    std::uint64_t added = 0;
+    bool any = false;
+    while (p_->next < p_->n && (max_residues == 0 || added < max_residues)) {
+        const auto k = p_->next++;
+        out.add(std::string(name(k)), residues(k));
+        added += residues(k).size();
+        any = true;
+    }
+    return any;
+}
+
+}  // namespace swgpu::io

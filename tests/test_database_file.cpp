@@ -1,0 +1,105 @@
+// `swgpu makedb` databases: written from FASTA, read back identical (names, residues, order), chunked reads equal one
+// read, corrupt files are clear errors.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "io/database_file.hpp"
+#include "io/sequence_reader.hpp"
+
+using namespace swgpu;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path temp_dir() {
+    auto d = fs::temp_directory_path() / ("swgpu_db_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+}
+}  // namespace
+
+TEST_CASE("a database written from the demo FASTA reads back record for record", "[makedb]") {
+    const auto dir = temp_dir();
+    const std::string fasta = std::string(SWGPU_SOURCE_DIR) + "/data/demo_db.fa";
+    const std::string prefix = (dir / "demo").string();
+    REQUIRE(io::write_database(fasta, prefix) == 1000);
+    REQUIRE(io::is_database_file(prefix));
+    REQUIRE_FALSE(io::is_database_file(fasta));
+    REQUIRE_FALSE(fs::exists(prefix + ".swdb.tmp"));
+
+    const auto ref = io::read_all(fasta);
+    io::database_file db(prefix);
+    REQUIRE(db.size() == ref.size());
+    REQUIRE(db.total_residues() == ref.total_residues());
+    std::size_t longest = 0;
+    for (std::size_t k = 0; k < ref.size(); ++k) {
+        REQUIRE(db.name(k) == ref.names[k]);
+        auto r = db.residues(k);
+        std::string want(ref[k].begin(), ref[k].end());
+        std::transform(want.begin(), want.end(), want.begin(), ::toupper);
+        REQUIRE(std::string(r.begin(), r.end()) == want);
+        longest = std::max(longest, ref.length(k));
+    }
+    REQUIRE(db.longest() == longest);
+    // length order: a permutation, longest first, ties by index
+    auto order = db.length_order();
+    for (std::size_t k = 1; k < order.size(); ++k) {
+        const auto a = ref.length(order[k - 1]), b = ref.length(order[k]);
+        REQUIRE((a > b || (a == b && order[k - 1] < order[k])));
+    }
+
+    io::database_file chunked(prefix + ".swdb");
+    sequence_set all;
+    int chunks = 0;
+    while (true) {
+        sequence_set c;
+        if (!chunked.read_chunk(c, 50000)) break;
+        ++chunks;
+        for (std::size_t k = 0; k < c.size(); ++k) all.add(c.names[k], c[k]);
+    }
+    REQUIRE(chunks > 5);
+    REQUIRE(all.names == ref.names);
+    REQUIRE(all.offsets == ref.offsets);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("corrupt or foreign database files are bad-input errors", "[makedb]") {
+    const auto dir = temp_dir();
+    const std::string prefix = (dir / "small").string();
+    {
+        std::ofstream f(dir / "small.fa");
+        f << ">a one\nACDE\n>b\nWW\n";
+    }
+    io::write_database((dir / "small.fa").string(), prefix);
+    auto code_of = [](const std::string& p) {
+        try {
+            io::database_file db(p);
+        } catch (const error& e) {
+            return e.code();
+        }
+        return exit_code::success;
+    };
+    REQUIRE(code_of(prefix) == exit_code::success);
+    // truncated
+    fs::copy_file(prefix + ".swdb", dir / "trunc.swdb");
+    fs::resize_file(dir / "trunc.swdb", fs::file_size(dir / "trunc.swdb") - 8);
+    REQUIRE(code_of((dir / "trunc").string()) == exit_code::bad_input);
+    // foreign
+    {
+        std::ofstream f(dir / "foreign.swdb", std::ios::binary);
+        f << std::string(200, 'x');
+    }
+    REQUIRE(code_of((dir / "foreign").string()) == exit_code::bad_input);
+    REQUIRE(code_of((dir / "missing").string()) == exit_code::bad_input);
+    // unwritable output
+    try {
+        io::write_database((dir / "small.fa").string(), (dir / "no_such_dir" / "x").string());
+        FAIL("write into a missing directory succeeded");
+    } catch (const error& e) {
+        REQUIRE(e.code() == exit_code::output_failed);
+    }
+    fs::remove_all(dir);
+}
