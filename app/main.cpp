@@ -1,11 +1,63 @@
+// swgpu: the command line. One CLI11 subcommand per tool (align now; the engine's other solvers are added the same
+// way). Errors from every layer arrive here as swgpu::error and leave as one line "swgpu: error: ..." with the exit
+// code of CONVENTIONS.md.
+#include <cstring>
 #include <iostream>
+#include <new>
+#include <string>
 
+#include <CLI/CLI.hpp>
+
+#include "app/align_command.hpp"
 #include "core/error.hpp"
 #include "gpu/gpu.hpp"
 
+namespace {
+
+int fail(swgpu::exit_code code, std::string what) {
+    for (auto& c : what)
+        if (c == '\n' || c == '\r') c = ' ';
+    std::cerr << "swgpu: error: " << what << '\n';
+    return static_cast<int>(code);
+}
+
+std::string joined(int argc, char** argv) {
+    std::string s;
+    for (int k = 0; k < argc; ++k) s += (k ? " " : "") + std::string(argv[k]);
+    return s;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-    (void)argc;
-    (void)argv;
-    std::cout << "swgpu " << SWGPU_VERSION << " (" << swgpu::gpu::build_info() << ")\n";
-    return 0;
+    CLI::App app{"swgpu: exact Smith-Waterman-Gotoh local alignment on NVIDIA GPUs, with a CPU fallback"};
+    app.name("swgpu");
+    app.set_version_flag("--version", [] {
+        return std::string("swgpu ") + SWGPU_VERSION + " (GPU backend: " + swgpu::gpu::build_info() + ")";
+    });
+    app.require_subcommand(1);
+    app.footer("Run 'swgpu align --help' for the options, output formats and conventions of database search.");
+    swgpu::app::align_command align(app);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {  // --help, --version
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        const std::string where = align.selected() || (argc > 1 && std::strcmp(argv[1], "align") == 0)
+                                      ? "swgpu align --help"
+                                      : "swgpu --help";
+        return fail(swgpu::exit_code::bad_command_line, std::string(e.what()) + "; run '" + where + "'");
+    }
+
+    try {
+        if (align.selected()) return align.run(joined(argc, argv));
+        return fail(swgpu::exit_code::bad_command_line, "no command given; run 'swgpu --help'");
+    } catch (const swgpu::error& e) {
+        return fail(e.code(), e.what());
+    } catch (const std::bad_alloc&) {
+        return fail(swgpu::exit_code::out_of_memory, "out of memory; use a smaller --db-chunk or fewer queries per run");
+    } catch (const std::exception& e) {
+        return fail(swgpu::exit_code::runtime_failure, e.what());
+    }
 }

@@ -1,0 +1,326 @@
+#include "app/align_command.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <cctype>
+#include <limits>
+#include <optional>
+
+#include "core/error.hpp"
+#include "core/finish.hpp"
+#include "core/scoring.hpp"
+#include "core/search.hpp"
+#include "core/sequence.hpp"
+#include "core/statistics.hpp"
+#include "core/strand.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/gpu.hpp"
+#include "io/atomic_file.hpp"
+#include "io/database_file.hpp"
+#include "io/matrix_file.hpp"
+#include "io/output.hpp"
+#include "io/sequence_reader.hpp"
+
+namespace swgpu::app {
+
+namespace {
+
+// Messages on stderr: warnings and notices unless -q, information only with -v.
+struct messages {
+    bool verbose = false, quiet = false;
+    void warning(const std::string& text) const {
+        if (!quiet) std::cerr << "swgpu: warning: " << text << '\n';
+    }
+    void notice(const std::string& text) const {
+        if (!quiet) std::cerr << "swgpu: " << text << '\n';
+    }
+    void info(const std::string& text) const {
+        if (verbose && !quiet) std::cerr << "swgpu: " << text << '\n';
+    }
+};
+
+// A one-line progress display, only when stderr is a terminal (CONVENTIONS.md "Output"); erased when done.
+class progress_line {
+public:
+    explicit progress_line(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 1) {}
+    ~progress_line() { clear(); }
+    void show(const std::string& text) {
+        if (!enabled_) return;
+        std::cerr << '\r' << text << std::string(width_ > text.size() ? width_ - text.size() : 0, ' ') << std::flush;
+        width_ = text.size();
+    }
+    void clear() {
+        if (!enabled_ || width_ == 0) return;
+        std::cerr << '\r' << std::string(width_, ' ') << '\r' << std::flush;
+        width_ = 0;
+    }
+
+private:
+    bool enabled_;
+    std::size_t width_ = 0;
+};
+
+std::string type_name(seq_type t) { return t == seq_type::dna ? "DNA" : "protein"; }
+
+bool file_exists(const std::string& path) {
+    struct stat st{};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+// --matrix: a built-in name, or a file. A word that is neither is reported as an unknown name (a command-line error)
+// rather than as a missing file.
+substitution_matrix matrix_from_option(const std::string& name_or_path) {
+    if (name_or_path.find('/') == std::string::npos && !file_exists(name_or_path)) {
+        bool builtin = false;
+        for (const auto& n : substitution_matrix::builtin_names()) {
+            std::string a = n, b = name_or_path;
+            for (auto& c : a) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            for (auto& c : b) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            builtin = builtin || a == b || b == "EDNAFULL";
+        }
+        if (!builtin) return substitution_matrix::builtin(name_or_path);  // throws the usage error listing names
+    }
+    return io::load_matrix(name_or_path);
+}
+
+// Words of `text` in lines of at most `width` characters, continuation lines indented by `indent`.
+std::string wrapped(const std::string& text, const std::string& indent, std::size_t width) {
+    std::string out, line;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        auto end = text.find(' ', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string word = text.substr(at, end - at);
+        at = end + 1;
+        if (!line.empty() && line.size() + 1 + word.size() > width) {
+            out += line + "\n" + indent;
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+    }
+    return out + line;
+}
+
+}  // namespace
+
+std::string conventions_text() {
+    return "Conventions:\n"
+           "  Gap costs follow BLAST: a gap of length k costs OPEN + k*EXTEND, both positive (BLAST 11/1 is\n"
+           "    parasail/SSW/EMBOSS open 12 extend 1). Defaults: protein BLOSUM62 11/1 (BLOSUM45 14/2, BLOSUM50 13/2,\n"
+           "    BLOSUM80/90 10/1, PAM30 9/1, PAM70 10/1, PAM250 14/2); DNA match 2, mismatch -3, gaps 5/2.\n"
+           "  DNA queries are searched on both strands (--strand); a minus-strand hit is the reverse-complemented\n"
+           "    query against the subject, printed with sstart > send (tabular, json, pair) and flag 16 (SAM).\n"
+           "  Coordinates are 1-based and inclusive. Ids are the first word of the FASTA header.\n"
+           "  Order: queries in input order; a query's hits by score (desc), then subject index in the database\n"
+           "    (asc), then plus strand first. -k keeps a query's k best hits; those with an E-value above -e are\n"
+           "    then dropped. One (the optimal) alignment per query, subject and strand.\n"
+           "  Ties: the end cell is the maximal cell with the smallest query end, then the smallest subject end;\n"
+           "    traceback prefers the diagonal over a gap in the subject over a gap in the query, and closing a\n"
+           "    gap over extending it. Every backend and thread count prints byte-identical output.\n"
+           "  E-values and bit scores as blastp -comp_based_stats 0 -seg no (Spouge's finite-size correction,\n"
+           "    NCBI's parameters), from the whole database's size; --no-evalue prints NA instead.\n"
+           "  --db-chunk only bounds memory: the database is read once, in chunks, with the same result.\n"
+           "Output (--outfmt): 6 | \"6 COLUMN ...\" | 7 | \"7 COLUMN ...\" | sam | pair | json | \"json COLUMN ...\"\n"
+           "  6 = qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore (BLAST).\n"
+           "  Columns: std (the 12 above) " + wrapped(io::column_names(), "    ", 100) + "\n"
+           "  sam: @SQ per subject with a hit, AS:i raw score, NM:i, ZE:f E-value, soft clips; queries without\n"
+           "    hits as unmapped records. json: one object per hit and line, keys = column names.\n"
+           "  Results go to stdout or -o FILE (written to a temporary name, renamed when complete).\n"
+           "Exit codes: 0 success, 1 bad input data, 2 bad command line, 3 runtime or device failure (also\n"
+           "  --backend gpu without a usable GPU), 4 out of memory, 5 output could not be written.\n";
+}
+
+align_command::align_command(CLI::App& app) {
+    sub_ = app.add_subcommand("align", "Search every query against every database sequence (Smith-Waterman-Gotoh)");
+    auto* sub = sub_;
+    sub->add_option("QUERY", s_.query, "Query sequences: FASTA/FASTQ, plain or gzip/bgzip, '-' for stdin, or "
+                                       "FILE:NAME:BEG-END for a region of an indexed FASTA")
+        ->required();
+    sub->add_option("DB", s_.db, "Database sequences (same forms as QUERY), or a database made by swgpu makedb (PREFIX.swdb)")->required();
+
+    matrix_ = sub->add_option("--matrix", s_.matrix,
+                              "Substitution matrix: a built-in name (" + [] {
+                                  std::string l;
+                                  for (const auto& n : substitution_matrix::builtin_names())
+                                      l += (l.empty() ? "" : ", ") + n;
+                                  return l;
+                              }() + ") or a file in NCBI text format [default: BLOSUM62 for protein, "
+                                    "--match/--mismatch for DNA]");
+    gap_open_ = sub->add_option("--gap-open", s_.gap_open, "Gap open penalty, BLAST convention [default: per matrix]");
+    gap_extend_ =
+        sub->add_option("--gap-extend", s_.gap_extend, "Gap extension penalty, BLAST convention [default: per matrix]");
+    match_ = sub->add_option("--match", s_.match, "DNA match reward")->capture_default_str();
+    mismatch_ = sub->add_option("--mismatch", s_.mismatch, "DNA mismatch score (negative)")->capture_default_str();
+    match_->excludes(matrix_);
+    mismatch_->excludes(matrix_);
+    sub->add_option("--seqtype", s_.seqtype, "Sequence type; auto: DNA when every query residue is one of ACGTUN")
+        ->check(CLI::IsMember({"auto", "protein", "dna"}))
+        ->capture_default_str();
+    strand_ = sub->add_option("--strand", s_.strand, "DNA strands of the query to search")
+                  ->check(CLI::IsMember({"both", "plus", "minus"}))
+                  ->capture_default_str();
+    sub->add_option("-k,--max-target-seqs", s_.max_target_seqs, "Hits kept per query")->capture_default_str();
+    auto* evalue = sub->add_option("-e,--evalue", s_.evalue, "Print hits with an E-value up to this")
+                       ->capture_default_str();
+    auto* no_evalue = sub->add_flag("--no-evalue", s_.no_evalue,
+                                    "No statistics: print raw scores only (E-value and bit score are NA)");
+    evalue->excludes(no_evalue);
+    sub->add_option("--outfmt", s_.outfmt, "Output format: 6, \"6 COLUMN ...\", 7, sam, pair, json (see below)")
+        ->capture_default_str();
+    sub->add_option("-o,--out", s_.out, "Output file, written atomically [default: stdout]");
+    sub->add_option("-t,--threads", s_.threads, "CPU threads; 0 = one per hardware thread")->capture_default_str();
+    sub->add_option("--backend", s_.backend,
+                    "auto: the GPU when one is usable, else the CPU (with a notice); gpu without a usable GPU is "
+                    "an error (exit 3)")
+        ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+        ->capture_default_str();
+    sub->add_option("--db-chunk", s_.db_chunk, "Read the database in chunks of about this many residues (bounds "
+                                               "memory; same output)")
+        ->capture_default_str();
+    sub->add_flag("--skip-bad", s_.skip_bad, "Skip bad sequence records with a warning instead of failing");
+    auto* verbose = sub->add_flag("-v,--verbose", s_.verbose, "Report what is done on stderr");
+    auto* quiet = sub->add_flag("-q,--quiet", s_.quiet, "Only errors on stderr");
+    verbose->excludes(quiet);
+    sub->footer(conventions_text());
+}
+
+int align_command::run(const std::string& command_line) {
+    using clock = std::chrono::steady_clock;
+    const auto started = clock::now();
+    const messages msg{s_.verbose, s_.quiet};
+
+    // Options that need no input to check.
+    const io::output_format fmt = io::parse_outfmt(s_.outfmt);
+    if (s_.max_target_seqs < 1) throw usage_error("-k/--max-target-seqs must be at least 1");
+    if (!(s_.evalue > 0)) throw usage_error("-e/--evalue must be positive");
+    if (s_.db_chunk < 1) throw usage_error("--db-chunk must be at least 1 residue");
+    if (s_.threads > 4096) throw usage_error("-t/--threads must be at most 4096");
+    if (gap_open_->count() && s_.gap_open < 0)
+        throw usage_error("--gap-open must be >= 0 (got " + std::to_string(s_.gap_open) + ")");
+    if (gap_extend_->count() && s_.gap_extend < 1)
+        throw usage_error("--gap-extend must be >= 1 (got " + std::to_string(s_.gap_extend) + ")");
+    if (s_.query == "-" && s_.db == "-") throw usage_error("QUERY and DB cannot both be stdin ('-')");
+
+    // The backend, before any work: --backend gpu without a device is a device failure (exit 3).
+    const bool use_gpu = s_.backend == "gpu" || (s_.backend == "auto" && gpu::available());
+    if (s_.backend == "gpu" && !gpu::available())
+        throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() +
+                              "); use --backend cpu, or --backend auto to fall back to the CPU");
+    if (s_.backend == "auto" && !use_gpu)
+        msg.notice("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
+
+    io::read_options ropt;
+    ropt.skip_bad = s_.skip_bad;
+    ropt.on_skip = [&msg](const std::string& m) { msg.warning(m + "; record skipped (--skip-bad)"); };
+
+    // Queries, and from them the sequence type.
+    query_strands queries;
+    queries.plus = io::read_all(s_.query, ropt);
+    if (queries.plus.empty()) throw input_error(s_.query, "no sequences found");
+    if (queries.plus.size() > std::numeric_limits<std::uint32_t>::max() / 2)
+        throw input_error(s_.query, "too many queries for one run; split the file");
+    const seq_type type = s_.seqtype == "dna"       ? seq_type::dna
+                          : s_.seqtype == "protein" ? seq_type::protein
+                                                    : detect_type(queries.plus);
+    if (type == seq_type::protein) {
+        if (match_->count() || mismatch_->count())
+            throw usage_error("--match/--mismatch score DNA, but the queries are protein; use --matrix, or "
+                              "--seqtype dna");
+        if (strand_->count())
+            throw usage_error("--strand applies to DNA, but the queries are protein; or give --seqtype dna");
+    }
+
+    // Scoring.
+    scoring sc{type == seq_type::dna && s_.matrix.empty() ? substitution_matrix::match_mismatch(s_.match, s_.mismatch)
+               : s_.matrix.empty()                        ? substitution_matrix::builtin("BLOSUM62")
+                                                          : matrix_from_option(s_.matrix),
+               {}, type};
+    sc.gaps = default_gaps(sc.matrix.name());
+    if (gap_open_->count()) sc.gaps.open = s_.gap_open;
+    if (gap_extend_->count()) sc.gaps.extend = s_.gap_extend;
+    validate(sc);
+    if (!s_.no_evalue && !evalue_calculator::supported(sc))
+        evalue_calculator(sc, 0, 0);  // throws the usage error that names the supported pairs
+    msg.info("scoring: " + io::describe_scoring(sc) + "; " + type_name(type) + (use_gpu ? "; GPU" : "; CPU"));
+
+    // Fail on an unwritable destination before the search.
+    io::output_file out(s_.out);
+
+    // Encode; DNA is searched on the strands asked for.
+    queries.search_plus = type == seq_type::protein || s_.strand != "minus";
+    queries.search_minus = type == seq_type::dna && s_.strand != "plus";
+    if (queries.search_minus) queries.minus = reverse_complement(queries.plus);
+    if (const auto unknown = encode(queries.plus, sc.matrix))
+        msg.warning(s_.query + ": " + std::to_string(unknown) + " residues are not letters of " + sc.matrix.name() +
+                    " and were read as " + std::string(1, sc.matrix.letter(sc.matrix.fallback_code())));
+    if (queries.search_minus) encode(queries.minus, sc.matrix);
+    msg.info(std::to_string(queries.size()) + " queries, " + std::to_string(queries.plus.total_residues()) +
+             " residues, from " + s_.query);
+
+    // The score pass over the database, chunk by chunk.
+    thread_pool pool(s_.threads);
+    // DB is a FASTA/FASTQ file (or region), or a database written by `swgpu makedb`.
+    std::optional<io::sequence_reader> db_text;
+    std::optional<io::database_file> db_file;
+    if (s_.db != "-" && io::is_database_file(s_.db)) db_file.emplace(s_.db);
+    else db_text.emplace(s_.db, ropt);
+    bool first_chunk = true;
+    const chunk_reader next_chunk = [&](sequence_set& chunk) {
+        if (!(db_file ? db_file->read_chunk(chunk, s_.db_chunk) : db_text->read_chunk(chunk, s_.db_chunk)))
+            return false;
+        if (first_chunk && s_.seqtype == "auto" && detect_type(chunk) != type)
+            throw usage_error("the queries look like " + type_name(type) + " but the database " + s_.db +
+                              " looks like " + type_name(detect_type(chunk)) + "; give --seqtype");
+        first_chunk = false;
+        return true;
+    };
+    score_pass search;
+    if (use_gpu)
+        search = [&sc](const sequence_set& q, const sequence_set& d, const search_options& o) {
+            return gpu::search(q, d, sc, o);
+        };
+    else
+        search = [&sc, &pool](const sequence_set& q, const sequence_set& d, const search_options& o) {
+            return search_cpu(q, d, sc, o, pool);
+        };
+    progress_line progress(!s_.quiet);
+    const database_scan scan =
+        scan_database(queries, sc, s_.max_target_seqs, next_chunk, search, [&](const scan_progress& p) {
+            progress.show("swgpu: searched " + std::to_string(p.sequences) + " database sequences (" +
+                          std::to_string(p.residues) + " residues)");
+        });
+    if (scan.unknown_residues)
+        msg.warning(s_.db + ": " + std::to_string(scan.unknown_residues) + " residues are not letters of " +
+                    sc.matrix.name() + " and were read as " +
+                    std::string(1, sc.matrix.letter(sc.matrix.fallback_code())));
+    if (db_text && db_text->records_skipped())
+        msg.warning(s_.db + ": " + std::to_string(db_text->records_skipped()) + " records skipped (--skip-bad)");
+    msg.info("database " + s_.db + ": " + std::to_string(scan.sequences) + " sequences, " +
+             std::to_string(scan.residues) + " residues, " + std::to_string(scan.chunks) + " chunk(s)");
+
+    // Alignments, statistics, output.
+    progress.show("swgpu: aligning the best hits");
+    std::optional<evalue_calculator> stats;
+    if (!s_.no_evalue) stats.emplace(sc, scan.residues, scan.sequences);
+    finish_options fopt;
+    fopt.statistics = stats ? &*stats : nullptr;
+    fopt.max_evalue = s_.evalue;
+    const auto hits = finish_hits(scan, queries, sc, fopt, pool);
+    progress.clear();
+
+    io::run_header header{SWGPU_VERSION, command_line, s_.query, s_.db};
+    io::write_results(fmt, header, io::results_view{sc, queries, scan, hits}, out);
+    out.commit();
+
+    std::size_t printed = 0;
+    for (const auto& h : hits) printed += h.size();
+    msg.info(std::to_string(printed) + " hits written to " + out.name() + " in " +
+             std::to_string(std::chrono::duration<double>(clock::now() - started).count()) + " s");
+    return 0;
+}
+
+}  // namespace swgpu::app

@@ -1,0 +1,50 @@
+// `swgpu align QUERY DB [options]`: the command line of database search. Parses and validates the options, then
+// calls io (read) -> core (search, finish) -> a backend -> io (write); no algorithm lives here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace swgpu::app {
+
+struct align_settings {
+    std::string query, db;
+    std::string matrix;               // empty: BLOSUM62 (protein) or --match/--mismatch (DNA)
+    int gap_open = -1, gap_extend = -1;  // -1: the matrix's default
+    int match = 2, mismatch = -3;
+    std::string seqtype = "auto";
+    std::string strand = "both";
+    std::size_t max_target_seqs = 500;
+    double evalue = 10;
+    bool no_evalue = false;
+    std::string outfmt = "6";
+    std::string out = "-";
+    unsigned threads = 0;
+    std::string backend = "auto";
+    std::uint64_t db_chunk = 100'000'000;
+    bool skip_bad = false;
+    bool verbose = false, quiet = false;
+};
+
+class align_command {
+public:
+    // Adds the `align` subcommand and its options to `app`.
+    explicit align_command(CLI::App& app);
+    bool selected() const { return sub_->parsed(); }
+    // Runs a parsed command; throws swgpu::error (caught in main). `command_line` goes into SAM's @PG.
+    int run(const std::string& command_line);
+
+private:
+    CLI::App* sub_ = nullptr;
+    align_settings s_;
+    CLI::Option *gap_open_ = nullptr, *gap_extend_ = nullptr, *match_ = nullptr, *mismatch_ = nullptr,
+                *strand_ = nullptr, *matrix_ = nullptr;
+};
+
+// The conventions block shown by --help (CONVENTIONS.md, in short).
+std::string conventions_text();
+
+}  // namespace swgpu::app

@@ -1,0 +1,132 @@
+// From a backend's score pass to the hits that are printed (ARCHITECTURE.md §3, "core::finish").
+//
+//   scan_database()  reads the database chunk by chunk through a callback, runs a backend's score pass on each chunk,
+//                    keeps the best hits of every query across chunks (merge_hits: the same result as one pass over the
+//                    whole database), keeps a copy of the subjects those hits refer to, and counts the whole
+//                    database's residues and sequences (for E-values) on the way. The database is read once.
+//   finish_hits()    orders the hits (score desc, subject index asc, plus strand before minus), computes bit scores and
+//                    E-values from the whole database's size, drops hits above the E-value threshold, then computes
+//                    the alignment of every remaining hit (end cell + traceback, core/smith_waterman.hpp) and checks
+//                    that it re-scores to the backend's score.
+//
+// Strands. A DNA query searched on the minus strand is its reverse complement aligned against the subject as given.
+// A printed_hit keeps that alignment (the orientation SAM reports, flag 16); blast_view() and printed_rows() turn it
+// into BLAST's view (query on the plus strand, subject coordinates descending: sstart > send).
+//
+// -k (max_hits) counts hits: the k best (score, subject, strand) hits of a query are kept before the E-value
+// threshold is applied, and a subject may be reported once per strand.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/alignment.hpp"
+#include "core/scoring.hpp"
+#include "core/search.hpp"
+#include "core/sequence.hpp"
+#include "core/smith_waterman.hpp"
+#include "core/statistics.hpp"
+#include "core/thread_pool.hpp"
+
+namespace swgpu {
+
+enum class strand : std::uint8_t { plus, minus };
+
+// The queries as searched. `plus` always holds every query (it names and numbers them); `minus` holds their reverse
+// complements, in the same order, when the minus strand is searched. Both encoded with the scoring's matrix.
+struct query_strands {
+    sequence_set plus;
+    sequence_set minus;
+    bool search_plus = true;
+    bool search_minus = false;
+    std::size_t size() const { return plus.size(); }
+    // The searched strand of query q: what alignments of that strand refer to.
+    std::span<const std::uint8_t> residues(std::size_t q, strand s) const {
+        return s == strand::plus ? plus[q] : minus[q];
+    }
+};
+
+struct strand_hit {
+    int score = 0;
+    std::uint32_t subject = 0;  // global index in the database
+    strand str = strand::plus;
+    bool operator==(const strand_hit&) const = default;
+};
+
+// The deterministic order of CONVENTIONS.md: score desc, subject index asc; then the plus strand first.
+inline bool better(const strand_hit& a, const strand_hit& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.subject != b.subject) return a.subject < b.subject;
+    return a.str < b.str;
+}
+
+// A database record that a kept hit refers to (encoded residues).
+struct subject_record {
+    std::string name;
+    std::vector<std::uint8_t> residues;
+    std::span<const std::uint8_t> span() const { return residues; }
+};
+
+struct database_scan {
+    std::vector<std::vector<strand_hit>> hits;          // per query, ordered by better(), at most max_hits
+    std::map<std::uint32_t, subject_record> subjects;   // every subject that some hit in `hits` refers to
+    std::uint64_t residues = 0;                         // the whole database
+    std::uint64_t sequences = 0;
+    std::uint64_t unknown_residues = 0;                 // database letters not in the matrix (read as X or N)
+    std::size_t chunks = 0;
+};
+
+// Appends the next records of the database, as letters, to an empty set; returns false at the end of the database.
+using chunk_reader = std::function<bool(sequence_set& chunk)>;
+// A backend's score pass with the contract of search_cpu (core/search.hpp).
+using score_pass = std::function<std::vector<std::vector<score_hit>>(const sequence_set& queries, const sequence_set& db,
+                                                                     const search_options& opt)>;
+struct scan_progress {
+    std::size_t chunks = 0;
+    std::uint64_t residues = 0, sequences = 0;
+};
+
+database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
+                            const chunk_reader& next_chunk, const score_pass& search,
+                            const std::function<void(const scan_progress&)>& progress = {});
+
+struct printed_hit {
+    std::uint32_t subject = 0;
+    strand str = strand::plus;
+    int score = 0;
+    alignment aln;          // the searched strand of the query (reverse complement for minus) against the subject
+    alignment_stats stats;  // identities, positives, gaps, ... of `aln` (strand-independent)
+    bool has_statistics = false;
+    double bit_score = 0, evalue = 0;  // meaningful when has_statistics
+};
+
+struct finish_options {
+    const evalue_calculator* statistics = nullptr;  // null: no E-values and no E-value threshold (--no-evalue)
+    double max_evalue = 10;                         // hits with a larger E-value are dropped (BLAST keeps E <= max)
+    traceback_options traceback;
+};
+
+// Per query (in input order), the printed hits in the order of better(). Throws runtime_failure when an alignment does
+// not re-score to its backend's score (a backend bug must never print a wrong alignment).
+std::vector<std::vector<printed_hit>> finish_hits(const database_scan& scan, const query_strands& queries,
+                                                  const scoring& sc, const finish_options& opt, thread_pool& pool);
+
+// 1-based inclusive coordinates as BLAST prints them: the query on the plus strand (qstart <= qend); for a minus-strand
+// hit the subject runs backwards (sstart > send).
+struct blast_coordinates {
+    std::int64_t qstart = 0, qend = 0, sstart = 0, send = 0;
+};
+blast_coordinates blast_view(const printed_hit& h, std::size_t query_length);
+
+// The aligned rows with '-' for gaps as BLAST prints them (qseq, sseq): for a minus-strand hit both rows of the
+// searched alignment reverse-complemented, so the query reads on its plus strand and the subject on its minus strand.
+std::pair<std::string, std::string> printed_rows(const printed_hit& h, const query_strands& queries, std::size_t query,
+                                                 const subject_record& subject, const substitution_matrix& m);
+
+}  // namespace swgpu

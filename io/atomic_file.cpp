@@ -1,0 +1,115 @@
+#include "io/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace swgpu::io {
+
+namespace {
+
+constexpr std::size_t buffer_limit = std::size_t(1) << 20;
+
+std::string reason(int err) { return std::strerror(err); }
+
+// The umask cannot be read without setting it; mode bits a plain open(0666) would give.
+mode_t default_file_mode() {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    return 0666 & ~mask;
+}
+
+}  // namespace
+
+output_file::output_file(const std::string& path) : path_(path), name_(path) {
+    if (path.empty() || path == "-") {
+        name_ = "stdout";
+        fd_ = STDOUT_FILENO;
+        return;
+    }
+    struct stat st{};
+    const bool exists = ::stat(path.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
+        throw output_error(path, "is a directory; give a file name to -o");
+    if (exists && !S_ISREG(st.st_mode)) {
+        // A device, FIFO or terminal: write to it directly (renaming onto it would replace the device node).
+        fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd_ < 0) throw output_error(path, "cannot open for writing (" + reason(errno) + ")");
+        owns_fd_ = true;
+        return;
+    }
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    std::string templ = dir + "." + base + ".swgpu-XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
+    if (fd_ < 0)
+        throw output_error(path, "cannot create the output file (" + reason(errno) + "); check that the directory "
+                                 "exists and is writable");
+    owns_fd_ = true;
+    temp_path_ = buf.data();
+    // mkostemp creates mode 0600; give the file the mode a plain open would (or keep an existing file's mode).
+    const mode_t mode = exists ? (st.st_mode & 07777) : default_file_mode();
+    if (::fchmod(fd_, mode) != 0) {
+        const int err = errno;
+        ::close(fd_);
+        ::unlink(temp_path_.c_str());
+        throw output_error(path, "cannot set the output file's permissions (" + reason(err) + ")");
+    }
+    buffer_.reserve(buffer_limit);
+}
+
+output_file::~output_file() {
+    if (owns_fd_ && fd_ >= 0) ::close(fd_);
+    if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
+}
+
+void output_file::write(std::string_view text) {
+    if (committed_) throw output_error(name_, "written after it was completed");
+    buffer_.append(text);
+    if (buffer_.size() >= buffer_limit) flush();
+}
+
+void output_file::flush() {
+    std::size_t done = 0;
+    while (done < buffer_.size()) {
+        const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            const int err = errno;
+            buffer_.clear();
+            throw output_error(name_, "write failed (" + reason(err) + ")");
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    buffer_.clear();
+}
+
+void output_file::commit() {
+    if (committed_) return;
+    flush();
+    if (!temp_path_.empty()) {
+        // fsync before rename: after a crash the name holds either the old file or the complete new one.
+        if (::fsync(fd_) != 0) throw output_error(name_, "cannot flush to disk (" + reason(errno) + ")");
+    }
+    if (owns_fd_) {
+        const int rc = ::close(fd_);
+        fd_ = -1;
+        if (rc != 0) throw output_error(name_, "cannot close (" + reason(errno) + ")");
+    }
+    if (!temp_path_.empty() && ::rename(temp_path_.c_str(), path_.c_str()) != 0)
+        throw output_error(name_, "cannot rename the completed temporary file " + temp_path_ + " onto it (" +
+                                      reason(errno) + ")");
+    committed_ = true;
+}
+
+}  // namespace swgpu::io

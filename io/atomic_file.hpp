@@ -1,0 +1,41 @@
+// Where results go: stdout, or a file written atomically (CONVENTIONS.md "Output").
+//
+// A regular file (or a name that does not exist yet) is written to a temporary file in the same directory
+// (".NAME.swgpu-XXXXXX"), which commit() flushes, closes and renames onto NAME. Until commit() the destination is
+// untouched; if the run fails (an exception, a write error), the destructor removes the temporary file, so a failed
+// run leaves no file behind and never a half-written one. Names that are not regular files (/dev/stdout, a FIFO, a
+// terminal) cannot be replaced by renaming and are written directly.
+//
+// Every failure to create, write, flush or rename is a swgpu::error with exit code output_failed (5) naming the file.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace swgpu::io {
+
+class output_file {
+public:
+    // "-" or "" is stdout. Creates the temporary file now, so an unwritable destination fails before any work.
+    explicit output_file(const std::string& path);
+    ~output_file();  // removes the temporary file unless committed
+    output_file(const output_file&) = delete;
+    output_file& operator=(const output_file&) = delete;
+
+    void write(std::string_view text);  // buffered
+    void commit();                      // flush, close, rename: the results are now complete at `path`
+
+    // The name shown in messages ("stdout" for "-").
+    const std::string& name() const { return name_; }
+
+private:
+    void flush();
+
+    std::string path_, name_, temp_path_;
+    int fd_ = -1;
+    bool owns_fd_ = false;
+    bool committed_ = false;
+    std::string buffer_;
+};
+
+}  // namespace swgpu::io
