@@ -18,6 +18,7 @@
 
 #include "core/scoring.hpp"
 #include "gpu/gpu.hpp"
+#include "io/database_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -208,6 +209,16 @@ TEST_CASE("output does not depend on --db-chunk, threads or stdin", "[cli]") {
           without_pg(run_swgpu("align " + demo + " -q --outfmt sam").out));
     CHECK(run_swgpu("align - data/demo_db.fa" + cols, source_dir + "/data/demo_queries.fa").out == base.out);
     CHECK(run_swgpu("align data/demo_queries.fa -" + cols, source_dir + "/data/demo_db.fa").out == base.out);
+}
+
+TEST_CASE("a database made by makedb gives the same output as its FASTA file", "[cli]") {
+    temp_dir dir;
+    const std::string prefix = (dir.path / "demo").string();
+    REQUIRE(swgpu::io::write_database(source_dir + "/data/demo_db.fa", prefix) == 1000);
+    const std::string cols = " -q --outfmt '6 std score cigar' --db-chunk 50000";
+    const auto from_db = run_swgpu("align data/demo_queries.fa '" + prefix + ".swdb'" + cols);
+    CHECK(from_db.code == 0);
+    CHECK(from_db.out == run_swgpu("align " + demo + cols).out);
 }
 
 TEST_CASE("-o is written atomically", "[cli]") {
