@@ -64,6 +64,12 @@ private:
     std::size_t width_ = 0;
 };
 
+std::string seconds(std::chrono::steady_clock::duration d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f s", std::chrono::duration<double>(d).count());
+    return buf;
+}
+
 std::string type_name(seq_type t) { return t == seq_type::dna ? "DNA" : "protein"; }
 
 bool file_exists(const std::string& path) {
@@ -299,8 +305,10 @@ int align_command::run(const std::string& command_line) {
                     std::string(1, sc.matrix.letter(sc.matrix.fallback_code())));
     if (db_text && db_text->records_skipped())
         msg.warning(s_.db + ": " + std::to_string(db_text->records_skipped()) + " records skipped (--skip-bad)");
+    const auto scanned = clock::now();
     msg.info("database " + s_.db + ": " + std::to_string(scan.sequences) + " sequences, " +
-             std::to_string(scan.residues) + " residues, " + std::to_string(scan.chunks) + " chunk(s)");
+             std::to_string(scan.residues) + " residues, " + std::to_string(scan.chunks) + " chunk(s); score pass " +
+             seconds(scanned - started));
 
     // Alignments, statistics, output.
     progress.show("swgpu: aligning the best hits");
@@ -311,6 +319,7 @@ int align_command::run(const std::string& command_line) {
     fopt.max_evalue = s_.evalue;
     const auto hits = finish_hits(scan, queries, sc, fopt, pool);
     progress.clear();
+    const auto finished = clock::now();
 
     io::run_header header{SWGPU_VERSION, command_line, s_.query, s_.db};
     io::write_results(fmt, header, io::results_view{sc, queries, scan, hits}, out);
@@ -318,8 +327,8 @@ int align_command::run(const std::string& command_line) {
 
     std::size_t printed = 0;
     for (const auto& h : hits) printed += h.size();
-    msg.info(std::to_string(printed) + " hits written to " + out.name() + " in " +
-             std::to_string(std::chrono::duration<double>(clock::now() - started).count()) + " s");
+    msg.info(std::to_string(printed) + " hits written to " + out.name() + "; alignments " +
+             seconds(finished - scanned) + ", output " + seconds(clock::now() - finished));
     return 0;
 }
 
