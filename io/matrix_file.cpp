@@ -88,7 +88,8 @@ substitution_matrix load_matrix(const std::string& name_or_path) {
         return substitution_matrix::builtin(name_or_path);
 
     const std::string& path = name_or_path;
-    const std::string what_to_give = "give a matrix file in NCBI text format or a built-in name (" + builtin_list() + ")";
+    const std::string what_to_give =
+        "give a matrix file in NCBI text format or a built-in name (" + builtin_list() + ")";
     struct stat st{};
     if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
         throw input_error(path, "is a directory, not a matrix file; " + what_to_give);

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string_view>
 
 #include <htslib/bgzf.h>
@@ -148,6 +149,22 @@ bool older_than(const std::string& a, const std::string& b) {
     return sa.st_mtim.tv_nsec < sb.st_mtim.tv_nsec;
 }
 
+// HTSlib 1.16's faidx_fetch_seq64 divides by a sequence's residues per line, which fai_build3 records as 0 when the
+// first line of a sequence holds no letter (NUL bytes, for instance): check the index entry before fetching.
+// The .fai columns are NAME, LENGTH, OFFSET, LINEBASES, LINEWIDTH (FASTQ indexes add QUALOFFSET).
+bool fai_entry_usable(const std::string& fai_path, const std::string& name) {
+    std::ifstream in(fai_path);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto tab = line.find('\t');
+        if (tab == std::string::npos || std::string_view(line).substr(0, tab) != name) continue;
+        long long length = 0, offset = 0, bases = 0, width = 0;
+        return std::sscanf(line.c_str() + tab + 1, "%lld\t%lld\t%lld\t%lld", &length, &offset, &bases, &width) == 4 &&
+               length >= 0 && offset >= 0 && bases > 0 && width >= bases;
+    }
+    return false;
+}
+
 std::string directory_of(const std::string& path) {
     const auto slash = path.rfind('/');
     if (slash == std::string::npos) return ".";
@@ -171,9 +188,8 @@ std::string open_failure(int err) {
 sequence_source parse_source(const std::string& spec) {
     if (spec == "-" || file_exists(spec)) return {spec, ""};
     for (auto colon = spec.rfind(':'); colon != std::string::npos && colon > 0; colon = spec.rfind(':', colon - 1)) {
-        std::string prefix = spec.substr(0, colon);
+        const std::string prefix = spec.substr(0, colon);
         if (file_exists(prefix)) return {prefix, spec.substr(colon + 1)};
-        if (colon == 0) break;
     }
     return {spec, ""};
 }
@@ -441,12 +457,19 @@ struct sequence_reader::impl {
         hts_pos_t beg = 0, end = 0;
         const char* rest = fai_parse_region(fai, region.c_str(), &tid, &beg, &end, 0);
         if (!rest || *rest != '\0' || tid < 0 || tid >= faidx_nseq(fai)) {
-            std::string example = faidx_nseq(fai) > 0 ? std::string(", e.g. ") + printable(faidx_iseq(fai, 0)) : "";
+            const int count = faidx_nseq(fai);
+            const std::string example = count > 0 ? std::string(", e.g. ") + printable(faidx_iseq(fai, 0)) : "";
             throw input_error(where, "no such sequence in the index, or not a region: write NAME, NAME:BEG or "
-                                     "NAME:BEG-END (1-based, inclusive, BEG <= END; {NAME}:BEG-END when NAME holds ':'); the file "
-                                     "has " + std::to_string(faidx_nseq(fai)) + " sequence(s)" + example);
+                                     "NAME:BEG-END (1-based, inclusive, BEG <= END; {NAME}:BEG-END when NAME holds "
+                                     "':'); the file has " + std::to_string(count) + " sequence(s)" + example);
         }
         if (beg < 0) throw input_error(where, "positions are 1-based: BEG must be at least 1");
+        // HTSlib reads an END of 0 as "to the end of the sequence"; here it is the typo it almost always is.
+        const auto colon = region.rfind(':'), dash = region.rfind('-');
+        if (colon != std::string::npos && dash != std::string::npos && dash > colon &&
+            region.find_first_not_of('0', dash + 1) == std::string::npos && dash + 1 < region.size())
+            throw input_error(where, "positions are 1-based: END must be at least 1 (leave END out to read to the "
+                                     "end of the sequence)");
         const char* seq_name = faidx_iseq(fai, tid);
         const hts_pos_t length = faidx_seq_len(fai, seq_name);
         if (beg >= length)
@@ -454,6 +477,10 @@ struct sequence_reader::impl {
                                          printable(seq_name) + " (length " + std::to_string(length) + ")");
         if (end > length) end = length;
         if (end <= beg) throw input_error(where, "the region is empty: BEG must not exceed END");
+        if (!fai_entry_usable(fai_path, seq_name))
+            throw input_error(where, "the index entry of " + printable(seq_name) +
+                                         " is unusable: a line of the sequence holds no residues; fix the FASTA (or "
+                                         "delete " + fai_path + " if it is stale)");
         hts_pos_t got = 0;
         char* fetched = faidx_fetch_seq64(fai, seq_name, beg, end - 1, &got);
         if (!fetched || got != end - beg) {
@@ -464,7 +491,8 @@ struct sequence_reader::impl {
         residues.assign(fetched, static_cast<std::size_t>(got));
         std::free(fetched);
 
-        const bool whole = beg == 0 && end == length && (region == seq_name || region == "{" + std::string(seq_name) + "}");
+        const bool whole = beg == 0 && end == length &&
+                           (region == seq_name || region == "{" + std::string(seq_name) + "}");
         region_name = whole ? std::string(seq_name)
                             : std::string(seq_name) + ":" + std::to_string(beg + 1) + "-" + std::to_string(end);
         name = region_name;

@@ -8,8 +8,8 @@
 //     lines follow until they hold as many characters as the sequence ('!'..'~' only).
 //   - Line ends may be LF or CRLF; the last line needs no line end. Upper and lower case are kept as read (encode()
 //     is case-insensitive).
-//   - Valid residues are the ASCII letters A-Z, a-z and '*' (a stop). Spaces and tabs inside sequence lines are dropped.
-//     Everything else is an error: digits, punctuation, control bytes, NUL bytes and non-ASCII bytes. The gap
+//   - Valid residues are the ASCII letters A-Z, a-z and '*' (a stop). Spaces and tabs inside sequence lines are
+//     dropped. Everything else is an error: digits, punctuation, control bytes, NUL bytes and non-ASCII bytes. The gap
 //     characters '-' and '.' of aligned FASTA are rejected rather than stripped: stripping them silently would
 //     renumber the columns a user may think in; the message says how to remove them.
 //   - A record needs a non-empty name and at least one residue.

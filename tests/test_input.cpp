@@ -462,6 +462,14 @@ TEST_CASE("regions of indexed FASTA files through faidx", "[input]") {
         const std::string ragged = dir.write("ragged.fa", ">a\nACGT\nAC\nACGT\n");
         m = bad_input_message([&] { read_all(ragged + ":a:1-3"); });
         CHECK(starts_with(m, ragged + ": cannot index the file for regions"));
+        m = bad_input_message([&] { read_all(p + ":seq1:5-0"); });
+        CHECK(starts_with(m, p + ":seq1:5-0: positions are 1-based: END must be at least 1"));
+        // Found by fuzzing: a first sequence line without letters gave an index entry of 0 residues per line,
+        // on which HTSlib 1.16's faidx_fetch_seq64 divides by zero.
+        const std::string no_letters = dir.write("nul_line.fa", ">s\n\0\0\0\0\0\0\0\0\nACGTA\0\0T\nAC\n>t\nMM\n"s);
+        m = bad_input_message([&] { read_all(no_letters + ":s:2-3"); });
+        CHECK(starts_with(m, no_letters + ":s:2-3: the index entry of s is unusable"));
+        CHECK(residues_of(read_all(no_letters + ":t")) == std::vector<std::string>{"MM"});
         const std::string digits = dir.write("digits.fa", ">a\nAC1GT\n");
         m = bad_input_message([&] { read_all(digits + ":a:2-4"); });
         CHECK(starts_with(m, digits + ":a:2-4: digit '1' at residue 2 is not a residue"));
@@ -489,9 +497,11 @@ TEST_CASE("load_matrix: built-in names and NCBI matrix files", "[input]") {
         CHECK(load_matrix("EDNAFULL").name() == "NUC.4.4");
     }
     SECTION("a copy of a built-in matrix gets its name; other files are named by their path") {
-        const std::string copy = dir.write("BLOSUM62", read_bytes(std::string(SWGPU_SOURCE_DIR) + "/data/matrices/BLOSUM62"));
+        const std::string copy =
+            dir.write("BLOSUM62", read_bytes(std::string(SWGPU_SOURCE_DIR) + "/data/matrices/BLOSUM62"));
         CHECK(load_matrix(copy).name() == "BLOSUM62");
-        const std::string own = dir.write("mine.txt", "# a test matrix\r\n   a  c  *\r\nA  2 -1 -4\r\nc -1  3 -4\r\n*  -4 -4  1");
+        const std::string own =
+            dir.write("mine.txt", "# a test matrix\r\n   a  c  *\r\nA  2 -1 -4\r\nc -1  3 -4\r\n*  -4 -4  1");
         const auto m = load_matrix(own);
         CHECK(m.name() == own);
         CHECK(m.letters() == "AC*");
@@ -518,13 +528,15 @@ TEST_CASE("broken matrix files are bad_input errors naming file and line", "[inp
         {"empty file", "", "", "the matrix file is empty"},
         {"whitespace only", " \n\t\n", "", "the matrix file is empty"},
         {"comments only", "# just a comment\n#another\n", "", "no matrix header row"},
-        {"no header: rows first", "A  4 -1\nC -1  9\n", ":1", "matrix header must list single letters or '*', found '4'"},
+        {"no header: rows first", "A  4 -1\nC -1  9\n", ":1",
+         "matrix header must list single letters or '*', found '4'"},
         {"ragged row", "   A  C  G\nA  1  2  3\nC  1  2\nG  1  2  3\n", ":3", "row 'C' has 2 scores; the header has 3"},
         {"non-integer score", "   A  C\nA  1  x\nC  1  2\n", ":2", "'x' is not an integer score"},
         {"fractional score", "   A  C\nA  1  1.5\nC  1  2\n", ":2", "'1.5' is not an integer score"},
         {"duplicate header letter", "   A  C  a\nA  1 2 3\n", ":1", "letter 'A' appears twice in the matrix header"},
         {"duplicate row", "   A  C\nA  1 2\nA  1 2\nC 1 2\n", ":3", "row 'A' appears twice"},
-        {"row letter not in the header", "   A  C\nA  1 2\nG  1 2\n", ":3", "row letter 'G' is not in the matrix header"},
+        {"row letter not in the header", "   A  C\nA  1 2\nG  1 2\n", ":3",
+         "row letter 'G' is not in the matrix header"},
         {"missing row", "   A  C\nA  1 2\n", "", "matrix has no row for letter 'C'"},
         {"score out of range", "   A  C\nA  1 200\nC  1 2\n", ":2", "score 200 is outside -127..127"},
         {"score overflowing int", "   A  C\nA  1 99999999999\nC  1 2\n", ":2", "is not an integer score"},
@@ -550,6 +562,15 @@ TEST_CASE("broken matrix files are bad_input errors naming file and line", "[inp
         CHECK(message.find('\n') == std::string::npos);
     }
 
+    SECTION("parse_ncbi: lines of other whitespace are blank (found by fuzzing)") {
+        // A lone vertical tab made a matrix of no letters; a form feed line after the header crashed the parser.
+        const std::string m = bad_input_message([] { swgpu::substitution_matrix::parse_ncbi("\v", "t", "t.mat"); });
+        CHECK(starts_with(m, "t.mat: no matrix header row"));
+        const auto ok =
+            swgpu::substitution_matrix::parse_ncbi("\f\n   A  C\n\v\nA  1 -2\n\f \nC -2  3\n", "t", "t.mat");
+        CHECK(ok.letters() == "AC");
+        CHECK(ok.score(ok.code('C'), ok.code('C')) == 3);
+    }
     SECTION("missing file and directory") {
         const std::string p = dir.path("nothing/here.mat");
         std::string m = bad_input_message([&] { load_matrix(p); });
