@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/align_command.hpp"
+#include "app/makedb_command.hpp"
 #include "core/error.hpp"
 #include "gpu/gpu.hpp"
 
@@ -38,20 +39,22 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer("Run 'swgpu align --help' for the options, output formats and conventions of database search.");
     swgpu::app::align_command align(app);
+    swgpu::app::makedb_command makedb(app);
 
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {  // --help, --version
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        const std::string where = align.selected() || (argc > 1 && std::strcmp(argv[1], "align") == 0)
-                                      ? "swgpu align --help"
-                                      : "swgpu --help";
+        std::string where = "swgpu --help";
+        if (align.selected() || (argc > 1 && std::strcmp(argv[1], "align") == 0)) where = "swgpu align --help";
+        if (makedb.selected() || (argc > 1 && std::strcmp(argv[1], "makedb") == 0)) where = "swgpu makedb --help";
         return fail(swgpu::exit_code::bad_command_line, std::string(e.what()) + "; run '" + where + "'");
     }
 
     try {
         if (align.selected()) return align.run(joined(argc, argv));
+        if (makedb.selected()) return makedb.run();
         return fail(swgpu::exit_code::bad_command_line, "no command given; run 'swgpu --help'");
     } catch (const swgpu::error& e) {
         return fail(e.code(), e.what());

@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <sys/wait.h>
 #include <fstream>
 
 #include "core/error.hpp"
@@ -101,5 +103,31 @@ TEST_CASE("corrupt or foreign database files are bad-input errors", "[makedb]") 
     } catch (const error& e) {
         REQUIRE(e.code() == exit_code::output_failed);
     }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("swgpu makedb + align on the database prints what align on the FASTA prints", "[makedb][cli]") {
+    const auto dir = temp_dir();
+    const std::string bin = SWGPU_BINARY, src = SWGPU_SOURCE_DIR;
+    const std::string prefix = (dir / "demo").string();
+    auto sh = [](const std::string& cmd) { return std::system(cmd.c_str()); };
+    REQUIRE(sh(bin + " makedb -q " + src + "/data/demo_db.fa " + prefix) == 0);
+    REQUIRE(sh(bin + " align -t 2 --outfmt '6 std score cigar' " + src + "/data/demo_queries.fa " + src +
+               "/data/demo_db.fa > " + (dir / "fasta.tsv").string() + " 2>/dev/null") == 0);
+    REQUIRE(sh(bin + " align -t 2 --outfmt '6 std score cigar' " + src + "/data/demo_queries.fa " + prefix +
+               ".swdb > " + (dir / "swdb.tsv").string() + " 2>/dev/null") == 0);
+    std::ifstream a(dir / "fasta.tsv"), b(dir / "swdb.tsv");
+    const std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
+    REQUIRE(sa.size() > 1000);
+    REQUIRE(sa == sb);
+    // a missing source is exit code 1 with one swgpu: line and no database left behind
+    const int rc = sh(bin + " makedb " + (dir / "missing.fa").string() + " " + (dir / "x").string() + " 2> " +
+                      (dir / "err.txt").string());
+    REQUIRE(WEXITSTATUS(rc) == 1);
+    std::ifstream e(dir / "err.txt");
+    std::string line;
+    std::getline(e, line);
+    REQUIRE(line.rfind("swgpu: error: ", 0) == 0);
+    REQUIRE_FALSE(fs::exists(dir / "x.swdb"));
     fs::remove_all(dir);
 }
