@@ -221,7 +221,7 @@ TEST_CASE("a database made by makedb gives the same output as its FASTA file", "
     CHECK(from_db.out == run_swgpu("align " + demo + cols).out);
 }
 
-TEST_CASE("-o is written atomically", "[cli]") {
+TEST_CASE("option -o is written atomically", "[cli]") {
     temp_dir dir;
     const std::string target = (dir.path / "hits.tsv").string();
     // A database whose last record is bad: the run fails after searching the earlier chunks.
@@ -270,7 +270,7 @@ TEST_CASE("DNA: both strands, minus-strand hits with sstart > send and SAM flag 
     CHECK_THAT(plus.out, !Catch::Contains("48\t"));
 }
 
-TEST_CASE("--version and --help", "[cli]") {
+TEST_CASE("options --version and --help", "[cli]") {
     const auto v = run_swgpu("--version");
     CHECK(v.code == 0);
     CHECK_THAT(v.out, Catch::StartsWith("swgpu ") && Catch::Contains(swgpu::gpu::build_info()));

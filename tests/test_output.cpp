@@ -110,7 +110,7 @@ scoring durbin_scoring() {
 
 }  // namespace
 
-TEST_CASE("--outfmt specifications", "[output]") {
+TEST_CASE("option --outfmt specifications", "[output]") {
     using io::column;
     const auto six = io::parse_outfmt("6");
     CHECK(six.kind == io::format_kind::tabular);
