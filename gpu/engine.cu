@@ -1,0 +1,179 @@
+// The facade of gpu/engine.hpp over the executors: resolves the schedule (the hybrid switch and the tuning tables),
+// moves data, times the executor with CUDA events, and returns host results. The executors themselves are compiled in
+// row_sync.cu and tiled_p2p.cu for the list in engine_instances.cuh; here they are only called.
+#include <algorithm>
+#include <string>
+#include <type_traits>
+
+#include "core/error.hpp"
+#include "gpu/device_buffer.cuh"
+#include "gpu/engine.hpp"
+#include "gpu/engine_instances.cuh"
+#include "gpu/hybrid.hpp"
+
+namespace swgpu::gpu {
+
+SWGPU_ENGINE_INSTANCES(extern SWGPU_ROW_SYNC_INSTANCE)
+SWGPU_ENGINE_INSTANCES(extern SWGPU_TILED_P2P_INSTANCE)
+
+const char* schedule_name(schedule s) {
+    switch (s) {
+        case schedule::row_sync: return "row_sync";
+        case schedule::tiled_p2p: return "tiled_p2p";
+        case schedule::hybrid: return "hybrid";
+    }
+    return "?";
+}
+const char* row_barrier_name(row_barrier b) { return b == row_barrier::grid ? "grid" : "launch"; }
+int tiled_tuning_entries() { return static_cast<int>(tiled_configs.size()); }
+
+namespace {
+
+std::string device_architecture() {
+    int device = 0, major = 0, minor = 0;
+    SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+    SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+template <class P>
+const char* problem_class() {
+    using op = typename P::op;
+    using value = typename op::value;
+    if constexpr (std::is_base_of_v<sw_problem<value>, P>) return "sw";
+    else if constexpr (std::is_same_v<op, max_plus<value>>) return "max_plus";
+    else if constexpr (std::is_same_v<op, plus_times<value>>) return "plus_times";
+    else return "plus_plus";
+}
+
+schedule_choice resolve(const schedule_choice& asked, const char* cls, index_t rows, index_t cols) {
+    if (asked.barrier > static_cast<int>(row_barrier::grid))
+        throw usage_error("row barrier " + std::to_string(asked.barrier) + " does not exist (0 launch, 1 grid)");
+    if (asked.tiled_entry >= tiled_tuning_entries())
+        throw usage_error("tiled tuning entry " + std::to_string(asked.tiled_entry) + " does not exist (there are " +
+                          std::to_string(tiled_tuning_entries()) + ")");
+    return active_hybrid_switch().plan(device_architecture(), cls, rows, cols, asked);
+}
+
+// Runs device problem `p` as `asked` says, `repeats` times, and leaves its last row (columns 0..cols-1) in last_row.
+template <class P>
+run_report run_engine(const P& p, const schedule_choice& asked, int repeats, std::vector<typename P::cell>& last_row) {
+    using cell = typename P::cell;
+    const index_t rows = p.rows(), cols = p.cols();
+    const schedule_choice c = resolve(asked, problem_class<P>(), rows, cols);
+    run_report report;
+    report.used = c.sched;
+    report.barrier = static_cast<row_barrier>(c.barrier);
+    report.tiled_entry = c.tiled_entry;
+    report.tile_rows = c.tile_rows > 0 ? c.tile_rows : tiled_configs[static_cast<std::size_t>(c.tiled_entry)].tile_rows;
+    report.tile_cols = c.sched == schedule::tiled_p2p ? tiled_configs[static_cast<std::size_t>(c.tiled_entry)].tile_cols()
+                                                       : row_sync_tuning.tile();
+    last_row.clear();
+    if (rows <= 0 || cols <= 0) return report;
+
+    using weighted = std::conditional_t<constant_weight_problem<P>, weighted_of<P>, map_of<P>>;
+    const bool use_map = c.force_map_scan || !constant_weight_problem<P>;
+    cuda_stream stream;
+    cuda_event start, stop;
+    row_sync_workspace<P, weighted> rs_weighted;
+    row_sync_workspace<P, map_of<P>> rs_map;
+    tiled_workspace<P> tiled;
+    for (int rep = 0; rep < std::max(1, repeats); ++rep) {
+        start.record(stream.get());
+        if (c.sched == schedule::row_sync) {
+            if (use_map) run_row_sync<P, map_of<P>>(p, report.barrier, rs_map, stream.get());
+            else run_row_sync<P, weighted>(p, report.barrier, rs_weighted, stream.get());
+        } else {
+            if (use_map) run_tiled_p2p<P, map_of<P>>(p, c.tiled_entry, c.tile_rows, tiled, stream.get());
+            else run_tiled_p2p<P, weighted>(p, c.tiled_entry, c.tile_rows, tiled, stream.get());
+        }
+        stop.record(stream.get());
+        stop.synchronize();
+        report.ms.push_back(stop.since(start));
+    }
+    const cell* last = nullptr;
+    if (c.sched == schedule::row_sync)
+        last = (use_map ? rs_map.rows[rows % 2].data() : rs_weighted.rows[rows % 2].data()) + 1;  // slot j+1
+    else last = tiled.bottom.data();
+    last_row.resize(static_cast<std::size_t>(cols));
+    SWGPU_CUDA_CHECK(cudaMemcpyAsync(last_row.data(), last, last_row.size() * sizeof(cell), cudaMemcpyDeviceToHost,
+                                     stream.get()));
+    stream.synchronize();
+    return report;
+}
+
+}  // namespace
+
+template <class Problem>
+problem_result<typename Problem::cell> run_synthetic(const Problem& host_problem, const schedule_choice& choice,
+                                                     bool keep_all_cells, int repeats) {
+    using cell = typename Problem::cell;
+    problem_result<cell> result;
+    Problem p = host_problem;
+    device_buffer<cell> all;
+    const std::size_t cells = static_cast<std::size_t>(std::max<index_t>(0, p.rows())) *
+                              static_cast<std::size_t>(std::max<index_t>(0, p.cols()));
+    if (keep_all_cells && cells > 0) {
+        all.allocate(cells);
+        p.out = all.data();
+    } else {
+        p.out = nullptr;
+    }
+    result.report = run_engine(p, choice, repeats, result.last_row);
+    if (keep_all_cells) result.all_cells = all.download(cells);
+    return result;
+}
+
+#define SWGPU_SYNTHETIC_RUN(P) \
+    template problem_result<P::cell> run_synthetic<P>(const P&, const schedule_choice&, bool, int);
+SWGPU_SYNTHETIC_RUN(synthetic_max_plus_i32)
+SWGPU_SYNTHETIC_RUN(synthetic_max_plus_f32)
+SWGPU_SYNTHETIC_RUN(synthetic_plus_times_f32)
+SWGPU_SYNTHETIC_RUN(synthetic_plus_times_u32)
+SWGPU_SYNTHETIC_RUN(synthetic_plus_plus_u32)
+SWGPU_SYNTHETIC_RUN(synthetic_max_plus_i32_varying)
+SWGPU_SYNTHETIC_RUN(synthetic_plus_times_f32_varying)
+
+sw_gpu_result sw_score(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
+                       const schedule_choice& choice, int repeats) {
+    sw_gpu_result result;
+    if (query.empty() || subject.empty()) return result;
+    device_buffer<std::uint8_t> q, s;
+    device_buffer<std::int8_t> table;
+    device_buffer<std::uint64_t> best(query.size());
+    q.upload(query.data(), query.size());
+    s.upload(subject.data(), subject.size());
+    table.upload(sc.matrix.table().data(), sc.matrix.table().size());
+    sw_gpu_problem_i32 p{};
+    p.query = q.data();
+    p.subject = s.data();
+    p.m = static_cast<index_t>(query.size());
+    p.n = static_cast<index_t>(subject.size());
+    p.table = table.data();
+    p.open_extend = sc.gaps.open + sc.gaps.extend;
+    p.extend = sc.gaps.extend;
+    p.row_best = best.data();
+    SWGPU_CUDA_CHECK(cudaStreamSynchronize(nullptr));  // uploads on the default stream; the engine runs on its own
+    std::vector<sw_gpu_problem_i32::cell> last_row;
+    for (int rep = 0; rep < std::max(1, repeats); ++rep) {
+        best.zero();
+        SWGPU_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+        const run_report r = run_engine(p, choice, 1, last_row);
+        result.report.used = r.used;
+        result.report.barrier = r.barrier;
+        result.report.tiled_entry = r.tiled_entry;
+        result.report.tile_rows = r.tile_rows;
+        result.report.tile_cols = r.tile_cols;
+        result.report.ms.push_back(r.ms.front());
+    }
+    const auto keys = best.download(query.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        const auto score = sw_key_score(keys[i]);
+        if (score > result.end.score)
+            result.end = {static_cast<int>(score), static_cast<std::int64_t>(i), sw_key_col(keys[i])};
+    }
+    return result;
+}
+
+}  // namespace swgpu::gpu

@@ -1,0 +1,53 @@
+// The problems the GPU executors are compiled for, with the scan algebra of each: the weighted scan for constant-weight
+// problems (and the map scan, which schedule_choice::force_map_scan selects), the map scan for row-varying weights.
+// row_sync.cu and tiled_p2p.cu instantiate the executors for this list; engine.cu declares them extern and dispatches.
+#pragma once
+
+#include <cstdint>
+
+#include "core/operator_pair.hpp"
+#include "gpu/row_sync.cuh"
+#include "gpu/sw_gpu_problem.cuh"
+#include "gpu/synthetic_problems.hpp"
+#include "gpu/tiled_p2p.cuh"
+#include "gpu/weighted_scan.cuh"
+
+namespace swgpu::gpu {
+
+using synthetic_max_plus_i32 = synthetic_problem<max_plus<std::int32_t>, false>;
+using synthetic_max_plus_f32 = synthetic_problem<max_plus<float>, false>;
+using synthetic_plus_times_f32 = synthetic_problem<plus_times<float>, false>;
+using synthetic_plus_times_u32 = synthetic_problem<plus_times<std::uint32_t>, false>;
+using synthetic_plus_plus_u32 = synthetic_problem<plus_plus<std::uint32_t>, false>;
+using synthetic_max_plus_i32_varying = synthetic_problem<max_plus<std::int32_t>, true>;
+using synthetic_plus_times_f32_varying = synthetic_problem<plus_times<float>, true>;
+using sw_gpu_problem_i32 = sw_gpu_problem<std::int32_t>;
+
+template <class P>
+using weighted_of = weighted_algebra<typename P::op>;
+template <class P>
+using map_of = map_algebra<typename P::op>;
+
+// X(problem, algebra) for every compiled pair.
+#define SWGPU_ENGINE_INSTANCES(X)                                              \
+    X(synthetic_max_plus_i32, weighted_of<synthetic_max_plus_i32>)             \
+    X(synthetic_max_plus_i32, map_of<synthetic_max_plus_i32>)                  \
+    X(synthetic_max_plus_f32, weighted_of<synthetic_max_plus_f32>)             \
+    X(synthetic_max_plus_f32, map_of<synthetic_max_plus_f32>)                  \
+    X(synthetic_plus_times_f32, weighted_of<synthetic_plus_times_f32>)         \
+    X(synthetic_plus_times_f32, map_of<synthetic_plus_times_f32>)              \
+    X(synthetic_plus_times_u32, weighted_of<synthetic_plus_times_u32>)         \
+    X(synthetic_plus_times_u32, map_of<synthetic_plus_times_u32>)              \
+    X(synthetic_plus_plus_u32, weighted_of<synthetic_plus_plus_u32>)           \
+    X(synthetic_plus_plus_u32, map_of<synthetic_plus_plus_u32>)                \
+    X(synthetic_max_plus_i32_varying, map_of<synthetic_max_plus_i32_varying>)  \
+    X(synthetic_plus_times_f32_varying, map_of<synthetic_plus_times_f32_varying>) \
+    X(sw_gpu_problem_i32, weighted_of<sw_gpu_problem_i32>)                     \
+    X(sw_gpu_problem_i32, map_of<sw_gpu_problem_i32>)
+
+#define SWGPU_ROW_SYNC_INSTANCE(P, A) \
+    template void run_row_sync<P, A>(const P&, row_barrier, row_sync_workspace<P, A>&, cudaStream_t);
+#define SWGPU_TILED_P2P_INSTANCE(P, A) \
+    template void run_tiled_p2p<P, A>(const P&, int, std::int64_t, tiled_workspace<P>&, cudaStream_t);
+
+}  // namespace swgpu::gpu

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# run_device.sh [BIN_DIR] [OUT_DIR]: everything one session checks and measures on a GPU machine, in one go.
+#
+# BIN_DIR holds swgpu, swgpu_gpu_tests and the benchmark programs (a bundle from scripts/bundle.sh: bin/ beside lib/);
+# default .carry/engine/bundle/bin. OUT_DIR receives one log per step plus the files steps write (default $OUT, else
+# /tmp/swgpu-device). Steps run in order; a failing step is reported and the next one still runs. The last thing
+# printed is a short table: each step's exit code, time and last output line, then every line a step printed starting
+# with "summary:".
+#
+# To add a step, append one line to STEPS: "name|command" (the command runs with bash; $BIN and $OUTDIR are set).
+# Steps whose name is listed in SWGPU_SKIP (space-separated) are skipped; each step is killed after SWGPU_STEP_TIMEOUT
+# seconds (default 600), so the table is always printed. SCAN_ARGS and SCHEDULES_ARGS replace the benchmarks'
+# arguments (a quick look: SCHEDULES_ARGS="--cells-log2 26 --extra-cells-log2 0 --reps 1"). SWGPU_DATA is the folder of
+# the reference data sets (classic20_queries.fa, uniprot_db20k.fasta.gz, uniprot_query500.fasta.gz) for the search
+# benchmarks.
+set -uo pipefail
+BIN=$(cd "${1:-.carry/engine/bundle/bin}" && pwd)
+OUTDIR=${2:-${OUT:-/tmp/swgpu-device}}
+mkdir -p "$OUTDIR"
+export BIN OUTDIR
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+
+SCAN_ARGS=${SCAN_ARGS:---min-log2 14 --max-log2 28 --reps 7}
+SCHEDULES_ARGS=${SCHEDULES_ARGS:---reps 3}
+STEPS=(
+  "version|\$BIN/swgpu --version"
+  "gpu_tests|\$BIN/swgpu_gpu_tests"
+  "sanitize|$repo/scripts/sanitize.sh \$BIN/swgpu_gpu_tests"
+  "bench_weighted_scan|\$BIN/bench_weighted_scan $SCAN_ARGS"
+  "bench_schedules|\$BIN/bench_schedules $SCHEDULES_ARGS --fit \$OUTDIR/hybrid_switch.tsv"
+  "bench_gpu_search_classic20|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/classic20_queries.fa \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 10 5 --check 2 --label classic20_db20kx10"
+  "bench_gpu_search_query500|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 1 5 --check 4 --label query500_db20k"
+)
+
+echo "# run_device.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader 2>/dev/null || true
+table=()
+for step in "${STEPS[@]}"; do
+  name=${step%%|*}
+  cmd=${step#*|}
+  if [[ " ${SWGPU_SKIP:-} " == *" $name "* ]]; then table+=("$(printf '%-22s %5s %8s' "$name" skip -)"); continue; fi
+  echo
+  echo "===== $name: $cmd"
+  start=$(date +%s%N)
+  timeout --signal=KILL "${SWGPU_STEP_TIMEOUT:-600}" bash -c "$cmd" 2>&1 | tee "$OUTDIR/$name.log"
+  rc=${PIPESTATUS[0]}
+  secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+  last=$(grep -v '^[[:space:]]*$' "$OUTDIR/$name.log" | tail -n 1 | cut -c1-70)
+  table+=("$(printf '%-22s %5s %8s  %s' "$name" "$rc" "$secs" "$last")")
+done
+
+echo
+echo "===== summary ($(date -u +%Y-%m-%d))"
+printf '%-22s %5s %8s  %s\n' step exit seconds "last line"
+for line in "${table[@]}"; do echo "$line"; done
+for step in "${STEPS[@]}"; do
+  name=${step%%|*}
+  [ -f "$OUTDIR/$name.log" ] && grep -h '^summary:' "$OUTDIR/$name.log" | sed "s/^summary:/$name:/"
+done
+exit 0
