@@ -41,15 +41,3 @@ std::string build_info() {
 }
 
 }  // namespace swgpu::gpu
-
-#include "core/error.hpp"
-
-namespace swgpu::gpu {
-
-// Placeholder until the database-search kernels land: the GPU backend is not selectable yet.
-std::vector<std::vector<score_hit>> search(const sequence_set&, const sequence_set&, const scoring&,
-                                           const search_options&) {
-    throw runtime_failure("the GPU database search is not available in this build yet; use --backend cpu");
-}
-
-}  // namespace swgpu::gpu

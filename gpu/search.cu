@@ -1,0 +1,407 @@
+// The GPU score pass of database search (gpu::search): host side. Packs the database (gpu/db_layout.hpp), plans the
+// block tasks (gpu/search_plan.hpp), runs the kernels (gpu/search_kernels.cuh) over batches of queries, recomputes
+// overflowing 16-bit lanes in 32 bits, and selects each query's top hits from its row of scores on host threads.
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <string>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/db_layout.hpp"
+#include "gpu/device_buffer.cuh"
+#include "gpu/gpu.hpp"
+#include "gpu/search_detail.hpp"
+#include "gpu/search_kernels.cuh"
+#include "gpu/search_plan.hpp"
+
+namespace swgpu::gpu {
+
+namespace detail {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+double ms_since(steady::time_point t) {
+    return std::chrono::duration<double, std::milli>(steady::now() - t).count();
+}
+
+thread_pool& selection_pool() {
+    static thread_pool pool;
+    return pool;
+}
+
+void check_codes(const sequence_set& set, int letters, const char* what) {
+    const std::string where = set.source.empty() ? std::string(what) : set.source;
+    if (!set.encoded)
+        throw input_error(where, std::string("the ") + what +
+                                     " are not encoded with the scoring matrix; encode them before searching");
+    for (std::size_t k = 0; k < set.size(); ++k)
+        for (const std::uint8_t code : set[k])
+            if (code >= letters)
+                throw input_error(where + ":" + set.names[k],
+                                  "residue code " + std::to_string(code) + " is outside the matrix of " +
+                                      std::to_string(letters) + " letters; encode with the same matrix");
+}
+
+// Each query's hits from its row of scores (original subject order): the contract of search_cpu.
+void select_hits(const std::vector<int>& scores, std::size_t stride, std::size_t first_query, std::size_t count,
+                 const search_options& opt, std::vector<std::vector<score_hit>>& out) {
+    selection_pool().parallel_for(count, [&](std::size_t k) {
+        const int* row = scores.data() + k * stride;
+        auto& hits = out[first_query + k];
+        hits.clear();
+        const int min_score = std::max(1, opt.min_score);
+        for (std::size_t s = 0; s < stride; ++s)
+            if (row[s] >= min_score) hits.push_back({row[s], static_cast<std::uint32_t>(s) + opt.subject_offset});
+        if (hits.size() > opt.max_hits) {
+            std::nth_element(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(opt.max_hits), hits.end(),
+                             better);
+            hits.resize(opt.max_hits);
+        }
+        std::sort(hits.begin(), hits.end(), better);
+    });
+}
+
+// The database and queries on the device, and the launcher of the DPX kernels over a plan.
+class dpx_runner {
+public:
+    dpx_runner(const sequence_set& queries, const packed_db& db, const scoring& sc, const search_config& cfg,
+               cudaStream_t stream, int multiprocessors)
+        : queries_(queries), db_(db), cfg_(cfg), stream_(stream), multiprocessors_(multiprocessors) {
+        letters_ = sc.matrix.size();
+        rows_ = letters_ + 1;
+        gap_oe_ = sc.gaps.open + sc.gaps.extend;
+        gap_e_ = sc.gaps.extend;
+        pad_score_ = std::min(0, sc.matrix.min_score());
+        overflow_above_ = 32767 - std::max(0, sc.matrix.max_score());
+        residues_.upload(db.residues.get(), db.residue_bytes, stream);
+        subject_offset_.upload(db.offset, stream);
+        subject_length_.upload(db.length, stream);
+        subject_original_.upload(db.original, stream);
+        query_residues_.upload(queries.residues, stream);
+        query_offsets_.upload(queries.offsets, stream);
+        matrix_.upload(reinterpret_cast<const std::int8_t*>(sc.matrix.table().data()), sc.matrix.table().size(),
+                       stream);
+        for (int c = 0; c < search_class_count; ++c) {
+            const std::uint32_t lo = db.class_begin[c], hi = db.class_begin[c + 1];
+            class_rows_[c] = hi > lo ? db.length[hi - 1] : 0;
+            const std::size_t groups = kernels::block_threads / search_classes[c].group_size;
+            boundary_block_ = std::max(boundary_block_, groups * class_rows_[c]);
+        }
+        boundary_block_ = std::max<std::size_t>(boundary_block_, 1);
+    }
+
+    int rows() const { return rows_; }
+
+    // Runs the plan; scores land in `scores` ([query - query_base][original subject]). Returns device milliseconds.
+    // With 16-bit lanes, `overflow` receives the lanes to recompute (count in *overflow_count; entries beyond the
+    // capacity are counted but not stored). Tasks of one (class, columns per thread) run in one persistent launch;
+    // launches alternate over a few streams so that one launch's last blocks overlap the next launch's first.
+    template <class Lanes>
+    double run(const search_plan& plan, int* scores, std::size_t score_stride, std::int32_t query_base,
+               device_buffer<uint2>* overflow, std::uint32_t* overflow_count, int* blocks_used) {
+        if (overflow_count) *overflow_count = 0;
+        if (plan.tasks.empty()) return 0;
+        const auto& last = plan.pairs.back();
+        const std::size_t profile_words = last.profile_offset + static_cast<std::size_t>(rows_) * last.padded_length;
+        pairs_.upload(plan.pairs, stream_);
+        task_subjects_.upload(plan.task_subjects, stream_);
+        profiles_.reserve(profile_words);
+        std::uint32_t longest = 0;
+        for (const auto& p : plan.pairs) longest = std::max(longest, p.padded_length);
+        const unsigned profile_blocks = std::min(64u, (longest + 255) / 256);
+        for (std::size_t p0 = 0; p0 < plan.pairs.size(); p0 += 65535) {
+            const unsigned n = static_cast<unsigned>(std::min<std::size_t>(65535, plan.pairs.size() - p0));
+            kernels::build_profiles<<<dim3(profile_blocks, n), 256, 0, stream_>>>(
+                query_residues_.data(), query_offsets_.data(), pairs_.data() + p0, matrix_.data(), letters_, pad_score_,
+                Lanes::count, profiles_.data());
+            SWGPU_CUDA_CHECK_LAUNCH("build_profiles");
+        }
+
+        // One launch per task group (one class and columns-per-thread count), costliest groups first.
+        const std::vector<search_task>& tasks = plan.tasks;
+        struct launch {
+            std::size_t first, count;
+            int cls, regs;
+            std::size_t blocks = 0, smem = 0;
+            typename kernels::kernel_table<Lanes>::kernel fn = nullptr;
+        };
+        std::vector<launch> launches;
+        for (const auto& g : plan.groups) launches.push_back({g.first, g.count, g.cls, g.regs});
+        tasks_.upload(tasks, stream_);
+        counters_.reserve(launches.size() + 1);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(counters_.data(), 0, (launches.size() + 1) * sizeof(std::uint32_t), stream_));
+
+        const std::size_t by_memory =
+            std::max<std::size_t>(1, cfg_.boundary_bytes / worker_count / (boundary_block_ * sizeof(uint2)));
+        std::size_t region_blocks[worker_count] = {};
+        int most_blocks = 0;
+        for (std::size_t i = 0; i < launches.size(); ++i) {
+            auto& l = launches[i];
+            l.fn = kernels::kernel_table<Lanes>::get(l.cls, l.regs);
+            l.smem = static_cast<std::size_t>(rows_) *
+                     kernels::chunk_row_words(search_classes[l.cls].group_size, l.regs) * sizeof(std::uint32_t);
+            if (l.smem > 48 * 1024)
+                SWGPU_CUDA_CHECK(cudaFuncSetAttribute(l.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                      static_cast<int>(l.smem)));
+            int per_sm = 0;
+            SWGPU_CUDA_CHECK(
+                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.fn, kernels::block_threads, l.smem));
+            if (cfg_.blocks_per_sm > 0) per_sm = std::min(per_sm, cfg_.blocks_per_sm);
+            l.blocks = std::max<std::size_t>(
+                1, std::min({static_cast<std::size_t>(std::max(1, per_sm)) * multiprocessors_, l.count, by_memory}));
+            region_blocks[i % worker_count] = std::max(region_blocks[i % worker_count], l.blocks);
+            most_blocks = std::max(most_blocks, static_cast<int>(l.blocks));
+        }
+        if (blocks_used) *blocks_used = most_blocks;
+        for (int w = 0; w < worker_count; ++w) boundary_[w].reserve(std::max<std::size_t>(1, region_blocks[w]) * boundary_block_);
+
+        kernels::dpx_params p{};
+        p.residues = residues_.data();
+        p.subject_offset = subject_offset_.data();
+        p.subject_length = subject_length_.data();
+        p.subject_original = subject_original_.data();
+        p.task_subjects = task_subjects_.data();
+        p.pairs = pairs_.data();
+        p.profiles = profiles_.data();
+        p.profile_rows = rows_;
+        p.boundary_block = boundary_block_;
+        for (int c = 0; c < search_class_count; ++c) p.class_rows[c] = class_rows_[c];
+        p.scores = scores;
+        p.score_stride = score_stride;
+        p.query_base = query_base;
+        p.overflow = overflow ? overflow->data() : nullptr;
+        p.overflow_count = counters_.data() + launches.size();
+        p.overflow_capacity = overflow ? static_cast<std::uint32_t>(overflow->size()) : 0;
+        p.gap_oe = gap_oe_;
+        p.gap_e = gap_e_;
+        p.overflow_above = overflow_above_;
+
+        cuda_event start, stop;
+        start.record(stream_);
+        for (int w = 0; w < worker_count; ++w) SWGPU_CUDA_CHECK(cudaStreamWaitEvent(workers_[w].get(), start.get()));
+        for (std::size_t i = 0; i < launches.size(); ++i) {
+            const auto& l = launches[i];
+            const int w = cfg_.launch_log ? 0 : static_cast<int>(i % worker_count);
+            p.tasks = tasks_.data() + l.first;
+            p.task_count = static_cast<std::uint32_t>(l.count);
+            p.task_counter = counters_.data() + i;
+            p.boundary = boundary_[w].data();
+            cuda_event before, after;
+            if (cfg_.launch_log) before.record(workers_[w].get());
+            l.fn<<<static_cast<unsigned>(l.blocks), kernels::block_threads, l.smem, workers_[w].get()>>>(p);
+            SWGPU_CUDA_CHECK_LAUNCH("dpx_search");
+            if (cfg_.launch_log) {
+                after.record(workers_[w].get());
+                after.synchronize();
+                launch_record r;
+                r.length_class = l.cls;
+                r.regs = l.regs;
+                r.tasks = l.count;
+                r.blocks = l.blocks;
+                r.ms = after.since(before);
+                for (std::size_t k = l.first; k < l.first + l.count; ++k) {
+                    const auto& task = tasks[k];
+                    std::uint64_t residues = 0;
+                    for (std::uint32_t g = 0; g < task.count; ++g)
+                        residues += db_.length[plan.task_subjects[task.first + g]];
+                    for (const std::int32_t q : plan.pairs[task.pair].query)
+                        if (q >= 0) r.cells += double(queries_.length(static_cast<std::size_t>(q))) * residues;
+                }
+                cfg_.launch_log->push_back(r);
+            }
+        }
+        for (int w = 0; w < worker_count; ++w) {
+            done_[w].record(workers_[w].get());
+            SWGPU_CUDA_CHECK(cudaStreamWaitEvent(stream_, done_[w].get()));
+        }
+        stop.record(stream_);
+        stop.synchronize();
+        const double ms = stop.since(start);
+        if (overflow_count)
+            SWGPU_CUDA_CHECK(cudaMemcpy(overflow_count, counters_.data() + launches.size(), sizeof(std::uint32_t),
+                                        cudaMemcpyDeviceToHost));
+        return ms;
+    }
+
+private:
+    const sequence_set& queries_;
+    const packed_db& db_;
+    const search_config& cfg_;
+    cudaStream_t stream_;
+    int multiprocessors_;
+    int letters_ = 0, rows_ = 0, gap_oe_ = 0, gap_e_ = 0, pad_score_ = 0, overflow_above_ = 0;
+    std::uint32_t class_rows_[search_class_count] = {};
+    std::size_t boundary_block_ = 0;
+    static constexpr int worker_count = 3;
+    cuda_stream workers_[worker_count];
+    cuda_event done_[worker_count];
+    device_buffer<uint2> boundary_[worker_count];
+    device_buffer<std::uint8_t> residues_, query_residues_;
+    device_buffer<std::uint64_t> subject_offset_, query_offsets_;
+    device_buffer<std::uint32_t> subject_length_, subject_original_, task_subjects_, profiles_, counters_;
+    device_buffer<std::int8_t> matrix_;
+    device_buffer<query_pair> pairs_;
+    device_buffer<search_task> tasks_;
+};
+
+}  // namespace
+
+std::vector<std::vector<score_hit>> search(const sequence_set& queries, const sequence_set& db, const scoring& sc,
+                                           const search_options& opt, const search_config& cfg,
+                                           search_timing* timing) {
+    const auto call_start = steady::now();
+    search_timing tm;
+    std::vector<std::vector<score_hit>> out(queries.size());
+    if (queries.empty() || db.empty()) {
+        if (timing) *timing = tm;
+        return out;
+    }
+    const int letters = sc.matrix.size();
+    if (letters < 1 || letters > substitution_matrix::max_letters)
+        throw usage_error("matrix '" + sc.matrix.name() + "' has " + std::to_string(letters) +
+                          " letters; the GPU search supports 1 to 32");
+    if (sc.gaps.open < 0 || sc.gaps.extend < 1)
+        throw usage_error("gap costs must be open >= 0 and extend >= 1 (got " + std::to_string(sc.gaps.open) + "/" +
+                          std::to_string(sc.gaps.extend) + ")");
+    check_codes(queries, letters, "queries");
+    const int gap_oe = sc.gaps.open + sc.gaps.extend;
+    // 16-bit lanes hold values down to -oe - e and up to 32767; wider gap costs take the 32-bit kernel.
+    const bool narrow_ok = gap_oe + sc.gaps.extend < 16384;
+    const score_kernel kernel = cfg.kernel == score_kernel::dpx16 && !narrow_ok ? score_kernel::dpx32 : cfg.kernel;
+
+    int device = 0;
+    SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    SWGPU_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    cuda_stream stream;
+
+    const std::size_t nq = queries.size(), ndb = db.size();
+    for (std::size_t q = 0; q < nq; ++q) tm.cells += queries.length(q) * db.total_residues();
+    std::size_t per_batch = std::clamp<std::size_t>(cfg.score_matrix_bytes / (sizeof(int) * ndb), 1, nq);
+    if (per_batch > 1 && per_batch < nq) per_batch &= ~std::size_t(1);  // whole pairs per batch
+    std::vector<int> host_scores(per_batch * ndb);
+    device_buffer<int> scores(per_batch * ndb);
+
+    if (kernel == score_kernel::simple32) {
+        auto t = steady::now();
+        device_buffer<std::uint8_t> qres, sres;
+        device_buffer<std::uint64_t> qoff, soff;
+        device_buffer<std::int8_t> matrix;
+        check_codes(db, letters, "database");
+        qres.upload(queries.residues, stream.get());
+        qoff.upload(queries.offsets, stream.get());
+        sres.upload(db.residues, stream.get());
+        soff.upload(db.offsets, stream.get());
+        matrix.upload(reinterpret_cast<const std::int8_t*>(sc.matrix.table().data()), sc.matrix.table().size(),
+                      stream.get());
+        std::size_t longest = 1;
+        for (std::size_t s = 0; s < ndb; ++s) longest = std::max(longest, db.length(s));
+        const std::size_t threads = std::clamp<std::size_t>((std::size_t(512) << 20) / (longest * sizeof(int2)),
+                                                            kernels::block_threads, std::size_t(1) << 16);
+        const std::size_t blocks = threads / kernels::block_threads;
+        device_buffer<int2> scratch(blocks * kernels::block_threads * longest);
+        SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        tm.upload_ms += ms_since(t);
+        for (std::size_t b0 = 0; b0 < nq; b0 += per_batch) {
+            const std::size_t count = std::min(per_batch, nq - b0);
+            cuda_event start, stop;
+            start.record(stream.get());
+            kernels::simple_search<<<static_cast<unsigned>(blocks), kernels::block_threads, 0, stream.get()>>>(
+                qres.data(), qoff.data(), static_cast<std::uint32_t>(b0), static_cast<std::uint32_t>(count), sres.data(),
+                soff.data(), static_cast<std::uint32_t>(ndb), matrix.data(), gap_oe, sc.gaps.extend, scores.data(),
+                scratch.data(), longest);
+            SWGPU_CUDA_CHECK_LAUNCH("simple_search");
+            stop.record(stream.get());
+            stop.synchronize();
+            tm.score_ms += stop.since(start);
+            t = steady::now();
+            SWGPU_CUDA_CHECK(cudaMemcpy(host_scores.data(), scores.data(), count * ndb * sizeof(int), cudaMemcpyDeviceToHost));
+            select_hits(host_scores, ndb, b0, count, opt, out);
+            tm.select_ms += ms_since(t);
+            ++tm.batches;
+        }
+        tm.total_ms = ms_since(call_start);
+        if (timing) *timing = tm;
+        return out;
+    }
+
+    auto t = steady::now();
+    const packed_db pdb = pack_database(db, letters, static_cast<std::uint8_t>(letters));
+    tm.pack_ms += ms_since(t);
+    t = steady::now();
+    dpx_runner runner(queries, pdb, sc, cfg, stream.get(), prop.multiProcessorCount);
+    SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    tm.upload_ms += ms_since(t);
+
+    const std::uint32_t multiple = column_multiple();
+    const bool narrow = kernel == score_kernel::dpx16;
+    device_buffer<uint2> overflow(narrow ? std::min<std::size_t>(per_batch * ndb, std::size_t(1) << 20) : 0);
+    for (std::size_t b0 = 0; b0 < nq; b0 += per_batch) {
+        const std::size_t count = std::min(per_batch, nq - b0);
+        t = steady::now();
+        std::vector<std::uint32_t> ids(count);
+        std::iota(ids.begin(), ids.end(), static_cast<std::uint32_t>(b0));
+        search_plan plan =
+            plan_all(pair_queries(queries, ids, narrow ? 2 : 1, runner.rows(), multiple), queries, pdb,
+                     kernels::block_threads);
+        tm.pack_ms += ms_since(t);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(scores.data(), 0, count * ndb * sizeof(int), stream.get()));
+        std::uint32_t overflowed = 0;
+        if (narrow) {
+            tm.score_ms += runner.run<kernels::lanes_s16x2>(plan, scores.data(), ndb, static_cast<std::int32_t>(b0),
+                                                           &overflow, &overflowed, &tm.blocks);
+        } else {
+            tm.score_ms += runner.run<kernels::lanes_s32>(plan, scores.data(), ndb, static_cast<std::int32_t>(b0),
+                                                         nullptr, nullptr, &tm.blocks);
+        }
+        if (overflowed > 0) {
+            // Recompute the listed lanes (or, when the list overflowed, the whole batch) with 32-bit lanes.
+            tm.overflow_lanes += overflowed;
+            t = steady::now();
+            search_plan wide;
+            if (overflowed > overflow.size()) {
+                wide = plan_all(pair_queries(queries, ids, 1, runner.rows(), multiple), queries, pdb,
+                                kernels::block_threads);
+            } else {
+                std::vector<uint2> listed(overflowed);
+                SWGPU_CUDA_CHECK(cudaMemcpy(listed.data(), overflow.data(), overflowed * sizeof(uint2), cudaMemcpyDeviceToHost));
+                std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> by_query;
+                for (const uint2& v : listed) by_query[v.x].push_back(v.y);
+                std::vector<std::uint32_t> qs;
+                for (const auto& [q, subjects] : by_query) qs.push_back(q);
+                std::sort(qs.begin(), qs.end());
+                auto pairs = pair_queries(queries, qs, 1, runner.rows(), multiple);
+                std::vector<std::vector<std::uint32_t>> subjects_of(pairs.size());
+                for (std::size_t p = 0; p < pairs.size(); ++p)
+                    subjects_of[p] = std::move(by_query[static_cast<std::uint32_t>(pairs[p].query[0])]);
+                wide = plan_listed(std::move(pairs), queries, std::move(subjects_of), pdb, kernels::block_threads);
+            }
+            tm.pack_ms += ms_since(t);
+            const double ms = runner.run<kernels::lanes_s32>(wide, scores.data(), ndb, static_cast<std::int32_t>(b0),
+                                                             nullptr, nullptr, nullptr);
+            tm.score_ms += ms;
+            tm.rescore_ms += ms;
+        }
+        t = steady::now();
+        SWGPU_CUDA_CHECK(cudaMemcpy(host_scores.data(), scores.data(), count * ndb * sizeof(int), cudaMemcpyDeviceToHost));
+        select_hits(host_scores, ndb, b0, count, opt, out);
+        tm.select_ms += ms_since(t);
+        ++tm.batches;
+    }
+    tm.total_ms = ms_since(call_start);
+    if (timing) *timing = tm;
+    return out;
+}
+
+}  // namespace detail
+
+std::vector<std::vector<score_hit>> search(const sequence_set& queries, const sequence_set& db, const scoring& sc,
+                                           const search_options& opt) {
+    return detail::search(queries, db, sc, opt, detail::search_config{});
+}
+
+}  // namespace swgpu::gpu
