@@ -15,8 +15,9 @@
 //     letters (score <= 0): with H = 0 and E, F >= -oe coming in, such rows leave H = 0 above the matrix and never
 //     exceed the true maximum below it, so the skew needs no masking.
 //   * Values: a 32-bit word holds two alignments (the two queries of a pair) in 16-bit lanes, updated with Hopper's
-//     DPX instructions (5.5 instructions per word-cell: add, 3-way max with ReLU, add, two add-max, half a 3-way max
-//     for the running maximum). The lanes_s32 variant holds one alignment per word in 32 bits.
+//     DPX instructions (6.5 per word-cell, see row_cells). The lanes_s32 variant holds one alignment per word in
+//     32 bits. Each kernel is compiled for one (class, R): a pair of length L in class c runs ceil(L / (G*R)) passes
+//     with R = regs_for(L, c) (gpu/search_plan.hpp), so padding stays below G columns per pass.
 //   * Substitution scores come from a per-pass profile chunk in shared memory: word (letter x, column c) = the two
 //     lanes' scores of x against query column c. A thread reads its R columns of the row of the current subject
 //     letter with 16-byte loads; the chunk's row stride is a multiple of 32 words and a thread's stripe is an odd
