@@ -29,6 +29,38 @@ namespace swgpu::app {
 
 namespace {
 
+// "--gpu-mem": bytes, or a number with K, M or G (powers of 1024). Empty: 0, the backend's default (what is free).
+std::size_t parse_gpu_mem(const std::string& text) {
+    if (text.empty()) return 0;
+    std::size_t pos = 0;
+    unsigned long long value = 0;
+    try {
+        value = std::stoull(text, &pos);
+    } catch (const std::exception&) {
+        pos = 0;
+    }
+    std::size_t unit = 1;
+    if (pos > 0 && pos + 1 == text.size()) {
+        switch (text[pos]) {
+            case 'k': case 'K': unit = std::size_t(1) << 10; break;
+            case 'm': case 'M': unit = std::size_t(1) << 20; break;
+            case 'g': case 'G': unit = std::size_t(1) << 30; break;
+            default: pos = 0;
+        }
+        if (pos) ++pos;
+    }
+    if (pos == 0 || pos != text.size() || text[0] == '-')
+        throw usage_error("--gpu-mem '" + text + "' is not a size; give bytes or a number with K, M or G, e.g. 4G");
+    const std::size_t bytes = static_cast<std::size_t>(value) * unit;
+    if (bytes < (std::size_t(16) << 20))
+        throw usage_error("--gpu-mem " + text + " is below the minimum of 16M");
+    return bytes;
+}
+
+}  // namespace
+
+namespace {
+
 // Messages on stderr: warnings and notices unless -q, information only with -v.
 struct messages {
     bool verbose = false, quiet = false;
@@ -187,6 +219,9 @@ align_command::align_command(CLI::App& app) {
     sub->add_option("--db-chunk", s_.db_chunk, "Read the database in chunks of about this many residues (bounds "
                                                "memory; same output)")
         ->capture_default_str();
+    sub->add_option("--gpu-mem", s_.gpu_mem,
+                    "Device memory the GPU backend may use, in bytes or with K, M, G (e.g. 4G) [default: what is "
+                    "free]; a database that does not fit is searched in slices with the same output");
     sub->add_flag("--skip-bad", s_.skip_bad, "Skip bad sequence records with a warning instead of failing");
     auto* verbose = sub->add_flag("-v,--verbose", s_.verbose, "Report what is done on stderr");
     auto* quiet = sub->add_flag("-q,--quiet", s_.quiet, "Only errors on stderr");
@@ -204,6 +239,7 @@ int align_command::run(const std::string& command_line) {
     if (s_.max_target_seqs < 1) throw usage_error("-k/--max-target-seqs must be at least 1");
     if (!(s_.evalue > 0)) throw usage_error("-e/--evalue must be positive");
     if (s_.db_chunk < 1) throw usage_error("--db-chunk must be at least 1 residue");
+    const std::size_t gpu_mem = parse_gpu_mem(s_.gpu_mem);
     if (s_.threads > 4096) throw usage_error("-t/--threads must be at most 4096");
     if (gap_open_->count() && s_.gap_open < 0)
         throw usage_error("--gap-open must be >= 0 (got " + std::to_string(s_.gap_open) + ")");
@@ -286,8 +322,10 @@ int align_command::run(const std::string& command_line) {
     };
     score_pass search;
     if (use_gpu)
-        search = [&sc](const sequence_set& q, const sequence_set& d, const search_options& o) {
-            return gpu::search(q, d, sc, o);
+        search = [&sc, gpu_mem](const sequence_set& q, const sequence_set& d, const search_options& o) {
+            search_options budgeted = o;
+            budgeted.device_memory = gpu_mem;
+            return gpu::search(q, d, sc, budgeted);
         };
     else
         search = [&sc, &pool](const sequence_set& q, const sequence_set& d, const search_options& o) {

@@ -29,6 +29,7 @@ struct search_options {
     std::size_t max_hits = 500;     // per query
     int min_score = 1;              // hits below this raw score are dropped (from an E-value threshold, say)
     std::uint32_t subject_offset = 0;  // added to subject indices (for a database read in chunks)
+    std::size_t device_memory = 0;     // GPU backend: bytes of device memory it may use (0: what is free)
 };
 
 // One vector per query, each sorted by better() and at most max_hits long. Queries and db must be encoded with the

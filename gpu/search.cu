@@ -399,9 +399,63 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
 
 }  // namespace detail
 
+namespace {
+
+// Device bytes a database share costs beyond the score matrix and the boundary slots: packed residues with a pad run
+// per subject, and per-subject metadata (offsets, lengths, original index, task lists).
+std::size_t share_bytes(std::uint64_t residues, std::size_t subjects) { return residues + subjects * (64 + 48); }
+
+// The score pass within `budget` bytes of device memory: the score matrix and the boundary slots get a quarter of it
+// each (fewer queries per batch, fewer persistent blocks), and a database whose share does not fit in the remaining
+// half is searched in slices of consecutive subjects whose hits are merged (the same result as one pass).
+std::vector<std::vector<score_hit>> budgeted_search(const sequence_set& queries, const sequence_set& db,
+                                                    const scoring& sc, const search_options& opt, std::size_t budget) {
+    detail::search_config cfg;
+    cfg.score_matrix_bytes = std::min(cfg.score_matrix_bytes, budget / 4);
+    cfg.boundary_bytes = std::min(cfg.boundary_bytes, budget / 4);
+    const std::size_t share = budget / 2 - std::min(budget / 2, queries.total_residues() * 2 + (std::size_t(1) << 20));
+    if (share_bytes(db.total_residues(), db.size()) <= share) return detail::search(queries, db, sc, opt, cfg);
+    std::vector<std::vector<score_hit>> hits(queries.size());
+    std::size_t first = 0;
+    while (first < db.size()) {
+        sequence_set slice;
+        slice.source = db.source;
+        slice.encoded = db.encoded;
+        std::size_t last = first;
+        while (last < db.size() && (last == first || share_bytes(slice.total_residues() + db.length(last),
+                                                                   slice.size() + 1) <= share)) {
+            slice.add(db.names[last], db[last]);
+            ++last;
+        }
+        search_options o = opt;
+        o.subject_offset = opt.subject_offset + static_cast<std::uint32_t>(first);
+        merge_hits(hits, detail::search(queries, slice, sc, o, cfg), opt.max_hits);
+        first = last;
+    }
+    return hits;
+}
+
+}  // namespace
+
 std::vector<std::vector<score_hit>> search(const sequence_set& queries, const sequence_set& db, const scoring& sc,
                                            const search_options& opt) {
-    return detail::search(queries, db, sc, opt, detail::search_config{});
+    std::size_t budget = opt.device_memory;
+    if (budget == 0) {
+        std::size_t free_bytes = 0, total_bytes = 0;
+        SWGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        budget = free_bytes - std::min(free_bytes / 8, std::size_t(1) << 30);  // headroom for the runtime
+    }
+    // Out of device memory: try again with half the budget (smaller batches, slices), three times, then give up with
+    // exit code 4.
+    for (int attempt = 0;; ++attempt) {
+        try {
+            return budgeted_search(queries, db, sc, opt, budget);
+        } catch (const error& e) {
+            if (e.code() != exit_code::out_of_memory || attempt == 3) throw;
+            (void)cudaGetLastError();
+            budget /= 2;
+        }
+    }
 }
 
 }  // namespace swgpu::gpu

@@ -1,0 +1,147 @@
+// `swgpu align` end to end: the GPU backend prints byte for byte what the CPU backend prints, for every output format,
+// for protein and DNA (both strands), for overflow-prone pairs, for a database read in small chunks and for a device
+// memory budget so small that the database is searched in slices.
+//
+// The program under test is the `swgpu` beside this executable (a build tree's app/ or a bundle's bin/), or
+// $SWGPU_BINARY; inputs come from the repository's data/ and tests/data/ ($SWGPU_SOURCE_DIR, else the source tree
+// this was built from, else the working directory).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/gpu/harness.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string program() {
+    if (const char* p = std::getenv("SWGPU_BINARY")) return p;
+    const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
+    for (const auto& c : {self / "swgpu", self.parent_path() / "app" / "swgpu", self.parent_path().parent_path() / "app" / "swgpu"})
+        if (fs::exists(c)) return c.string();
+    return "swgpu";
+}
+
+std::string source_dir() {
+    if (const char* p = std::getenv("SWGPU_SOURCE_DIR")) return p;
+#ifdef SWGPU_SOURCE_DIR
+    if (fs::exists(fs::path(SWGPU_SOURCE_DIR) / "data" / "demo_db.fa")) return SWGPU_SOURCE_DIR;
+#endif
+    return fs::current_path().string();
+}
+
+struct run_result {
+    int code = -1;
+    std::string out;
+};
+
+run_result run(const std::string& args, const fs::path& dir) {
+    const fs::path out = dir / "out.txt";
+    const std::string cmd = program() + " " + args + " > " + out.string() + " 2> " + (dir / "err.txt").string();
+    const int status = std::system(cmd.c_str());
+    run_result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream in(out);
+    std::ostringstream s;
+    s << in.rdbuf();
+    // SAM's @PG line holds the command line, which names the backend: the one line allowed to differ.
+    std::istringstream lines(s.str());
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind("@PG", 0) != 0) r.out += line + "\n";
+    return r;
+}
+
+fs::path scratch() {
+    const fs::path d = fs::temp_directory_path() / ("swgpu_gpu_align_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+}
+
+// The CPU and the GPU backend on the same arguments: both succeed, outputs identical and not trivially empty.
+void same_output(const std::string& args, const fs::path& dir, const std::string& gpu_extra = "") {
+    const auto cpu = run("align --backend cpu " + args, dir);
+    const auto gpu = run("align --backend gpu " + gpu_extra + " " + args, dir);
+    CHECK_EQ(cpu.code, 0);
+    CHECK_EQ(gpu.code, 0);
+    CHECK(cpu.out.size() > 200);
+    if (cpu.out != gpu.out) {
+        std::fprintf(stderr, "outputs differ for: %s %s\n", args.c_str(), gpu_extra.c_str());
+        CHECK(cpu.out == gpu.out);
+    }
+}
+
+void write_fasta(const fs::path& p, const std::vector<std::pair<std::string, std::string>>& records) {
+    std::ofstream f(p);
+    for (const auto& [name, seq] : records) f << '>' << name << '\n' << seq << '\n';
+}
+
+}  // namespace
+
+GPU_TEST("align: GPU output equals CPU output in every format on the bundled protein data") {
+    const auto dir = scratch();
+    const std::string src = source_dir();
+    const std::string in = src + "/data/demo_queries.fa " + src + "/data/demo_db.fa";
+    for (const std::string fmt : {"6", "'6 std score qlen slen nident positive gaps qcovhsp cigar qseq sseq'", "7", "sam",
+                                  "pair", "json"})
+        same_output(in + " -k 20 --outfmt " + fmt, dir);
+    same_output(in + " -k 7 --matrix BLOSUM45 -e 100", dir);
+    same_output(in + " -k 5 --no-evalue --gap-open 3 --gap-extend 2", dir);
+    // a budget that forces slices, and small database chunks: the same output
+    same_output(in + " -k 20", dir, "--gpu-mem 16M");
+    same_output(in + " -k 20 --db-chunk 20000", dir);
+    fs::remove_all(dir);
+}
+
+GPU_TEST("align: GPU output equals CPU output on DNA, both strands") {
+    const auto dir = scratch();
+    const std::string src = source_dir();
+    const std::string lambda = src + "/tests/data/crosscheck/lambda_pieces.fa";
+    // queries: pieces of the database, one reverse-complemented, one mutated
+    std::ifstream f(lambda);
+    std::vector<std::pair<std::string, std::string>> recs;
+    for (std::string line; std::getline(f, line);) {
+        if (line.empty()) continue;
+        if (line[0] == '>') recs.push_back({line.substr(1), ""});
+        else recs.back().second += line;
+    }
+    REQUIRE(recs.size() >= 3);
+    auto revcomp = [](std::string s) {
+        std::string r(s.rbegin(), s.rend());
+        for (auto& c : r) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : c == 'T' ? 'A' : c;
+        return r;
+    };
+    std::string mutated = recs[2].second.substr(100, 700);
+    for (std::size_t k = 0; k < mutated.size(); k += 13) mutated[k] = mutated[k] == 'A' ? 'C' : 'A';
+    write_fasta(dir / "q.fa", {{"plus", recs[0].second.substr(200, 600)},
+                               {"minus", revcomp(recs[1].second.substr(50, 900))},
+                               {"mutated", mutated}});
+    const std::string in = (dir / "q.fa").string() + " " + lambda;
+    for (const std::string fmt : {"6", "sam", "pair"}) same_output(in + " -k 10 --outfmt " + fmt, dir);
+    same_output(in + " -k 10 --strand minus", dir);
+    fs::remove_all(dir);
+}
+
+GPU_TEST("align: overflow-prone long identical pairs score exactly on the GPU") {
+    const auto dir = scratch();
+    // 3000 W against itself scores 33000, beyond 16 bits; the rest are near-copies and unrelated sequences.
+    const std::string w(3000, 'W');
+    std::string near = w;
+    near[1500] = 'A';
+    std::string mixed;
+    for (int k = 0; k < 4000; ++k) mixed += "ACDEFGHIKLMNPQRSTVWY"[(k * 7) % 20];
+    write_fasta(dir / "q.fa", {{"w3000", w}, {"mixed", mixed}});
+    write_fasta(dir / "db.fa", {{"short", "WWWW"}, {"near", near}, {"same", w}, {"mixed_copy", mixed}, {"one", "W"}});
+    same_output((dir / "q.fa").string() + " " + (dir / "db.fa").string() + " --outfmt '6 std score'", dir);
+    const auto gpu = run("align --backend gpu --outfmt '6 qseqid sseqid score' " + (dir / "q.fa").string() + " " +
+                             (dir / "db.fa").string(),
+                         dir);
+    CHECK(gpu.out.find("w3000\tsame\t33000\n") != std::string::npos);
+    fs::remove_all(dir);
+}
