@@ -429,10 +429,12 @@ __device__ __forceinline__ void read_window(const lookback_view<typename Alg::el
 }  // namespace scan_detail
 
 // Called by all THREADS threads of the block of tile `tile` (> 0) after its aggregate was published. Returns (in every
-// thread) the composite of all tiles before `tile`; tile_pw is the weight of one tile. First warp 0 alone reads the 32
-// nearest predecessors (lane k: tile - 1 - k), which usually reaches an inclusive status; if not, the whole block reads
-// windows of THREADS predecessors per round trip until one does. Barriers: one, plus three per block window.
-template <class Alg, int THREADS>
+// thread) the composite of all tiles before `tile`; tile_pw is the weight of one tile. The block reads windows of
+// THREADS predecessors per round trip (thread k: tile - 1 - k, then THREADS further back, ...) until one holds an
+// inclusive status. With WarpFirst, warp 0 alone first reads the 32 nearest (fewer instructions when that suffices,
+// but the frontier of inclusive statuses then advances by at most 32 tiles per round trip while tiles wait on it).
+// Barriers: three per block window, plus one with WarpFirst.
+template <class Alg, int THREADS, bool WarpFirst>
 __device__ __forceinline__ typename Alg::elem lookback_prefix(const Alg& alg, const lookback_view<typename Alg::elem>& v,
                                                               unsigned tile, unsigned epoch, typename Alg::power tile_pw,
                                                               lookback_storage<typename Alg::elem, THREADS>& sm) {
@@ -441,28 +443,33 @@ __device__ __forceinline__ typename Alg::elem lookback_prefix(const Alg& alg, co
     using power = typename Alg::power;
     constexpr int warps = THREADS / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (warp == 0) {
-        bool inclusive;
-        elem val;
-        read_window<Alg>(v, static_cast<long long>(tile) - 1 - lane, epoch, inclusive, val);
-        const unsigned inclusive_lanes = __ballot_sync(full_mask, inclusive);
-        val = warp_window(alg, val, inclusive_lanes, tile_pw);
-        if (lane == 0) {
-            sm.first_window = val;
-            sm.first_found = inclusive_lanes != 0;
-        }
-    }
-    __syncthreads();
-    elem running = sm.first_window;  // composite of tiles [window_end, tile)
-    if (sm.first_found) return running;
     power p32 = tile_pw;  // the weight of 32 tiles
 #pragma unroll
     for (int k = 0; k < 5; ++k) p32 = Alg::pow_sum(p32, p32);
+    elem running = Alg::identity();  // composite of tiles [window_end, tile)
+    power covered = alg.pow(0);      // the weight of `running`
+    long long window_end = static_cast<long long>(tile);
+    if constexpr (WarpFirst) {
+        if (warp == 0) {
+            bool inclusive;
+            elem val;
+            read_window<Alg>(v, static_cast<long long>(tile) - 1 - lane, epoch, inclusive, val);
+            const unsigned inclusive_lanes = __ballot_sync(full_mask, inclusive);
+            val = warp_window(alg, val, inclusive_lanes, tile_pw);
+            if (lane == 0) {
+                sm.first_window = val;
+                sm.first_found = inclusive_lanes != 0;
+            }
+        }
+        __syncthreads();
+        running = sm.first_window;
+        if (sm.first_found) return running;
+        covered = p32;
+        window_end -= 32;
+    }
     power window_pw = p32;  // the weight of THREADS tiles
 #pragma unroll
     for (int w = 1; w < warps; ++w) window_pw = Alg::pow_sum(window_pw, p32);
-    power covered = p32;  // the weight of `running`
-    long long window_end = static_cast<long long>(tile) - 32;
     for (;;) {
         bool inclusive;
         elem val;
@@ -492,7 +499,7 @@ __device__ __forceinline__ typename Alg::elem lookback_prefix(const Alg& alg, co
 
 // The composite of all tiles before `tile`: publishes the tile's aggregate, looks back, publishes its inclusive
 // composite. All threads of the block call it and get the same result.
-template <class Alg, int THREADS>
+template <class Alg, int THREADS, bool WarpFirst = false>
 __device__ __forceinline__ typename Alg::elem tile_prefix(const Alg& alg, const lookback_view<typename Alg::elem>& v,
                                                           unsigned tile, unsigned epoch,
                                                           const typename Alg::elem& tile_total,
@@ -504,7 +511,7 @@ __device__ __forceinline__ typename Alg::elem tile_prefix(const Alg& alg, const 
         return Alg::identity();
     }
     if (threadIdx.x == 0) publish(v, tile, epoch, lookback_aggregate, tile_total);
-    const auto prefix = lookback_prefix<Alg, THREADS>(alg, v, tile, epoch, tile_pw, sm);
+    const auto prefix = lookback_prefix<Alg, THREADS, WarpFirst>(alg, v, tile, epoch, tile_pw, sm);
     if (threadIdx.x == 0) publish(v, tile, epoch, lookback_inclusive, alg.combine(prefix, tile_total, tile_pw));
     return prefix;
 }
@@ -702,7 +709,7 @@ struct scan_tile {
 // a tile only ever waits on blocks that have started); without, blockIdx.x, which relies on the hardware starting
 // blocks in increasing index order, as CUB's single-pass scan does (the spin deadline turns a violation into an error,
 // never a hang). Reads each input once and writes each output once.
-template <class Alg, int THREADS, int CPT, int SUBS, bool Ticket, int MinBlocks>
+template <class Alg, int THREADS, int CPT, int SUBS, bool Ticket, int MinBlocks, bool WarpFirst>
 __global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_kernel(const scan_arguments<Alg> args) {
     using st = scan_tile<Alg, THREADS, CPT, SUBS>;
     using elem = typename Alg::elem;
@@ -715,7 +722,8 @@ __global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_kernel(const
     const auto tile_pw = st::tile_power(pw);
     elem before[SUBS];
     const elem total = st::bs::scan(args.alg, pw, el, before, sm.scan);
-    const elem prefix = tile_prefix<Alg, THREADS>(args.alg, args.status, tile, args.epoch, total, tile_pw, sm.lookback);
+    const elem prefix =
+        tile_prefix<Alg, THREADS, WarpFirst>(args.alg, args.status, tile, args.epoch, total, tile_pw, sm.lookback);
     const auto entering = args.alg.apply(prefix, args.x0, args.alg.pow(std::int64_t(tile) * st::bs::tile));
     st::store(args, tile, pw, el, before, entering);
 }
@@ -763,15 +771,17 @@ struct scan_config {
     int threads, cells_per_chunk, chunks;
     bool persistent, ticket;
     int min_blocks;
+    bool warp_first;  // look-back: warp 0 reads 32 predecessors before the block reads THREADS at a time
     constexpr int tile() const { return threads * cells_per_chunk * chunks; }
 };
-inline constexpr std::array<scan_config, 5> scan_configs{{{256, 4, 8, false, true, 1},
-                                                          {256, 4, 8, false, false, 4},
-                                                          {256, 4, 8, false, false, 3},
-                                                          {256, 4, 8, true, false, 1},
-                                                          {128, 4, 8, false, false, 8}}};
+inline constexpr std::array<scan_config, 6> scan_configs{{{256, 4, 8, false, true, 1, true},
+                                                          {256, 4, 8, false, false, 3, false},
+                                                          {256, 4, 8, false, false, 4, false},
+                                                          {512, 4, 8, false, false, 2, false},
+                                                          {256, 4, 8, true, false, 1, false},
+                                                          {256, 4, 8, false, true, 3, false}}};
 // The entry used unless one is asked for: the fastest in bench_weighted_scan on the H100 from 2^22 elements up.
-inline constexpr int default_scan_entry = 0;
+inline constexpr int default_scan_entry = 2;
 
 template <class Alg, int Entry>
 void launch_weighted_scan_entry(scan_arguments<Alg> args, lookback_workspace<typename Alg::elem>& ws,
@@ -803,7 +813,7 @@ void launch_weighted_scan_entry(scan_arguments<Alg> args, lookback_workspace<typ
             args.tile_counter = ws.counter();
             args.tile_base = ws.take(static_cast<std::size_t>(tiles));
         }
-        weighted_scan_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.ticket, c.min_blocks>
+        weighted_scan_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.ticket, c.min_blocks, c.warp_first>
             <<<static_cast<unsigned>(tiles), c.threads, 0, stream>>>(args);
         SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_kernel");
     }

@@ -58,7 +58,8 @@ std::vector<shape> small_shapes() {
 }
 std::vector<shape> large_shapes() {
     std::mt19937_64 rng(99);
-    std::vector<shape> s{{4096, 4096}, {64, 262144}, {16384, 1024}};  // 2^24 cells each
+    // 2^24 cells each; 16 × 2^20 has 512 row_sync tiles per row (more than one look-back window of 256)
+    std::vector<shape> s{{4096, 4096}, {64, 262144}, {16384, 1024}, {16, 1048576}};
     for (int k = 0; k < 2; ++k) {  // random shapes up to 2^24 cells
         const index_t r = index_t(1) + index_t(rng() % 4000), c = index_t(1) + index_t(rng() % ((index_t(1) << 24) / r));
         s.push_back({r, c});

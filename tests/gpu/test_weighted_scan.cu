@@ -55,9 +55,9 @@ float_reference reference_plus_times(const std::vector<T>* a, const std::vector<
 
 std::vector<std::int64_t> scan_sizes() {
     std::vector<std::int64_t> n{1, 2, 3, 31, 32, 33, 127, 128, 129, 1023, 1024, 1025};
-    for (int tile : {4096, 8192}) {  // the tuning entries' tiles
+    for (int tile : {8192, 16384}) {  // the tuning entries' tiles; beyond 32 and 512 tiles: more than one look-back window
         for (std::int64_t t : {std::int64_t(tile) - 1, std::int64_t(tile), std::int64_t(tile) + 1, 2 * std::int64_t(tile) + 5,
-                               33 * std::int64_t(tile) + 1, 70 * std::int64_t(tile) - 3})
+                               33 * std::int64_t(tile) + 1, 70 * std::int64_t(tile) - 3, 600 * std::int64_t(tile) + 3})
             n.push_back(t);
     }
     std::mt19937_64 rng(2024);
@@ -78,7 +78,7 @@ void check_exact(const char* name, Gen gen_b, Gen gen_w, typename Op::value x0, 
     using T = typename Op::value;
     std::mt19937_64 rng(7);
     for (const std::int64_t n : scan_sizes()) {
-        if (n > (std::int64_t(1) << 22) && maps) continue;  // the map scan is checked at the larger random sizes below
+        if (n > (std::int64_t(1) << 23) && maps) continue;  // the map scan at 2^24: its own test below
         std::vector<T> b(static_cast<std::size_t>(n)), a;
         for (auto& v : b) v = gen_b(rng);
         const T w = gen_w(rng);
@@ -87,7 +87,7 @@ void check_exact(const char* name, Gen gen_b, Gen gen_w, typename Op::value x0, 
             for (auto& v : a) v = gen_w(rng);
         }
         for (int entry = 0; entry < gpu::scan_tuning_entries(); ++entry) {
-            if (n > (std::int64_t(1) << 20) && entry != gpu::default_scan_tuning_entry()) continue;
+            if (n > (std::int64_t(1) << 23) && entry != gpu::default_scan_tuning_entry()) continue;
             for (const auto kind : {scan_kind::exclusive, scan_kind::inclusive}) {
                 const auto want = reference_scan<Op>(maps ? &a : nullptr, b, w, x0, kind);
                 const auto got = maps ? gpu::map_scan<Op>(a, b, x0, kind, entry) : gpu::weighted_scan<Op>(b, w, x0, kind, entry);
@@ -112,7 +112,7 @@ void check_bounded(const char* name, bool maps, double tol) {
     std::mt19937_64 rng(11);
     std::uniform_real_distribution<double> val(-1.0, 1.0), weight(0.5, 0.999);
     for (const std::int64_t n : scan_sizes()) {
-        if (n > (std::int64_t(1) << 22) && maps) continue;
+        if (n > (std::int64_t(1) << 23) && maps) continue;
         std::vector<T> b(static_cast<std::size_t>(n)), a;
         for (auto& v : b) v = T(val(rng));
         const T w = T(weight(rng));
@@ -122,7 +122,7 @@ void check_bounded(const char* name, bool maps, double tol) {
         }
         const T x0 = T(0.5);
         for (int entry = 0; entry < gpu::scan_tuning_entries(); ++entry) {
-            if (n > (std::int64_t(1) << 20) && entry != gpu::default_scan_tuning_entry()) continue;
+            if (n > (std::int64_t(1) << 23) && entry != gpu::default_scan_tuning_entry()) continue;
             for (const auto kind : {scan_kind::exclusive, scan_kind::inclusive}) {
                 const auto ref = reference_plus_times<T>(maps ? &a : nullptr, b, w, x0, kind);
                 const auto got = maps ? gpu::map_scan<plus_times<T>>(a, b, x0, kind, entry)
