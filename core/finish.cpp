@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/strand.hpp"
+#include "core/sw_align_fast.hpp"
 
 namespace swgpu {
 
@@ -121,19 +122,29 @@ std::vector<std::vector<printed_hit>> finish_hits(const database_scan& scan, con
         }
     }
 
-    // Alignments of the printed hits only; each job writes its own slot.
+    // Alignments of the printed hits only, from the score the backend found (sw_align_scored: the alignment sw_align
+    // gives, without a second full score pass); each job writes its own slot. Jobs go largest first so that the last
+    // ones to start are short and the threads finish together.
+    const auto cells = [&](const job& j) {
+        const auto& p = out[j.query][j.slot];
+        const auto it = scan.subjects.find(p.subject);
+        const double n = it == scan.subjects.end() ? 0.0 : static_cast<double>(it->second.residues.size());
+        return static_cast<double>(queries.plus.length(j.query)) * n;
+    };
+    std::stable_sort(jobs.begin(), jobs.end(), [&](const job& a, const job& b) { return cells(a) > cells(b); });
     pool.parallel_for(jobs.size(), [&](std::size_t k) {
         auto& p = out[jobs[k].query][jobs[k].slot];
         const auto it = scan.subjects.find(p.subject);
         if (it == scan.subjects.end()) throw runtime_failure("a hit refers to a subject that was not kept");
         const auto query = queries.residues(jobs[k].query, p.str);
         const auto subject = it->second.span();
-        p.aln = sw_align(query, subject, sc, opt.traceback);
-        if (p.aln.score != p.score || rescore(p.aln, query, subject, sc) != p.score)
+        auto aln = sw_align_scored(query, subject, sc, p.score, opt.traceback);
+        if (!aln || aln->score != p.score || rescore(*aln, query, subject, sc) != p.score)
             throw runtime_failure("query " + queries.plus.names[jobs[k].query] + " against subject " +
                                   it->second.name + ": the score pass reported " + std::to_string(p.score) +
-                                  " but the alignment scores " + std::to_string(p.aln.score) +
+                                  ", which is not the best local score of the pair" +
                                   "; please report this with the input files");
+        p.aln = std::move(*aln);
         p.stats = stats_of(p.aln, query, subject, sc.matrix);
     });
     return out;
