@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <future>
 #include <cstdio>
 #include <iostream>
 #include <cctype>
@@ -254,6 +255,9 @@ int align_command::run(const std::string& command_line) {
                               "); use --backend cpu, or --backend auto to fall back to the CPU");
     if (s_.backend == "auto" && !use_gpu)
         msg.notice("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
+    // Starting the GPU's context takes a noticeable fraction of a second: overlap it with reading the inputs.
+    std::future<void> gpu_ready;
+    if (use_gpu) gpu_ready = std::async(std::launch::async, [] { gpu::warm_up(); });
 
     io::read_options ropt;
     ropt.skip_bad = s_.skip_bad;
@@ -322,7 +326,8 @@ int align_command::run(const std::string& command_line) {
     };
     score_pass search;
     if (use_gpu)
-        search = [&sc, gpu_mem](const sequence_set& q, const sequence_set& d, const search_options& o) {
+        search = [&sc, gpu_mem, &gpu_ready](const sequence_set& q, const sequence_set& d, const search_options& o) {
+            if (gpu_ready.valid()) gpu_ready.get();  // rethrows a device failure of the warm-up
             search_options budgeted = o;
             budgeted.device_memory = gpu_mem;
             return gpu::search(q, d, sc, budgeted);

@@ -1,6 +1,7 @@
 // Device discovery for the facade in gpu.hpp.
 #include <cuda_runtime.h>
 
+#include "core/error.hpp"
 #include "gpu/gpu.hpp"
 
 namespace swgpu::gpu {
@@ -31,6 +32,11 @@ std::vector<device_info> devices() {
         out.push_back(info);
     }
     return out;
+}
+
+void warm_up() {
+    const cudaError_t e = cudaFree(nullptr);
+    if (e != cudaSuccess) throw runtime_failure(std::string("starting the GPU failed: ") + cudaGetErrorString(e));
 }
 
 std::string build_info() {

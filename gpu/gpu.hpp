@@ -22,6 +22,9 @@ struct device_info {
 bool available();
 // The usable devices (CUDA_VISIBLE_DEVICES honoured); empty without CUDA or devices.
 std::vector<device_info> devices();
+// Creates the device context of the current device now (it otherwise happens inside the first search), so that a
+// caller can overlap it with other work. Throws swgpu::error (runtime_failure) on device failure; no-op without CUDA.
+void warm_up();
 // One line saying how the GPU backend was built ("CUDA 13.0, sm_90" or "built without CUDA").
 std::string build_info();
 

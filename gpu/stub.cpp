@@ -6,6 +6,7 @@ namespace swgpu::gpu {
 bool available() { return false; }
 std::vector<device_info> devices() { return {}; }
 std::string build_info() { return "built without CUDA"; }
+void warm_up() {}
 
 }  // namespace swgpu::gpu
 
