@@ -3,20 +3,21 @@
 //
 // Recurrence, tie rule and traceback preferences are those of core/smith_waterman.hpp. With S the known best score:
 //
-//   1. End pass. H is computed row by row (query residue i), the subject striped over the vector lanes (Farrar 2007),
-//      16-bit saturating lanes when S + max σ fits, else 32-bit. The end cell is the first cell in row-major order
-//      with H == S, so the pass stops after the first row that reaches S, at its smallest such column. Every K rows it
-//      keeps a checkpoint: that row's H and the next row's E.
-//   2. Traceback. Walking from the end cell upwards, each block of K rows is recomputed from the checkpoint above it,
-//      over columns 0..(the walk's current column) only, now storing one byte of decisions per cell (H == 0;
-//      H == diagonal + σ; H == E; E opened from H; F opened from H). The walk reads those bytes; blocks above the
-//      alignment's first row are never recomputed.
+//   1. End pass. H is computed row by row (query residue i), the subject striped over the vector lanes (Farrar 2007;
+//      F across lanes by a prefix maximum instead of the lazy-F loop). The end cell is the first cell in row-major
+//      order with H == S, so the pass stops after the first row that reaches S, at its smallest such column. It keeps
+//      checkpoints: every K rows, that row's H and the next row's E; in every row, every `chunk` vectors, H left of
+//      the vector and F at it (for all lanes at once, one vector each).
+//   2. Traceback. From the end cell, tiles of at most K rows by a few vectors (all lanes) are recomputed from the
+//      checkpoints above and to the left of them, keeping H, E and F; the walk compares those values exactly as
+//      sw_traceback does and starts a new tile where it leaves one. Only tiles along the path are computed.
 //
-// Pass 1 costs about (query end + 1) x subject length cells, pass 2 about (alignment rows + K) x (subject end + 1).
-// Pairs whose checkpoints and block would not fit in traceback_options::memory_budget fall back to sw_traceback
-// (checkpointed, scalar) from the end cell pass 1 found; CPUs without AVX2 use sw_score + sw_traceback. Lanes: 8 bits
-// (pass 1 only) when S + max σ < 255, else 16 bits when S + max σ < 65535, else 32 bits; AVX-512BW where the CPU has
-// it, else AVX2, chosen at run time (the default binary runs on any x86-64 and builds without kernels elsewhere).
+// Pass 1 costs (query end + 1) x subject length cells; pass 2 a band of about K + chunk lanes' vectors around the
+// path. Pairs whose checkpoints would not fit in traceback_options::memory_budget (spacings double first) fall back
+// to sw_traceback (checkpointed, scalar) from the end cell pass 1 found; CPUs without AVX2 use sw_score +
+// sw_traceback. Lanes: 8 bits when S + max σ < 255, else 16 bits when S + max σ < 65535, else 32 bits; AVX-512BW
+// where the CPU has it, else AVX2, chosen at run time (the default binary runs on any x86-64 and builds without
+// kernels elsewhere).
 #pragma once
 
 #include <cstdint>

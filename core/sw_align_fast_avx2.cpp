@@ -146,9 +146,9 @@ struct avx2_i32 {
 std::optional<alignment> align_scored_avx2(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
                                            const scoring& sc, int score, const traceback_options& opt) {
     switch (lanes_for(sc, score)) {
-        case lane_bits::b8: return scored_aligner<avx2_i8, avx2_i8>(query, subject, sc).align(score, opt);
-        case lane_bits::b16: return scored_aligner<avx2_i16, avx2_i16>(query, subject, sc).align(score, opt);
-        default: return scored_aligner<avx2_i32, avx2_i32>(query, subject, sc).align(score, opt);
+        case lane_bits::b8: return scored_aligner<avx2_i8>(query, subject, sc).align(score, opt);
+        case lane_bits::b16: return scored_aligner<avx2_i16>(query, subject, sc).align(score, opt);
+        default: return scored_aligner<avx2_i32>(query, subject, sc).align(score, opt);
     }
 }
 

@@ -140,9 +140,9 @@ std::optional<alignment> align_scored_avx512bw(std::span<const std::uint8_t> que
                                                std::span<const std::uint8_t> subject, const scoring& sc, int score,
                                                const traceback_options& opt) {
     switch (lanes_for(sc, score)) {
-        case lane_bits::b8: return scored_aligner<avx512_i8, avx512_i8>(query, subject, sc).align(score, opt);
-        case lane_bits::b16: return scored_aligner<avx512_i16, avx512_i16>(query, subject, sc).align(score, opt);
-        default: return scored_aligner<avx512_i32, avx512_i32>(query, subject, sc).align(score, opt);
+        case lane_bits::b8: return scored_aligner<avx512_i8>(query, subject, sc).align(score, opt);
+        case lane_bits::b16: return scored_aligner<avx512_i16>(query, subject, sc).align(score, opt);
+        default: return scored_aligner<avx512_i32>(query, subject, sc).align(score, opt);
     }
 }
 

@@ -7,37 +7,40 @@
 // A lane type V provides: vec, elem, lanes; encode(int) / decode(elem) between scores and lane values (8-bit lanes
 // hold H - 128 and 16-bit lanes H - 32768, so that H = 0 is the type's minimum and a saturating add computes
 // max(0, H + σ)); clamps_at_zero (the lanes cannot hold values below H = 0); neg_inf (the lane value of E and F
-// outside the matrix); pad_score (σ of the padding columns); load, set1 (a raw lane value), adds / subs (saturating where the
-// type is narrow), max, any_gt, shift_zero / shift_neg (lane k takes lane k-1, lane 0 takes H = 0 / neg_inf),
-// shift_by(v, d) (lane k takes lane k-d, lanes below d take neg_inf; d a power of two below lanes), max_sub (the
-// largest constant subs takes), dead_decay (a decay that takes every lane value to H <= 0).
+// outside the matrix); pad_score (σ of the padding columns); load, set1 (a raw lane value), adds / subs (saturating
+// where the type is narrow), max, any_gt, shift_zero / shift_neg (lane k takes lane k-1, lane 0 takes H = 0 /
+// neg_inf), shift_by(v, d) (lane k takes lane k-d, lanes below d take neg_inf; d a power of two below lanes), max_sub
+// (the largest constant subs takes), dead_decay (a decay that takes every lane value to H <= 0).
 //
 // Lane values at or below H = 0 are interchangeable for E and F: H >= 0 hides them, and whatever grows from them stays
 // <= 0 (a positive E or F comes from a positive H through positive values only). So lanes that clamp E and F at 0
 // give exact H, and a traceback never visits an E or F state whose value is <= 0.
 //
-// Striped layout (Farrar 2007) of a row of width W: seg = ceil(W / lanes) vectors; column j is lane j / seg of vector
-// j % seg. Columns W.. (padding, the end of the last lanes) score pad_score against everything; no real column depends
-// on them (they all lie to the right of column W - 1).
+// Striped layout (Farrar 2007) of a row of n columns: seg = ceil(n / lanes) vectors; column j is lane j / seg of
+// vector j % seg. Columns n.. (padding, the end of the last lanes) score pad_score against everything; no real column
+// depends on them (they all lie to the right of column n - 1), and they never reach the score.
 //
-// One row, i = query residue, from the row above (hp: H[i-1], ein: E[i]) to hc: H[i], eout: E[i+1]:
-//   main sweep over the vectors, F carried inside each lane from vector s-1 to s, starting at -inf in vector 0;
-//   F across lanes: the F entering vector 0 of every lane (what the lanes to its left opened, decayed by e a column) by
-//   a prefix maximum over the lanes in log2(lanes) steps, then one sweep pushing it along while in some lane it
+// A row of pass 1, i = query residue, from the row above (hp: H[i-1], E[i] in place) to hc: H[i] and E[i+1]:
+//   main sweep over the vectors, F carried inside each lane from vector v-1 to v, starting at -inf in vector 0;
+//   F across lanes: the F entering vector 0 of every lane (what the lanes to its left opened, decayed by e a column)
+//   by a prefix maximum over the lanes in log2(lanes) steps, then one sweep pushing it along while in some lane it
 //   exceeds both H - (o + e) and 0 (only then can it change an H, an E of the next row, or a positive F after it),
 //   raising H and E. (Farrar's lazy-F loop instead passes F one lane per sweep: up to `lanes` sweeps per row in the
 //   shadow of a high-scoring alignment, where F stays positive for score/e columns.)
 // The prefix maximum is exact because F opened from an H that is itself F, F - (o + e), never beats F - e: the F
 // leaving lane k is the larger of what lane k opened in the main sweep and what entered it, seg·e lower.
-// After a row, H and E are exact. F is stored (when asked) as the main sweep's value raised by the second sweep; it
-// can be lower than the true F only at cells where F <= H - (o + e) or F <= 0, and the traceback is never in the F
-// state there (entering F needs F == H > 0; staying in F from the cell to the right needs F > 0 and F > H - (o + e),
+// After a row, H and E are exact. The F kept at column checkpoints is the main sweep's value raised by the second
+// sweep; it can be lower than the true F only where F <= H - (o + e) or F <= 0. A tile of pass 2 that starts from it
+// can then have such an F too, and the H, E and positive F it computes are still exact: the F that entered is
+// overtaken by the F opened from H at the next column, or never positive. The traceback is never in the F state at
+// such a cell (entering F needs F == H > 0; staying in F from the cell to the right needs F > 0 and F > H - (o + e),
 // or that cell's F would have been opened from this H, and opening is preferred).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -87,101 +90,207 @@ private:
 };
 
 struct workspace {
-    scratch prof1, rows1, saved, prof2, h2, e2, f2;
+    scratch prof, rows, saved, columns, tile;
     // Buffers beyond this many bytes in all are given back after the call that needed them.
     static constexpr std::size_t kept_bytes = std::size_t(16) << 20;
     void trim() {
         std::size_t total = 0;
-        for (auto* b : {&prof1, &rows1, &saved, &prof2, &h2, &e2, &f2}) total += b->capacity();
+        for (auto* b : {&prof, &rows, &saved, &columns, &tile}) total += b->capacity();
         if (total > kept_bytes)
-            for (auto* b : {&prof1, &rows1, &saved, &prof2, &h2, &e2, &f2}) b->release();
+            for (auto* b : {&prof, &rows, &saved, &columns, &tile}) b->release();
     }
 };
 
-// One lane type's share of the work: the profile and the rows.
+// Both passes over one lane type V.
 template <class V>
-struct striped {
+class scored_aligner {
+public:
     using vec = typename V::vec;
     using T = typename V::elem;
     static constexpr std::size_t L = V::lanes;
 
-    vec zero, neg_inf, open_extend, extend;
-    int extend_cost;
+    scored_aligner(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc)
+        : q_(query), s_(subject), sc_(sc), zero_(V::set1(V::encode(0))), neg_inf_(V::set1(V::neg_inf)),
+          open_extend_(V::set1(sc.gaps.first())), extend_(V::set1(sc.gaps.extend)), extend_cost_(sc.gaps.extend) {
+        for (const auto a : q_) used_[a] = true;
+    }
 
-    explicit striped(const scoring& sc)
-        : zero(V::set1(V::encode(0))), neg_inf(V::set1(V::neg_inf)), open_extend(V::set1(sc.gaps.first())),
-          extend(V::set1(sc.gaps.extend)), extend_cost(sc.gaps.extend) {}
+    std::optional<alignment> align(int score, const traceback_options& opt) const {
+        const std::size_t m = q_.size(), n = s_.size();
+        const std::size_t seg = (n + L - 1) / L, row = seg * L;
 
-    static std::size_t segments(std::size_t width) { return (width + L - 1) / L; }
+        // Row checkpoints every K rows, column checkpoints every `chunk` vectors of every row, and one tile, within
+        // the budget: both spacings double until they fit (or the pair goes to sw_traceback).
+        std::size_t K = 32, chunk = 16;
+        const auto footprint = [&](std::size_t k, std::size_t c) {
+            const std::size_t columns = (seg + c - 1) / c;
+            return ((m / k) * 2 * row + m * 2 * columns * L + 3 * (k + 1) * (k + c) * L) * sizeof(T);
+        };
+        while (footprint(K, chunk) > opt.memory_budget && (K < m || chunk < seg)) {
+            K *= 2;
+            chunk *= 2;
+        }
+        const bool checkpoints = footprint(K, chunk) <= opt.memory_budget;
+        const std::size_t columns = (seg + chunk - 1) / chunk;
 
-    // prof[a * seg + v] = σ(a, subject columns of vector v), for the letters a marked in `used`.
-    static void build_profile(std::span<const std::uint8_t> subject, std::size_t width, std::size_t seg,
-                              const scoring& sc, const bool* used, vec* prof) {
+        thread_local workspace ws;
+        struct trim_on_return {
+            workspace& w;
+            ~trim_on_return() { w.trim(); }
+        } trim{ws};
+
+        // Pass 1: rows until the first that reaches `score`.
+        vec* prof = reinterpret_cast<vec*>(ws.prof.get<T>(substitution_matrix::max_letters * row));
+        build_profile(n, seg, prof);
+        T* hp = ws.rows.get<T>(3 * row);
+        T* hc = hp + row;
+        T* e = hc + row;
+        std::fill(hp, hp + row, V::encode(0));
+        std::fill(e, e + row, static_cast<T>(V::neg_inf));
+        // Row checkpoint c: H of row (c+1)K-1, then E of row (c+1)K. Column checkpoints of row i: `columns` vectors
+        // of H left of each chunk's first vector, then `columns` vectors of F at it.
+        T* const rows_saved = checkpoints ? ws.saved.get<T>(m / K * 2 * row) : nullptr;
+        vec* const cols_saved = checkpoints ? reinterpret_cast<vec*>(ws.columns.get<T>(m * 2 * columns * L)) : nullptr;
+        std::size_t n_saved = 0;
+
+        sw_end end;
+        const vec target = V::set1(V::encode(score - 1));
+        std::size_t to_checkpoint = K;  // rows to the next checkpoint (a division per row costs like a short row)
+        for (std::size_t i = 0; i < m; ++i) {
+            vec* col = checkpoints ? cols_saved + i * 2 * columns : nullptr;
+            const vec vmax = end_row(prof + q_[i] * seg, seg, reinterpret_cast<const vec*>(hp),
+                                     reinterpret_cast<vec*>(hc), reinterpret_cast<vec*>(e), chunk, col,
+                                     col ? col + columns : nullptr);
+            if (V::any_gt(vmax, target)) {
+                std::size_t best = n;
+                for (std::size_t x = 0; x < row; ++x) {
+                    const int h = V::decode(hc[x]);
+                    if (h > score) return std::nullopt;
+                    if (h == score) best = std::min(best, (x % L) * seg + x / L);
+                }
+                if (best >= n) return std::nullopt;
+                end = {score, static_cast<std::int64_t>(i), static_cast<std::int64_t>(best)};
+                break;
+            }
+            if (--to_checkpoint == 0) {
+                to_checkpoint = K;
+                if (checkpoints) {
+                    std::copy(hc, hc + row, rows_saved + n_saved * 2 * row);
+                    std::copy(e, e + row, rows_saved + n_saved * 2 * row + row);
+                    ++n_saved;
+                }
+            }
+            std::swap(hp, hc);
+        }
+        if (end.score != score) return std::nullopt;
+        if (!checkpoints) return sw_traceback(q_, s_, sc_, end, opt);
+        return traceback(end, {prof, seg, K, chunk, columns, rows_saved, cols_saved}, ws);
+    }
+
+private:
+    // prof[a * seg + v] = σ(a, subject columns of vector v), for the query's letters a.
+    void build_profile(std::size_t width, std::size_t seg, vec* prof) const {
         alignas(64) T lane[L];
-        const std::int8_t* table = sc.matrix.table().data();
+        const std::int8_t* table = sc_.matrix.table().data();
         for (std::size_t a = 0; a < substitution_matrix::max_letters; ++a) {
-            if (!used[a]) continue;
+            if (!used_[a]) continue;
             const std::int8_t* row = table + a * substitution_matrix::max_letters;
             for (std::size_t v = 0; v < seg; ++v) {
                 for (std::size_t k = 0; k < L; ++k) {
                     const std::size_t j = k * seg + v;
-                    lane[k] = j < width ? static_cast<T>(row[subject[j]]) : static_cast<T>(V::pad_score);
+                    lane[k] = j < width ? static_cast<T>(row[s_[j]]) : static_cast<T>(V::pad_score);
                 }
                 prof[a * seg + v] = V::load(lane);
             }
         }
     }
 
-    // One row (see the file comment). ein may equal eout when f is null. Returns the lane-wise maximum of H when
-    // Max is set.
-    template <bool Max>
-    vec row(const vec* prof, std::size_t seg, const vec* hp, vec* hc, const vec* ein, vec* eout, vec* f) const {
-        vec vf = neg_inf, vmax = zero;
+    // One row of pass 1 (see the file comment); ein == eout. Returns the lane-wise maximum of H. When col_h is not
+    // null, also the row's column checkpoints: for chunk c (vectors c·chunk..), col_f[c] = F at its first vector and
+    // col_h[c] = H left of it (the vector before, or for c = 0 the last vector one lane up, H = 0 entering lane 0).
+    vec end_row(const vec* prof, std::size_t seg, const vec* hp, vec* hc, vec* e_io, std::size_t chunk, vec* col_h,
+                vec* col_f) const {
+        vec vf = neg_inf_, vmax = zero_;
         vec vh = V::shift_zero(hp[seg - 1]);  // H[i-1][j-1] for vector 0
-        for (std::size_t v = 0; v < seg; ++v) {
-            vh = V::adds(vh, prof[v]);
-            if constexpr (!V::clamps_at_zero) vh = V::max(vh, zero);
-            const vec e = ein[v];
-            vh = V::max(vh, V::max(e, vf));
-            if constexpr (Max) vmax = V::max(vmax, vh);
-            hc[v] = vh;
-            if (f) f[v] = vf;
-            const vec opened = V::subs(vh, open_extend);
-            eout[v] = V::max(V::subs(e, extend), opened);
-            vf = V::max(V::subs(vf, extend), opened);
-            vh = hp[v];
+        for (std::size_t v0 = 0, c = 0; v0 < seg; v0 += chunk, ++c) {
+            if (col_f && c > 0) col_f[c] = vf;
+            const std::size_t v1 = std::min(v0 + chunk, seg);
+            for (std::size_t v = v0; v < v1; ++v) {
+                vh = V::adds(vh, prof[v]);
+                if constexpr (!V::clamps_at_zero) vh = V::max(vh, zero_);
+                const vec e = e_io[v];
+                vh = V::max(vh, V::max(e, vf));
+                vmax = V::max(vmax, vh);
+                hc[v] = vh;
+                const vec opened = V::subs(vh, open_extend_);
+                e_io[v] = V::max(V::subs(e, extend_), opened);
+                vf = V::max(V::subs(vf, extend_), opened);
+                vh = hp[v];
+            }
         }
         // The F entering vector 0 of lane k is the F leaving lane k-1: the larger of what lane k-1 opened (vf after
         // the main sweep) and what entered lane k-1, seg·e lower. First the common case: with only lane k-1's own F,
         // no lane's F matters at vector 0; then none does anywhere (by induction over the lanes).
         vf = V::shift_neg(vf);
-        if (!V::any_gt(vf, matters(hc[0]))) return vmax;
-        // Otherwise the exact entering F of every lane, a prefix maximum over the lanes with decay (Hillis-Steele:
-        // after the step of distance d, lane k has seen lanes k-2d+1..k-1), then one sweep that stops where no lane's
-        // F matters any more (past that point, no F behind it does either).
-        for (std::size_t d = 1; d < L; d *= 2) {
-            const long decay = static_cast<long>(d * seg) * static_cast<long>(extend_cost);
-            if (decay >= V::dead_decay) break;  // lanes d or more away bring F <= 0 only
-            vf = V::max(vf, sub_wide(V::shift_by(vf, d), decay));
+        if (V::any_gt(vf, matters(hc[0]))) {
+            // Otherwise the exact entering F of every lane, a prefix maximum over the lanes with decay (Hillis-Steele:
+            // after the step of distance d, lane k has seen lanes k-2d+1..k-1), then one sweep that stops where no
+            // lane's F matters any more (past that point, no F behind it does either).
+            for (std::size_t d = 1; d < L; d *= 2) {
+                const long decay = static_cast<long>(d * seg) * extend_cost_;
+                if (decay >= V::dead_decay) break;  // lanes d or more away bring F <= 0 only
+                vf = V::max(vf, sub_wide(V::shift_by(vf, d), decay));
+            }
+            const vec entering = vf;
+            std::size_t swept = 0;
+            for (; swept < seg; ++swept) {
+                vec h = hc[swept];
+                if (!V::any_gt(vf, matters(h))) break;
+                h = V::max(h, vf);
+                hc[swept] = h;
+                vmax = V::max(vmax, h);
+                e_io[swept] = V::max(e_io[swept], V::subs(h, open_extend_));
+                vf = V::max(V::subs(vf, extend_), neg_inf_);
+            }
+            vf = entering;
+            // F at the chunks' first vectors that the sweep reached: raised by what entered, v·e lower.
+            for (std::size_t c = 1; col_f && c * chunk < swept; ++c) {
+                const long decay = static_cast<long>(c * chunk) * extend_cost_;
+                if (decay >= V::dead_decay) break;
+                col_f[c] = V::max(col_f[c], sub_wide(entering, decay));
+            }
         }
-        for (std::size_t v = 0; v < seg; ++v) {
-            vec h = hc[v];
-            if (!V::any_gt(vf, matters(h))) break;
-            h = V::max(h, vf);
-            hc[v] = h;
-            if constexpr (Max) vmax = V::max(vmax, h);
-            eout[v] = V::max(eout[v], V::subs(h, open_extend));
-            if (f) f[v] = V::max(f[v], vf);
-            vf = V::max(V::subs(vf, extend), neg_inf);
+        if (col_h) {
+            col_f[0] = vf;
+            col_h[0] = V::shift_zero(hc[seg - 1]);
+            for (std::size_t c = 1; c * chunk < seg; ++c) col_h[c] = hc[c * chunk - 1];
         }
         return vmax;
     }
 
+    // One row of a tile of pass 2: vectors v0..v0+nv-1 of the pass-1 layout, all lanes, each lane entered from the
+    // left with the column checkpoint (diag: H of the row above, left of v0; vf: F at v0), so no F crosses lanes.
+    void tile_row(const vec* prof, std::size_t nv, vec diag, vec vf, const vec* hp, vec* hc, const vec* ein,
+                  vec* eout, vec* f) const {
+        for (std::size_t v = 0; v < nv; ++v) {
+            vec vh = V::adds(diag, prof[v]);
+            if constexpr (!V::clamps_at_zero) vh = V::max(vh, zero_);
+            const vec e = ein[v];
+            vh = V::max(vh, V::max(e, vf));
+            hc[v] = vh;
+            f[v] = vf;
+            const vec opened = V::subs(vh, open_extend_);
+            eout[v] = V::max(V::subs(e, extend_), opened);
+            vf = V::max(V::subs(vf, extend_), opened);
+            diag = hp[v];
+        }
+    }
+
     // An F at or below H - (o + e), or at or below 0, changes nothing from here on.
     vec matters(vec h) const {
-        const vec opened = V::subs(h, open_extend);
+        const vec opened = V::subs(h, open_extend_);
         if constexpr (V::clamps_at_zero) return opened;
-        else return V::max(opened, zero);
+        else return V::max(opened, zero_);
     }
 
     // x - decay for a decay below V::dead_decay, which may exceed what one saturating subtraction takes.
@@ -192,171 +301,95 @@ struct striped {
         }
         return V::subs(x, V::set1(static_cast<int>(decay)));
     }
-};
 
-// Pass 1 with lane type V1, pass 2 with V2 (the same width here; kept apart so a pass could use other lanes).
-template <class V1, class V2>
-class scored_aligner {
-public:
-    static constexpr std::size_t block_rows = 32;  // rows between checkpoints (more when the budget asks)
+    struct pass1_result {
+        const vec* prof;
+        std::size_t seg, K, chunk, columns;
+        const T* rows_saved;
+        const vec* cols_saved;
+    };
 
-    scored_aligner(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc)
-        : q_(query), s_(subject), sc_(sc), p1_(sc), p2_(sc) {
-        for (const auto a : q_) used_[a] = true;
-    }
-
-    std::optional<alignment> align(int score, const traceback_options& opt) const {
-        using vec1 = typename V1::vec;
-        using T1 = typename V1::elem;
-        constexpr std::size_t L1 = V1::lanes;
-        const std::size_t m = q_.size(), n = s_.size();
-        const std::size_t seg1 = p1_.segments(n), row1 = seg1 * L1;
-
-        thread_local workspace ws;
-        struct trim_on_return {
-            workspace& w;
-            ~trim_on_return() { w.trim(); }
-        } trim{ws};
-
-        // Pass 1: rows until the first that reaches `score`, checkpoints every K rows.
-        auto* prof1 = reinterpret_cast<vec1*>(ws.prof1.get<T1>(substitution_matrix::max_letters * row1));
-        p1_.build_profile(s_, n, seg1, sc_, used_, prof1);
-        T1* hp = ws.rows1.get<T1>(3 * row1);
-        T1* hc = hp + row1;
-        T1* e1 = hc + row1;
-        std::fill(hp, hp + row1, V1::encode(0));
-        std::fill(e1, e1 + row1, static_cast<T1>(V1::neg_inf));
-
-        // K rows per block: the checkpoints (2 rows each) and one block's H, E and F within the budget.
-        const std::size_t row2 = striped<V2>::segments(n) * V2::lanes;
-        const auto footprint = [&](std::size_t k) {
-            return (m / k) * 2 * row1 * sizeof(T1) + 3 * (k + 1) * row2 * sizeof(typename V2::elem);
-        };
-        std::size_t K = std::min(block_rows, m);
-        while (K < m && footprint(K) > opt.memory_budget) K = std::min(2 * K, m);
-        const bool checkpoints = footprint(K) <= opt.memory_budget;
-        // Checkpoint c: H of row (c+1)K-1, then E of row (c+1)K.
-        T1* const saved = checkpoints ? ws.saved.get<T1>(m / K * 2 * row1) : nullptr;
-        std::size_t n_saved = 0;
-
-        sw_end end;
-        const vec1 target = V1::set1(V1::encode(score - 1));
-        std::size_t to_checkpoint = K;  // rows to the next checkpoint (a division per row costs like a short row)
-        for (std::size_t i = 0; i < m; ++i) {
-            auto* e = reinterpret_cast<vec1*>(e1);
-            const vec1 vmax = p1_.template row<true>(prof1 + q_[i] * seg1, seg1, reinterpret_cast<const vec1*>(hp),
-                                                     reinterpret_cast<vec1*>(hc), e, e, nullptr);
-            if (V1::any_gt(vmax, target)) {
-                std::size_t best = n;
-                for (std::size_t x = 0; x < row1; ++x) {
-                    const int h = V1::decode(hc[x]);
-                    if (h > score) return std::nullopt;
-                    if (h == score) best = std::min(best, (x % L1) * seg1 + x / L1);
-                }
-                if (best >= n) return std::nullopt;
-                end = {score, static_cast<std::int64_t>(i), static_cast<std::int64_t>(best)};
-                break;
-            }
-            if (--to_checkpoint == 0) {
-                to_checkpoint = K;
-                if (checkpoints) {
-                    std::copy(hc, hc + row1, saved + n_saved * 2 * row1);
-                    std::copy(e1, e1 + row1, saved + n_saved * 2 * row1 + row1);
-                    ++n_saved;
-                }
-            }
-            std::swap(hp, hc);
-        }
-        if (end.score != score) return std::nullopt;
-        if (!checkpoints) return sw_traceback(q_, s_, sc_, end, opt);
-        return traceback(end, K, saved, seg1, ws);
-    }
-
-private:
-    // Pass 2: blocks from the end cell's upwards. Each block's rows are recomputed over columns 0..j (the walk's
-    // column when it enters the block) from the checkpoint above, keeping every row's H, E and F; the walk then reads
-    // the values it compares, as sw_traceback does.
-    alignment traceback(const sw_end& end, std::size_t K, const typename V1::elem* saved, std::size_t seg1,
-                        workspace& ws) const {
-        using vec = typename V2::vec;
-        using T = typename V2::elem;
-        constexpr std::size_t L = V2::lanes;
-        const std::size_t row1 = seg1 * V1::lanes;
+    // Pass 2: tiles from the end cell's upwards and leftwards. A tile is rows r0..r1 (r0 a multiple of K, r1 the
+    // walk's row) by vectors v0..v1 of the pass-1 layout (v0 a multiple of chunk, v1 the walk's vector), all lanes;
+    // its top comes from the row checkpoint above (or the matrix edge), its left from the column checkpoints. It keeps
+    // H, E and F of every cell; the walk reads the values it compares, as sw_traceback does, and a new tile starts
+    // where the walk leaves this one (upwards, or leftwards out of v0..v1 in its lane).
+    alignment traceback(const sw_end& end, const pass1_result& p, workspace& ws) const {
         const int oe = sc_.gaps.first();
+        const std::size_t seg = p.seg, row = seg * L;
         std::int64_t i = end.query_end, j = end.subject_end;
+        std::size_t lane = static_cast<std::size_t>(j) / seg, v = static_cast<std::size_t>(j) % seg;
         char state = 'H';
         bool stopped = false;
         std::vector<char> rev;
-        std::size_t width = 0, seg = 0, rowb = 0;
-        // hb: H of rows r0-1..r1; eb: E of rows r0..r1+1; fb: F of rows r0..r1.
-        vec* prof = nullptr;
-        T *hb = nullptr, *eb = nullptr, *fb = nullptr;
+        const std::size_t max_nv = p.K + p.chunk;
+        vec* th = reinterpret_cast<vec*>(ws.tile.get<T>(3 * (p.K + 1) * max_nv * L));
+        vec* te = th + (p.K + 1) * max_nv;
+        vec* tf = te + (p.K + 1) * max_nv;
+        const auto lane_value = [&](const vec* x) {  // memcpy: x may be a vector object, not an array of T
+            T value;
+            std::memcpy(&value, reinterpret_cast<const unsigned char*>(x) + lane * sizeof(T), sizeof(T));
+            return V::decode(value);
+        };
         while (!stopped) {
-            const auto r0 = static_cast<std::size_t>(i) / K * K, r1 = static_cast<std::size_t>(i);
-            const auto need = static_cast<std::size_t>(j) + 1;
-            if (width == 0 || 4 * need <= 3 * width) {  // narrower by a quarter: restripe to the new width
-                width = need;
-                seg = p2_.segments(width);
-                rowb = seg * L;
-                prof = reinterpret_cast<vec*>(ws.prof2.get<T>(substitution_matrix::max_letters * rowb));
-                p2_.build_profile(s_, width, seg, sc_, used_, prof);
-                hb = ws.h2.get<T>((K + 1) * rowb);
-                eb = ws.e2.get<T>((K + 1) * rowb);
-                fb = ws.f2.get<T>(K * rowb);
+            const std::size_t r0 = static_cast<std::size_t>(i) / p.K * p.K, r1 = static_cast<std::size_t>(i);
+            // Wide enough for about a diagonal walk from (i, v) to r0.
+            const std::size_t rows = r1 - r0;
+            const std::size_t c0 = (v > rows ? v - rows : 0) / p.chunk, v0 = c0 * p.chunk, v1 = v, nv = v1 - v0 + 1;
+            // (Plain loops: std::fill and std::copy on vectors would be instantiated outside this file's target.)
+            const auto* saved =
+                r0 == 0 ? nullptr : reinterpret_cast<const vec*>(p.rows_saved + (r0 / p.K - 1) * 2 * row);
+            for (std::size_t x = 0; x < nv; ++x) {
+                th[x] = saved ? saved[v0 + x] : zero_;
+                te[x] = saved ? saved[seg + v0 + x] : neg_inf_;
             }
-            if (r0 == 0) {
-                std::fill(hb, hb + rowb, V2::encode(0));
-                std::fill(eb, eb + rowb, static_cast<T>(V2::neg_inf));
-            } else {
-                const auto* cp = saved + (r0 / K - 1) * 2 * row1;
-                restripe(cp, seg1, hb, width, seg, V2::encode(0));
-                restripe(cp + row1, seg1, eb, width, seg, static_cast<T>(V2::neg_inf));
-            }
-            vec* hv = reinterpret_cast<vec*>(hb);
-            vec* ev = reinterpret_cast<vec*>(eb);
-            vec* fv = reinterpret_cast<vec*>(fb);
+            // The column checkpoint of chunk c0 in row r: H left of v0, F at v0.
+            const auto col_h = [&](std::size_t r) { return p.cols_saved[r * 2 * p.columns + c0]; };
+            const auto col_f = [&](std::size_t r) { return p.cols_saved[r * 2 * p.columns + p.columns + c0]; };
             for (std::size_t r = r0; r <= r1; ++r) {
                 const std::size_t k = r - r0;
-                p2_.template row<false>(prof + q_[r] * seg, seg, hv + k * seg, hv + (k + 1) * seg,
-                                        ev + k * seg, ev + (k + 1) * seg, fv + k * seg);
+                tile_row(p.prof + q_[r] * seg + v0, nv, r == 0 ? zero_ : col_h(r - 1), col_f(r), th + k * nv,
+                         th + (k + 1) * nv, te + k * nv, te + (k + 1) * nv, tf + k * nv);
             }
 
-            // Row i's H is row i - r0 + 1 of hb (row 0: the row above the block); column -1 is H = 0.
+            // Row i's H is row i - r0 + 1 of th (row 0: the row above the tile); column v0 - 1 is the checkpoint.
             const auto top = static_cast<std::int64_t>(r0);
-            const auto cell = [&](std::int64_t row, std::int64_t col) {
-                const auto c = static_cast<std::size_t>(col);
-                return static_cast<std::size_t>(row) * rowb + (c % seg) * L + c / seg;
+            const auto H = [&](std::int64_t row_i, std::size_t at) -> int {  // at: vector, >= v0 - 1
+                if (row_i < 0) return 0;
+                if (at + 1 == v0) {
+                    const vec left = col_h(static_cast<std::size_t>(row_i));
+                    return lane_value(&left);
+                }
+                return lane_value(th + static_cast<std::size_t>(row_i - top + 1) * nv + (at - v0));
             };
-            const auto H = [&](std::int64_t row, std::int64_t col) {
-                return col < 0 ? 0 : V2::decode(hb[cell(row - top + 1, col)]);
-            };
-            while (i >= top) {
+            while (i >= top && v >= v0 && v <= v1) {
+                const std::size_t at = static_cast<std::size_t>(i - top) * nv + (v - v0);
                 if (state == 'H') {
-                    const int h = H(i, j);
+                    const int h = H(i, v);
                     if (h == 0) {
                         stopped = true;
                         break;
                     }
                     const auto qi = q_[static_cast<std::size_t>(i)], sj = s_[static_cast<std::size_t>(j)];
-                    if (h == H(i - 1, j - 1) + sc_.matrix.score(qi, sj)) {
+                    if (h == H(i - 1, v - 1) + sc_.matrix.score(qi, sj)) {
                         rev.push_back('M');
                         --i;
-                        --j;
-                        if (i < 0 || j < 0) {
+                        if (!step_left(j, lane, v, seg) || i < 0) {
                             stopped = true;
                             break;
                         }
                     } else {
-                        state = h == V2::decode(eb[cell(i - top, j)]) ? 'E' : 'F';
+                        state = h == lane_value(te + at) ? 'E' : 'F';
                     }
                 } else if (state == 'E') {
                     rev.push_back('I');
-                    if (V2::decode(eb[cell(i - top, j)]) == H(i - 1, j) - oe) state = 'H';
+                    if (lane_value(te + at) == H(i - 1, v) - oe) state = 'H';
                     if (--i < 0) throw runtime_failure("internal error: traceback ran past the first row");
                 } else {
                     rev.push_back('D');
-                    if (V2::decode(fb[cell(i - top, j)]) == H(i, j - 1) - oe) state = 'H';
-                    if (--j < 0) throw runtime_failure("internal error: traceback ran past the first column");
+                    if (lane_value(tf + at) == H(i, v - 1) - oe) state = 'H';
+                    if (!step_left(j, lane, v, seg))
+                        throw runtime_failure("internal error: traceback ran past the first column");
                 }
             }
         }
@@ -374,22 +407,23 @@ private:
         return a;
     }
 
-    // A pass-1 row (seg_from vectors of V1) as a pass-2 row of width w_to (seg_to vectors of V2), padded with fill.
-    // Values at or below H = 0 may come out as 0 where V1 clamps them, which changes nothing (see the file comment).
-    static void restripe(const typename V1::elem* from, std::size_t seg_from, typename V2::elem* to, std::size_t w_to,
-                         std::size_t seg_to, typename V2::elem fill) {
-        for (std::size_t v = 0; v < seg_to; ++v)
-            for (std::size_t k = 0; k < V2::lanes; ++k) {
-                const std::size_t j = k * seg_to + v;
-                to[v * V2::lanes + k] =
-                    j < w_to ? V2::encode(V1::decode(from[(j % seg_from) * V1::lanes + j / seg_from])) : fill;
-            }
+    // Column j - 1 in the striped layout; false (j = -1) when j was 0.
+    static bool step_left(std::int64_t& j, std::size_t& lane, std::size_t& v, std::size_t seg) {
+        --j;
+        if (j < 0) return false;
+        if (v > 0) {
+            --v;
+        } else {
+            --lane;
+            v = seg - 1;
+        }
+        return true;
     }
 
     std::span<const std::uint8_t> q_, s_;
     const scoring& sc_;
-    striped<V1> p1_;
-    striped<V2> p2_;
+    vec zero_, neg_inf_, open_extend_, extend_;
+    long extend_cost_;
     bool used_[substitution_matrix::max_letters] = {};
 };
 

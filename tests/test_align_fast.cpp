@@ -27,15 +27,18 @@ scoring dna_scoring(int match, int mismatch, int open, int extend) {
 
 std::vector<align_isa> isas() { return available_align_isas(); }
 
-// The alignment of every instruction set, given the true score, equals sw_align.
-void require_same_as_sw_align(const codes& q, const codes& s, const scoring& sc, const traceback_options& opt = {}) {
+// The alignment of every instruction set, given the true score, equals sw_align (under each memory budget).
+void require_same_as_sw_align(const codes& q, const codes& s, const scoring& sc,
+                              const std::vector<traceback_options>& options = {traceback_options{}}) {
     const alignment want = sw_align(q, s, sc);
-    for (const auto isa : isas()) {
-        INFO("isa " << align_isa_name(isa) << " lengths " << q.size() << " x " << s.size() << " score " << want.score);
-        const auto got = sw_align_scored(q, s, sc, want.score, opt, isa);
-        REQUIRE(got.has_value());
-        REQUIRE(*got == want);
-    }
+    for (const auto& opt : options)
+        for (const auto isa : isas()) {
+            INFO("isa " << align_isa_name(isa) << " lengths " << q.size() << " x " << s.size() << " score "
+                        << want.score << " budget " << opt.memory_budget);
+            const auto got = sw_align_scored(q, s, sc, want.score, opt, isa);
+            REQUIRE(got.has_value());
+            REQUIRE(*got == want);
+        }
 }
 
 }  // namespace
@@ -80,10 +83,14 @@ TEST_CASE("scored alignment: length 1, long gaps, all-identical letters, scores 
         std::mt19937_64 rng(3);
         for (int k = 0; k < 20; ++k) {
             const auto a = random_sequence(rng, 300 + rng() % 700, protein20, m);
-            auto b = a;
-            b.erase(b.begin() + 50, b.begin() + 50 + 20 + rng() % 200);                 // gap in the subject
+            // b = a[0, 50) + a[50 + cut, end - 40) + inserted + a[end - 40, end): a gap in each sequence.
+            const std::size_t cut = 20 + rng() % 200;
             const auto ins = random_sequence(rng, 30 + rng() % 300, protein20, m);
-            b.insert(b.end() - 40, ins.begin(), ins.end());                              // gap in the query
+            codes b;
+            for (std::size_t x = 0; x < a.size(); ++x) {
+                if (x == a.size() - 40) b.insert(b.end(), ins.begin(), ins.end());
+                if (x < 50 || x >= 50 + cut) b.push_back(a[x]);
+            }
             require_same_as_sw_align(a, b, sc);
             require_same_as_sw_align(b, a, sc);
         }
@@ -104,16 +111,42 @@ TEST_CASE("scored alignment: length 1, long gaps, all-identical letters, scores 
     }
 }
 
+TEST_CASE("scored alignment equals sw_align on long related pairs (tracebacks across many blocks and lanes)",
+          "[alignfast]") {
+    std::mt19937_64 rng(77);
+    const auto protein = protein_scoring("BLOSUM62", 11, 1);
+    const auto dna = dna_scoring(2, -3, 5, 2);
+    for (int k = 0; k < 18; ++k) {
+        const bool is_dna = k % 3 == 2;
+        const auto& sc = is_dna ? dna : protein;
+        const auto& alphabet = is_dna ? dna4 : protein20;
+        // A related core (substitutions, short and long indels) inside unrelated flanks of different lengths, so
+        // that the alignment starts and ends away from the matrix edges.
+        const auto core = random_sequence(rng, 1500 + rng() % 2500, alphabet, sc.matrix);
+        auto q = random_sequence(rng, rng() % 800, alphabet, sc.matrix);
+        auto s = random_sequence(rng, rng() % 800, alphabet, sc.matrix);
+        const auto relative = mutate(rng, core, 0.15 + 0.1 * (k % 4), 6, k % 2 ? 80 : 8, alphabet, sc.matrix);
+        q.insert(q.end(), core.begin(), core.end());
+        s.insert(s.end(), relative.begin(), relative.end());
+        const auto tail = random_sequence(rng, rng() % 600, alphabet, sc.matrix);
+        s.insert(s.end(), tail.begin(), tail.end());
+        INFO("pair " << k);
+        require_same_as_sw_align(q, s, sc);
+    }
+}
+
 TEST_CASE("scored alignment under tight memory budgets equals sw_align", "[alignfast]") {
     std::mt19937_64 rng(8);
     const auto sc = protein_scoring("BLOSUM62", 11, 1);
-    for (int k = 0; k < 60; ++k) {
+    // 0 and 4000 bytes: no room for checkpoints (sw_traceback from pass 1's end cell); the others: wider spacings.
+    std::vector<traceback_options> budgets;
+    for (std::size_t budget : {std::size_t(0), std::size_t(4000), std::size_t(60000), std::size_t(400000)})
+        budgets.push_back({.memory_budget = budget});
+    for (int k = 0; k < 25; ++k) {
         const auto a = random_sequence(rng, 200 + rng() % 1500, protein20, sc.matrix);
         const auto b = mutate(rng, a, 0.2, 3, 40, protein20, sc.matrix);
-        for (std::size_t budget : {std::size_t(0), std::size_t(4000), std::size_t(60000), std::size_t(400000)}) {
-            INFO("pair " << k << " budget " << budget);
-            require_same_as_sw_align(a, b, sc, {.memory_budget = budget});
-        }
+        INFO("pair " << k);
+        require_same_as_sw_align(a, b, sc, budgets);
     }
 }
 
