@@ -269,14 +269,24 @@ struct block_scan {
     // `sm.warp_total` must not be rewritten until every thread has returned from here; one warp needs no shared memory.
     __device__ __forceinline__ static elem scan(const Alg& alg, const powers& pw, const elem (&el)[SUBS][CPT],
                                                 elem (&before)[SUBS], storage& sm) {
-        using namespace scan_detail;
         elem c[SUBS];
 #pragma unroll
-        for (int s = 0; s < SUBS; ++s) {  // thread: the chunk composite, sequentially
-            c[s] = el[s][0];
+        for (int s = 0; s < SUBS; ++s) c[s] = chunk_composite(alg, pw, el[s]);
+        return scan_chunks(alg, pw, c, before, sm);
+    }
+
+    // Thread level: the composite of one chunk, sequentially.
+    __device__ __forceinline__ static elem chunk_composite(const Alg& alg, const powers& pw, const elem (&chunk)[CPT]) {
+        elem c = chunk[0];
 #pragma unroll
-            for (int e = 1; e < CPT; ++e) c[s] = alg.combine(c[s], el[s][e], pw.one);
-        }
+        for (int e = 1; e < CPT; ++e) c = alg.combine(c, chunk[e], pw.one);
+        return c;
+    }
+
+    // scan() from the chunk composites c[s] on (c is overwritten); same outputs, barrier and rules.
+    __device__ __forceinline__ static elem scan_chunks(const Alg& alg, const powers& pw, elem (&c)[SUBS],
+                                                       elem (&before)[SUBS], storage& sm) {
+        using namespace scan_detail;
 #pragma unroll
         for (int k = 0; k < 5; ++k) {  // warp: inclusive Hillis-Steele over lanes, SUBS scans interleaved
             const int d = 1 << k;
@@ -764,24 +774,211 @@ __global__ void __launch_bounds__(THREADS) weighted_scan_persistent_kernel(const
     }
 }
 
+// Bulk-copy staging (sm_90): the copy engine moves whole tiles from device memory into shared memory and signals an
+// mbarrier with the bytes delivered; no registers are held by loads in flight.
+namespace scan_detail {
+
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbarrier_init(unsigned long long* bar, unsigned arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(arrivals) : "memory");
+}
+__device__ __forceinline__ void mbarrier_init_fence() {
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// One arrival that also announces `bytes` of transactions the phase must see before it completes.
+__device__ __forceinline__ void mbarrier_expect_bytes(unsigned long long* bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait(unsigned long long* bar, unsigned parity) {
+    asm volatile(
+        "{\n"
+        ".reg .pred done;\n"
+        "WAIT:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT;\n"
+        "}\n" ::"r"(shared_address(bar)),
+        "r"(parity)
+        : "memory");
+}
+// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global `src` to shared `dst`; completes on `bar`.
+__device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     shared_address(dst)),
+                 "l"(src), "r"(bytes), "r"(shared_address(bar))
+                 : "memory");
+}
+
+}  // namespace scan_detail
+
+// One tile per block (tile order: blockIdx.x, as weighted_scan_kernel without Ticket), its inputs moved into shared
+// memory by one bulk copy, so the bytes a block keeps in flight live in shared memory instead of registers: with few
+// registers per thread more blocks, hence more tiles, are in flight per SM. Threads hold only chunk composites; they
+// read their chunks from shared memory twice (composites, then outputs). Protocol: thread 0 initialises the mbarrier,
+// announces the tile's bytes and starts the copies; the barrier below publishes the initialised mbarrier; everyone
+// waits on phase 0. A tile that is partial or not 16-byte aligned is copied into shared memory by the threads instead
+// (padded with the identity, which only follows real cells and changes no output), published by the same barrier.
+template <class Alg, int THREADS, int CPT, int SUBS, int MinBlocks, bool WarpFirst>
+__global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_staged_kernel(const scan_arguments<Alg> args) {
+    using namespace scan_detail;
+    using st = scan_tile<Alg, THREADS, CPT, SUBS>;
+    using bs = typename st::bs;
+    using elem = typename Alg::elem;
+    using value = typename Alg::value;
+    constexpr unsigned tile_bytes = static_cast<unsigned>(bs::tile * sizeof(value));
+    static_assert(tile_bytes % 16 == 0);
+    extern __shared__ __align__(128) unsigned char stage_memory[];  // b[tile], then a[tile] for maps
+    __shared__ typename st::storage sm;
+    __shared__ __align__(8) unsigned long long full;
+    value* const stage_b = reinterpret_cast<value*>(stage_memory);
+    value* const stage_a = stage_b + bs::tile;
+    const unsigned tile = blockIdx.x;
+    const std::int64_t start = std::int64_t(tile) * bs::tile;
+    const bool staged = args.vectorized && start + bs::tile <= args.n;
+    if (staged) {
+        if (threadIdx.x == 0) {
+            mbarrier_init(&full, 1);
+            mbarrier_init_fence();
+            mbarrier_expect_bytes(&full, (Alg::is_map ? 2 : 1) * tile_bytes);
+            bulk_copy_to_shared(stage_b, args.b + start, tile_bytes, &full);
+            if constexpr (Alg::is_map) bulk_copy_to_shared(stage_a, args.a + start, tile_bytes, &full);
+        }
+    } else {
+        const elem id = Alg::identity();
+        for (int j = threadIdx.x; j < bs::tile; j += THREADS) {
+            const bool real = start + j < args.n;
+            if constexpr (Alg::is_map) {
+                stage_b[j] = real ? args.b[start + j] : id.b;
+                stage_a[j] = real ? args.a[start + j] : id.a;
+            } else {
+                stage_b[j] = real ? args.b[start + j] : id;
+            }
+        }
+    }
+    const auto pw = bs::make_powers(args.alg);
+    const auto tile_pw = st::tile_power(pw);
+    __syncthreads();
+    if (staged) mbarrier_wait(&full, 0);
+    auto read_chunk = [&](int s, elem (&el)[CPT]) {
+        const int j = bs::offset(s, 0);
+        const auto vb = *reinterpret_cast<const vec_chunk<value, CPT>*>(stage_b + j);
+        if constexpr (Alg::is_map) {
+            const auto va = *reinterpret_cast<const vec_chunk<value, CPT>*>(stage_a + j);
+#pragma unroll
+            for (int e = 0; e < CPT; ++e) el[e] = elem{va.v[e], vb.v[e]};
+        } else {
+#pragma unroll
+            for (int e = 0; e < CPT; ++e) el[e] = vb.v[e];
+        }
+    };
+    elem c[SUBS];
+#pragma unroll
+    for (int s = 0; s < SUBS; ++s) {
+        elem el[CPT];
+        read_chunk(s, el);
+        c[s] = bs::chunk_composite(args.alg, pw, el);
+    }
+    elem before[SUBS];
+    const elem total = bs::scan_chunks(args.alg, pw, c, before, sm.scan);
+    const elem prefix =
+        tile_prefix<Alg, THREADS, WarpFirst>(args.alg, args.status, tile, args.epoch, total, tile_pw, sm.lookback);
+    const value entering = args.alg.apply(prefix, args.x0, args.alg.pow(start));
+    const bool full_tile = start + bs::tile <= args.n && args.vectorized;
+    typename Alg::power off = pw.first;  // the weight of offset(s, 0) cells
+#pragma unroll
+    for (int s = 0; s < SUBS; ++s) {
+        elem el[CPT];
+        read_chunk(s, el);
+        value x = args.alg.apply(before[s], entering, off);
+        off = Alg::pow_sum(off, pw.sub);
+        vec_chunk<value, CPT> o;
+#pragma unroll
+        for (int e = 0; e < CPT; ++e) {
+            const value after = args.alg.step(el[e], x);
+            o.v[e] = args.inclusive ? after : x;
+            x = after;
+        }
+        const std::int64_t j = start + bs::offset(s, 0);
+        if (full_tile) {
+            store_chunk<value, CPT>(args.out + j, o);
+        } else {
+#pragma unroll
+            for (int e = 0; e < CPT; ++e)
+                if (j + e < args.n) args.out[j + e] = o.v[e];
+        }
+    }
+}
+
 // Tuning entries of the device scan: block threads, cells per chunk, chunks per thread, persistent blocks or one tile
-// per block, tile order by ticket or by block index, and the blocks per SM the compiler must make room for. A table,
-// chosen by index; bench_weighted_scan measures every entry.
+// per block, tile order by ticket or by block index, the blocks per SM the compiler must make room for, the look-back's
+// first window, and where the inputs wait (registers, or shared memory filled by a bulk copy). A table, chosen by
+// index; bench_weighted_scan measures every entry.
 struct scan_config {
     int threads, cells_per_chunk, chunks;
     bool persistent, ticket;
     int min_blocks;
     bool warp_first;  // look-back: warp 0 reads 32 predecessors before the block reads THREADS at a time
+    bool staged;      // weighted_scan_staged_kernel: the tile's inputs in shared memory (one tile per block)
     constexpr int tile() const { return threads * cells_per_chunk * chunks; }
 };
-inline constexpr std::array<scan_config, 6> scan_configs{{{256, 4, 8, false, true, 1, true},
-                                                          {256, 4, 8, false, false, 3, false},
-                                                          {256, 4, 8, false, false, 4, false},
-                                                          {512, 4, 8, false, false, 2, false},
-                                                          {256, 4, 8, true, false, 1, false},
-                                                          {256, 4, 8, false, true, 3, false}}};
-// The entry used unless one is asked for: the fastest in bench_weighted_scan on the H100 from 2^22 elements up.
-inline constexpr int default_scan_entry = 2;
+inline constexpr std::array<scan_config, 14> scan_configs{{{256, 4, 8, false, true, 1, true, false},
+                                                           {256, 4, 8, false, false, 3, false, false},
+                                                           {256, 4, 8, false, false, 4, false, false},
+                                                           {512, 4, 8, false, false, 2, false, false},
+                                                           {256, 4, 8, true, false, 1, false, false},
+                                                           {256, 4, 8, false, true, 3, false, false},
+                                                           {256, 4, 8, false, false, 6, false, true},
+                                                           {256, 4, 8, false, false, 5, false, true},
+                                                           {128, 4, 8, false, false, 12, false, true},
+                                                           {256, 4, 12, false, false, 4, false, true},
+                                                           {256, 4, 16, false, false, 2, false, false},
+                                                           {256, 4, 8, false, false, 6, true, true},
+                                                           {256, 4, 16, false, false, 3, false, true},
+                                                           {512, 4, 8, false, false, 3, false, true}}};
+
+// The entry used unless one is asked for, by problem size: rows sorted by min_log2; the last row with
+// n >= 2^min_log2 applies. Fitted to bench_weighted_scan on the
+// H100 (fp32 (max,+), (+,·), (+,+)): register tiles while there are about as few tiles as resident blocks (the look-back
+// is short, and a tile of 16384 cells fills the GPU in one wave at 2^22), shared-memory staging from 2^24 up (more
+// bytes in flight per SM than registers can hold).
+struct scan_default {
+    int min_log2;
+    int entry;
+};
+inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 2}, {22, 10}, {24, 6}}};
+// The entry for large problems (and for callers that do not know the size).
+inline constexpr int default_scan_entry = scan_default_entries.back().entry;
+constexpr int default_scan_entry_for(std::int64_t n) {
+    int entry = scan_default_entries.front().entry;
+    for (const scan_default& d : scan_default_entries)
+        if (d.min_log2 < 63 && n >= (std::int64_t(1) << d.min_log2)) entry = d.entry;
+    return entry;
+}
+
+// Launches the staged kernel, one block per tile, with the tile's inputs as dynamic shared memory. Where they do not
+// fit in one SM's shared memory (wide map elements), the entry runs the register kernel of the same shape.
+template <class Alg, int Entry>
+void launch_weighted_scan_staged(const scan_arguments<Alg>& args, std::int64_t tiles, cudaStream_t stream) {
+    constexpr scan_config c = scan_configs[Entry];
+    constexpr std::size_t smem = std::size_t(c.tile()) * sizeof(typename Alg::value) * (Alg::is_map ? 2 : 1);
+    if constexpr (smem <= 200 * 1024) {
+        auto kernel = &weighted_scan_staged_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks, c.warp_first>;
+        static bool attribute_set = false;  // once per kernel and process
+        if (!attribute_set) {
+            SWGPU_CUDA_CHECK(
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+            attribute_set = true;
+        }
+        kernel<<<static_cast<unsigned>(tiles), c.threads, smem, stream>>>(args);
+        SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_staged_kernel");
+    } else {
+        weighted_scan_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, false, c.min_blocks, c.warp_first>
+            <<<static_cast<unsigned>(tiles), c.threads, 0, stream>>>(args);
+        SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_kernel");
+    }
+}
 
 template <class Alg, int Entry>
 void launch_weighted_scan_entry(scan_arguments<Alg> args, lookback_workspace<typename Alg::elem>& ws,
@@ -794,7 +991,9 @@ void launch_weighted_scan_entry(scan_arguments<Alg> args, lookback_workspace<typ
     constexpr std::uintptr_t align = sizeof(value) * c.cells_per_chunk >= 16 ? 16 : sizeof(value) * c.cells_per_chunk;
     auto aligned = [&](const void* p) { return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % align == 0; };
     args.vectorized = aligned(args.a) && aligned(args.b) && aligned(args.out);
-    if constexpr (c.persistent) {
+    if constexpr (c.staged) {
+        launch_weighted_scan_staged<Alg, Entry>(args, tiles, stream);
+    } else if constexpr (c.persistent) {
         auto kernel = &weighted_scan_persistent_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks>;
         static int resident = 0;  // blocks that fit on the device at once; the device does not change in a process
         if (resident == 0) {

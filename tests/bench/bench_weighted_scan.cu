@@ -103,7 +103,7 @@ int main(int argc, char** argv) try {
                 prop.multiProcessorCount, reps);
     std::printf("%-28s %6s %10s %9s %8s\n", "what", "log2n", "us", "GB/s", "%copy");
 
-    // Per scan: the worst %copy over n >= 2^20 of the default entry, and of the best entry at each n.
+    // Per scan: the worst %copy over n >= 2^20 of the default entry for that n, and of the best entry at each n.
     struct worst {
         double default_entry = 1e9, best_entry = 1e9;
     };
@@ -143,7 +143,7 @@ int main(int argc, char** argv) try {
                 line(what, us, bytes);
                 const double pct = 100.0 * copy_us / us;
                 best_pct = std::max(best_pct, pct);
-                if (entry == default_scan_entry) default_pct = pct;
+                if (entry == default_scan_entry_for(static_cast<std::int64_t>(n))) default_pct = pct;
             }
             if (lg >= 20) {
                 worst& w = summary[name];

@@ -55,7 +55,7 @@ float_reference reference_plus_times(const std::vector<T>* a, const std::vector<
 
 std::vector<std::int64_t> scan_sizes() {
     std::vector<std::int64_t> n{1, 2, 3, 31, 32, 33, 127, 128, 129, 1023, 1024, 1025};
-    for (int tile : {8192, 16384}) {  // the tuning entries' tiles; beyond 32 and 512 tiles: more than one look-back window
+    for (int tile : {4096, 8192, 12288, 16384}) {  // the tuning entries' tiles; beyond 32 and 512 tiles: more than one look-back window
         for (std::int64_t t : {std::int64_t(tile) - 1, std::int64_t(tile), std::int64_t(tile) + 1, 2 * std::int64_t(tile) + 5,
                                33 * std::int64_t(tile) + 1, 70 * std::int64_t(tile) - 3, 600 * std::int64_t(tile) + 3})
             n.push_back(t);
