@@ -55,8 +55,8 @@ namespace swgpu::align_fast {
 // Internal linkage for everything here: each instruction set's file has its own copy, compiled for its target only.
 namespace {
 
-// The narrowest pass-1 lanes that hold every H of a pair whose best score is `score` exactly, with H + σ and the gap
-// costs: 8 bits (H - 128 up to 127), 16 bits (H - 32768), else 32 bits.
+// The narrowest lanes that hold every H of a pair whose best score is `score` exactly, with H + σ and the gap costs:
+// 8 bits (H - 128 up to 127), 16 bits (H - 32768), else 32 bits. Both passes use them.
 enum class lane_bits { b8, b16, b32 };
 inline lane_bits lanes_for(const scoring& sc, int score) {
     const int top = score + std::max(sc.matrix.max_score(), 0), oe = sc.gaps.first();
