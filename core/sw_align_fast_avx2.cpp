@@ -10,11 +10,16 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/smith_waterman.hpp"
+
+// Everything the kernel header includes comes before the target pragma, which must cover only this file's own code.
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
