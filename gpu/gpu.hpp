@@ -1,5 +1,5 @@
 // The GPU backend as the rest of the program sees it: no CUDA types, no CUDA headers. Built from the .cu files of this
-// folder when a CUDA compiler is found, else from stub.cpp, whose available() is false.
+// folder when a CUDA compiler is found, else from without_cuda.cpp, whose available() is false.
 #pragma once
 
 #include <cstddef>
