@@ -1,22 +1,115 @@
-// The GPU backend of a build without CUDA: reports no devices. Everything else in the program works unchanged.
+// The GPU backend of a build without CUDA: reports no devices, and every function of the GPU facades (gpu/gpu.hpp,
+// gpu/engine.hpp) that would run on a device throws runtime_failure, so the program and its tests link against the
+// whole facade either way. Everything else in the program works unchanged.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "gpu/engine.hpp"
 #include "gpu/gpu.hpp"
 
 namespace swgpu::gpu {
+
+namespace {
+
+[[noreturn]] void no_cuda(const char* what) {
+    throw runtime_failure(std::string("this swgpu was built without CUDA; ") + what +
+                          " needs a build with the CUDA backend (configure with a CUDA compiler and -DSWGPU_CUDA=ON)");
+}
+
+}  // namespace
 
 bool available() { return false; }
 std::vector<device_info> devices() { return {}; }
 std::string build_info() { return "built without CUDA"; }
 void warm_up() {}
 
-}  // namespace swgpu::gpu
-
-#include "core/error.hpp"
-
-namespace swgpu::gpu {
-
 std::vector<std::vector<score_hit>> search(const sequence_set&, const sequence_set&, const scoring&,
                                            const search_options&) {
     throw runtime_failure("this swgpu was built without CUDA; use --backend cpu");
+}
+
+// ---- gpu/engine.hpp ---------------------------------------------------------------------------------------------------
+
+int scan_tuning_entries() { no_cuda("the GPU weighted scan"); }
+int default_scan_tuning_entry() { no_cuda("the GPU weighted scan"); }
+
+template <theorem1_pair Op>
+std::vector<typename Op::value> weighted_scan(std::span<const typename Op::value>, typename Op::value,
+                                              typename Op::value, scan_kind, int) {
+    no_cuda("the GPU weighted scan");
+}
+
+template <theorem1_pair Op>
+std::vector<typename Op::value> map_scan(std::span<const typename Op::value>, std::span<const typename Op::value>,
+                                         typename Op::value, scan_kind, int) {
+    no_cuda("the GPU map scan");
+}
+
+// The pairs gpu/weighted_scan.cu compiles.
+#define SWGPU_SCAN_INSTANCE(OP)                                                                                     \
+    template std::vector<OP::value> weighted_scan<OP>(std::span<const OP::value>, OP::value, OP::value, scan_kind, \
+                                                      int);                                                        \
+    template std::vector<OP::value> map_scan<OP>(std::span<const OP::value>, std::span<const OP::value>, OP::value, \
+                                                 scan_kind, int);
+using scan_max_plus_i32 = max_plus<std::int32_t>;
+using scan_max_plus_f32 = max_plus<float>;
+using scan_plus_times_f32 = plus_times<float>;
+using scan_plus_times_f64 = plus_times<double>;
+using scan_plus_times_u32 = plus_times<std::uint32_t>;
+using scan_plus_plus_i32 = plus_plus<std::int32_t>;
+using scan_plus_plus_f32 = plus_plus<float>;
+SWGPU_SCAN_INSTANCE(scan_max_plus_i32)
+SWGPU_SCAN_INSTANCE(scan_max_plus_f32)
+SWGPU_SCAN_INSTANCE(scan_plus_times_f32)
+SWGPU_SCAN_INSTANCE(scan_plus_times_f64)
+SWGPU_SCAN_INSTANCE(scan_plus_times_u32)
+SWGPU_SCAN_INSTANCE(scan_plus_plus_i32)
+SWGPU_SCAN_INSTANCE(scan_plus_plus_f32)
+#undef SWGPU_SCAN_INSTANCE
+
+// Names need no device.
+const char* schedule_name(schedule s) {
+    switch (s) {
+        case schedule::row_sync: return "row_sync";
+        case schedule::tiled_p2p: return "tiled_p2p";
+        case schedule::hybrid: return "hybrid";
+    }
+    return "?";
+}
+const char* row_barrier_name(row_barrier b) { return b == row_barrier::grid ? "grid" : "launch"; }
+
+int tiled_tuning_entries() { no_cuda("the GPU tiled schedule"); }
+
+template <class Problem>
+problem_result<typename Problem::cell> run_synthetic(const Problem&, const schedule_choice&, bool, int) {
+    no_cuda("the GPU wavefront engine");
+}
+
+// The problems gpu/engine.cu compiles (gpu/engine_instances.cuh).
+#define SWGPU_SYNTHETIC_RUN(P) \
+    template problem_result<P::cell> run_synthetic<P>(const P&, const schedule_choice&, bool, int);
+using synthetic_max_plus_i32 = synthetic_problem<max_plus<std::int32_t>, false>;
+using synthetic_max_plus_f32 = synthetic_problem<max_plus<float>, false>;
+using synthetic_plus_times_f32 = synthetic_problem<plus_times<float>, false>;
+using synthetic_plus_times_u32 = synthetic_problem<plus_times<std::uint32_t>, false>;
+using synthetic_plus_plus_u32 = synthetic_problem<plus_plus<std::uint32_t>, false>;
+using synthetic_max_plus_i32_varying = synthetic_problem<max_plus<std::int32_t>, true>;
+using synthetic_plus_times_f32_varying = synthetic_problem<plus_times<float>, true>;
+SWGPU_SYNTHETIC_RUN(synthetic_max_plus_i32)
+SWGPU_SYNTHETIC_RUN(synthetic_max_plus_f32)
+SWGPU_SYNTHETIC_RUN(synthetic_plus_times_f32)
+SWGPU_SYNTHETIC_RUN(synthetic_plus_times_u32)
+SWGPU_SYNTHETIC_RUN(synthetic_plus_plus_u32)
+SWGPU_SYNTHETIC_RUN(synthetic_max_plus_i32_varying)
+SWGPU_SYNTHETIC_RUN(synthetic_plus_times_f32_varying)
+#undef SWGPU_SYNTHETIC_RUN
+
+sw_gpu_result sw_score(std::span<const std::uint8_t>, std::span<const std::uint8_t>, const scoring&,
+                       const schedule_choice&, int) {
+    no_cuda("the GPU Smith-Waterman engine");
 }
 
 }  // namespace swgpu::gpu
