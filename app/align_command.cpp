@@ -337,32 +337,35 @@ int align_command::run(const std::string& command_line) {
             return search_cpu(q, d, sc, o, pool);
         };
     progress_line progress(!s_.quiet);
-    const database_scan scan =
-        scan_database(queries, sc, s_.max_target_seqs, next_chunk, search, [&](const scan_progress& p) {
+    search_run_options run;
+    run.max_hits = s_.max_target_seqs;
+    run.evalues = !s_.no_evalue;
+    run.max_evalue = s_.evalue;
+    run.alignments = io::needs_alignments(fmt);
+    // The GPU leaves the CPU threads idle while it searches: they align the hits of the queries it has finished. (It
+    // costs the GPU some speed, so only when there are alignments to compute.)
+    run.overlap = use_gpu && run.alignments;
+    const auto exhausted = [&] { return db_file ? db_file->exhausted() : db_text->exhausted(); };
+    const search_results results =
+        search_and_finish(queries, sc, run, next_chunk, exhausted, search, pool, [&](const scan_progress& p) {
             progress.show("swgpu: searched " + std::to_string(p.sequences) + " database sequences (" +
                           std::to_string(p.residues) + " residues)");
+            if (p.residues > 0) progress.show("swgpu: aligning the best hits");
         });
+    const database_scan& scan = results.scan;
+    const auto& hits = results.hits;
+    const auto scanned = results.score_pass_done;
+    const auto finished = clock::now();
+    progress.clear();
     if (scan.unknown_residues)
         msg.warning(s_.db + ": " + std::to_string(scan.unknown_residues) + " residues are not letters of " +
                     sc.matrix.name() + " and were read as " +
                     std::string(1, sc.matrix.letter(sc.matrix.fallback_code())));
     if (db_text && db_text->records_skipped())
         msg.warning(s_.db + ": " + std::to_string(db_text->records_skipped()) + " records skipped (--skip-bad)");
-    const auto scanned = clock::now();
     msg.info("database " + s_.db + ": " + std::to_string(scan.sequences) + " sequences, " +
              std::to_string(scan.residues) + " residues, " + std::to_string(scan.chunks) + " chunk(s); score pass " +
              seconds(scanned - started));
-
-    // Alignments, statistics, output.
-    progress.show("swgpu: aligning the best hits");
-    std::optional<evalue_calculator> stats;
-    if (!s_.no_evalue) stats.emplace(sc, scan.residues, scan.sequences);
-    finish_options fopt;
-    fopt.statistics = stats ? &*stats : nullptr;
-    fopt.max_evalue = s_.evalue;
-    const auto hits = finish_hits(scan, queries, sc, fopt, pool);
-    progress.clear();
-    const auto finished = clock::now();
 
     io::run_header header{SWGPU_VERSION, command_line, s_.query, s_.db};
     io::write_results(fmt, header, io::results_view{sc, queries, scan, hits}, out);
@@ -370,8 +373,13 @@ int align_command::run(const std::string& command_line) {
 
     std::size_t printed = 0;
     for (const auto& h : hits) printed += h.size();
-    msg.info(std::to_string(printed) + " hits written to " + out.name() + "; alignments " +
-             seconds(finished - scanned) + ", output " + seconds(clock::now() - finished));
+    std::string finishing = (run.alignments ? "alignments " : "E-values (the format prints no alignment) ") +
+                            seconds(finished - scanned) + " after the score pass";
+    if (results.queries_finished_during_search > 0)
+        finishing += " (" + std::to_string(results.queries_finished_during_search) + " of " +
+                     std::to_string(queries.size()) + " queries finished during it)";
+    msg.info(std::to_string(printed) + " hits written to " + out.name() + "; " + finishing + ", output " +
+             seconds(clock::now() - finished));
     return 0;
 }
 

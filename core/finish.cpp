@@ -1,8 +1,16 @@
 #include "core/finish.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
 #include <limits>
+#include <mutex>
+#include <numeric>
 #include <set>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/strand.hpp"
@@ -38,15 +46,182 @@ struct searched_set {
     }
 };
 
-}  // namespace
+// The subject a hit refers to, as the finishing step sees it.
+struct subject_ref {
+    const std::string* name = nullptr;
+    std::span<const std::uint8_t> residues;
+};
 
-database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
-                            const chunk_reader& next_chunk, const score_pass& search,
-                            const std::function<void(const scan_progress&)>& progress) {
+// One printed hit to align: out[query][slot], against `subject`.
+struct align_job {
+    std::size_t query = 0, slot = 0;
+    subject_ref subject;
+};
+
+// The printed hits of one query, without alignments: bit scores, E-values from the whole database, the threshold.
+// Appends an align_job per printed hit when alignments are asked for.
+template <class Resolve>
+std::vector<printed_hit> printed_hits_of(std::size_t q, const std::vector<strand_hit>& hits, const query_strands& queries,
+                                         const finish_options& opt, const Resolve& resolve, std::vector<align_job>& jobs) {
+    std::vector<printed_hit> out;
+    for (const auto& h : hits) {
+        printed_hit p;
+        p.subject = h.subject;
+        p.str = h.str;
+        p.score = h.score;
+        const subject_ref subject = resolve(h.subject);
+        if (opt.statistics) {
+            p.has_statistics = true;
+            p.bit_score = opt.statistics->bit_score(h.score);
+            p.evalue = opt.statistics->evalue(h.score, queries.plus.length(q), subject.residues.size());
+            if (!(p.evalue <= opt.max_evalue)) continue;
+        }
+        out.push_back(std::move(p));
+        if (opt.alignments) jobs.push_back({q, out.size() - 1, subject});
+    }
+    return out;
+}
+
+// The alignments of printed hits from the score the backend found (sw_align_scored: the alignment sw_align gives,
+// without a second full score pass); each job writes its own slot. Jobs go largest first so that the last ones to
+// start are short and the threads finish together.
+void align_printed(std::vector<align_job>& jobs, std::vector<std::vector<printed_hit>>& out,
+                   const query_strands& queries, const scoring& sc, const finish_options& opt, thread_pool& pool) {
+    const auto cells = [&](const align_job& j) {
+        return static_cast<double>(queries.plus.length(j.query)) * static_cast<double>(j.subject.residues.size());
+    };
+    std::stable_sort(jobs.begin(), jobs.end(), [&](const align_job& a, const align_job& b) { return cells(a) > cells(b); });
+    pool.parallel_for(jobs.size(), [&](std::size_t k) {
+        const align_job& j = jobs[k];
+        auto& p = out[j.query][j.slot];
+        const auto query = queries.residues(j.query, p.str);
+        const auto subject = j.subject.residues;
+        auto aln = sw_align_scored(query, subject, sc, p.score, opt.traceback);
+        if (!aln || aln->score != p.score || rescore(*aln, query, subject, sc) != p.score)
+            throw runtime_failure("query " + queries.plus.names[j.query] + " against subject " + *j.subject.name +
+                                  ": the score pass reported " + std::to_string(p.score) +
+                                  ", which is not the best local score of the pair" +
+                                  "; please report this with the input files");
+        p.aln = std::move(*aln);
+        p.stats = stats_of(p.aln, query, subject, sc.matrix);
+    });
+}
+
+// Aligns batches of printed hits on `pool` from a thread of its own, while the thread that posts them goes on (with
+// the score pass). close() waits for every batch and rethrows the first failure.
+class background_aligner {
+public:
+    background_aligner(std::vector<std::vector<printed_hit>>& out, const query_strands& queries, const scoring& sc,
+                       const finish_options& opt, thread_pool& pool)
+        : thread_([this, &out, &queries, &sc, &opt, &pool] {
+              for (;;) {
+                  std::vector<align_job> jobs;
+                  {
+                      std::unique_lock lock(m_);
+                      ready_.wait(lock, [this] { return closed_ || !queue_.empty(); });
+                      if (queue_.empty()) return;
+                      jobs = std::move(queue_.front());
+                      queue_.pop_front();
+                  }
+                  if (failed_) continue;  // drain without work after a failure
+                  try {
+                      align_printed(jobs, out, queries, sc, opt, pool);
+                  } catch (...) {
+                      std::lock_guard lock(m_);
+                      error_ = std::current_exception();
+                      failed_ = true;
+                  }
+              }
+          }) {}
+    background_aligner(const background_aligner&) = delete;
+    background_aligner& operator=(const background_aligner&) = delete;
+    ~background_aligner() {  // on an error elsewhere: the batches still queued are dropped
+        if (thread_.joinable()) {
+            {
+                std::lock_guard lock(m_);
+                closed_ = true;
+                failed_ = true;
+            }
+            ready_.notify_one();
+            thread_.join();
+        }
+    }
+
+    void post(std::vector<align_job> jobs) {
+        if (jobs.empty()) return;
+        {
+            std::lock_guard lock(m_);
+            queue_.push_back(std::move(jobs));
+        }
+        ready_.notify_one();
+    }
+    void close() {
+        {
+            std::lock_guard lock(m_);
+            closed_ = true;
+        }
+        ready_.notify_one();
+        thread_.join();
+        if (error_) std::rethrow_exception(error_);
+    }
+
+private:
+    std::mutex m_;
+    std::condition_variable ready_;
+    std::deque<std::vector<align_job>> queue_;
+    bool closed_ = false;
+    std::atomic<bool> failed_{false};
+    std::exception_ptr error_;
+    std::thread thread_;  // last: starts after the members it uses
+};
+
+// Finishing queries while the last chunk is searched (search_and_finish with overlap).
+struct early_finish {
+    const query_strands& queries;
+    const scoring& sc;
+    const search_run_options& run;
+    thread_pool& pool;
+    std::optional<evalue_calculator> statistics;
+    finish_options opt;
+    std::vector<std::vector<printed_hit>> out;
+    std::vector<bool> finished;  // per query
+    std::size_t during_search = 0;
+    std::optional<background_aligner> aligner;
+
+    // The last chunk starts; the database holds `residues` in `sequences` in all.
+    void begin(std::uint64_t residues, std::uint64_t sequences) {
+        if (run.evalues) statistics.emplace(sc, residues, sequences);
+        opt.statistics = statistics ? &*statistics : nullptr;
+        opt.max_evalue = run.max_evalue;
+        opt.traceback = run.traceback;
+        opt.alignments = run.alignments;
+        out.assign(queries.size(), {});
+        finished.assign(queries.size(), false);
+        aligner.emplace(out, queries, sc, opt, pool);
+    }
+    bool started() const { return aligner.has_value(); }
+};
+
+// The hits of query q from the running top hits of its searched records: the strands merged in better() order.
+std::vector<strand_hit> query_hits(std::size_t q, const std::vector<std::vector<score_hit>>& top,
+                                   const searched_set& searched, const query_strands& queries, std::size_t max_hits) {
+    std::vector<strand_hit> out;
+    for (std::size_t r = q; r < top.size(); r += searched.queries)
+        for (const auto& h : top[r]) out.push_back({h.score, h.subject, searched.str(r, queries)});
+    std::sort(out.begin(), out.end(), [](const strand_hit& a, const strand_hit& b) { return better(a, b); });
+    if (out.size() > max_hits) out.resize(max_hits);
+    return out;
+}
+
+database_scan scan(const query_strands& queries, const scoring& sc, std::size_t max_hits, const chunk_reader& next_chunk,
+                   const std::function<bool()>& reader_exhausted, const score_pass& search,
+                   const std::function<void(const scan_progress&)>& progress, early_finish* early,
+                   std::chrono::steady_clock::time_point* searched_at) {
     if (!queries.search_plus && !queries.search_minus) throw usage_error("no strand selected to search");
     if (queries.search_minus && queries.minus.size() != queries.size())
         throw runtime_failure("minus-strand queries do not match the plus-strand queries");
     const searched_set searched(queries);
+    const std::size_t strands = searched.set->size() / std::max<std::size_t>(1, searched.queries);
     database_scan scan;
     std::vector<std::vector<score_hit>> top(searched.set->size());  // per searched record, across chunks
     search_options opt;
@@ -62,7 +237,53 @@ database_scan scan_database(const query_strands& queries, const scoring& sc, std
             throw input_error(chunk.source, "the database holds more than 4,294,967,295 sequences; split it");
         scan.unknown_residues += encode(chunk, sc.matrix);
         opt.subject_offset = static_cast<std::uint32_t>(first);
-        merge_hits(top, search(*searched.set, chunk, opt), max_hits);
+
+        if (early && reader_exhausted && reader_exhausted()) {
+            // The last chunk: queries are finished as the backend reports them final. A subject is in this chunk or
+            // kept from an earlier one (scan.subjects is not touched until the aligner is done).
+            early->begin(scan.residues + chunk.total_residues(), scan.sequences + chunk.size());
+            const auto resolve = [&](std::uint32_t id) {
+                if (id >= first) {
+                    const std::size_t local = id - first;
+                    return subject_ref{&chunk.names[local], chunk[local]};
+                }
+                const auto it = scan.subjects.find(id);
+                if (it == scan.subjects.end()) throw runtime_failure("a hit refers to a subject that was not kept");
+                return subject_ref{&it->second.name, it->second.span()};
+            };
+            std::vector<bool> record_done(top.size(), false);
+            std::vector<std::size_t> strands_done(queries.size(), 0);
+            // Takes the chunk's hits of the listed records into the running top hits; finishes the queries whose
+            // every strand is in.
+            const auto take = [&](std::span<const std::uint32_t> records, const std::vector<std::vector<score_hit>>& hits) {
+                std::vector<align_job> jobs;
+                for (const std::size_t r : records) {
+                    if (r >= top.size() || record_done[r]) continue;
+                    record_done[r] = true;
+                    merge_query_hits(top[r], hits[r], max_hits);
+                    const std::size_t q = searched.query(r);
+                    if (++strands_done[q] < strands) continue;
+                    early->out[q] = printed_hits_of(q, query_hits(q, top, searched, queries, max_hits), queries,
+                                                    early->opt, resolve, jobs);
+                    early->finished[q] = true;
+                }
+                early->aligner->post(std::move(jobs));
+            };
+            search_options last = opt;
+            last.on_final = [&](std::span<const std::uint32_t> records, const std::vector<std::vector<score_hit>>& hits) {
+                take(records, hits);
+            };
+            const auto hits = search(*searched.set, chunk, last);
+            if (searched_at) *searched_at = std::chrono::steady_clock::now();
+            early->during_search = static_cast<std::size_t>(std::count(early->finished.begin(), early->finished.end(), true));
+            std::vector<std::uint32_t> all(top.size());
+            std::iota(all.begin(), all.end(), 0u);
+            take(all, hits);  // the records the backend did not deliver early (all, for some backends)
+            early->aligner->close();
+        } else {
+            merge_hits(top, search(*searched.set, chunk, opt), max_hits);
+            if (searched_at) *searched_at = std::chrono::steady_clock::now();
+        }
         scan.residues += chunk.total_residues();
         scan.sequences += chunk.size();
         ++scan.chunks;
@@ -85,69 +306,56 @@ database_scan scan_database(const query_strands& queries, const scoring& sc, std
     // Per query, the two strands' lists merged. Each strand list holds that strand's best max_hits, so the best
     // max_hits of the union are among them.
     scan.hits.assign(queries.size(), {});
-    for (std::size_t r = 0; r < top.size(); ++r) {
-        auto& out = scan.hits[searched.query(r)];
-        for (const auto& h : top[r]) out.push_back({h.score, h.subject, searched.str(r, queries)});
-    }
-    for (auto& hits : scan.hits) {
-        std::sort(hits.begin(), hits.end(), [](const strand_hit& a, const strand_hit& b) { return better(a, b); });
-        if (hits.size() > max_hits) hits.resize(max_hits);
-    }
+    for (std::size_t q = 0; q < queries.size(); ++q) scan.hits[q] = query_hits(q, top, searched, queries, max_hits);
     return scan;
+}
+
+}  // namespace
+
+database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
+                            const chunk_reader& next_chunk, const score_pass& search,
+                            const std::function<void(const scan_progress&)>& progress) {
+    return scan(queries, sc, max_hits, next_chunk, {}, search, progress, nullptr, nullptr);
 }
 
 std::vector<std::vector<printed_hit>> finish_hits(const database_scan& scan, const query_strands& queries,
                                                   const scoring& sc, const finish_options& opt, thread_pool& pool) {
-    std::vector<std::vector<printed_hit>> out(queries.size());
-    struct job {
-        std::size_t query, slot;
-    };
-    std::vector<job> jobs;
-    for (std::size_t q = 0; q < queries.size() && q < scan.hits.size(); ++q) {
-        for (const auto& h : scan.hits[q]) {
-            printed_hit p;
-            p.subject = h.subject;
-            p.str = h.str;
-            p.score = h.score;
-            if (opt.statistics) {
-                const auto it = scan.subjects.find(h.subject);
-                if (it == scan.subjects.end()) throw runtime_failure("a hit refers to a subject that was not kept");
-                p.has_statistics = true;
-                p.bit_score = opt.statistics->bit_score(h.score);
-                p.evalue = opt.statistics->evalue(h.score, queries.plus.length(q), it->second.residues.size());
-                if (!(p.evalue <= opt.max_evalue)) continue;
-            }
-            out[q].push_back(std::move(p));
-            jobs.push_back({q, out[q].size() - 1});
-        }
-    }
-
-    // Alignments of the printed hits only, from the score the backend found (sw_align_scored: the alignment sw_align
-    // gives, without a second full score pass); each job writes its own slot. Jobs go largest first so that the last
-    // ones to start are short and the threads finish together.
-    const auto cells = [&](const job& j) {
-        const auto& p = out[j.query][j.slot];
-        const auto it = scan.subjects.find(p.subject);
-        const double n = it == scan.subjects.end() ? 0.0 : static_cast<double>(it->second.residues.size());
-        return static_cast<double>(queries.plus.length(j.query)) * n;
-    };
-    std::stable_sort(jobs.begin(), jobs.end(), [&](const job& a, const job& b) { return cells(a) > cells(b); });
-    pool.parallel_for(jobs.size(), [&](std::size_t k) {
-        auto& p = out[jobs[k].query][jobs[k].slot];
-        const auto it = scan.subjects.find(p.subject);
+    const auto resolve = [&](std::uint32_t id) {
+        const auto it = scan.subjects.find(id);
         if (it == scan.subjects.end()) throw runtime_failure("a hit refers to a subject that was not kept");
-        const auto query = queries.residues(jobs[k].query, p.str);
-        const auto subject = it->second.span();
-        auto aln = sw_align_scored(query, subject, sc, p.score, opt.traceback);
-        if (!aln || aln->score != p.score || rescore(*aln, query, subject, sc) != p.score)
-            throw runtime_failure("query " + queries.plus.names[jobs[k].query] + " against subject " +
-                                  it->second.name + ": the score pass reported " + std::to_string(p.score) +
-                                  ", which is not the best local score of the pair" +
-                                  "; please report this with the input files");
-        p.aln = std::move(*aln);
-        p.stats = stats_of(p.aln, query, subject, sc.matrix);
-    });
+        return subject_ref{&it->second.name, it->second.span()};
+    };
+    std::vector<std::vector<printed_hit>> out(queries.size());
+    std::vector<align_job> jobs;
+    for (std::size_t q = 0; q < queries.size() && q < scan.hits.size(); ++q)
+        out[q] = printed_hits_of(q, scan.hits[q], queries, opt, resolve, jobs);
+    align_printed(jobs, out, queries, sc, opt, pool);
     return out;
+}
+
+search_results search_and_finish(const query_strands& queries, const scoring& sc, const search_run_options& opt,
+                                 const chunk_reader& next_chunk, const std::function<bool()>& reader_exhausted,
+                                 const score_pass& search, thread_pool& pool,
+                                 const std::function<void(const scan_progress&)>& progress) {
+    search_results res;
+    early_finish early{queries, sc, opt, pool, {}, {}, {}, {}, 0, {}};
+    res.score_pass_done = std::chrono::steady_clock::now();
+    res.scan = scan(queries, sc, opt.max_hits, next_chunk, reader_exhausted, search, progress,
+                    opt.overlap ? &early : nullptr, &res.score_pass_done);
+    if (early.started()) {
+        res.statistics = std::move(early.statistics);
+        res.hits = std::move(early.out);
+        res.queries_finished_during_search = early.during_search;
+        return res;
+    }
+    if (opt.evalues) res.statistics.emplace(sc, res.scan.residues, res.scan.sequences);
+    finish_options fopt;
+    fopt.statistics = res.statistics ? &*res.statistics : nullptr;
+    fopt.max_evalue = opt.max_evalue;
+    fopt.traceback = opt.traceback;
+    fopt.alignments = opt.alignments;
+    res.hits = finish_hits(res.scan, queries, sc, fopt, pool);
+    return res;
 }
 
 blast_coordinates blast_view(const printed_hit& h, std::size_t query_length) {

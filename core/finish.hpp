@@ -17,10 +17,12 @@
 // threshold is applied, and a subject may be reported once per strand.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -110,12 +112,40 @@ struct finish_options {
     const evalue_calculator* statistics = nullptr;  // null: no E-values and no E-value threshold (--no-evalue)
     double max_evalue = 10;                         // hits with a larger E-value are dropped (BLAST keeps E <= max)
     traceback_options traceback;
+    // false: the printed hits carry score, E-value and bit score only (aln and stats empty), for output that prints
+    // no alignment column; no traceback runs.
+    bool alignments = true;
 };
 
 // Per query (in input order), the printed hits in the order of better(). Throws runtime_failure when an alignment does
 // not re-score to its backend's score (a backend bug must never print a wrong alignment).
 std::vector<std::vector<printed_hit>> finish_hits(const database_scan& scan, const query_strands& queries,
                                                   const scoring& sc, const finish_options& opt, thread_pool& pool);
+
+// The whole of a search: scan_database, then finish_hits, with the same results; E-values from the whole database's
+// size. With `overlap` (a backend that leaves `pool` idle while it searches, and reports hits early through
+// search_options::on_final), the alignments of queries whose hits are final are computed on `pool` while the backend
+// searches for the others: that happens in the database's last chunk, known to be last when `reader_exhausted` (may
+// be empty) says so after it was read.
+struct search_run_options {
+    std::size_t max_hits = 500;
+    bool evalues = true;        // false: no E-values and no threshold (--no-evalue)
+    double max_evalue = 10;
+    bool alignments = true;     // see finish_options
+    traceback_options traceback;
+    bool overlap = false;
+};
+struct search_results {
+    database_scan scan;
+    std::optional<evalue_calculator> statistics;       // when E-values were asked for
+    std::vector<std::vector<printed_hit>> hits;        // per query, as finish_hits gives them
+    std::size_t queries_finished_during_search = 0;    // aligned while the backend was still searching
+    std::chrono::steady_clock::time_point score_pass_done;  // when the backend's last search returned
+};
+search_results search_and_finish(const query_strands& queries, const scoring& sc, const search_run_options& opt,
+                                 const chunk_reader& next_chunk, const std::function<bool()>& reader_exhausted,
+                                 const score_pass& search, thread_pool& pool,
+                                 const std::function<void(const scan_progress&)>& progress = {});
 
 // 1-based inclusive coordinates as BLAST prints them: the query on the plus strand (qstart <= qend); for a minus-strand
 // hit the subject runs backwards (sstart > send).

@@ -222,11 +222,12 @@ std::vector<std::vector<score_hit>> search_cpu(const sequence_set& queries, cons
 void merge_hits(std::vector<std::vector<score_hit>>& into, const std::vector<std::vector<score_hit>>& chunk,
                 std::size_t max_hits) {
     if (into.size() < chunk.size()) into.resize(chunk.size());
-    for (std::size_t q = 0; q < chunk.size(); ++q) {
-        auto& v = into[q];
-        v.insert(v.end(), chunk[q].begin(), chunk[q].end());
-        sort_and_trim(v, max_hits);
-    }
+    for (std::size_t q = 0; q < chunk.size(); ++q) merge_query_hits(into[q], chunk[q], max_hits);
+}
+
+void merge_query_hits(std::vector<score_hit>& into, const std::vector<score_hit>& chunk, std::size_t max_hits) {
+    into.insert(into.end(), chunk.begin(), chunk.end());
+    sort_and_trim(into, max_hits);
 }
 
 }  // namespace swgpu

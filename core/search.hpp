@@ -5,7 +5,10 @@
 // and alignments of the hits are computed afterwards, by the same code for every backend, so output is identical.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "core/scoring.hpp"
@@ -30,6 +33,13 @@ struct search_options {
     int min_score = 1;              // hits below this raw score are dropped (from an E-value threshold, say)
     std::uint32_t subject_offset = 0;  // added to subject indices (for a database read in chunks)
     std::size_t device_memory = 0;     // GPU backend: bytes of device memory it may use (0: what is free)
+    // Optional early delivery: a backend may call this, from the calling thread and before it returns, once the hits
+    // of the listed queries are final; `hits` is indexed by query and holds, for those queries, exactly what the
+    // returned vector will hold. Each query is delivered at most once; a backend that never calls it is correct too
+    // (the caller then takes every query from the returned vector). It lets a caller work on the first queries' hits
+    // (alignments, say) while the backend searches for the others.
+    std::function<void(std::span<const std::uint32_t> queries, const std::vector<std::vector<score_hit>>& hits)>
+        on_final;
 };
 
 // One vector per query, each sorted by better() and at most max_hits long. Queries and db must be encoded with the
@@ -40,5 +50,7 @@ std::vector<std::vector<score_hit>> search_cpu(const sequence_set& queries, cons
 // Merges the hits of one database chunk into the running top hits of each query (same order and limit).
 void merge_hits(std::vector<std::vector<score_hit>>& into, const std::vector<std::vector<score_hit>>& chunk,
                 std::size_t max_hits);
+// The same for one query.
+void merge_query_hits(std::vector<score_hit>& into, const std::vector<score_hit>& chunk, std::size_t max_hits);
 
 }  // namespace swgpu

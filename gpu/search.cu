@@ -2,8 +2,10 @@
 // block tasks (gpu/search_plan.hpp), runs the kernels (gpu/search_kernels.cuh) over batches of queries, recomputes
 // overflowing 16-bit lanes in 32 bits, and selects each query's top hits from its row of scores on host threads.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <numeric>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -23,6 +25,10 @@ namespace detail {
 namespace {
 
 using steady = std::chrono::steady_clock;
+
+// With early delivery, batches never get smaller than this many queries (the GPU stays full; fewer, and the last
+// batch's tail would cost more than the overlap gains).
+constexpr std::size_t pipeline_min_batch = 64;
 
 double ms_since(steady::time_point t) {
     return std::chrono::duration<double, std::milli>(steady::now() - t).count();
@@ -68,6 +74,8 @@ void select_hits(const std::vector<int>& scores, std::size_t stride, std::size_t
 // The database and queries on the device, and the launcher of the DPX kernels over a plan.
 class dpx_runner {
 public:
+    static constexpr int worker_count = 3;
+
     dpx_runner(const sequence_set& queries, const packed_db& db, const scoring& sc, const search_config& cfg,
                cudaStream_t stream, int multiprocessors)
         : queries_(queries), db_(db), cfg_(cfg), stream_(stream), multiprocessors_(multiprocessors) {
@@ -96,28 +104,51 @@ public:
 
     int rows() const { return rows_; }
 
+    // The device side of one run: its plan's arrays, and the events that say when it started and ended. A run in
+    // flight owns its batch_run; two in flight need two.
+    struct batch_run {
+        device_buffer<query_pair> pairs;
+        device_buffer<search_task> tasks;
+        device_buffer<std::uint32_t> task_subjects, profiles, counters;
+        cuda_event start, done[worker_count];
+        std::size_t launches = 0;
+        bool pending = false;
+    };
+
     // Runs the plan; scores land in `scores` ([query - query_base][original subject]). Returns device milliseconds.
     // With 16-bit lanes, `overflow` receives the lanes to recompute (count in *overflow_count; entries beyond the
     // capacity are counted but not stored). Tasks of one (class, columns per thread) run in one persistent launch;
     // launches alternate over a few streams so that one launch's last blocks overlap the next launch's first.
     template <class Lanes>
-    double run(const search_plan& plan, int* scores, std::size_t score_stride, std::int32_t query_base,
+    double run(const search_plan& plan, batch_run& r, int* scores, std::size_t score_stride, std::int32_t query_base,
                device_buffer<uint2>* overflow, std::uint32_t* overflow_count, int* blocks_used) {
-        if (overflow_count) *overflow_count = 0;
-        if (plan.tasks.empty()) return 0;
+        enqueue<Lanes>(plan, r, scores, score_stride, query_base, overflow, blocks_used);
+        return wait(r, overflow_count);
+    }
+
+    // Starts the run on the device and returns; wait() ends it. Runs started one after the other overlap on the
+    // device (the next one's first launches fill the SMs the previous one's last blocks leave idle): the host arrays
+    // are copied before this returns, and nothing of one run waits on another.
+    template <class Lanes>
+    void enqueue(const search_plan& plan, batch_run& r, int* scores, std::size_t score_stride, std::int32_t query_base,
+                 device_buffer<uint2>* overflow, int* blocks_used) {
+        r.pending = false;
+        r.launches = 0;
+        if (plan.tasks.empty()) return;
         const auto& last = plan.pairs.back();
         const std::size_t profile_words = last.profile_offset + static_cast<std::size_t>(rows_) * last.padded_length;
-        pairs_.upload(plan.pairs, stream_);
-        task_subjects_.upload(plan.task_subjects, stream_);
-        profiles_.reserve(profile_words);
+        r.start.record(stream_);
+        r.pairs.upload(plan.pairs, stream_);
+        r.task_subjects.upload(plan.task_subjects, stream_);
+        r.profiles.reserve(profile_words);
         std::uint32_t longest = 0;
         for (const auto& p : plan.pairs) longest = std::max(longest, p.padded_length);
         const unsigned profile_blocks = std::min(64u, (longest + 255) / 256);
         for (std::size_t p0 = 0; p0 < plan.pairs.size(); p0 += 65535) {
             const unsigned n = static_cast<unsigned>(std::min<std::size_t>(65535, plan.pairs.size() - p0));
             kernels::build_profiles<<<dim3(profile_blocks, n), 256, 0, stream_>>>(
-                query_residues_.data(), query_offsets_.data(), pairs_.data() + p0, matrix_.data(), letters_, pad_score_,
-                Lanes::count, profiles_.data());
+                query_residues_.data(), query_offsets_.data(), r.pairs.data() + p0, matrix_.data(), letters_, pad_score_,
+                Lanes::count, r.profiles.data());
             SWGPU_CUDA_CHECK_LAUNCH("build_profiles");
         }
 
@@ -131,9 +162,9 @@ public:
         };
         std::vector<launch> launches;
         for (const auto& g : plan.groups) launches.push_back({g.first, g.count, g.cls, g.regs});
-        tasks_.upload(tasks, stream_);
-        counters_.reserve(launches.size() + 1);
-        SWGPU_CUDA_CHECK(cudaMemsetAsync(counters_.data(), 0, (launches.size() + 1) * sizeof(std::uint32_t), stream_));
+        r.tasks.upload(tasks, stream_);
+        r.counters.reserve(launches.size() + 1);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(r.counters.data(), 0, (launches.size() + 1) * sizeof(std::uint32_t), stream_));
 
         const std::size_t by_memory =
             std::max<std::size_t>(1, cfg_.boundary_bytes / worker_count / (boundary_block_ * sizeof(uint2)));
@@ -164,9 +195,9 @@ public:
         p.subject_offset = subject_offset_.data();
         p.subject_length = subject_length_.data();
         p.subject_original = subject_original_.data();
-        p.task_subjects = task_subjects_.data();
-        p.pairs = pairs_.data();
-        p.profiles = profiles_.data();
+        p.task_subjects = r.task_subjects.data();
+        p.pairs = r.pairs.data();
+        p.profiles = r.profiles.data();
         p.profile_rows = rows_;
         p.boundary_block = boundary_block_;
         for (int c = 0; c < search_class_count; ++c) p.class_rows[c] = class_rows_[c];
@@ -174,21 +205,22 @@ public:
         p.score_stride = score_stride;
         p.query_base = query_base;
         p.overflow = overflow ? overflow->data() : nullptr;
-        p.overflow_count = counters_.data() + launches.size();
+        p.overflow_count = r.counters.data() + launches.size();
         p.overflow_capacity = overflow ? static_cast<std::uint32_t>(overflow->size()) : 0;
         p.gap_oe = gap_oe_;
         p.gap_e = gap_e_;
         p.overflow_above = overflow_above_;
 
-        cuda_event start, stop;
-        start.record(stream_);
-        for (int w = 0; w < worker_count; ++w) SWGPU_CUDA_CHECK(cudaStreamWaitEvent(workers_[w].get(), start.get()));
+        // The workers start once the arrays are on the device: an event after them on stream_ (which holds nothing of
+        // earlier runs' kernels).
+        ready_.record(stream_);
+        for (int w = 0; w < worker_count; ++w) SWGPU_CUDA_CHECK(cudaStreamWaitEvent(workers_[w].get(), ready_.get()));
         for (std::size_t i = 0; i < launches.size(); ++i) {
             const auto& l = launches[i];
             const int w = cfg_.launch_log ? 0 : static_cast<int>(i % worker_count);
-            p.tasks = tasks_.data() + l.first;
+            p.tasks = r.tasks.data() + l.first;
             p.task_count = static_cast<std::uint32_t>(l.count);
-            p.task_counter = counters_.data() + i;
+            p.task_counter = r.counters.data() + i;
             p.boundary = boundary_[w].data();
             cuda_event before, after;
             if (cfg_.launch_log) before.record(workers_[w].get());
@@ -214,17 +246,35 @@ public:
                 cfg_.launch_log->push_back(r);
             }
         }
+        for (int w = 0; w < worker_count; ++w) r.done[w].record(workers_[w].get());
+        r.launches = launches.size();
+        r.pending = true;
+    }
+
+    // Waits for a run started by enqueue(); returns its device milliseconds (start to its last launch's end, which
+    // includes time shared with a run that overlapped it) and its count of 16-bit lanes to recompute.
+    double wait(batch_run& r, std::uint32_t* overflow_count) {
+        if (overflow_count) *overflow_count = 0;
+        if (!r.pending) return 0;
+        r.pending = false;
+        float ms = 0;
         for (int w = 0; w < worker_count; ++w) {
-            done_[w].record(workers_[w].get());
-            SWGPU_CUDA_CHECK(cudaStreamWaitEvent(stream_, done_[w].get()));
+            r.done[w].synchronize();
+            ms = std::max(ms, r.done[w].since(r.start));
         }
-        stop.record(stream_);
-        stop.synchronize();
-        const double ms = stop.since(start);
-        if (overflow_count)
-            SWGPU_CUDA_CHECK(cudaMemcpy(overflow_count, counters_.data() + launches.size(), sizeof(std::uint32_t),
-                                        cudaMemcpyDeviceToHost));
+        if (overflow_count) {
+            SWGPU_CUDA_CHECK(cudaMemcpyAsync(overflow_count, r.counters.data() + r.launches, sizeof(std::uint32_t),
+                                             cudaMemcpyDeviceToHost, copy_.get()));
+            copy_.synchronize();
+        }
         return ms;
+    }
+
+    // Copies `count` scores from the device into `host` on a stream of its own (runs in flight go on).
+    void download(std::vector<int>& host, const int* scores, std::size_t count) {
+        if (count == 0) return;
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(host.data(), scores, count * sizeof(int), cudaMemcpyDeviceToHost, copy_.get()));
+        copy_.synchronize();
     }
 
 private:
@@ -236,16 +286,14 @@ private:
     int letters_ = 0, rows_ = 0, gap_oe_ = 0, gap_e_ = 0, pad_score_ = 0, overflow_above_ = 0;
     std::uint32_t class_rows_[search_class_count] = {};
     std::size_t boundary_block_ = 0;
-    static constexpr int worker_count = 3;
     cuda_stream workers_[worker_count];
-    cuda_event done_[worker_count];
+    cuda_stream copy_;
+    cuda_event ready_;
     device_buffer<uint2> boundary_[worker_count];
     device_buffer<std::uint8_t> residues_, query_residues_;
     device_buffer<std::uint64_t> subject_offset_, query_offsets_;
-    device_buffer<std::uint32_t> subject_length_, subject_original_, task_subjects_, profiles_, counters_;
+    device_buffer<std::uint32_t> subject_length_, subject_original_;
     device_buffer<std::int8_t> matrix_;
-    device_buffer<query_pair> pairs_;
-    device_buffer<search_task> tasks_;
 };
 
 }  // namespace
@@ -283,8 +331,44 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
     for (std::size_t q = 0; q < nq; ++q) tm.cells += queries.length(q) * db.total_residues();
     std::size_t per_batch = std::clamp<std::size_t>(cfg.score_matrix_bytes / (sizeof(int) * ndb), 1, nq);
     if (per_batch > 1 && per_batch < nq) per_batch &= ~std::size_t(1);  // whole pairs per batch
-    std::vector<int> host_scores(per_batch * ndb);
-    device_buffer<int> scores(per_batch * ndb);
+    // Batches: one of all queries when they fit, unless early delivery splits them (more than pipeline_min_batch
+    // queries); else batches of at most half the score matrix each, so that two can be in flight (below).
+    const bool one_batch = nq <= per_batch && !(opt.on_final && nq > pipeline_min_batch);
+    const std::size_t cap = one_batch || per_batch == 1 ? per_batch : std::max<std::size_t>(2, per_batch / 2) & ~std::size_t(1);
+    std::vector<int> host_scores(std::min(cap, nq) * ndb);
+    // The size of the batch that starts at query b0. With early delivery (opt.on_final), each batch takes half of the
+    // queries left, down to batches of pipeline_min_batch, so the caller gets the first hits early and the batch whose
+    // hits come last is small; the score matrix bounds every batch.
+    const auto batch_at = [&](std::size_t b0) {
+        const std::size_t left = nq - b0;
+        std::size_t count = std::min(cap, left);
+        if (opt.on_final && left > pipeline_min_batch) {
+            count = std::min(count, std::max(pipeline_min_batch, (left + 1) / 2));
+            if (count < left) count = (count + 1) & ~std::size_t(1);  // whole pairs
+        }
+        return count;
+    };
+    // With early delivery the queries go longest first, so that the last batch, whose hits come last, holds the
+    // shortest queries: the least device time after the others, and the fewest cells left to align. The batches run
+    // on `searched`, the queries in that order; rank r is query order[r].
+    std::vector<std::uint32_t> order(nq);
+    std::iota(order.begin(), order.end(), 0u);
+    sequence_set reordered;
+    if (!one_batch && opt.on_final) {
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return queries.length(a) > queries.length(b); });
+        reordered.source = queries.source;
+        reordered.encoded = queries.encoded;
+        for (const std::uint32_t q : order) reordered.add(queries.names[q], queries[q]);
+    }
+    const sequence_set& searched = reordered.size() == nq ? reordered : queries;
+    // The hits of ranks [b0, b0 + count) from their score rows (host_scores), into `out`, then delivered.
+    std::vector<std::vector<score_hit>> by_rank(nq);
+    const auto take_batch = [&](std::size_t b0, std::size_t count) {
+        select_hits(host_scores, ndb, b0, count, opt, by_rank);
+        for (std::size_t r = b0; r < b0 + count; ++r) out[order[r]] = std::move(by_rank[r]);
+        if (opt.on_final) opt.on_final(std::span<const std::uint32_t>(order).subspan(b0, count), out);
+    };
 
     if (kernel == score_kernel::simple32) {
         auto t = steady::now();
@@ -292,8 +376,8 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
         device_buffer<std::uint64_t> qoff, soff;
         device_buffer<std::int8_t> matrix;
         check_codes(db, letters, "database");
-        qres.upload(queries.residues, stream.get());
-        qoff.upload(queries.offsets, stream.get());
+        qres.upload(searched.residues, stream.get());
+        qoff.upload(searched.offsets, stream.get());
         sres.upload(db.residues, stream.get());
         soff.upload(db.offsets, stream.get());
         matrix.upload(reinterpret_cast<const std::int8_t*>(sc.matrix.table().data()), sc.matrix.table().size(),
@@ -303,11 +387,12 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
         const std::size_t threads = std::clamp<std::size_t>((std::size_t(512) << 20) / (longest * sizeof(int2)),
                                                             kernels::block_threads, std::size_t(1) << 16);
         const std::size_t blocks = threads / kernels::block_threads;
+        device_buffer<int> scores(std::min(cap, nq) * ndb);
         device_buffer<int2> scratch(blocks * kernels::block_threads * longest);
         SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         tm.upload_ms += ms_since(t);
-        for (std::size_t b0 = 0; b0 < nq; b0 += per_batch) {
-            const std::size_t count = std::min(per_batch, nq - b0);
+        for (std::size_t b0 = 0, count = 0; b0 < nq; b0 += count) {
+            count = batch_at(b0);
             cuda_event start, stop;
             start.record(stream.get());
             kernels::simple_search<<<static_cast<unsigned>(blocks), kernels::block_threads, 0, stream.get()>>>(
@@ -320,7 +405,7 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
             tm.score_ms += stop.since(start);
             t = steady::now();
             SWGPU_CUDA_CHECK(cudaMemcpy(host_scores.data(), scores.data(), count * ndb * sizeof(int), cudaMemcpyDeviceToHost));
-            select_hits(host_scores, ndb, b0, count, opt, out);
+            take_batch(b0, count);
             tm.select_ms += ms_since(t);
             ++tm.batches;
         }
@@ -333,64 +418,88 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
     const packed_db pdb = pack_database(db, letters, static_cast<std::uint8_t>(letters));
     tm.pack_ms += ms_since(t);
     t = steady::now();
-    dpx_runner runner(queries, pdb, sc, cfg, stream.get(), prop.multiProcessorCount);
+    dpx_runner runner(searched, pdb, sc, cfg, stream.get(), prop.multiProcessorCount);
     SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     tm.upload_ms += ms_since(t);
 
     const std::uint32_t multiple = column_multiple();
     const bool narrow = kernel == score_kernel::dpx16;
-    device_buffer<uint2> overflow(narrow ? std::min<std::size_t>(per_batch * ndb, std::size_t(1) << 20) : 0);
-    for (std::size_t b0 = 0; b0 < nq; b0 += per_batch) {
-        const std::size_t count = std::min(per_batch, nq - b0);
+    // Batches in flight: while the device runs batch k + 1, the host takes batch k's scores, selects its hits and
+    // delivers them. Each of the two slots has its score rows, overflow list and run arrays.
+    struct slot {
+        std::size_t b0 = 0, count = 0;
+        std::vector<std::uint32_t> ids;
+        device_buffer<int> scores;
+        device_buffer<uint2> overflow;
+        dpx_runner::batch_run run;
+    };
+    std::array<slot, 2> slots;
+    const auto start_batch = [&](slot& sl, std::size_t b0, std::size_t count) {
+        sl.scores.reserve(std::min(cap, nq) * ndb);  // slots are made when first used: one batch needs one
+        if (narrow) sl.overflow.reserve(std::min<std::size_t>(std::min(cap, nq) * ndb, std::size_t(1) << 20));
         t = steady::now();
-        std::vector<std::uint32_t> ids(count);
-        std::iota(ids.begin(), ids.end(), static_cast<std::uint32_t>(b0));
-        search_plan plan =
-            plan_all(pair_queries(queries, ids, narrow ? 2 : 1, runner.rows(), multiple), queries, pdb,
-                     kernels::block_threads);
+        sl.b0 = b0;
+        sl.count = count;
+        sl.ids.resize(count);
+        std::iota(sl.ids.begin(), sl.ids.end(), static_cast<std::uint32_t>(b0));
+        const search_plan plan = plan_all(pair_queries(searched, sl.ids, narrow ? 2 : 1, runner.rows(), multiple),
+                                          searched, pdb, kernels::block_threads);
         tm.pack_ms += ms_since(t);
-        SWGPU_CUDA_CHECK(cudaMemsetAsync(scores.data(), 0, count * ndb * sizeof(int), stream.get()));
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(sl.scores.data(), 0, count * ndb * sizeof(int), stream.get()));
+        if (narrow)
+            runner.enqueue<kernels::lanes_s16x2>(plan, sl.run, sl.scores.data(), ndb, static_cast<std::int32_t>(b0),
+                                                 &sl.overflow, &tm.blocks);
+        else
+            runner.enqueue<kernels::lanes_s32>(plan, sl.run, sl.scores.data(), ndb, static_cast<std::int32_t>(b0),
+                                               nullptr, &tm.blocks);
+    };
+    const auto end_batch = [&](slot& sl) {
         std::uint32_t overflowed = 0;
-        if (narrow) {
-            tm.score_ms += runner.run<kernels::lanes_s16x2>(plan, scores.data(), ndb, static_cast<std::int32_t>(b0),
-                                                           &overflow, &overflowed, &tm.blocks);
-        } else {
-            tm.score_ms += runner.run<kernels::lanes_s32>(plan, scores.data(), ndb, static_cast<std::int32_t>(b0),
-                                                         nullptr, nullptr, &tm.blocks);
-        }
+        tm.score_ms += runner.wait(sl.run, narrow ? &overflowed : nullptr);
         if (overflowed > 0) {
             // Recompute the listed lanes (or, when the list overflowed, the whole batch) with 32-bit lanes.
             tm.overflow_lanes += overflowed;
             t = steady::now();
             search_plan wide;
-            if (overflowed > overflow.size()) {
-                wide = plan_all(pair_queries(queries, ids, 1, runner.rows(), multiple), queries, pdb,
+            if (overflowed > sl.overflow.size()) {
+                wide = plan_all(pair_queries(searched, sl.ids, 1, runner.rows(), multiple), searched, pdb,
                                 kernels::block_threads);
             } else {
                 std::vector<uint2> listed(overflowed);
-                SWGPU_CUDA_CHECK(cudaMemcpy(listed.data(), overflow.data(), overflowed * sizeof(uint2), cudaMemcpyDeviceToHost));
+                SWGPU_CUDA_CHECK(cudaMemcpy(listed.data(), sl.overflow.data(), overflowed * sizeof(uint2),
+                                            cudaMemcpyDeviceToHost));
                 std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> by_query;
                 for (const uint2& v : listed) by_query[v.x].push_back(v.y);
                 std::vector<std::uint32_t> qs;
                 for (const auto& [q, subjects] : by_query) qs.push_back(q);
                 std::sort(qs.begin(), qs.end());
-                auto pairs = pair_queries(queries, qs, 1, runner.rows(), multiple);
+                auto pairs = pair_queries(searched, qs, 1, runner.rows(), multiple);
                 std::vector<std::vector<std::uint32_t>> subjects_of(pairs.size());
                 for (std::size_t p = 0; p < pairs.size(); ++p)
                     subjects_of[p] = std::move(by_query[static_cast<std::uint32_t>(pairs[p].query[0])]);
-                wide = plan_listed(std::move(pairs), queries, std::move(subjects_of), pdb, kernels::block_threads);
+                wide = plan_listed(std::move(pairs), searched, std::move(subjects_of), pdb, kernels::block_threads);
             }
             tm.pack_ms += ms_since(t);
-            const double ms = runner.run<kernels::lanes_s32>(wide, scores.data(), ndb, static_cast<std::int32_t>(b0),
-                                                             nullptr, nullptr, nullptr);
+            const double ms = runner.run<kernels::lanes_s32>(wide, sl.run, sl.scores.data(), ndb,
+                                                             static_cast<std::int32_t>(sl.b0), nullptr, nullptr, nullptr);
             tm.score_ms += ms;
             tm.rescore_ms += ms;
         }
         t = steady::now();
-        SWGPU_CUDA_CHECK(cudaMemcpy(host_scores.data(), scores.data(), count * ndb * sizeof(int), cudaMemcpyDeviceToHost));
-        select_hits(host_scores, ndb, b0, count, opt, out);
+        runner.download(host_scores, sl.scores.data(), sl.count * ndb);
+        take_batch(sl.b0, sl.count);
         tm.select_ms += ms_since(t);
         ++tm.batches;
+    };
+    std::size_t started = 0, ended = 0;
+    for (std::size_t b0 = 0; b0 < nq || ended < started;) {
+        if (b0 < nq && started - ended < slots.size()) {
+            const std::size_t count = batch_at(b0);
+            start_batch(slots[started++ % slots.size()], b0, count);
+            b0 += count;
+            if (started - ended < slots.size() && b0 < nq) continue;  // keep two in flight
+        }
+        end_batch(slots[ended++ % slots.size()]);
     }
     tm.total_ms = ms_since(call_start);
     if (timing) *timing = tm;
@@ -415,6 +524,9 @@ std::vector<std::vector<score_hit>> budgeted_search(const sequence_set& queries,
     cfg.boundary_bytes = std::min(cfg.boundary_bytes, budget / 4);
     const std::size_t share = budget / 2 - std::min(budget / 2, queries.total_residues() * 2 + (std::size_t(1) << 20));
     if (share_bytes(db.total_residues(), db.size()) <= share) return detail::search(queries, db, sc, opt, cfg);
+    // A query's hits are final only after the last slice: no early delivery here.
+    search_options per_slice = opt;
+    per_slice.on_final = nullptr;
     std::vector<std::vector<score_hit>> hits(queries.size());
     std::size_t first = 0;
     while (first < db.size()) {
@@ -427,7 +539,7 @@ std::vector<std::vector<score_hit>> budgeted_search(const sequence_set& queries,
             slice.add(db.names[last], db[last]);
             ++last;
         }
-        search_options o = opt;
+        search_options o = per_slice;
         o.subject_offset = opt.subject_offset + static_cast<std::uint32_t>(first);
         merge_hits(hits, detail::search(queries, slice, sc, o, cfg), opt.max_hits);
         first = last;
@@ -446,10 +558,24 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
         budget = free_bytes - std::min(free_bytes / 8, std::size_t(1) << 30);  // headroom for the runtime
     }
     // Out of device memory: try again with half the budget (smaller batches, slices), three times, then give up with
-    // exit code 4.
+    // exit code 4. A retry may deliver queries early again; the caller hears of each query once.
+    search_options o = opt;
+    std::vector<bool> delivered;
+    if (opt.on_final) {
+        delivered.assign(queries.size(), false);
+        o.on_final = [&](std::span<const std::uint32_t> listed, const std::vector<std::vector<score_hit>>& hits) {
+            std::vector<std::uint32_t> fresh;
+            for (const std::uint32_t q : listed)
+                if (!delivered[q]) {
+                    delivered[q] = true;
+                    fresh.push_back(q);
+                }
+            if (!fresh.empty()) opt.on_final(fresh, hits);
+        };
+    }
     for (int attempt = 0;; ++attempt) {
         try {
-            return budgeted_search(queries, db, sc, opt, budget);
+            return budgeted_search(queries, db, sc, o, budget);
         } catch (const error& e) {
             if (e.code() != exit_code::out_of_memory || attempt == 3) throw;
             (void)cudaGetLastError();

@@ -173,6 +173,8 @@ std::span<const std::uint8_t> database_file::residues(std::uint64_t k) const {
 }
 std::span<const std::uint32_t> database_file::length_order() const { return {p_->order, static_cast<std::size_t>(p_->n)}; }
 
+bool database_file::exhausted() const { return p_->next >= p_->n; }
+
 bool database_file::read_chunk(sequence_set& out, std::uint64_t max_residues) {
     if (out.source.empty()) out.source = p_->path;
     std::uint64_t added = 0;

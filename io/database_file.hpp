@@ -48,6 +48,8 @@ public:
 
     // Appends records from the current position until at least max_residues were added (0: all); false at the end.
     bool read_chunk(sequence_set& out, std::uint64_t max_residues = 0);
+    // True when every record has been read.
+    bool exhausted() const;
 
 private:
     struct impl;

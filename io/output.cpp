@@ -417,6 +417,23 @@ const std::vector<column>& standard_columns() {
 
 std::string_view column_name(column c) { return info(c).name; }
 
+bool needs_alignments(const output_format& fmt) {
+    if (fmt.kind == format_kind::sam || fmt.kind == format_kind::pair) return true;
+    return std::any_of(fmt.columns.begin(), fmt.columns.end(), [](column c) {
+        switch (c) {
+            case column::qseqid:
+            case column::sseqid:
+            case column::evalue:
+            case column::bitscore:
+            case column::score:
+            case column::qlen:
+            case column::slen:
+            case column::sstrand: return false;
+            default: return true;
+        }
+    });
+}
+
 std::string column_names() {
     std::string s;
     for (const auto& i : column_table) {

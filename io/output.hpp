@@ -50,6 +50,9 @@ output_format parse_outfmt(std::string_view spec);
 const std::vector<column>& standard_columns();  // qseqid sseqid pident length mismatch gapopen qstart qend sstart send
                                                 // evalue bitscore
 std::string_view column_name(column c);
+// Whether printing `fmt` needs the alignments of the hits (SAM, pairwise, or any column beyond names, lengths, scores,
+// E-values and strand); without, the hits are printed from the score pass alone.
+bool needs_alignments(const output_format& fmt);
 std::string column_names();  // every known name, space-separated (for messages and --help)
 
 // The scoring as one line, with the gap convention spelled out (for headers).

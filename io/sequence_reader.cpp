@@ -523,6 +523,8 @@ sequence_reader::sequence_reader(const sequence_source& source, read_options opt
 
 sequence_reader::~sequence_reader() = default;
 
+bool sequence_reader::exhausted() const { return p_->region_mode ? p_->region_done : p_->at_end; }
+
 bool sequence_reader::read_chunk(sequence_set& out, std::uint64_t max_residues) {
     quiet_htslib quiet;
     impl& r = *p_;

@@ -74,6 +74,9 @@ public:
     // Returns false when no record was added (end of input). Throws when the input holds no valid record at all
     // (empty file, or every record skipped).
     bool read_chunk(sequence_set& out, std::uint64_t max_residues = 0);
+    // True once the input is known to hold no more records (the next read_chunk returns false); false may also mean
+    // "not known yet" (a chunk that ended exactly at the last record).
+    bool exhausted() const;
     std::uint64_t records_read() const;     // records added to a sequence_set
     std::uint64_t records_skipped() const;  // records skipped under skip_bad
 

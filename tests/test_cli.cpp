@@ -211,6 +211,22 @@ TEST_CASE("output does not depend on --db-chunk, threads or stdin", "[cli]") {
     CHECK(run_swgpu("align data/demo_queries.fa -" + cols, source_dir + "/data/demo_db.fa").out == base.out);
 }
 
+TEST_CASE("columns that need no alignment print the same values as a run that aligns", "[cli]") {
+    // qseqid sseqid evalue bitscore score qlen slen sstrand come from the score pass alone; the run says it aligned
+    // nothing, and its lines are the first columns of a run that also prints alignment columns.
+    const auto scores_only = run_swgpu("align " + demo + " -v --outfmt '6 qseqid sseqid evalue bitscore score qlen slen'");
+    REQUIRE(scores_only.code == 0);
+    CHECK_THAT(scores_only.err, Catch::Contains("the format prints no alignment"));
+    const auto full = run_swgpu("align " + demo + " -q --outfmt '6 qseqid sseqid evalue bitscore score qlen slen pident'");
+    REQUIRE(full.code == 0);
+    std::string cut;
+    for (const auto& line : lines_of(full.out)) cut += line.substr(0, line.rfind('\t')) + "\n";
+    CHECK(scores_only.out == cut);
+    CHECK(lines_of(cut).size() > 20);
+    const auto aligned = run_swgpu("align " + demo + " -v --outfmt '6 qseqid pident'");
+    CHECK_THAT(aligned.err, Catch::Contains("; alignments "));
+}
+
 TEST_CASE("a database made by makedb gives the same output as its FASTA file", "[cli]") {
     temp_dir dir;
     const std::string prefix = (dir.path / "demo").string();

@@ -29,8 +29,9 @@ STEPS=(
   "bench_weighted_scan|\$BIN/bench_weighted_scan $SCAN_ARGS"
   "bench_schedules|\$BIN/bench_schedules $SCHEDULES_ARGS --fit \$OUTDIR/hybrid_switch.tsv"
   "bench_gpu_search_classic20|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/classic20_queries.fa \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 10 5 --check 2 --label classic20_db20kx10"
-  "bench_align|$repo/tests/bench/bench_align.sh \$BIN \${SWGPU_DATA:-data}"
+  "bench_align|$repo/tests/bench/bench_align.sh \$BIN \${SWGPU_DATA:-data} \${ALIGN_RUNS:-9}"
   "bench_gpu_search_query500|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 1 5 --check 4 --label query500_db20k"
+  "bench_gpu_search_query500_early|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 1 5 --check 4 --early --label query500_db20k_batches_in_flight"
 )
 
 echo "# run_device.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -39,8 +40,15 @@ std::string source_dir() {
 
 struct run_result {
     int code = -1;
-    std::string out;
+    std::string out, err;
 };
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
 
 run_result run(const std::string& args, const fs::path& dir) {
     const fs::path out = dir / "out.txt";
@@ -48,11 +56,9 @@ run_result run(const std::string& args, const fs::path& dir) {
     const int status = std::system(cmd.c_str());
     run_result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream in(out);
-    std::ostringstream s;
-    s << in.rdbuf();
+    r.err = slurp(dir / "err.txt");
     // SAM's @PG line holds the command line, which names the backend: the one line allowed to differ.
-    std::istringstream lines(s.str());
+    std::istringstream lines(slurp(out));
     for (std::string line; std::getline(lines, line);)
         if (line.rfind("@PG", 0) != 0) r.out += line + "\n";
     return r;
@@ -65,7 +71,8 @@ fs::path scratch() {
 }
 
 // The CPU and the GPU backend on the same arguments: both succeed, outputs identical and not trivially empty.
-void same_output(const std::string& args, const fs::path& dir, const std::string& gpu_extra = "") {
+// Returns the GPU run's stderr.
+std::string same_output(const std::string& args, const fs::path& dir, const std::string& gpu_extra = "") {
     const auto cpu = run("align --backend cpu " + args, dir);
     const auto gpu = run("align --backend gpu " + gpu_extra + " " + args, dir);
     CHECK_EQ(cpu.code, 0);
@@ -75,6 +82,7 @@ void same_output(const std::string& args, const fs::path& dir, const std::string
         std::fprintf(stderr, "outputs differ for: %s %s\n", args.c_str(), gpu_extra.c_str());
         CHECK(cpu.out == gpu.out);
     }
+    return gpu.err;
 }
 
 void write_fasta(const fs::path& p, const std::vector<std::pair<std::string, std::string>>& records) {
@@ -143,5 +151,70 @@ GPU_TEST("align: overflow-prone long identical pairs score exactly on the GPU") 
                              (dir / "db.fa").string(),
                          dir);
     CHECK(gpu.out.find("w3000\tsame\t33000\n") != std::string::npos);
+    fs::remove_all(dir);
+}
+
+GPU_TEST("align: many queries, aligned while the GPU searches, give the CPU's output") {
+    // 300 queries (mutated pieces of the demo database and unrelated sequences) go to the GPU in several batches; the
+    // hits of the first batches are aligned on the CPU while the GPU searches the others. Protein, DNA on both
+    // strands, and a database in chunks whose last one is searched that way.
+    const auto dir = scratch();
+    const std::string src = source_dir();
+    std::vector<std::pair<std::string, std::string>> db;
+    {
+        std::ifstream f(src + "/data/demo_db.fa");
+        for (std::string line; std::getline(f, line);) {
+            if (line.empty()) continue;
+            if (line[0] == '>') db.push_back({line.substr(1, line.find(' ') - 1), ""});
+            else db.back().second += line;
+        }
+    }
+    REQUIRE(db.size() > 50);
+    std::uint64_t x = 12345;
+    const auto next = [&] {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        return static_cast<std::size_t>(x >> 33);
+    };
+    const std::string amino = "ACDEFGHIKLMNPQRSTVWY", bases = "ACGT";
+    std::vector<std::pair<std::string, std::string>> protein, dna, dna_db;
+    for (int k = 0; k < 300; ++k) {
+        const std::string& s = db[next() % db.size()].second;
+        const std::size_t b = next() % s.size();
+        std::string piece = s.substr(b, 30 + next() % 300);
+        for (auto& c : piece)
+            if (next() % 6 == 0) c = amino[next() % 20];
+        if (k % 5 == 4)
+            for (auto& c : piece) c = amino[next() % 20];
+        protein.push_back({"p" + std::to_string(k), piece});
+    }
+    for (int k = 0; k < 200; ++k) {
+        std::string s(200 + next() % 800, 'A');
+        for (auto& c : s) c = bases[next() % 4];
+        dna_db.push_back({"d" + std::to_string(k), s});
+    }
+    for (int k = 0; k < 150; ++k) {
+        const std::string& s = dna_db[next() % dna_db.size()].second;
+        std::string piece = s.substr(next() % (s.size() / 2), 50 + next() % 200);
+        for (auto& c : piece)
+            if (next() % 10 == 0) c = bases[next() % 4];
+        if (k % 2) {
+            std::string r(piece.rbegin(), piece.rend());
+            for (auto& c : r) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
+            piece = r;
+        }
+        dna.push_back({"n" + std::to_string(k), piece});
+    }
+    write_fasta(dir / "protein.fa", protein);
+    write_fasta(dir / "dna.fa", dna);
+    write_fasta(dir / "dna_db.fa", dna_db);
+    const std::string p = (dir / "protein.fa").string() + " " + src + "/data/demo_db.fa";
+    const std::string err = same_output(p + " -v -k 10 --outfmt '6 std score cigar'", dir);
+    CHECK(err.find("queries finished during it") != std::string::npos);
+    same_output(p + " -v -k 3 --outfmt sam", dir);
+    same_output(p + " -v -k 10 --db-chunk 30000", dir);  // several chunks: the last one overlaps
+    same_output(p + " -v -k 10 --outfmt '6 qseqid sseqid evalue bitscore score'", dir);
+    const std::string n = (dir / "dna.fa").string() + " " + (dir / "dna_db.fa").string();
+    const std::string dna_err = same_output(n + " -v -k 5 --outfmt '6 std score sstrand'", dir);
+    CHECK(dna_err.find("queries finished during it") != std::string::npos);
     fs::remove_all(dir);
 }

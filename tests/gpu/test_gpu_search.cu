@@ -5,6 +5,7 @@
 // odd query counts (a query without a 16-bit partner), pairs whose score sits just below and just above the 16-bit
 // overflow bound, several query batches, one block per SM (many tasks per block), and the bundled demo data.
 #include <algorithm>
+#include <span>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -279,6 +280,9 @@ GPU_TEST("gpu search: 16-bit overflow bound, exact below and above it") {
     search_options opt;
     opt.max_hits = 1000000;
     expect_all_kernels(queries, db, sc, opt, "overflow", false);
+    search_config two;
+    two.score_matrix_bytes = 4 * ss.size() * sizeof(int);  // batches of 2 queries, two in flight: overflow in each
+    expect_same_hits(queries, db, sc, opt, two, "overflow, batches in flight");
     gpu::detail::search_timing timing;
     (void)gpu::detail::search(queries, db, sc, opt, {}, &timing);
     CHECK(timing.overflow_lanes > 0);
@@ -317,6 +321,27 @@ GPU_TEST("gpu search: query batches, one block per SM, many subjects") {
     search_config cfg;
     cfg.score_matrix_bytes = 5 * ss.size() * sizeof(int);  // 4 queries per batch (batches hold whole pairs)
     expect_same_hits(queries, db, sc, opt, cfg, "batches of 4 queries");
+    {
+        // Early delivery: every query once, with exactly the hits returned at the end, before search returns.
+        const hit_lists cpu = search_cpu(queries, db, sc, opt, pool());
+        for (const std::size_t bytes : {std::size_t(0), 5 * ss.size() * sizeof(int)}) {
+            search_config c;
+            if (bytes) c.score_matrix_bytes = bytes;
+            std::vector<int> seen(qs.size(), 0);
+            hit_lists delivered(qs.size());
+            search_options early = opt;
+            early.on_final = [&](std::span<const std::uint32_t> listed, const hit_lists& hits) {
+                for (const std::uint32_t q : listed) {
+                    ++seen[q];
+                    delivered[q] = hits[q];
+                }
+            };
+            const hit_lists returned = gpu::detail::search(queries, db, sc, early, c, nullptr);
+            CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+            CHECK(delivered == cpu);
+            CHECK(returned == cpu);
+        }
+    }
     cfg = {};
     cfg.blocks_per_sm = 1;
     expect_same_hits(queries, db, sc, opt, cfg, "one block per SM");
