@@ -117,36 +117,30 @@ struct words {
     unsigned w[count];
 };
 
-template <class T>
-__device__ __forceinline__ T shfl_up(const T& v, int delta) {
+// Moves a trivially copyable value between the lanes of a warp, one 32-bit word at a time: `shuffle(word)` is one of
+// the __shfl*_sync intrinsics with its lane argument bound.
+template <class T, class Shuffle>
+__device__ __forceinline__ T shfl_words(const T& v, Shuffle shuffle) {
     static_assert(std::is_trivially_copyable_v<T>);
     words<T> x{};
     std::memcpy(x.w, &v, sizeof(T));
 #pragma unroll
-    for (int k = 0; k < words<T>::count; ++k) x.w[k] = __shfl_up_sync(full_mask, x.w[k], delta);
+    for (int k = 0; k < words<T>::count; ++k) x.w[k] = shuffle(x.w[k]);
     T r;
     std::memcpy(&r, x.w, sizeof(T));
     return r;
+}
+template <class T>
+__device__ __forceinline__ T shfl_up(const T& v, int delta) {
+    return shfl_words(v, [delta](unsigned w) { return __shfl_up_sync(full_mask, w, delta); });
 }
 template <class T>
 __device__ __forceinline__ T shfl_down(const T& v, int delta) {
-    words<T> x{};
-    std::memcpy(x.w, &v, sizeof(T));
-#pragma unroll
-    for (int k = 0; k < words<T>::count; ++k) x.w[k] = __shfl_down_sync(full_mask, x.w[k], delta);
-    T r;
-    std::memcpy(&r, x.w, sizeof(T));
-    return r;
+    return shfl_words(v, [delta](unsigned w) { return __shfl_down_sync(full_mask, w, delta); });
 }
 template <class T>
 __device__ __forceinline__ T shfl_idx(const T& v, int lane) {
-    words<T> x{};
-    std::memcpy(x.w, &v, sizeof(T));
-#pragma unroll
-    for (int k = 0; k < words<T>::count; ++k) x.w[k] = __shfl_sync(full_mask, x.w[k], lane);
-    T r;
-    std::memcpy(&r, x.w, sizeof(T));
-    return r;
+    return shfl_words(v, [lane](unsigned w) { return __shfl_sync(full_mask, w, lane); });
 }
 
 // Loads and stores that bypass L1 (cached in L2 only), for data another block publishes during the same kernel: after
@@ -599,8 +593,6 @@ struct scan_arguments {
     Alg alg;
     lookback_view<typename Alg::elem> status;
     unsigned epoch;
-    unsigned* tile_counter;
-    unsigned tile_base;
 };
 
 template <class T, int N>
@@ -620,9 +612,9 @@ __device__ __forceinline__ vec_chunk<T, N> load_chunk(const T* p) {
         return *reinterpret_cast<const vec_chunk<T, N>*>(p);
     }
 }
-template <class T, int N>
+template <class T, int N, bool Streaming = true>
 __device__ __forceinline__ void store_chunk(T* p, const vec_chunk<T, N>& c) {
-    if constexpr (sizeof(T) * N == 16) {
+    if constexpr (sizeof(T) * N == 16 && Streaming) {
         int4 raw;
         std::memcpy(&raw, &c, 16);
         __stcs(reinterpret_cast<int4*>(p), raw);
@@ -715,27 +707,24 @@ struct scan_tile {
 };
 
 // Inputs: b (and a for maps) of n cells. Output: out, exclusive or inclusive. One tile per block; each tile finds its
-// prefix by look-back (protocol at lookback_view). Tile order: with Ticket, the order in which blocks start (take_tile:
-// a tile only ever waits on blocks that have started); without, blockIdx.x, which relies on the hardware starting
-// blocks in increasing index order, as CUB's single-pass scan does (the spin deadline turns a violation into an error,
-// never a hang). Reads each input once and writes each output once.
-template <class Alg, int THREADS, int CPT, int SUBS, bool Ticket, int MinBlocks, bool WarpFirst>
+// prefix by look-back (protocol at lookback_view). Tile order: blockIdx.x, which relies on the hardware starting blocks
+// in increasing index order, as CUB's single-pass scan does (the spin deadline turns a violation into an error, never
+// a hang). Reads each input once and writes each output once.
+template <class Alg, int THREADS, int CPT, int SUBS, int MinBlocks>
 __global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_kernel(const scan_arguments<Alg> args) {
     using st = scan_tile<Alg, THREADS, CPT, SUBS>;
     using elem = typename Alg::elem;
     __shared__ typename st::storage sm;
-    __shared__ unsigned tile_slot;
-    const unsigned tile = Ticket ? take_tile(args.tile_counter, args.tile_base, &tile_slot) : blockIdx.x;
+    const unsigned tile = blockIdx.x;
     elem el[SUBS][CPT];
     st::load(args, tile, el);
     const auto pw = st::bs::make_powers(args.alg);
     const auto tile_pw = st::tile_power(pw);
+    const auto start_pw = args.alg.pow(std::int64_t(tile) * st::bs::tile);
     elem before[SUBS];
     const elem total = st::bs::scan(args.alg, pw, el, before, sm.scan);
-    const elem prefix =
-        tile_prefix<Alg, THREADS, WarpFirst>(args.alg, args.status, tile, args.epoch, total, tile_pw, sm.lookback);
-    const auto entering = args.alg.apply(prefix, args.x0, args.alg.pow(std::int64_t(tile) * st::bs::tile));
-    st::store(args, tile, pw, el, before, entering);
+    const elem prefix = tile_prefix<Alg, THREADS>(args.alg, args.status, tile, args.epoch, total, tile_pw, sm.lookback);
+    st::store(args, tile, pw, el, before, args.alg.apply(prefix, args.x0, start_pw));
 }
 
 // The same with persistent blocks: block b takes tiles b, b + G, b + 2G, ... (G = gridDim.x, at most as many blocks as
@@ -813,141 +802,177 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
 
 }  // namespace scan_detail
 
-// One tile per block (tile order: blockIdx.x, as weighted_scan_kernel without Ticket), its inputs moved into shared
-// memory by one bulk copy, so the bytes a block keeps in flight live in shared memory instead of registers: with few
-// registers per thread more blocks, hence more tiles, are in flight per SM. Threads hold only chunk composites; they
-// read their chunks from shared memory twice (composites, then outputs). Protocol: thread 0 initialises the mbarrier,
-// announces the tile's bytes and starts the copies; the barrier below publishes the initialised mbarrier; everyone
-// waits on phase 0. A tile that is partial or not 16-byte aligned is copied into shared memory by the threads instead
-// (padded with the identity, which only follows real cells and changes no output), published by the same barrier.
-template <class Alg, int THREADS, int CPT, int SUBS, int MinBlocks, bool WarpFirst>
-__global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_staged_kernel(const scan_arguments<Alg> args) {
-    using namespace scan_detail;
+// One tile whose inputs wait in shared memory (the staged kernel).
+template <class Alg, int THREADS, int CPT, int SUBS>
+struct staged_tile {
     using st = scan_tile<Alg, THREADS, CPT, SUBS>;
     using bs = typename st::bs;
     using elem = typename Alg::elem;
     using value = typename Alg::value;
-    constexpr unsigned tile_bytes = static_cast<unsigned>(bs::tile * sizeof(value));
+    using power = typename Alg::power;
+    static constexpr int arrays = Alg::is_map ? 2 : 1;  // b[tile], then a[tile] for maps
+    static constexpr unsigned tile_bytes = static_cast<unsigned>(bs::tile * sizeof(value));
     static_assert(tile_bytes % 16 == 0);
-    extern __shared__ __align__(128) unsigned char stage_memory[];  // b[tile], then a[tile] for maps
-    __shared__ typename st::storage sm;
-    __shared__ __align__(8) unsigned long long full;
-    value* const stage_b = reinterpret_cast<value*>(stage_memory);
-    value* const stage_a = stage_b + bs::tile;
-    const unsigned tile = blockIdx.x;
-    const std::int64_t start = std::int64_t(tile) * bs::tile;
-    const bool staged = args.vectorized && start + bs::tile <= args.n;
-    if (staged) {
-        if (threadIdx.x == 0) {
-            mbarrier_init(&full, 1);
-            mbarrier_init_fence();
-            mbarrier_expect_bytes(&full, (Alg::is_map ? 2 : 1) * tile_bytes);
-            bulk_copy_to_shared(stage_b, args.b + start, tile_bytes, &full);
-            if constexpr (Alg::is_map) bulk_copy_to_shared(stage_a, args.a + start, tile_bytes, &full);
-        }
-    } else {
+
+    // Whether tile `tile` can be moved by the copy engine: whole, and every array 16-byte aligned.
+    __device__ __forceinline__ static bool bulk(const scan_arguments<Alg>& args, std::int64_t tile) {
+        return args.vectorized && (tile + 1) * bs::tile <= args.n;
+    }
+    // Thread 0: starts the copy of tile `tile` into `stage`, completing on `bar`.
+    __device__ __forceinline__ static void start_copy(const scan_arguments<Alg>& args, std::int64_t tile, value* stage,
+                                                      unsigned long long* bar) {
+        using namespace scan_detail;
+        mbarrier_expect_bytes(bar, arrays * tile_bytes);
+        bulk_copy_to_shared(stage, args.b + tile * bs::tile, tile_bytes, bar);
+        if constexpr (Alg::is_map) bulk_copy_to_shared(stage + bs::tile, args.a + tile * bs::tile, tile_bytes, bar);
+    }
+    // All threads: copies tile `tile` into `stage` themselves, cells past n as the identity (it only follows real
+    // cells, so it changes no output). The caller publishes it with a block barrier.
+    __device__ __forceinline__ static void fill(const scan_arguments<Alg>& args, std::int64_t tile, value* stage) {
+        const std::int64_t start = tile * bs::tile;
         const elem id = Alg::identity();
         for (int j = threadIdx.x; j < bs::tile; j += THREADS) {
             const bool real = start + j < args.n;
             if constexpr (Alg::is_map) {
-                stage_b[j] = real ? args.b[start + j] : id.b;
-                stage_a[j] = real ? args.a[start + j] : id.a;
+                stage[j] = real ? args.b[start + j] : id.b;
+                stage[bs::tile + j] = real ? args.a[start + j] : id.a;
             } else {
-                stage_b[j] = real ? args.b[start + j] : id;
+                stage[j] = real ? args.b[start + j] : id;
             }
         }
     }
-    const auto pw = bs::make_powers(args.alg);
-    const auto tile_pw = st::tile_power(pw);
-    __syncthreads();
-    if (staged) mbarrier_wait(&full, 0);
-    auto read_chunk = [&](int s, elem (&el)[CPT]) {
+
+    __device__ __forceinline__ static void read_chunk(const value* stage, int s, elem (&el)[CPT]) {
         const int j = bs::offset(s, 0);
-        const auto vb = *reinterpret_cast<const vec_chunk<value, CPT>*>(stage_b + j);
+        const auto vb = *reinterpret_cast<const vec_chunk<value, CPT>*>(stage + j);
         if constexpr (Alg::is_map) {
-            const auto va = *reinterpret_cast<const vec_chunk<value, CPT>*>(stage_a + j);
+            const auto va = *reinterpret_cast<const vec_chunk<value, CPT>*>(stage + bs::tile + j);
 #pragma unroll
             for (int e = 0; e < CPT; ++e) el[e] = elem{va.v[e], vb.v[e]};
         } else {
 #pragma unroll
             for (int e = 0; e < CPT; ++e) el[e] = vb.v[e];
         }
-    };
-    elem c[SUBS];
-#pragma unroll
-    for (int s = 0; s < SUBS; ++s) {
-        elem el[CPT];
-        read_chunk(s, el);
-        c[s] = bs::chunk_composite(args.alg, pw, el);
     }
-    elem before[SUBS];
-    const elem total = bs::scan_chunks(args.alg, pw, c, before, sm.scan);
-    const elem prefix =
-        tile_prefix<Alg, THREADS, WarpFirst>(args.alg, args.status, tile, args.epoch, total, tile_pw, sm.lookback);
-    const value entering = args.alg.apply(prefix, args.x0, args.alg.pow(start));
-    const bool full_tile = start + bs::tile <= args.n && args.vectorized;
-    typename Alg::power off = pw.first;  // the weight of offset(s, 0) cells
+
+    // All threads: scans the tile in `stage` (chunks read twice: composites, then outputs), looks back, writes its
+    // outputs from registers (streaming stores unless told otherwise). start_pw is the weight of the cells before the
+    // tile. Contains block barriers (block scan, look-back).
+    template <bool StreamingStores>
+    __device__ __forceinline__ static void scan(const scan_arguments<Alg>& args, std::int64_t tile, const value* stage,
+                                                const typename bs::powers& pw, power tile_pw, power start_pw,
+                                                typename st::storage& sm) {
+        elem c[SUBS];
 #pragma unroll
-    for (int s = 0; s < SUBS; ++s) {
-        elem el[CPT];
-        read_chunk(s, el);
-        value x = args.alg.apply(before[s], entering, off);
-        off = Alg::pow_sum(off, pw.sub);
-        vec_chunk<value, CPT> o;
-#pragma unroll
-        for (int e = 0; e < CPT; ++e) {
-            const value after = args.alg.step(el[e], x);
-            o.v[e] = args.inclusive ? after : x;
-            x = after;
+        for (int s = 0; s < SUBS; ++s) {
+            elem el[CPT];
+            read_chunk(stage, s, el);
+            c[s] = bs::chunk_composite(args.alg, pw, el);
         }
-        const std::int64_t j = start + bs::offset(s, 0);
-        if (full_tile) {
-            store_chunk<value, CPT>(args.out + j, o);
-        } else {
+        elem before[SUBS];
+        const elem total = bs::scan_chunks(args.alg, pw, c, before, sm.scan);
+        const elem prefix = tile_prefix<Alg, THREADS>(args.alg, args.status, static_cast<unsigned>(tile), args.epoch,
+                                                      total, tile_pw, sm.lookback);
+        const value entering = args.alg.apply(prefix, args.x0, start_pw);
+        const std::int64_t start = tile * bs::tile;
+        const bool full_tile = start + bs::tile <= args.n && args.vectorized;
+        power off = pw.first;  // the weight of offset(s, 0) cells
 #pragma unroll
-            for (int e = 0; e < CPT; ++e)
-                if (j + e < args.n) args.out[j + e] = o.v[e];
+        for (int s = 0; s < SUBS; ++s) {
+            elem el[CPT];
+            read_chunk(stage, s, el);
+            value x = args.alg.apply(before[s], entering, off);
+            off = Alg::pow_sum(off, pw.sub);
+            vec_chunk<value, CPT> o;
+#pragma unroll
+            for (int e = 0; e < CPT; ++e) {
+                const value after = args.alg.step(el[e], x);
+                o.v[e] = args.inclusive ? after : x;
+                x = after;
+            }
+            const std::int64_t j = start + bs::offset(s, 0);
+            if (full_tile) {
+                store_chunk<value, CPT, StreamingStores>(args.out + j, o);
+            } else {
+#pragma unroll
+                for (int e = 0; e < CPT; ++e)
+                    if (j + e < args.n) args.out[j + e] = o.v[e];
+            }
         }
     }
+};
+
+// One tile per block (tile order: blockIdx.x, as weighted_scan_kernel), its inputs moved into shared memory by one bulk
+// copy, so the bytes a block keeps in flight live in shared memory instead of registers: with few registers per thread
+// more blocks, hence more tiles, are in flight per SM. Threads hold only chunk composites; they read their chunks from
+// shared memory twice (composites, then outputs). Protocol: thread 0 initialises the mbarrier, announces the tile's
+// bytes and starts the copies; the barrier below publishes the initialised mbarrier; everyone waits on phase 0. A tile
+// that is partial or not 16-byte aligned is copied into shared memory by the threads instead (padded with the
+// identity), published by the same barrier.
+template <class Alg, int THREADS, int CPT, int SUBS, int MinBlocks, bool StreamingStores>
+__global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_staged_kernel(const scan_arguments<Alg> args) {
+    using namespace scan_detail;
+    using stt = staged_tile<Alg, THREADS, CPT, SUBS>;
+    using value = typename Alg::value;
+    extern __shared__ __align__(128) unsigned char stage_memory[];
+    __shared__ typename stt::st::storage sm;
+    __shared__ __align__(8) unsigned long long full;
+    value* const stage = reinterpret_cast<value*>(stage_memory);
+    const std::int64_t tile = blockIdx.x;
+    const bool bulk = stt::bulk(args, tile);
+    if (bulk) {
+        if (threadIdx.x == 0) {
+            mbarrier_init(&full, 1);
+            mbarrier_init_fence();
+            stt::start_copy(args, tile, stage, &full);
+        }
+    } else {
+        stt::fill(args, tile, stage);
+    }
+    const auto pw = stt::bs::make_powers(args.alg);
+    const auto tile_pw = stt::st::tile_power(pw);
+    __syncthreads();
+    if (bulk) mbarrier_wait(&full, 0);
+    stt::template scan<StreamingStores>(args, tile, stage, pw, tile_pw, args.alg.pow(tile * stt::bs::tile), sm);
 }
 
-// Tuning entries of the device scan: block threads, cells per chunk, chunks per thread, persistent blocks or one tile
-// per block, tile order by ticket or by block index, the blocks per SM the compiler must make room for, the look-back's
-// first window, and where the inputs wait (registers, or shared memory filled by a bulk copy). A table, chosen by
-// index; bench_weighted_scan measures every entry.
+// Tuning entries of the device scan: the kernel (one tile per block with the tile in registers; persistent blocks with
+// register double buffering; one tile per block staged in shared memory by a bulk copy), block threads, cells per
+// chunk, chunks per thread, the blocks per SM the compiler must make room for, and (staged) whether outputs are stored
+// with the streaming (evict-first) policy. A table, chosen by index; bench_weighted_scan measures every entry. Kept:
+// the entries that were the fastest at some size for some fp32 pair on the H100 (entry 5, default-policy stores, ties
+// entry 2 within a point). Measured and dropped (H100, 2026-11-22, % of a d2d copy at 2^28): persistent blocks with a
+// ring of 2-4 bulk-copied stages (64-73 %: a tile waits on every lower block's tile of the same round, so the grid
+// advances in lock step), tiles of 2048 and 4096 cells (45-77 %: more tiles per look-back and more per-tile overhead),
+// outputs written back by bulk copies from shared memory (84-85 %, no gain), 512-thread staged tiles (84 %).
+enum class scan_kernel { registers, persistent, staged };
 struct scan_config {
+    scan_kernel kernel;
     int threads, cells_per_chunk, chunks;
-    bool persistent, ticket;
     int min_blocks;
-    bool warp_first;  // look-back: warp 0 reads 32 predecessors before the block reads THREADS at a time
-    bool staged;      // weighted_scan_staged_kernel: the tile's inputs in shared memory (one tile per block)
+    bool streaming_stores;  // staged only; the register kernels always stream
     constexpr int tile() const { return threads * cells_per_chunk * chunks; }
 };
-inline constexpr std::array<scan_config, 14> scan_configs{{{256, 4, 8, false, true, 1, true, false},
-                                                           {256, 4, 8, false, false, 3, false, false},
-                                                           {256, 4, 8, false, false, 4, false, false},
-                                                           {512, 4, 8, false, false, 2, false, false},
-                                                           {256, 4, 8, true, false, 1, false, false},
-                                                           {256, 4, 8, false, true, 3, false, false},
-                                                           {256, 4, 8, false, false, 6, false, true},
-                                                           {256, 4, 8, false, false, 5, false, true},
-                                                           {128, 4, 8, false, false, 12, false, true},
-                                                           {256, 4, 12, false, false, 4, false, true},
-                                                           {256, 4, 16, false, false, 2, false, false},
-                                                           {256, 4, 8, false, false, 6, true, true},
-                                                           {256, 4, 16, false, false, 3, false, true},
-                                                           {512, 4, 8, false, false, 3, false, true}}};
+inline constexpr std::array<scan_config, 6> scan_configs{{
+    {scan_kernel::persistent, 256, 4, 8, 1, true},  // 0
+    {scan_kernel::registers, 256, 4, 16, 2, true},  // 1
+    {scan_kernel::staged, 256, 4, 12, 4, true},     // 2
+    {scan_kernel::staged, 256, 4, 8, 6, true},      // 3
+    {scan_kernel::registers, 512, 4, 8, 2, true},   // 4
+    {scan_kernel::staged, 256, 4, 12, 4, false},    // 5
+}};
 
 // The entry used unless one is asked for, by problem size: rows sorted by min_log2; the last row with
-// n >= 2^min_log2 applies. Fitted to bench_weighted_scan on the
-// H100 (fp32 (max,+), (+,·), (+,+)): register tiles while there are about as few tiles as resident blocks (the look-back
-// is short, and a tile of 16384 cells fills the GPU in one wave at 2^22), shared-memory staging from 2^24 up (more
-// bytes in flight per SM than registers can hold).
+// n >= 2^min_log2 applies. Fitted to bench_weighted_scan on the H100 (two runs, 2026-11-22): at each size the entry
+// whose worst %copy over fp32 (max,+), (+,·), (+,+) is highest. Below 2^22 the persistent kernel (at most two tiles
+// per block: every load is issued at once and the look-back is one round trip); from 2^22 register tiles of 16384
+// cells (about one wave of tiles at 2^22); from 2^24 tiles staged in shared memory (more bytes in flight per SM than
+// registers hold; 12288 and 8192 cells measure the same within 1 point from 2^25 up, 12288 is ahead at 2^24).
 struct scan_default {
     int min_log2;
     int entry;
 };
-inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 2}, {22, 10}, {24, 6}}};
+inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 0}, {22, 1}, {24, 2}}};
 // The entry for large problems (and for callers that do not know the size).
 inline constexpr int default_scan_entry = scan_default_entries.back().entry;
 constexpr int default_scan_entry_for(std::int64_t n) {
@@ -957,24 +982,52 @@ constexpr int default_scan_entry_for(std::int64_t n) {
     return entry;
 }
 
-// Launches the staged kernel, one block per tile, with the tile's inputs as dynamic shared memory. Where they do not
-// fit in one SM's shared memory (wide map elements), the entry runs the register kernel of the same shape.
+namespace scan_detail {
+
+// Blocks of `Kernel` that fit on the current device at once; the device does not change within a process.
+template <auto Kernel>
+std::int64_t resident_blocks(int threads) {
+    static std::int64_t resident = 0;
+    if (resident == 0) {
+        int device = 0, sms = 0, per_sm = 0;
+        SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+        SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, 0));
+        if (per_sm < 1) throw runtime_failure("weighted scan: the persistent kernel does not fit on this GPU");
+        resident = std::int64_t(per_sm) * sms;
+    }
+    return resident;
+}
+
+}  // namespace scan_detail
+
+// Launches entry `Entry` for the arguments (status, epoch and alignment already set). A staged entry whose tile does
+// not fit in one SM's shared memory (wide map elements) runs the register kernel of the same shape.
 template <class Alg, int Entry>
-void launch_weighted_scan_staged(const scan_arguments<Alg>& args, std::int64_t tiles, cudaStream_t stream) {
+void launch_weighted_scan_kernel(const scan_arguments<Alg>& args, std::int64_t tiles, cudaStream_t stream) {
     constexpr scan_config c = scan_configs[Entry];
-    constexpr std::size_t smem = std::size_t(c.tile()) * sizeof(typename Alg::value) * (Alg::is_map ? 2 : 1);
-    if constexpr (smem <= 200 * 1024) {
-        auto kernel = &weighted_scan_staged_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks, c.warp_first>;
+    constexpr std::size_t stage = std::size_t(c.tile()) * sizeof(typename Alg::value) * (Alg::is_map ? 2 : 1);
+    if constexpr (c.kernel == scan_kernel::staged && stage <= 200 * 1024) {
+        constexpr auto kernel =
+            &weighted_scan_staged_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks, c.streaming_stores>;
         static bool attribute_set = false;  // once per kernel and process
         if (!attribute_set) {
             SWGPU_CUDA_CHECK(
-                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(stage)));
+            // All of L1 as shared memory, so that min_blocks tiles fit on an SM.
+            SWGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                  cudaSharedmemCarveoutMaxShared));
             attribute_set = true;
         }
-        kernel<<<static_cast<unsigned>(tiles), c.threads, smem, stream>>>(args);
+        kernel<<<static_cast<unsigned>(tiles), c.threads, stage, stream>>>(args);
         SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_staged_kernel");
+    } else if constexpr (c.kernel == scan_kernel::persistent) {
+        constexpr auto kernel = &weighted_scan_persistent_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks>;
+        const std::int64_t grid = std::min<std::int64_t>(tiles, scan_detail::resident_blocks<kernel>(c.threads));
+        kernel<<<static_cast<unsigned>(grid), c.threads, 0, stream>>>(args);
+        SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_persistent_kernel");
     } else {
-        weighted_scan_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, false, c.min_blocks, c.warp_first>
+        weighted_scan_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks>
             <<<static_cast<unsigned>(tiles), c.threads, 0, stream>>>(args);
         SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_kernel");
     }
@@ -991,31 +1044,7 @@ void launch_weighted_scan_entry(scan_arguments<Alg> args, lookback_workspace<typ
     constexpr std::uintptr_t align = sizeof(value) * c.cells_per_chunk >= 16 ? 16 : sizeof(value) * c.cells_per_chunk;
     auto aligned = [&](const void* p) { return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % align == 0; };
     args.vectorized = aligned(args.a) && aligned(args.b) && aligned(args.out);
-    if constexpr (c.staged) {
-        launch_weighted_scan_staged<Alg, Entry>(args, tiles, stream);
-    } else if constexpr (c.persistent) {
-        auto kernel = &weighted_scan_persistent_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks>;
-        static int resident = 0;  // blocks that fit on the device at once; the device does not change in a process
-        if (resident == 0) {
-            int device = 0, sms = 0, per_sm = 0;
-            SWGPU_CUDA_CHECK(cudaGetDevice(&device));
-            SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-            SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, c.threads, 0));
-            if (per_sm < 1) throw runtime_failure("weighted scan: the persistent kernel does not fit on this GPU");
-            resident = per_sm * sms;
-        }
-        const std::int64_t grid = std::min<std::int64_t>(tiles, resident);
-        kernel<<<static_cast<unsigned>(grid), c.threads, 0, stream>>>(args);
-        SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_persistent_kernel");
-    } else {
-        if constexpr (c.ticket) {
-            args.tile_counter = ws.counter();
-            args.tile_base = ws.take(static_cast<std::size_t>(tiles));
-        }
-        weighted_scan_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.ticket, c.min_blocks, c.warp_first>
-            <<<static_cast<unsigned>(tiles), c.threads, 0, stream>>>(args);
-        SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_kernel");
-    }
+    launch_weighted_scan_kernel<Alg, Entry>(args, tiles, stream);
 }
 
 // Runs the scan described by `args` (a, b, out, n, x0, inclusive, alg) on `stream` with tuning entry `entry`.

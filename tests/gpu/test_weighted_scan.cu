@@ -53,17 +53,26 @@ float_reference reference_plus_times(const std::vector<T>* a, const std::vector<
     return r;
 }
 
+constexpr std::int64_t large_size = (std::int64_t(1) << 24) + 5;
+
 std::vector<std::int64_t> scan_sizes() {
     std::vector<std::int64_t> n{1, 2, 3, 31, 32, 33, 127, 128, 129, 1023, 1024, 1025};
-    for (int tile : {4096, 8192, 12288, 16384}) {  // the tuning entries' tiles; beyond 32 and 512 tiles: more than one look-back window
+    // The tuning entries' tiles (and half of the smallest); beyond 32 and 512 tiles: more than one look-back window.
+    for (int tile : {4096, 8192, 12288, 16384}) {
         for (std::int64_t t : {std::int64_t(tile) - 1, std::int64_t(tile), std::int64_t(tile) + 1, 2 * std::int64_t(tile) + 5,
                                33 * std::int64_t(tile) + 1, 70 * std::int64_t(tile) - 3, 600 * std::int64_t(tile) + 3})
             n.push_back(t);
     }
     std::mt19937_64 rng(2024);
     for (int k = 0; k < 3; ++k) n.push_back(std::int64_t(1) + std::int64_t(rng() % (std::uint64_t(1) << 24)));
-    n.push_back(std::int64_t(1) << 24);
+    n.push_back(large_size);
     return n;
+}
+
+// Every entry at every size up to 2^23 and at large_size (persistent blocks then take several tiles each, the last one
+// partial); only the default entry at the random sizes above 2^23.
+bool tested(std::int64_t n, int entry) {
+    return n <= (std::int64_t(1) << 23) || n == large_size || entry == gpu::default_scan_tuning_entry();
 }
 
 template <class T>
@@ -87,7 +96,7 @@ void check_exact(const char* name, Gen gen_b, Gen gen_w, typename Op::value x0, 
             for (auto& v : a) v = gen_w(rng);
         }
         for (int entry = 0; entry < gpu::scan_tuning_entries(); ++entry) {
-            if (n > (std::int64_t(1) << 23) && entry != gpu::default_scan_tuning_entry()) continue;
+            if (!tested(n, entry)) continue;
             for (const auto kind : {scan_kind::exclusive, scan_kind::inclusive}) {
                 const auto want = reference_scan<Op>(maps ? &a : nullptr, b, w, x0, kind);
                 const auto got = maps ? gpu::map_scan<Op>(a, b, x0, kind, entry) : gpu::weighted_scan<Op>(b, w, x0, kind, entry);
@@ -122,7 +131,7 @@ void check_bounded(const char* name, bool maps, double tol) {
         }
         const T x0 = T(0.5);
         for (int entry = 0; entry < gpu::scan_tuning_entries(); ++entry) {
-            if (n > (std::int64_t(1) << 23) && entry != gpu::default_scan_tuning_entry()) continue;
+            if (!tested(n, entry)) continue;
             for (const auto kind : {scan_kind::exclusive, scan_kind::inclusive}) {
                 const auto ref = reference_plus_times<T>(maps ? &a : nullptr, b, w, x0, kind);
                 const auto got = maps ? gpu::map_scan<plus_times<T>>(a, b, x0, kind, entry)

@@ -3,8 +3,10 @@
 // CUB's DeviceScan with the affine-pair operator (a1,b1)∘(a2,b2) = (a1·a2, b1·a2 + b2) (the weighted scan as a library
 // user writes it; fp32 in, pair out) and CUB's plain InclusiveSum.
 //
-//   bench_weighted_scan [--min-log2 14] [--max-log2 28] [--reps 7]
+//   bench_weighted_scan [--min-log2 14] [--max-log2 28] [--reps 7] [--entries LIST]
 //
+// LIST: comma-separated tuning entries to measure (default: all); the default entry of each size is always measured,
+// so the summary's "default entry" column is complete. "best entry" is the best of those measured.
 // Each time is the median over `reps` batches of back-to-back launches; each launch of a batch reads and writes a
 // different part of a 2^26-element pool (256 MiB, five times the H100's L2), so small sizes are not served from L2.
 // "% copy" = copy time / scan time at the same n.
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/weighted_scan.cuh"
@@ -77,11 +80,36 @@ int arg_int(int argc, char** argv, const char* name, int fallback) {
     return fallback;
 }
 
+// The entries named by --entries (comma-separated indices), or every entry.
+std::vector<bool> arg_entries(int argc, char** argv) {
+    const int count = static_cast<int>(scan_configs.size());
+    for (int k = 1; k + 1 < argc; ++k) {
+        if (std::strcmp(argv[k], "--entries") != 0) continue;
+        std::vector<bool> chosen(static_cast<std::size_t>(count), false);
+        std::string list = argv[k + 1];
+        std::size_t pos = 0;
+        while (pos <= list.size()) {
+            const std::size_t comma = std::min(list.find(',', pos), list.size());
+            const std::string item = list.substr(pos, comma - pos);
+            char* end = nullptr;
+            const long e = std::strtol(item.c_str(), &end, 10);
+            if (item.empty() || *end != '\0' || e < 0 || e >= count)
+                throw usage_error("--entries " + list + ": '" + item + "' is not a tuning entry (0.." +
+                                  std::to_string(count - 1) + "); give a comma-separated list such as 0,3,7");
+            chosen[static_cast<std::size_t>(e)] = true;
+            pos = comma + 1;
+        }
+        return chosen;
+    }
+    return std::vector<bool>(static_cast<std::size_t>(count), true);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
     const int min_log2 = arg_int(argc, argv, "--min-log2", 14), max_log2 = arg_int(argc, argv, "--max-log2", 28);
     const int reps = arg_int(argc, argv, "--reps", 7);
+    const std::vector<bool> entries = arg_entries(argc, argv);
     const std::size_t pool = std::max<std::size_t>(std::size_t(1) << 26, std::size_t(1) << max_log2);
     timer tm;
     cudaStream_t s = tm.stream.get();
@@ -108,6 +136,7 @@ int main(int argc, char** argv) try {
         double default_entry = 1e9, best_entry = 1e9;
     };
     std::map<std::string, worst> summary;
+    std::map<std::string, std::map<int, std::pair<int, double>>> by_size;  // scan -> log2n -> (default entry, %copy)
 
     for (int lg = min_log2; lg <= max_log2; ++lg) {
         const std::size_t n = std::size_t(1) << lg;
@@ -128,7 +157,9 @@ int main(int argc, char** argv) try {
         auto bench_scan = [&](const char* name, auto alg, auto* src, auto* dst, auto& ws) {
             using Alg = decltype(alg);
             double best_pct = 0, default_pct = 0;
+            const int default_entry = default_scan_entry_for(static_cast<std::int64_t>(n));
             for (int entry = 0; entry < static_cast<int>(scan_configs.size()); ++entry) {
+                if (!entries[static_cast<std::size_t>(entry)] && entry != default_entry) continue;
                 scan_arguments<Alg> args{};
                 args.n = static_cast<std::int64_t>(n);
                 args.alg = alg;
@@ -143,8 +174,9 @@ int main(int argc, char** argv) try {
                 line(what, us, bytes);
                 const double pct = 100.0 * copy_us / us;
                 best_pct = std::max(best_pct, pct);
-                if (entry == default_scan_entry_for(static_cast<std::int64_t>(n))) default_pct = pct;
+                if (entry == default_entry) default_pct = pct;
             }
+            by_size[name][lg] = {default_entry, default_pct};
             if (lg >= 20) {
                 worst& w = summary[name];
                 w.default_entry = std::min(w.default_entry, default_pct);
@@ -185,6 +217,14 @@ int main(int argc, char** argv) try {
             line("cub InclusiveSum fp32", us, bytes);
         }
         std::fflush(stdout);
+    }
+    std::printf("\n# %%copy of the default entry (entry in brackets) by log2 n\n%-28s", "what");
+    for (int lg = min_log2; lg <= max_log2; ++lg) std::printf(" %9d", lg);
+    std::printf("\n");
+    for (const auto& [name, sizes] : by_size) {
+        std::printf("%-28s", name.c_str());
+        for (const auto& [lg, d] : sizes) std::printf(" %5.1f[%2d]", d.second, d.first);
+        std::printf("\n");
     }
     std::printf("\n# worst %%copy over n = 2^20 .. 2^%d (target: >= 90 for the weighted scan)\n", max_log2);
     std::printf("%-28s %14s %14s\n", "what", "default entry", "best entry");
