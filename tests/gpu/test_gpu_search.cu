@@ -380,3 +380,27 @@ GPU_TEST("gpu search: empty inputs, empty records and bad codes") {
     }
     CHECK(threw);
 }
+
+GPU_TEST("sanitize: gpu search, batches in flight and early delivery, small") {
+    // Small enough for compute-sanitizer (scripts/sanitize.sh runs the tests named "sanitize"): 70 queries go in
+    // batches, two in flight, with a 16-bit overflow among them.
+    std::mt19937_64 rng(7);
+    std::vector<std::string> qs, ss;
+    for (int k = 0; k < 70; ++k) qs.push_back(random_letters(rng, 1 + rng() % 120, protein_letters));
+    qs.push_back(std::string(3000, 'W'));
+    for (int k = 0; k < 40; ++k) ss.push_back(relative(rng, qs[rng() % qs.size()], 0.2, protein_letters));
+    ss.push_back(std::string(3000, 'W'));
+    const scoring sc = protein_scoring();
+    const sequence_set queries = encoded(qs, sc, "q"), db = encoded(ss, sc, "s");
+    search_options opt;
+    opt.max_hits = 5;
+    const hit_lists cpu = search_cpu(queries, db, sc, opt, pool());
+    std::size_t delivered = 0;
+    opt.on_final = [&](std::span<const std::uint32_t> listed, const hit_lists&) { delivered += listed.size(); };
+    gpu::detail::search_timing timing;
+    const hit_lists gpu_hits = gpu::detail::search(queries, db, sc, opt, {}, &timing);
+    CHECK(gpu_hits == cpu);
+    CHECK_EQ(delivered, qs.size());
+    CHECK(timing.batches > 1);
+    CHECK(timing.overflow_lanes > 0);
+}
