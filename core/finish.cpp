@@ -186,6 +186,9 @@ struct early_finish {
     std::vector<std::vector<printed_hit>> out;
     std::vector<bool> finished;  // per query
     std::size_t during_search = 0;
+    // The aligner's threads: two fewer than the caller's pool, so that the thread driving the backend (and the
+    // system) keep a core each while the alignments run beside the search.
+    std::optional<thread_pool> aligner_pool;
     std::optional<background_aligner> aligner;
 
     // The last chunk starts; the database holds `residues` in `sequences` in all.
@@ -197,7 +200,8 @@ struct early_finish {
         opt.alignments = run.alignments;
         out.assign(queries.size(), {});
         finished.assign(queries.size(), false);
-        aligner.emplace(out, queries, sc, opt, pool);
+        aligner_pool.emplace(std::max(1u, pool.size() > 2 ? pool.size() - 2 : 1u));
+        aligner.emplace(out, queries, sc, opt, *aligner_pool);
     }
     bool started() const { return aligner.has_value(); }
 };
@@ -338,7 +342,7 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
                                  const score_pass& search, thread_pool& pool,
                                  const std::function<void(const scan_progress&)>& progress) {
     search_results res;
-    early_finish early{queries, sc, opt, pool, {}, {}, {}, {}, 0, {}};
+    early_finish early{queries, sc, opt, pool, {}, {}, {}, {}, 0, {}, {}};
     res.score_pass_done = std::chrono::steady_clock::now();
     res.scan = scan(queries, sc, opt.max_hits, next_chunk, reader_exhausted, search, progress,
                     opt.overlap ? &early : nullptr, &res.score_pass_done);

@@ -1,6 +1,7 @@
 // The GPU score pass of database search (gpu::search): host side. Packs the database (gpu/db_layout.hpp), plans the
 // block tasks (gpu/search_plan.hpp), runs the kernels (gpu/search_kernels.cuh) over batches of queries, recomputes
-// overflowing 16-bit lanes in 32 bits, and selects each query's top hits from its row of scores on host threads.
+// overflowing 16-bit lanes in 32 bits, and selects each query's top hits from its row of scores on the device
+// (gpu/select_hits.cuh); with more than one batch, two are in flight.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "gpu/search_detail.hpp"
 #include "gpu/search_kernels.cuh"
 #include "gpu/search_plan.hpp"
+#include "gpu/select_hits.cuh"
 
 namespace swgpu::gpu {
 
@@ -52,24 +54,49 @@ void check_codes(const sequence_set& set, int letters, const char* what) {
                                       std::to_string(letters) + " letters; encode with the same matrix");
 }
 
-// Each query's hits from its row of scores (original subject order): the contract of search_cpu.
-void select_hits(const std::vector<int>& scores, std::size_t stride, std::size_t first_query, std::size_t count,
-                 const search_options& opt, std::vector<std::vector<score_hit>>& out) {
-    selection_pool().parallel_for(count, [&](std::size_t k) {
-        const int* row = scores.data() + k * stride;
-        auto& hits = out[first_query + k];
-        hits.clear();
-        const int min_score = std::max(1, opt.min_score);
-        for (std::size_t s = 0; s < stride; ++s)
-            if (row[s] >= min_score) hits.push_back({row[s], static_cast<std::uint32_t>(s) + opt.subject_offset});
-        if (hits.size() > opt.max_hits) {
-            std::nth_element(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(opt.max_hits), hits.end(),
-                             better);
-            hits.resize(opt.max_hits);
+// Each query's hits from its row of scores on the device (original subject order), selected there
+// (gpu/select_hits.cuh): k hits per query come back, ordered here by better(), the contract of search_cpu.
+class hit_selector {
+public:
+    // Rows [0, rows) of `scores` (device, `stride` apart) hold ranks [first, first + rows); results go to out[rank].
+    void select(const int* scores, std::size_t rows, std::size_t stride, const search_options& opt, std::size_t first,
+                std::vector<std::vector<score_hit>>& out) {
+        const std::size_t k = std::min(opt.max_hits, stride);
+        if (rows == 0) return;
+        if (k == 0) {
+            for (std::size_t r = 0; r < rows; ++r) out[first + r].clear();
+            return;
         }
-        std::sort(hits.begin(), hits.end(), better);
-    });
-}
+        hits_.reserve(rows * k);
+        counts_.reserve(rows);
+        kernels::select_top_hits<<<static_cast<unsigned>(rows), kernels::select_threads, 0, stream_.get()>>>(
+            scores, stride, static_cast<std::uint32_t>(stride), static_cast<std::uint32_t>(k), std::max(1, opt.min_score),
+            hits_.data(), counts_.data());
+        SWGPU_CUDA_CHECK_LAUNCH("select_top_hits");
+        host_counts_.resize(rows);
+        host_hits_.resize(rows * k);
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(host_counts_.data(), counts_.data(), rows * sizeof(std::uint32_t),
+                                         cudaMemcpyDeviceToHost, stream_.get()));
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(host_hits_.data(), hits_.data(), rows * k * sizeof(int2),
+                                         cudaMemcpyDeviceToHost, stream_.get()));
+        stream_.synchronize();
+        selection_pool().parallel_for(rows, [&](std::size_t r) {
+            auto& hits = out[first + r];
+            hits.clear();
+            const int2* h = host_hits_.data() + r * k;
+            for (std::uint32_t c = 0; c < host_counts_[r]; ++c)
+                hits.push_back({h[c].x, static_cast<std::uint32_t>(h[c].y) + opt.subject_offset});
+            std::sort(hits.begin(), hits.end(), better);
+        });
+    }
+
+private:
+    cuda_stream stream_;  // waits on nothing: the rows were complete before select() was called
+    device_buffer<int2> hits_;
+    device_buffer<std::uint32_t> counts_;
+    std::vector<int2> host_hits_;
+    std::vector<std::uint32_t> host_counts_;
+};
 
 // The database and queries on the device, and the launcher of the DPX kernels over a plan.
 class dpx_runner {
@@ -270,12 +297,6 @@ public:
         return ms;
     }
 
-    // Copies `count` scores from the device into `host` on a stream of its own (runs in flight go on).
-    void download(std::vector<int>& host, const int* scores, std::size_t count) {
-        if (count == 0) return;
-        SWGPU_CUDA_CHECK(cudaMemcpyAsync(host.data(), scores, count * sizeof(int), cudaMemcpyDeviceToHost, copy_.get()));
-        copy_.synchronize();
-    }
 
 private:
     const sequence_set& queries_;
@@ -329,13 +350,15 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
 
     const std::size_t nq = queries.size(), ndb = db.size();
     for (std::size_t q = 0; q < nq; ++q) tm.cells += queries.length(q) * db.total_residues();
-    std::size_t per_batch = std::clamp<std::size_t>(cfg.score_matrix_bytes / (sizeof(int) * ndb), 1, nq);
+    // The score matrix budget holds each query's row of scores and its selected hits.
+    const std::size_t row_bytes = sizeof(int) * ndb + sizeof(int2) * std::min(opt.max_hits, ndb);
+    std::size_t per_batch = std::clamp<std::size_t>(cfg.score_matrix_bytes / row_bytes, 1, nq);
     if (per_batch > 1 && per_batch < nq) per_batch &= ~std::size_t(1);  // whole pairs per batch
     // Batches: one of all queries when they fit, unless early delivery splits them (more than pipeline_min_batch
     // queries); else batches of at most half the score matrix each, so that two can be in flight (below).
     const bool one_batch = nq <= per_batch && !(opt.on_final && nq > pipeline_min_batch);
     const std::size_t cap = one_batch || per_batch == 1 ? per_batch : std::max<std::size_t>(2, per_batch / 2) & ~std::size_t(1);
-    std::vector<int> host_scores(std::min(cap, nq) * ndb);
+    hit_selector selector;
     // The size of the batch that starts at query b0. With early delivery (opt.on_final), each batch takes half of the
     // queries left, down to batches of pipeline_min_batch, so the caller gets the first hits early and the batch whose
     // hits come last is small; the score matrix bounds every batch.
@@ -362,10 +385,10 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
         for (const std::uint32_t q : order) reordered.add(queries.names[q], queries[q]);
     }
     const sequence_set& searched = reordered.size() == nq ? reordered : queries;
-    // The hits of ranks [b0, b0 + count) from their score rows (host_scores), into `out`, then delivered.
+    // The hits of ranks [b0, b0 + count) from their score rows on the device, into `out`, then delivered.
     std::vector<std::vector<score_hit>> by_rank(nq);
-    const auto take_batch = [&](std::size_t b0, std::size_t count) {
-        select_hits(host_scores, ndb, b0, count, opt, by_rank);
+    const auto take_batch = [&](const int* rows, std::size_t b0, std::size_t count) {
+        selector.select(rows, count, ndb, opt, b0, by_rank);
         for (std::size_t r = b0; r < b0 + count; ++r) out[order[r]] = std::move(by_rank[r]);
         if (opt.on_final) opt.on_final(std::span<const std::uint32_t>(order).subspan(b0, count), out);
     };
@@ -404,8 +427,7 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
             stop.synchronize();
             tm.score_ms += stop.since(start);
             t = steady::now();
-            SWGPU_CUDA_CHECK(cudaMemcpy(host_scores.data(), scores.data(), count * ndb * sizeof(int), cudaMemcpyDeviceToHost));
-            take_batch(b0, count);
+            take_batch(scores.data(), b0, count);
             tm.select_ms += ms_since(t);
             ++tm.batches;
         }
@@ -486,8 +508,7 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
             tm.rescore_ms += ms;
         }
         t = steady::now();
-        runner.download(host_scores, sl.scores.data(), sl.count * ndb);
-        take_batch(sl.b0, sl.count);
+        take_batch(sl.scores.data(), sl.b0, sl.count);
         tm.select_ms += ms_since(t);
         ++tm.batches;
     };

@@ -281,7 +281,7 @@ GPU_TEST("gpu search: 16-bit overflow bound, exact below and above it") {
     opt.max_hits = 1000000;
     expect_all_kernels(queries, db, sc, opt, "overflow", false);
     search_config two;
-    two.score_matrix_bytes = 4 * ss.size() * sizeof(int);  // batches of 2 queries, two in flight: overflow in each
+    two.score_matrix_bytes = 4 * ss.size() * sizeof(int);  // one query per batch, two in flight: overflow in some
     expect_same_hits(queries, db, sc, opt, two, "overflow, batches in flight");
     gpu::detail::search_timing timing;
     (void)gpu::detail::search(queries, db, sc, opt, {}, &timing);
@@ -319,8 +319,8 @@ GPU_TEST("gpu search: query batches, one block per SM, many subjects") {
     search_options opt;
     opt.max_hits = 100;
     search_config cfg;
-    cfg.score_matrix_bytes = 5 * ss.size() * sizeof(int);  // 4 queries per batch (batches hold whole pairs)
-    expect_same_hits(queries, db, sc, opt, cfg, "batches of 4 queries");
+    cfg.score_matrix_bytes = 5 * ss.size() * sizeof(int);  // room for 4 rows: batches of 2 queries, two in flight
+    expect_same_hits(queries, db, sc, opt, cfg, "batches of 2 queries, two in flight");
     {
         // Early delivery: every query once, with exactly the hits returned at the end, before search returns.
         const hit_lists cpu = search_cpu(queries, db, sc, opt, pool());
