@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "gpu/engine.hpp"
+#include "gpu/scan_instances.hpp"
 #include "gpu/weighted_scan.cuh"
 
 namespace swgpu::gpu {
@@ -61,25 +62,6 @@ std::vector<typename Op::value> map_scan(std::span<const typename Op::value> a, 
     return scan_on_device(map_algebra<Op>{}, a, b, x0, kind, tuning_entry);
 }
 
-#define SWGPU_SCAN_INSTANCE(OP)                                                                                     \
-    template std::vector<OP::value> weighted_scan<OP>(std::span<const OP::value>, OP::value, OP::value, scan_kind, \
-                                                      int);                                                        \
-    template std::vector<OP::value> map_scan<OP>(std::span<const OP::value>, std::span<const OP::value>, OP::value, \
-                                                 scan_kind, int);
-
-using scan_max_plus_i32 = max_plus<std::int32_t>;
-using scan_max_plus_f32 = max_plus<float>;
-using scan_plus_times_f32 = plus_times<float>;
-using scan_plus_times_f64 = plus_times<double>;
-using scan_plus_times_u32 = plus_times<std::uint32_t>;
-using scan_plus_plus_i32 = plus_plus<std::int32_t>;
-using scan_plus_plus_f32 = plus_plus<float>;
-SWGPU_SCAN_INSTANCE(scan_max_plus_i32)
-SWGPU_SCAN_INSTANCE(scan_max_plus_f32)
-SWGPU_SCAN_INSTANCE(scan_plus_times_f32)
-SWGPU_SCAN_INSTANCE(scan_plus_times_f64)
-SWGPU_SCAN_INSTANCE(scan_plus_times_u32)
-SWGPU_SCAN_INSTANCE(scan_plus_plus_i32)
-SWGPU_SCAN_INSTANCE(scan_plus_plus_f32)
+SWGPU_FOR_EACH_SCAN_PAIR(SWGPU_SCAN_INSTANCE)
 
 }  // namespace swgpu::gpu

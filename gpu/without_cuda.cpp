@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "gpu/engine.hpp"
+#include "gpu/scan_instances.hpp"
 #include "gpu/gpu.hpp"
 
 namespace swgpu::gpu {
@@ -48,27 +49,7 @@ std::vector<typename Op::value> map_scan(std::span<const typename Op::value>, st
     no_cuda("the GPU map scan");
 }
 
-// The pairs gpu/weighted_scan.cu compiles.
-#define SWGPU_SCAN_INSTANCE(OP)                                                                                     \
-    template std::vector<OP::value> weighted_scan<OP>(std::span<const OP::value>, OP::value, OP::value, scan_kind, \
-                                                      int);                                                        \
-    template std::vector<OP::value> map_scan<OP>(std::span<const OP::value>, std::span<const OP::value>, OP::value, \
-                                                 scan_kind, int);
-using scan_max_plus_i32 = max_plus<std::int32_t>;
-using scan_max_plus_f32 = max_plus<float>;
-using scan_plus_times_f32 = plus_times<float>;
-using scan_plus_times_f64 = plus_times<double>;
-using scan_plus_times_u32 = plus_times<std::uint32_t>;
-using scan_plus_plus_i32 = plus_plus<std::int32_t>;
-using scan_plus_plus_f32 = plus_plus<float>;
-SWGPU_SCAN_INSTANCE(scan_max_plus_i32)
-SWGPU_SCAN_INSTANCE(scan_max_plus_f32)
-SWGPU_SCAN_INSTANCE(scan_plus_times_f32)
-SWGPU_SCAN_INSTANCE(scan_plus_times_f64)
-SWGPU_SCAN_INSTANCE(scan_plus_times_u32)
-SWGPU_SCAN_INSTANCE(scan_plus_plus_i32)
-SWGPU_SCAN_INSTANCE(scan_plus_plus_f32)
-#undef SWGPU_SCAN_INSTANCE
+SWGPU_FOR_EACH_SCAN_PAIR(SWGPU_SCAN_INSTANCE)
 
 // Names need no device.
 const char* schedule_name(schedule s) {
