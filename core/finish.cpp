@@ -277,13 +277,19 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
             last.on_final = [&](std::span<const std::uint32_t> records, const std::vector<std::vector<score_hit>>& hits) {
                 take(records, hits);
             };
-            const auto hits = search(*searched.set, chunk, last);
-            if (searched_at) *searched_at = std::chrono::steady_clock::now();
-            early->during_search = static_cast<std::size_t>(std::count(early->finished.begin(), early->finished.end(), true));
-            std::vector<std::uint32_t> all(top.size());
-            std::iota(all.begin(), all.end(), 0u);
-            take(all, hits);  // the records the backend did not deliver early (all, for some backends)
-            early->aligner->close();
+            try {
+                const auto hits = search(*searched.set, chunk, last);
+                if (searched_at) *searched_at = std::chrono::steady_clock::now();
+                early->during_search =
+                    static_cast<std::size_t>(std::count(early->finished.begin(), early->finished.end(), true));
+                std::vector<std::uint32_t> all(top.size());
+                std::iota(all.begin(), all.end(), 0u);
+                take(all, hits);  // the records the backend did not deliver early (all, for some backends)
+                early->aligner->close();
+            } catch (...) {
+                early->aligner.reset();  // stops it while the chunk its jobs point into still exists
+                throw;
+            }
         } else {
             merge_hits(top, search(*searched.set, chunk, opt), max_hits);
             if (searched_at) *searched_at = std::chrono::steady_clock::now();

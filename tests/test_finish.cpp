@@ -99,6 +99,7 @@ struct test_backend {
     thread_pool& pool;  // the pool the finishing step uses too: the backend must not use it while it delivers
     bool early = true;
     bool lie = false;
+    bool fail_after_delivery = false;  // throws (as a device running out of memory would) after delivering
     std::uint64_t seed = 1;
     std::atomic<int> deliveries{0};
     std::vector<std::vector<score_hit>> operator()(const sequence_set& q, const sequence_set& d, const search_options& o) {
@@ -126,6 +127,7 @@ struct test_backend {
                 o.on_final(listed, hits);
                 ++deliveries;
             }
+            if (fail_after_delivery) throw error(exit_code::out_of_memory, "test: out of device memory");
         }
         return hits;
     }
@@ -284,4 +286,20 @@ TEST_CASE("search_and_finish: a score the alignment does not confirm is an error
         CHECK(e.code() == exit_code::runtime_failure);
         CHECK_THAT(std::string(e.what()), Catch::Contains("not the best local score"));
     }
+}
+
+TEST_CASE("search_and_finish: a backend failing after early deliveries fails the search cleanly", "[finish]") {
+    const auto [db, q] = make_data(15, 120, 80, "ACDEFGHIKLMNPQRSTVWY");
+    const setup s = make_setup(q, {substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein},
+                               true, false);
+    thread_pool pool(3);
+    test_backend backend{s.sc, pool};
+    backend.fail_after_delivery = true;
+    try {
+        run_overlapped(s, db, 0, 10, true, true, backend, pool);
+        FAIL("the backend's failure was lost");
+    } catch (const error& e) {
+        CHECK(e.code() == exit_code::out_of_memory);
+    }
+    CHECK(backend.deliveries > 0);
 }
