@@ -97,11 +97,12 @@ private:
     std::size_t width_ = 0;
 };
 
-std::string seconds(std::chrono::steady_clock::duration d) {
+std::string seconds(double s) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f s", std::chrono::duration<double>(d).count());
+    std::snprintf(buf, sizeof buf, "%.3f s", s);
     return buf;
 }
+std::string seconds(std::chrono::steady_clock::duration d) { return seconds(std::chrono::duration<double>(d).count()); }
 
 std::string type_name(seq_type t) { return t == seq_type::dna ? "DNA" : "protein"; }
 
@@ -223,6 +224,12 @@ align_command::align_command(CLI::App& app) {
     sub->add_option("--gpu-mem", s_.gpu_mem,
                     "Device memory the GPU backend may use, in bytes or with K, M, G (e.g. 4G) [default: what is "
                     "free]; a database that does not fit is searched in slices with the same output");
+    sub->add_option("--gpu-align", s_.gpu_align,
+                    "With the GPU backend, where the printed alignments are computed: gpu (auto) aligns them on the "
+                    "GPU after the search, the largest pairs on CPU threads beside it; cpu aligns them on CPU threads "
+                    "while the GPU searches for the last queries. Same output either way")
+        ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+        ->capture_default_str();
     sub->add_flag("--skip-bad", s_.skip_bad, "Skip bad sequence records with a warning instead of failing");
     auto* verbose = sub->add_flag("-v,--verbose", s_.verbose, "Report what is done on stderr");
     auto* quiet = sub->add_flag("-q,--quiet", s_.quiet, "Only errors on stderr");
@@ -257,7 +264,10 @@ int align_command::run(const std::string& command_line) {
         msg.notice("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
     // Starting the GPU's context takes a noticeable fraction of a second: overlap it with reading the inputs.
     std::future<void> gpu_ready;
-    if (use_gpu) gpu_ready = std::async(std::launch::async, [] { gpu::warm_up(); });
+    // With alignments to compute on the GPU, device memory for them is mapped then too (not with --gpu-mem: the
+    // search may use all of that budget).
+    const bool keep_align_memory = gpu_mem == 0 && io::needs_alignments(fmt) && s_.gpu_align != "cpu";
+    if (use_gpu) gpu_ready = std::async(std::launch::async, [keep_align_memory] { gpu::warm_up(keep_align_memory); });
 
     io::read_options ropt;
     ropt.skip_bad = s_.skip_bad;
@@ -342,10 +352,19 @@ int align_command::run(const std::string& command_line) {
     run.evalues = !s_.no_evalue;
     run.max_evalue = s_.evalue;
     run.alignments = io::needs_alignments(fmt);
-    // The GPU leaves the CPU threads idle while it searches: they align the hits of the queries it has finished. The
-    // GPU then runs the queries in batches (two in flight), which costs it about 1.5 %: only when there is something
-    // to align.
-    run.overlap = use_gpu && run.alignments;
+    // With the GPU backend the alignments are computed on the GPU after the search (the largest pairs on the CPU
+    // threads beside it), or with --gpu-align cpu on the CPU threads while the GPU searches for the last queries (the
+    // GPU then runs the queries in batches, two in flight, which costs it about 1.5 %).
+    gpu::align_timing gpu_aligned;
+    if (use_gpu && run.alignments) {
+        if (s_.gpu_align == "cpu") {
+            run.overlap = true;
+        } else {
+            run.device_aligner = [&sc, gpu_mem, &gpu_aligned](std::span<const scored_pair> pairs) {
+                return gpu::align_scored(pairs, sc, gpu_mem, &gpu_aligned);
+            };
+        }
+    }
     const auto exhausted = [&] { return db_file ? db_file->exhausted() : db_text->exhausted(); };
     const search_results results =
         search_and_finish(queries, sc, run, next_chunk, exhausted, search, pool, [&](const scan_progress& p) {
@@ -376,6 +395,9 @@ int align_command::run(const std::string& command_line) {
     for (const auto& h : hits) printed += h.size();
     std::string finishing = (run.alignments ? "alignments " : "E-values (the format prints no alignment) ") +
                             seconds(finished - scanned) + " after the score pass";
+    if (gpu_aligned.pairs > 0)
+        finishing += " (" + std::to_string(gpu_aligned.pairs) + " on the GPU in " + seconds(gpu_aligned.total_s) +
+                     ", kernel " + seconds(gpu_aligned.kernel_s) + ")";
     if (results.queries_finished_during_search > 0)
         finishing += " (" + std::to_string(results.queries_finished_during_search) + " of " +
                      std::to_string(queries.size()) + " queries finished during it)";

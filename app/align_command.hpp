@@ -25,6 +25,7 @@ struct align_settings {
     unsigned threads = 0;
     std::string backend = "auto";
     std::uint64_t db_chunk = 100'000'000;
+    std::string gpu_align = "auto";  // where printed alignments are computed with the GPU backend: auto/gpu, cpu
     std::string gpu_mem;  // device memory budget for the GPU backend, e.g. 512M, 8G (empty: what is free)
     bool skip_bad = false;
     bool verbose = false, quiet = false;

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <future>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -84,27 +85,53 @@ std::vector<printed_hit> printed_hits_of(std::size_t q, const std::vector<strand
 
 // The alignments of printed hits from the score the backend found (sw_align_scored: the alignment sw_align gives,
 // without a second full score pass); each job writes its own slot. Jobs go largest first so that the last ones to
-// start are short and the threads finish together.
+// start are short and the threads finish together. With a device aligner, the jobs of at most device_max_cells cells
+// go to it (from a thread of their own) while the pool aligns the larger ones; what it leaves is aligned on the pool
+// after. Every alignment, wherever it was computed, must re-score to the backend's score.
 void align_printed(std::vector<align_job>& jobs, std::vector<std::vector<printed_hit>>& out,
                    const query_strands& queries, const scoring& sc, const finish_options& opt, thread_pool& pool) {
     const auto cells = [&](const align_job& j) {
         return static_cast<double>(queries.plus.length(j.query)) * static_cast<double>(j.subject.residues.size());
     };
     std::stable_sort(jobs.begin(), jobs.end(), [&](const align_job& a, const align_job& b) { return cells(a) > cells(b); });
-    pool.parallel_for(jobs.size(), [&](std::size_t k) {
-        const align_job& j = jobs[k];
+    const auto pair_of = [&](const align_job& j) {
+        const auto& p = out[j.query][j.slot];
+        return scored_pair{queries.residues(j.query, p.str), j.subject.residues, p.score};
+    };
+    // aln: computed elsewhere, or nullopt to compute it here.
+    const auto finish_one = [&](const align_job& j, std::optional<alignment> aln) {
         auto& p = out[j.query][j.slot];
-        const auto query = queries.residues(j.query, p.str);
-        const auto subject = j.subject.residues;
-        auto aln = sw_align_scored(query, subject, sc, p.score, opt.traceback);
-        if (!aln || aln->score != p.score || rescore(*aln, query, subject, sc) != p.score)
+        const scored_pair pair = pair_of(j);
+        if (!aln) aln = sw_align_scored(pair.query, pair.subject, sc, p.score, opt.traceback);
+        if (!aln || aln->score != p.score || rescore(*aln, pair.query, pair.subject, sc) != p.score)
             throw runtime_failure("query " + queries.plus.names[j.query] + " against subject " + *j.subject.name +
                                   ": the score pass reported " + std::to_string(p.score) +
                                   ", which is not the best local score of the pair" +
                                   "; please report this with the input files");
         p.aln = std::move(*aln);
-        p.stats = stats_of(p.aln, query, subject, sc.matrix);
-    });
+        p.stats = stats_of(p.aln, pair.query, pair.subject, sc.matrix);
+    };
+    std::size_t split = jobs.size();  // jobs[split..] go to the device aligner
+    if (opt.device_aligner)
+        split = static_cast<std::size_t>(std::partition_point(jobs.begin(), jobs.end(), [&](const align_job& j) {
+                                              return cells(j) > opt.device_max_cells;
+                                          }) - jobs.begin());
+    if (split == jobs.size()) {
+        pool.parallel_for(jobs.size(), [&](std::size_t k) { finish_one(jobs[k], std::nullopt); });
+        return;
+    }
+    std::vector<scored_pair> pairs;
+    for (std::size_t k = split; k < jobs.size(); ++k) pairs.push_back(pair_of(jobs[k]));
+    auto device = std::async(std::launch::async, [&] { return opt.device_aligner(pairs); });
+    try {
+        pool.parallel_for(split, [&](std::size_t k) { finish_one(jobs[k], std::nullopt); });
+    } catch (...) {
+        device.wait();
+        throw;
+    }
+    auto done = device.get();
+    if (done.size() != pairs.size()) throw runtime_failure("internal error: the device aligner lost pairs");
+    pool.parallel_for(pairs.size(), [&](std::size_t k) { finish_one(jobs[split + k], std::move(done[k])); });
 }
 
 // Aligns batches of printed hits on `pool` from a thread of its own, while the thread that posts them goes on (with
@@ -198,6 +225,8 @@ struct early_finish {
         opt.max_evalue = run.max_evalue;
         opt.traceback = run.traceback;
         opt.alignments = run.alignments;
+        opt.device_aligner = run.device_aligner;
+        opt.device_max_cells = run.device_max_cells;
         out.assign(queries.size(), {});
         finished.assign(queries.size(), false);
         aligner_pool.emplace(std::max(1u, pool.size() > 2 ? pool.size() - 2 : 1u));
@@ -364,6 +393,8 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
     fopt.max_evalue = opt.max_evalue;
     fopt.traceback = opt.traceback;
     fopt.alignments = opt.alignments;
+    fopt.device_aligner = opt.device_aligner;
+    fopt.device_max_cells = opt.device_max_cells;
     res.hits = finish_hits(res.scan, queries, sc, fopt, pool);
     return res;
 }

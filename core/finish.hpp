@@ -34,6 +34,7 @@
 #include "core/sequence.hpp"
 #include "core/smith_waterman.hpp"
 #include "core/statistics.hpp"
+#include "core/sw_align_fast.hpp"
 #include "core/thread_pool.hpp"
 
 namespace swgpu {
@@ -115,6 +116,11 @@ struct finish_options {
     // false: the printed hits carry score, E-value and bit score only (aln and stats empty), for output that prints
     // no alignment column; no traceback runs.
     bool alignments = true;
+    // Optional: aligns hits in batches elsewhere (the GPU: gpu::align_scored) with sw_align_scored's results, nullopt
+    // for a pair it leaves to the CPU. Hits of at most device_max_cells query x subject cells go to it, while `pool`
+    // aligns the larger ones (a CPU thread finishes one large pair sooner than one warp does).
+    std::function<std::vector<std::optional<alignment>>(std::span<const scored_pair>)> device_aligner;
+    double device_max_cells = 16.0 * (1 << 20);
 };
 
 // Per query (in input order), the printed hits in the order of better(). Throws runtime_failure when an alignment does
@@ -134,6 +140,8 @@ struct search_run_options {
     bool alignments = true;     // see finish_options
     traceback_options traceback;
     bool overlap = false;
+    std::function<std::vector<std::optional<alignment>>(std::span<const scored_pair>)> device_aligner;  // see finish_options
+    double device_max_cells = 16.0 * (1 << 20);
 };
 struct search_results {
     database_scan scan;

@@ -47,4 +47,10 @@ std::optional<alignment> sw_align_scored(std::span<const std::uint8_t> query, st
                                          const scoring& sc, int score, const traceback_options& opt = {},
                                          align_isa isa = best_align_isa());
 
+// A pair whose best local score a score pass found, to be aligned (by sw_align_scored, or in batches elsewhere).
+struct scored_pair {
+    std::span<const std::uint8_t> query, subject;
+    int score = 0;
+};
+
 }  // namespace swgpu

@@ -1,10 +1,21 @@
 // Device discovery for the facade in gpu.hpp.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "core/error.hpp"
+#include "gpu/cuda_check.cuh"
 #include "gpu/gpu.hpp"
 
 namespace swgpu::gpu {
+
+namespace detail {
+// gpu/align.cu: loads the alignment kernels now (modules load lazily, at first launch, otherwise).
+void load_align_kernels();
+// gpu/align.cu: maps `bytes` of the device's memory pool now and keeps them mapped in the pool (release threshold)
+// for align_scored's allocations.
+void reserve_align_memory(std::size_t bytes);
+}  // namespace detail
 
 bool available() {
     int n = 0;
@@ -34,9 +45,15 @@ std::vector<device_info> devices() {
     return out;
 }
 
-void warm_up() {
+void warm_up(bool keep_align_memory) {
     const cudaError_t e = cudaFree(nullptr);
     if (e != cudaSuccess) throw runtime_failure(std::string("starting the GPU failed: ") + cudaGetErrorString(e));
+    detail::load_align_kernels();
+    if (keep_align_memory) {
+        std::size_t free_bytes = 0, total_bytes = 0;
+        SWGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        detail::reserve_align_memory(std::min(std::size_t(2) << 30, free_bytes / 8));
+    }
 }
 
 std::string build_info() {

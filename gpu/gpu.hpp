@@ -3,10 +3,14 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "core/alignment.hpp"
 #include "core/search.hpp"
+#include "core/sw_align_fast.hpp"
 
 namespace swgpu::gpu {
 
@@ -22,9 +26,11 @@ struct device_info {
 bool available();
 // The usable devices (CUDA_VISIBLE_DEVICES honoured); empty without CUDA or devices.
 std::vector<device_info> devices();
-// Creates the device context of the current device now (it otherwise happens inside the first search), so that a
-// caller can overlap it with other work. Throws swgpu::error (runtime_failure) on device failure; no-op without CUDA.
-void warm_up();
+// Creates the device context of the current device and loads the kernels that run after the search (it otherwise
+// happens inside the first search and the first align_scored), so that a caller can overlap it with other work.
+// keep_align_memory: also maps device memory for align_scored now (2 GiB or an eighth of what is free, whichever is
+// less) and keeps it in the device's memory pool, so that its allocations cost next to nothing later. Throws swgpu::error (runtime_failure) on device failure; no-op without CUDA.
+void warm_up(bool keep_align_memory = false);
 // One line saying how the GPU backend was built ("CUDA 13.0, sm_90" or "built without CUDA").
 std::string build_info();
 
@@ -32,5 +38,20 @@ std::string build_info();
 // (runtime_failure, or out_of_memory after trying smaller batches) on device failure.
 std::vector<std::vector<score_hit>> search(const sequence_set& queries, const sequence_set& db, const scoring& sc,
                                            const search_options& opt);
+
+// The alignments of printed hits on the GPU (gpu/align.cu): out[k] is sw_align_scored(pairs[k]) (the alignment
+// sw_align gives), or nullopt where the GPU did not align pairs[k]: its score is not the pair's best, its scores could
+// overflow 32-bit cells, or its trace does not fit `device_memory` (0: what is free) on its own. The caller aligns those
+// on the CPU, which also reports a wrong score. Throws swgpu::error on device failure.
+// `timing`, when given, receives where the time went (for benchmarks).
+struct align_timing {
+    double total_s = 0;    // the whole call
+    double prepare_s = 0;  // host work, allocations and uploads before the kernels
+    double kernel_s = 0;   // the kernels, fill and traceback (CUDA events)
+    std::size_t batches = 0, pairs = 0;
+    double cells = 0;      // query x subject cells of the pairs aligned on the device
+};
+std::vector<std::optional<alignment>> align_scored(std::span<const scored_pair> pairs, const scoring& sc,
+                                                   std::size_t device_memory = 0, align_timing* timing = nullptr);
 
 }  // namespace swgpu::gpu

@@ -2,6 +2,7 @@
 // gpu/engine.hpp) that would run on a device throws runtime_failure, so the program and its tests link against the
 // whole facade either way. Everything else in the program works unchanged.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,7 +26,11 @@ namespace {
 bool available() { return false; }
 std::vector<device_info> devices() { return {}; }
 std::string build_info() { return "built without CUDA"; }
-void warm_up() {}
+void warm_up(bool) {}
+
+std::vector<std::optional<alignment>> align_scored(std::span<const scored_pair>, const scoring&, std::size_t, align_timing*) {
+    no_cuda("aligning on the GPU");
+}
 
 std::vector<std::vector<score_hit>> search(const sequence_set&, const sequence_set&, const scoring&,
                                            const search_options&) {

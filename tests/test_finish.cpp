@@ -303,3 +303,63 @@ TEST_CASE("search_and_finish: a backend failing after early deliveries fails the
     }
     CHECK(backend.deliveries > 0);
 }
+
+TEST_CASE("search_and_finish: a device aligner takes the hits up to its cell limit, the pool the rest", "[finish]") {
+    const auto [db, q] = make_data(16, 140, 60, "ACDEFGHIKLMNPQRSTVWY");
+    const setup s = make_setup(q, {substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein},
+                               true, false);
+    thread_pool pool(3);
+    const auto want = reference(s, db, 50, 8, true, true);
+    // A stand-in for the GPU: aligns every other pair it is given and leaves the others (nullopt) to the pool.
+    std::size_t given = 0, largest = 0, left = 0;
+    const double limit = 20000;
+    search_run_options opt;
+    opt.max_hits = 8;
+    opt.device_max_cells = limit;
+    opt.device_aligner = [&](std::span<const scored_pair> pairs) {
+        std::vector<std::optional<alignment>> out(pairs.size());
+        for (std::size_t k = 0; k < pairs.size(); ++k) {
+            largest = std::max(largest, pairs[k].query.size() * pairs[k].subject.size());
+            if (k % 2) ++left;
+            else out[k] = sw_align(pairs[k].query, pairs[k].subject, s.sc);
+        }
+        given += pairs.size();
+        return out;
+    };
+    const score_pass pass = [&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
+        return search_cpu(qs, d, s.sc, o, pool);
+    };
+    chunked_db reader{db, 50};
+    const auto got = search_and_finish(s.queries, s.sc, opt, [&](sequence_set& c) { return reader.read(c); }, {}, pass,
+                                       pool);
+    check_same(got, want);
+    std::size_t printed = 0, small = 0;
+    for (std::size_t qi = 0; qi < got.hits.size(); ++qi)
+        for (const auto& h : got.hits[qi]) {
+            ++printed;
+            if (double(s.queries.plus.length(qi)) * double(got.scan.subjects.at(h.subject).residues.size()) <= limit)
+                ++small;
+        }
+    CHECK(given == small);
+    CHECK(given > 0);
+    CHECK(given < printed);  // some pairs are above the limit: the pool aligned them
+    CHECK(left > 0);
+    CHECK(double(largest) <= limit);
+
+    // An alignment from the device that does not re-score to the backend's score is an error.
+    opt.device_aligner = [&](std::span<const scored_pair> pairs) {
+        std::vector<std::optional<alignment>> out(pairs.size());
+        for (std::size_t k = 0; k < pairs.size(); ++k) {
+            out[k] = sw_align(pairs[k].query, pairs[k].subject, s.sc);
+            if (!out[k]->ops.empty() && k == pairs.size() / 2) out[k]->ops.front().op = 'I';
+        }
+        return out;
+    };
+    chunked_db again{db, 50};
+    try {
+        search_and_finish(s.queries, s.sc, opt, [&](sequence_set& c) { return again.read(c); }, {}, pass, pool);
+        FAIL("a wrong device alignment was printed");
+    } catch (const error& e) {
+        CHECK_THAT(std::string(e.what()), Catch::Contains("not the best local score"));
+    }
+}

@@ -154,10 +154,11 @@ GPU_TEST("align: overflow-prone long identical pairs score exactly on the GPU") 
     fs::remove_all(dir);
 }
 
-GPU_TEST("align: many queries, aligned while the GPU searches, give the CPU's output") {
-    // 300 queries (mutated pieces of the demo database and unrelated sequences) go to the GPU in several batches; the
-    // hits of the first batches are aligned on the CPU while the GPU searches the others. Protein, DNA on both
-    // strands, and a database in chunks whose last one is searched that way.
+GPU_TEST("align: many queries, aligned on the GPU or while the GPU searches, give the CPU's output") {
+    // 300 queries (mutated pieces of the demo database and unrelated sequences). By default their hits are aligned on
+    // the GPU after the search; with --gpu-align cpu the GPU runs them in several batches and the hits of the first
+    // batches are aligned on the CPU while the GPU searches the others. Protein, DNA on both strands, and a database
+    // in chunks whose last one is searched that way.
     const auto dir = scratch();
     const std::string src = source_dir();
     std::vector<std::pair<std::string, std::string>> db;
@@ -208,13 +209,20 @@ GPU_TEST("align: many queries, aligned while the GPU searches, give the CPU's ou
     write_fasta(dir / "dna.fa", dna);
     write_fasta(dir / "dna_db.fa", dna_db);
     const std::string p = (dir / "protein.fa").string() + " " + src + "/data/demo_db.fa";
-    const std::string err = same_output(p + " -v -k 10 --outfmt '6 std score cigar'", dir);
-    CHECK(err.find("queries finished during it") != std::string::npos);
-    same_output(p + " -v -k 3 --outfmt sam", dir);
-    same_output(p + " -v -k 10 --db-chunk 30000", dir);  // several chunks: the last one overlaps
-    same_output(p + " -v -k 10 --outfmt '6 qseqid sseqid evalue bitscore score'", dir);
     const std::string n = (dir / "dna.fa").string() + " " + (dir / "dna_db.fa").string();
-    const std::string dna_err = same_output(n + " -v -k 5 --outfmt '6 std score sstrand'", dir);
+    // --gpu-align cpu: aligned on CPU threads while the GPU searches for the last queries.
+    const std::string err = same_output(p + " -v -k 10 --outfmt '6 std score cigar'", dir, "--gpu-align cpu");
+    CHECK(err.find("queries finished during it") != std::string::npos);
+    same_output(p + " -v -k 3 --outfmt sam", dir, "--gpu-align cpu");
+    same_output(p + " -v -k 10 --db-chunk 30000", dir, "--gpu-align cpu");  // several chunks: the last one overlaps
+    same_output(p + " -v -k 10 --outfmt '6 qseqid sseqid evalue bitscore score'", dir, "--gpu-align cpu");
+    const std::string dna_err = same_output(n + " -v -k 5 --outfmt '6 std score sstrand'", dir, "--gpu-align cpu");
     CHECK(dna_err.find("queries finished during it") != std::string::npos);
+    // The default: aligned on the GPU after the search (the overflow-prone test above has pairs large enough for the
+    // CPU side of the split too).
+    same_output(p + " -v -k 10 --outfmt '6 std score cigar'", dir);
+    same_output(p + " -v -k 10 --outfmt sam --db-chunk 30000", dir);
+    same_output(n + " -v -k 5 --outfmt '6 std score sstrand qseq sseq'", dir);
+    same_output(p + " -k 10 --outfmt '6 std score cigar' --gpu-mem 64M", dir);
     fs::remove_all(dir);
 }
