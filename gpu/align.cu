@@ -636,7 +636,7 @@ std::vector<std::optional<alignment>> align_scored(std::span<const scored_pair> 
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cells(a) > cells(b); });
     if (order.empty()) return out;
     // Batches within the budget, largest pairs first. Out of device memory, the rest goes again with half the budget
-    // (three times); a pair that does not fit the budget on its own is left to the caller.
+    // (three times), then is left to the caller, as is a pair that does not fit the budget on its own.
     cuda_stream stream;
     int retries = 0;
     for (std::size_t first = 0; first < order.size();) {
@@ -653,9 +653,9 @@ std::vector<std::optional<alignment>> align_scored(std::span<const scored_pair> 
         try {
             if (!batch.empty()) align_batch(pairs, batch, sc, out, stream.get(), timing);
         } catch (const error& e) {
-            if (e.code() != exit_code::out_of_memory || retries == 3) throw;
+            if (e.code() != exit_code::out_of_memory) throw;
             (void)cudaGetLastError();
-            ++retries;
+            if (retries++ == 3) break;  // the rest is left to the caller's CPU threads
             budget /= 2;
             continue;
         }

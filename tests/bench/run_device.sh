@@ -31,6 +31,7 @@ STEPS=(
   "bench_gpu_search_classic20|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/classic20_queries.fa \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 10 5 --check 2 --label classic20_db20kx10"
   "bench_align|$repo/tests/bench/bench_align.sh \$BIN \${SWGPU_DATA:-data} \${ALIGN_RUNS:-9}"
   "bench_gpu_search_query500|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 1 5 --check 4 --label query500_db20k"
+  "bench_gpu_align_query500|\$BIN/bench_gpu_align \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz -r 7"
   "bench_gpu_search_query500_early|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 1 5 --check 4 --early --label query500_db20k_batches_in_flight"
 )
 
