@@ -54,6 +54,26 @@ __global__ void fill_kernel(T* p, std::size_t n, unsigned seed) {
     }
 }
 
+// Copy kernels, for the ceiling a kernel (rather than cudaMemcpy) reaches: one tile of THREADS x VEC float4 per block,
+// all loads issued before the stores (the register scan kernels' shape, without the scan), streaming stores.
+template <int THREADS, int VEC>
+__global__ void __launch_bounds__(THREADS) copy_tiles_kernel(const float4* __restrict__ in, float4* __restrict__ out,
+                                                              std::size_t n4) {
+    const std::size_t base = blockIdx.x * std::size_t(THREADS * VEC) + threadIdx.x;
+    float4 v[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+        if (base + std::size_t(k) * THREADS < n4) v[k] = __ldcs(in + base + std::size_t(k) * THREADS);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+        if (base + std::size_t(k) * THREADS < n4) __stcs(out + base + std::size_t(k) * THREADS, v[k]);
+}
+// A grid-stride float4 copy over a grid of `gridDim.x` blocks.
+__global__ void copy_stride_kernel(const float4* __restrict__ in, float4* __restrict__ out, std::size_t n4) {
+    for (std::size_t k = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; k < n4; k += std::size_t(gridDim.x) * blockDim.x)
+        __stcs(out + k, __ldcs(in + k));
+}
+
 struct timer {
     cuda_stream stream;
     cuda_event start, stop;
@@ -153,6 +173,23 @@ int main(int argc, char** argv) try {
             std::printf("%-28s %6d %10.2f %9.1f %8.1f\n", what.c_str(), lg, us, moved / us / 1e3, 100.0 * copy_us / us);
         };
         line("copy fp32 (d2d)", copy_us, bytes);
+        {
+            const std::size_t n4 = n / 4;
+            const auto tiles = [&](std::size_t per_block) { return static_cast<unsigned>((n4 + per_block - 1) / per_block); };
+            line("copy kernel, 4096-float4 tiles", tm.median_us(reps, batch, [&](int k) {
+                     copy_tiles_kernel<256, 16><<<tiles(256 * 16), 256, 0, s>>>(
+                         reinterpret_cast<const float4*>(in.data() + region(k)), reinterpret_cast<float4*>(out.data() + region(k)), n4);
+                 }), bytes);
+            line("copy kernel, 1024-float4 tiles", tm.median_us(reps, batch, [&](int k) {
+                     copy_tiles_kernel<256, 4><<<tiles(256 * 4), 256, 0, s>>>(
+                         reinterpret_cast<const float4*>(in.data() + region(k)), reinterpret_cast<float4*>(out.data() + region(k)), n4);
+                 }), bytes);
+            line("copy kernel, grid-stride", tm.median_us(reps, batch, [&](int k) {
+                     copy_stride_kernel<<<static_cast<unsigned>(prop.multiProcessorCount * 8), 256, 0, s>>>(
+                         reinterpret_cast<const float4*>(in.data() + region(k)), reinterpret_cast<float4*>(out.data() + region(k)), n4);
+                 }), bytes);
+            SWGPU_CUDA_CHECK_LAUNCH("copy kernels");
+        }
 
         auto bench_scan = [&](const char* name, auto alg, auto* src, auto* dst, auto& ws) {
             using Alg = decltype(alg);
