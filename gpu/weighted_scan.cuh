@@ -277,7 +277,9 @@ struct block_scan {
         return c;
     }
 
-    // scan() from the chunk composites c[s] on (c is overwritten); same outputs, barrier and rules.
+    // scan() from the chunk composites c[s] on (c is overwritten); same outputs, barrier and rules. NamedBarrier: the
+    // barrier is bar.sync 1 over the THREADS threads of this scan only (a block with other warps beside them).
+    template <bool NamedBarrier = false>
     __device__ __forceinline__ static elem scan_chunks(const Alg& alg, const powers& pw, elem (&c)[SUBS],
                                                        elem (&before)[SUBS], storage& sm) {
         using namespace scan_detail;
@@ -302,7 +304,8 @@ struct block_scan {
         elem warp_prefix = Alg::identity(), tile_total = running;
         if constexpr (warps > 1) {
             if (lane() == 0) sm.warp_total[warp()] = running;
-            __syncthreads();
+            if constexpr (NamedBarrier) asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");
+            else __syncthreads();
             tile_total = Alg::identity();
 #pragma unroll
             for (int k = 0; k < warps; ++k) {  // block: the composite of the warps before this one, and of all
@@ -873,6 +876,14 @@ struct staged_tile {
         const elem total = bs::scan_chunks(args.alg, pw, c, before, sm.scan);
         const elem prefix = tile_prefix<Alg, THREADS>(args.alg, args.status, static_cast<unsigned>(tile), args.epoch,
                                                       total, tile_pw, sm.lookback);
+        write<StreamingStores>(args, tile, stage, pw, before, prefix, start_pw);
+    }
+
+    // All threads: the outputs of the tile in `stage` from the chunks' composites before them and the tile's prefix.
+    template <bool StreamingStores>
+    __device__ __forceinline__ static void write(const scan_arguments<Alg>& args, std::int64_t tile, const value* stage,
+                                                 const typename bs::powers& pw, const elem (&before)[SUBS],
+                                                 const elem& prefix, power start_pw) {
         const value entering = args.alg.apply(prefix, args.x0, start_pw);
         const std::int64_t start = tile * bs::tile;
         const bool full_tile = start + bs::tile <= args.n && args.vectorized;
@@ -901,6 +912,94 @@ struct staged_tile {
         }
     }
 };
+
+// The composite of all tiles before `tile` (> 0), found by one warp alone: windows of the 32 nearest predecessors, one
+// round trip each, until one holds an inclusive status. Result in every lane.
+template <class Alg>
+__device__ __forceinline__ typename Alg::elem warp_lookback(const Alg& alg, const lookback_view<typename Alg::elem>& v,
+                                                            unsigned tile, unsigned epoch, typename Alg::power tile_pw) {
+    using namespace scan_detail;
+    using elem = typename Alg::elem;
+    const int lane = threadIdx.x & 31;
+    typename Alg::power p32 = tile_pw;
+#pragma unroll
+    for (int k = 0; k < 5; ++k) p32 = Alg::pow_sum(p32, p32);
+    elem running = Alg::identity();
+    typename Alg::power covered = alg.pow(0);
+    for (long long end = static_cast<long long>(tile);; end -= 32) {
+        bool inclusive;
+        elem val;
+        read_window<Alg>(v, end - 1 - lane, epoch, inclusive, val);
+        const unsigned inclusive_lanes = __ballot_sync(full_mask, inclusive);
+        val = warp_window(alg, val, inclusive_lanes, tile_pw);
+        running = alg.combine(shfl_idx(val, 0), running, covered);
+        if (inclusive_lanes) return running;
+        covered = Alg::pow_sum(covered, p32);
+    }
+}
+
+// The staged kernel with one more warp that looks back from the moment the block starts, while the tile's data is
+// still on its way: the tile's prefix is then usually known when its own reduction is, instead of a look-back later.
+// Warps 0..THREADS/32-1 handle the data exactly as weighted_scan_staged_kernel does (their block scan syncs on named
+// barrier 1 among themselves); warp THREADS/32 looks back. Protocol: a block barrier publishes the mbarrier (or the
+// threads' fill); the data warps reduce the tile and thread 0 publishes its aggregate (inclusive for tile 0) at once,
+// never waiting on the look-back, so no tile's aggregate depends on another tile; the look-back warp writes the prefix
+// to shared memory and arrives at named barrier 2 (THREADS + 32 threads) without waiting; the data warps sync on it,
+// thread 0 publishes the inclusive composite, and they write the outputs.
+template <class Alg, int THREADS, int CPT, int SUBS, int MinBlocks, bool StreamingStores>
+__global__ void __launch_bounds__(THREADS + 32, MinBlocks)
+    weighted_scan_lookahead_kernel(const scan_arguments<Alg> args) {
+    using namespace scan_detail;
+    using stt = staged_tile<Alg, THREADS, CPT, SUBS>;
+    using bs = typename stt::bs;
+    using value = typename Alg::value;
+    using elem = typename Alg::elem;
+    extern __shared__ __align__(128) unsigned char stage_memory[];
+    __shared__ typename bs::storage sm;
+    __shared__ __align__(8) unsigned long long full;
+    __shared__ elem handed_prefix;
+    value* const stage = reinterpret_cast<value*>(stage_memory);
+    const std::int64_t tile = blockIdx.x;
+    const bool bulk = stt::bulk(args, tile);
+    const bool data_thread = threadIdx.x < THREADS;
+    if (bulk) {
+        if (threadIdx.x == 0) {
+            mbarrier_init(&full, 1);
+            mbarrier_init_fence();
+            stt::start_copy(args, tile, stage, &full);
+        }
+    } else if (data_thread) {
+        stt::fill(args, tile, stage);
+    }
+    const auto pw = bs::make_powers(args.alg);
+    const auto tile_pw = stt::st::tile_power(pw);
+    __syncthreads();
+    if (!data_thread) {  // the look-back warp
+        const elem prefix = tile > 0 ? warp_lookback(args.alg, args.status, static_cast<unsigned>(tile), args.epoch, tile_pw)
+                                     : Alg::identity();
+        if ((threadIdx.x & 31) == 0) handed_prefix = prefix;
+        asm volatile("bar.arrive 2, %0;" ::"n"(THREADS + 32) : "memory");  // the prefix is ready; no wait
+        return;
+    }
+    if (bulk) mbarrier_wait(&full, 0);
+    elem c[SUBS];
+#pragma unroll
+    for (int s = 0; s < SUBS; ++s) {
+        elem el[CPT];
+        stt::read_chunk(stage, s, el);
+        c[s] = bs::chunk_composite(args.alg, pw, el);
+    }
+    elem before[SUBS];
+    const elem total = bs::template scan_chunks<true>(args.alg, pw, c, before, sm);
+    if (threadIdx.x == 0)
+        publish(args.status, static_cast<unsigned>(tile), args.epoch, tile == 0 ? lookback_inclusive : lookback_aggregate,
+                total);
+    asm volatile("bar.sync 2, %0;" ::"n"(THREADS + 32) : "memory");  // waits for the look-back warp's arrival
+    if (threadIdx.x == 0 && tile > 0)
+        publish(args.status, static_cast<unsigned>(tile), args.epoch, lookback_inclusive,
+                args.alg.combine(handed_prefix, total, tile_pw));
+    stt::template write<StreamingStores>(args, tile, stage, pw, before, handed_prefix, args.alg.pow(tile * bs::tile));
+}
 
 // One tile per block (tile order: blockIdx.x, as weighted_scan_kernel), its inputs moved into shared memory by one bulk
 // copy, so the bytes a block keeps in flight live in shared memory instead of registers: with few registers per thread
@@ -937,7 +1036,8 @@ __global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_staged_kerne
 }
 
 // Tuning entries of the device scan: the kernel (one tile per block with the tile in registers; persistent blocks with
-// register double buffering; one tile per block staged in shared memory by a bulk copy), block threads, cells per
+// register double buffering; one tile per block staged in shared memory by a bulk copy; the same with one more warp
+// that looks back while the tile loads), block threads (data threads: lookahead adds a warp), cells per
 // chunk, chunks per thread, the blocks per SM the compiler must make room for, and (staged) whether outputs are stored
 // with the streaming (evict-first) policy. A table, chosen by index; bench_weighted_scan measures every entry. Kept:
 // the entries that were the fastest at some size for some fp32 pair on the H100 (entry 5, default-policy stores, ties
@@ -945,7 +1045,7 @@ __global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_staged_kerne
 // ring of 2-4 bulk-copied stages (64-73 %: a tile waits on every lower block's tile of the same round, so the grid
 // advances in lock step), tiles of 2048 and 4096 cells (45-77 %: more tiles per look-back and more per-tile overhead),
 // outputs written back by bulk copies from shared memory (84-85 %, no gain), 512-thread staged tiles (84 %).
-enum class scan_kernel { registers, persistent, staged };
+enum class scan_kernel { registers, persistent, staged, lookahead };
 struct scan_config {
     scan_kernel kernel;
     int threads, cells_per_chunk, chunks;
@@ -953,26 +1053,29 @@ struct scan_config {
     bool streaming_stores;  // staged only; the register kernels always stream
     constexpr int tile() const { return threads * cells_per_chunk * chunks; }
 };
-inline constexpr std::array<scan_config, 6> scan_configs{{
+inline constexpr std::array<scan_config, 8> scan_configs{{
     {scan_kernel::persistent, 256, 4, 8, 1, true},  // 0
     {scan_kernel::registers, 256, 4, 16, 2, true},  // 1
     {scan_kernel::staged, 256, 4, 12, 4, true},     // 2
     {scan_kernel::staged, 256, 4, 8, 6, true},      // 3
     {scan_kernel::registers, 512, 4, 8, 2, true},   // 4
     {scan_kernel::staged, 256, 4, 12, 4, false},    // 5
+    {scan_kernel::lookahead, 256, 4, 12, 4, true},  // 6
+    {scan_kernel::lookahead, 256, 4, 8, 6, true},   // 7
 }};
 
 // The entry used unless one is asked for, by problem size: rows sorted by min_log2; the last row with
 // n >= 2^min_log2 applies. Fitted to bench_weighted_scan on the H100 (two runs, 2026-11-22): at each size the entry
 // whose worst %copy over fp32 (max,+), (+,·), (+,+) is highest. Below 2^22 the persistent kernel (at most two tiles
 // per block: every load is issued at once and the look-back is one round trip); from 2^22 register tiles of 16384
-// cells (about one wave of tiles at 2^22); from 2^24 tiles staged in shared memory (more bytes in flight per SM than
-// registers hold; 12288 and 8192 cells measure the same within 1 point from 2^25 up, 12288 is ahead at 2^24).
+// cells (about one wave of tiles at 2^22); from 2^24 tiles of 12288 cells staged in shared memory with a look-back
+// warp of their own (more bytes in flight per SM than registers hold, and the prefix found while the tile loads:
+// 2-4 points over the same tiles looking back after their reduction, entry 2, from 2^26 up; 0.5-2 points at 2^24).
 struct scan_default {
     int min_log2;
     int entry;
 };
-inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 0}, {22, 1}, {24, 2}}};
+inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 0}, {22, 1}, {24, 6}}};
 // The entry for large problems (and for callers that do not know the size).
 inline constexpr int default_scan_entry = scan_default_entries.back().entry;
 constexpr int default_scan_entry_for(std::int64_t n) {
@@ -1021,6 +1124,19 @@ void launch_weighted_scan_kernel(const scan_arguments<Alg>& args, std::int64_t t
         }
         kernel<<<static_cast<unsigned>(tiles), c.threads, stage, stream>>>(args);
         SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_staged_kernel");
+    } else if constexpr (c.kernel == scan_kernel::lookahead && stage <= 200 * 1024) {
+        constexpr auto kernel =
+            &weighted_scan_lookahead_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks, c.streaming_stores>;
+        static bool attribute_set = false;
+        if (!attribute_set) {
+            SWGPU_CUDA_CHECK(
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(stage)));
+            SWGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                  cudaSharedmemCarveoutMaxShared));
+            attribute_set = true;
+        }
+        kernel<<<static_cast<unsigned>(tiles), c.threads + 32, stage, stream>>>(args);
+        SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_lookahead_kernel");
     } else if constexpr (c.kernel == scan_kernel::persistent) {
         constexpr auto kernel = &weighted_scan_persistent_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks>;
         const std::int64_t grid = std::min<std::int64_t>(tiles, scan_detail::resident_blocks<kernel>(c.threads));
