@@ -86,6 +86,7 @@ struct pair_result {
     std::uint32_t runs = 0, offset = 0;
 };
 
+// Appends one operation to the runs being built (op codes: 0 = M, 1 = I, 2 = D; a run is op << 30 | length).
 __device__ __forceinline__ void emit(std::uint32_t* runs, std::uint32_t& count, std::uint32_t& op, std::uint32_t& len,
                                      std::uint32_t next) {
     if (next == op) {
@@ -97,9 +98,9 @@ __device__ __forceinline__ void emit(std::uint32_t* runs, std::uint32_t& count, 
     len = 1;
 }
 
-// Run op codes: 0 = M, 1 = I, 2 = D.
-// The walk knows the value of the state it is in (H at the end cell is the score; a diagonal step subtracts σ, leaving
-// a gap adds o + e when it was opened there, e when extended), so H == 0, where the alignment starts, needs no bit.
+// The traceback of one pair from its end cell (res.end_i, res.end_j), by one thread. The walk knows the value of the
+// state it is in (H at the end cell is the score; a diagonal step subtracts σ, leaving a gap adds o + e when it was
+// opened there, e when extended), so H == 0, where the alignment starts, needs no bit.
 __device__ void walk(const pair_job& job, const std::uint32_t* __restrict__ trace,
                      const std::uint8_t* __restrict__ residues, const int* sigma, int open_extend, int extend,
                      pair_result& res, std::uint32_t* __restrict__ scratch, std::uint32_t* __restrict__ packed,
