@@ -319,6 +319,7 @@ TEST_CASE("command-line errors: exit code and one line naming the problem", "[cl
         {"align " + demo + " -k 0", 2, "--max-target-seqs"},
         {"align " + demo + " -e 0", 2, "--evalue must be positive"},
         {"align " + demo + " --db-chunk 0", 2, "--db-chunk"},
+        {"align " + demo + " --gpu-align elsewhere", 2, "--gpu-align"},
         {"align " + demo + " --seqtype rna", 2, "--seqtype"},
         {"align " + demo + " --strand minus", 2, "--strand applies to DNA"},
         {"align " + demo + " --frobnicate", 2, "--frobnicate"},
