@@ -109,6 +109,11 @@ struct printed_hit {
     double bit_score = 0, evalue = 0;  // meaningful when has_statistics
 };
 
+// Aligns a batch of pairs somewhere else than on the caller's threads (see finish_options::device_aligner).
+using batch_aligner = std::function<std::vector<std::optional<alignment>>(std::span<const scored_pair>)>;
+// Pairs up to this many cells go to a batch aligner (fitted on the H100: query500's top 10 hits, bench_gpu_align).
+inline constexpr double default_device_max_cells = 16.0 * (1 << 20);
+
 struct finish_options {
     const evalue_calculator* statistics = nullptr;  // null: no E-values and no E-value threshold (--no-evalue)
     double max_evalue = 10;                         // hits with a larger E-value are dropped (BLAST keeps E <= max)
@@ -119,8 +124,8 @@ struct finish_options {
     // Optional: aligns hits in batches elsewhere (the GPU: gpu::align_scored) with sw_align_scored's results, nullopt
     // for a pair it leaves to the CPU. Hits of at most device_max_cells query x subject cells go to it, while `pool`
     // aligns the larger ones (a CPU thread finishes one large pair sooner than one warp does).
-    std::function<std::vector<std::optional<alignment>>(std::span<const scored_pair>)> device_aligner;
-    double device_max_cells = 16.0 * (1 << 20);
+    batch_aligner device_aligner;
+    double device_max_cells = default_device_max_cells;
 };
 
 // Per query (in input order), the printed hits in the order of better(). Throws runtime_failure when an alignment does
@@ -140,8 +145,8 @@ struct search_run_options {
     bool alignments = true;     // see finish_options
     traceback_options traceback;
     bool overlap = false;
-    std::function<std::vector<std::optional<alignment>>(std::span<const scored_pair>)> device_aligner;  // see finish_options
-    double device_max_cells = 16.0 * (1 << 20);
+    batch_aligner device_aligner;  // see finish_options
+    double device_max_cells = default_device_max_cells;
 };
 struct search_results {
     database_scan scan;

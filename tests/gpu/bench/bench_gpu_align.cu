@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
         std::vector<std::string> positional;
         std::size_t k = 10, runs = 5;
         unsigned threads = 0;
-        const double default_split = finish_options{}.device_max_cells;  // what `swgpu align` uses
+        const double default_split = default_device_max_cells;  // what `swgpu align` uses
         std::vector<double> splits = {4.0 * (1 << 20), default_split, 1e18};
         std::size_t syn_m = 0, syn_n = 0, syn_count = 0;
         for (int a = 1; a < argc; ++a) {
