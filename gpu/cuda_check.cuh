@@ -6,8 +6,10 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -60,6 +62,41 @@ __device__ __forceinline__ void spin_backoff(unsigned& spins, std::uint64_t& sin
     const std::uint64_t now = device_time_ns();
     if (since == 0) since = now;
     else if (now - since > spin_deadline_ns) __trap();
+}
+
+// Programmatic dependent launch (sm_90). A kernel launched by launch_chained may start while the kernel before it in
+// the stream is still running; it must call wait_for_previous_grids() before its first access to global memory, which
+// returns once that kernel has finished and its writes are visible. Whatever a thread does before the wait touches
+// only registers and shared memory. allow_next_grid() lets the next chained kernel start once every block of this
+// grid has called it (or exited); it changes nothing about memory visibility. Both are no-ops on a kernel launched the
+// ordinary way, and before sm_90.
+__device__ __forceinline__ void wait_for_previous_grids() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_next_grid() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Launches kernel<<<grid, block, smem, stream>>>(args...) with programmatic stream serialization allowed (see
+// wait_for_previous_grids): the launch latency and the block start-up overlap the end of the kernel before it.
+template <class... Params, class... Args>
+void launch_chained(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem,
+                    cudaStream_t stream, Args&&... args) {
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = smem;
+    config.stream = stream;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    check_cuda(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), name, __FILE__, __LINE__);
 }
 #endif
 

@@ -719,6 +719,8 @@ __global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_kernel(const
     using elem = typename Alg::elem;
     __shared__ typename st::storage sm;
     const unsigned tile = blockIdx.x;
+    wait_for_previous_grids();
+    allow_next_grid();
     elem el[SUBS][CPT];
     st::load(args, tile, el);
     const auto pw = st::bs::make_powers(args.alg);
@@ -741,6 +743,8 @@ __global__ void __launch_bounds__(THREADS) weighted_scan_persistent_kernel(const
     __shared__ typename st::storage sm;
     const std::int64_t tiles = (args.n + st::bs::tile - 1) / st::bs::tile;
     std::int64_t tile = blockIdx.x;
+    wait_for_previous_grids();
+    allow_next_grid();
     if (tile >= tiles) return;
     elem cur[SUBS][CPT];
     st::load(args, static_cast<unsigned>(tile), cur);
@@ -938,6 +942,39 @@ __device__ __forceinline__ typename Alg::elem warp_lookback(const Alg& alg, cons
     }
 }
 
+namespace scan_detail {
+
+// The look-back warp of a look-ahead kernel (warp THREADS/32 of the block): finds the prefix of `tile`, leaves it in
+// `handed` and arrives at named barrier 2 without waiting (see take_prefix).
+template <class Alg, int THREADS>
+__device__ __forceinline__ void hand_prefix(const scan_arguments<Alg>& args, std::int64_t tile,
+                                            typename Alg::power tile_pw, typename Alg::elem& handed) {
+    const auto prefix = tile > 0 ? warp_lookback(args.alg, args.status, static_cast<unsigned>(tile), args.epoch, tile_pw)
+                                 : Alg::identity();
+    if ((threadIdx.x & 31) == 0) handed = prefix;
+    asm volatile("bar.arrive 2, %0;" ::"n"(THREADS + 32) : "memory");
+}
+
+// The data threads of a look-ahead kernel, once they know the tile's composite `total`: thread 0 publishes it at once
+// (inclusive for tile 0), everyone waits at named barrier 2 for the look-back warp's prefix, thread 0 publishes the
+// inclusive composite. Returns the prefix.
+template <class Alg, int THREADS>
+__device__ __forceinline__ typename Alg::elem take_prefix(const scan_arguments<Alg>& args, std::int64_t tile,
+                                                          const typename Alg::elem& total, typename Alg::power tile_pw,
+                                                          const typename Alg::elem& handed) {
+    if (threadIdx.x == 0)
+        publish(args.status, static_cast<unsigned>(tile), args.epoch, tile == 0 ? lookback_inclusive : lookback_aggregate,
+                total);
+    asm volatile("bar.sync 2, %0;" ::"n"(THREADS + 32) : "memory");  // waits for the look-back warp's arrival
+    const auto prefix = handed;
+    if (threadIdx.x == 0 && tile > 0)
+        publish(args.status, static_cast<unsigned>(tile), args.epoch, lookback_inclusive,
+                args.alg.combine(prefix, total, tile_pw));
+    return prefix;
+}
+
+}  // namespace scan_detail
+
 // The staged kernel with one more warp that looks back from the moment the block starts, while the tile's data is
 // still on its way: the tile's prefix is then usually known when its own reduction is, instead of a look-back later.
 // Warps 0..THREADS/32-1 handle the data exactly as weighted_scan_staged_kernel does (their block scan syncs on named
@@ -961,6 +998,8 @@ __global__ void __launch_bounds__(THREADS + 32, MinBlocks)
     value* const stage = reinterpret_cast<value*>(stage_memory);
     const std::int64_t tile = blockIdx.x;
     const bool bulk = stt::bulk(args, tile);
+    wait_for_previous_grids();
+    allow_next_grid();
     const bool data_thread = threadIdx.x < THREADS;
     if (bulk) {
         if (threadIdx.x == 0) {
@@ -975,10 +1014,7 @@ __global__ void __launch_bounds__(THREADS + 32, MinBlocks)
     const auto tile_pw = stt::st::tile_power(pw);
     __syncthreads();
     if (!data_thread) {  // the look-back warp
-        const elem prefix = tile > 0 ? warp_lookback(args.alg, args.status, static_cast<unsigned>(tile), args.epoch, tile_pw)
-                                     : Alg::identity();
-        if ((threadIdx.x & 31) == 0) handed_prefix = prefix;
-        asm volatile("bar.arrive 2, %0;" ::"n"(THREADS + 32) : "memory");  // the prefix is ready; no wait
+        hand_prefix<Alg, THREADS>(args, tile, tile_pw, handed_prefix);
         return;
     }
     if (bulk) mbarrier_wait(&full, 0);
@@ -991,14 +1027,8 @@ __global__ void __launch_bounds__(THREADS + 32, MinBlocks)
     }
     elem before[SUBS];
     const elem total = bs::template scan_chunks<true>(args.alg, pw, c, before, sm);
-    if (threadIdx.x == 0)
-        publish(args.status, static_cast<unsigned>(tile), args.epoch, tile == 0 ? lookback_inclusive : lookback_aggregate,
-                total);
-    asm volatile("bar.sync 2, %0;" ::"n"(THREADS + 32) : "memory");  // waits for the look-back warp's arrival
-    if (threadIdx.x == 0 && tile > 0)
-        publish(args.status, static_cast<unsigned>(tile), args.epoch, lookback_inclusive,
-                args.alg.combine(handed_prefix, total, tile_pw));
-    stt::template write<StreamingStores>(args, tile, stage, pw, before, handed_prefix, args.alg.pow(tile * bs::tile));
+    const elem prefix = take_prefix<Alg, THREADS>(args, tile, total, tile_pw, handed_prefix);
+    stt::template write<StreamingStores>(args, tile, stage, pw, before, prefix, args.alg.pow(tile * bs::tile));
 }
 
 // One tile per block (tile order: blockIdx.x, as weighted_scan_kernel), its inputs moved into shared memory by one bulk
@@ -1019,6 +1049,8 @@ __global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_staged_kerne
     value* const stage = reinterpret_cast<value*>(stage_memory);
     const std::int64_t tile = blockIdx.x;
     const bool bulk = stt::bulk(args, tile);
+    wait_for_previous_grids();
+    allow_next_grid();
     if (bulk) {
         if (threadIdx.x == 0) {
             mbarrier_init(&full, 1);
@@ -1044,7 +1076,11 @@ __global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_staged_kerne
 // entry 2 within a point). Measured and dropped (H100, 2026-11-22, % of a d2d copy at 2^28): persistent blocks with a
 // ring of 2-4 bulk-copied stages (64-73 %: a tile waits on every lower block's tile of the same round, so the grid
 // advances in lock step), tiles of 2048 and 4096 cells (45-77 %: more tiles per look-back and more per-tile overhead),
-// outputs written back by bulk copies from shared memory (84-85 %, no gain), 512-thread staged tiles (84 %).
+// outputs written back by bulk copies from shared memory (84-85 %, no gain), 512-thread staged tiles (84 %). Also
+// dropped (2^20-2^24, launches chained): register tiles with a look-back warp of their own (tiles of 8192 and 16384
+// cells; 0-10 points below the same tiles looking back after their reduction); look-back-warp tiles of 16384 cells
+// (3 blocks per SM: within a point of entry 6), 10240 cells (5 per SM: 1-4 points below) and 512 data threads
+// (3-14 points below).
 enum class scan_kernel { registers, persistent, staged, lookahead };
 struct scan_config {
     scan_kernel kernel;
@@ -1065,24 +1101,35 @@ inline constexpr std::array<scan_config, 8> scan_configs{{
 }};
 
 // The entry used unless one is asked for, by problem size: rows sorted by min_log2; the last row with
-// n >= 2^min_log2 applies. Fitted to bench_weighted_scan on the H100 (two runs, 2026-11-22): at each size the entry
-// whose worst %copy over fp32 (max,+), (+,·), (+,+) is highest. Below 2^22 the persistent kernel (at most two tiles
-// per block: every load is issued at once and the look-back is one round trip); from 2^22 register tiles of 16384
-// cells (about one wave of tiles at 2^22); from 2^24 tiles of 12288 cells staged in shared memory with a look-back
-// warp of their own (more bytes in flight per SM than registers hold, and the prefix found while the tile loads:
-// 2-4 points over the same tiles looking back after their reduction, entry 2, from 2^26 up; 0.5-2 points at 2^24).
+// n >= 2^min_log2 applies. Fitted to bench_weighted_scan on the H100 (2026-11-22, launches chained): at each size the
+// entry whose worst %copy over fp32 (max,+), (+,·), (+,+) is highest. 2^20: the persistent kernel (every load issued
+// at once, the look-back one round trip); 2^21: staged tiles of 8192 cells, six blocks per SM; 2^22: register tiles
+// of 16384 cells (about one wave of tiles); from 2^23 tiles of 12288 cells staged in shared memory with a look-back
+// warp of their own (more bytes in flight per SM than registers hold, and the prefix found while the tile loads).
 struct scan_default {
     int min_log2;
     int entry;
 };
-inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 0}, {22, 1}, {24, 6}}};
-// The entry for large problems (and for callers that do not know the size).
-inline constexpr int default_scan_entry = scan_default_entries.back().entry;
+inline constexpr std::array<scan_default, 4> scan_default_entries{{{0, 0}, {21, 3}, {22, 1}, {23, 6}}};
+// Integer (max,+) saturates (weighted_algebra::saturating) and runs on the integer pipes, at half the fp32 rate. In the
+// staged kernels its tiles then wait longer for their predecessors (Nsight Compute, entry 2 at 2^22: 2.3x the
+// instructions of fp32 (max,+), 15x the status loads of the look-back spin) and reach 50-80 % of copy where fp32
+// reaches 84-89 %; register tiles keep it at 80-89 % from 2^22.
+inline constexpr std::array<scan_default, 2> saturating_scan_default_entries{{{0, 0}, {22, 1}}};
+
+template <class Alg>
+inline constexpr bool saturating_scan = requires { requires Alg::saturating; };
+
+// The entry for scans of `Alg` over n cells.
+template <class Alg>
 constexpr int default_scan_entry_for(std::int64_t n) {
-    int entry = scan_default_entries.front().entry;
-    for (const scan_default& d : scan_default_entries)
-        if (d.min_log2 < 63 && n >= (std::int64_t(1) << d.min_log2)) entry = d.entry;
-    return entry;
+    const auto pick = [n](const auto& table) {
+        int entry = table.front().entry;
+        for (const scan_default& d : table)
+            if (d.min_log2 < 63 && n >= (std::int64_t(1) << d.min_log2)) entry = d.entry;
+        return entry;
+    };
+    return saturating_scan<Alg> ? pick(saturating_scan_default_entries) : pick(scan_default_entries);
 }
 
 namespace scan_detail {
@@ -1102,50 +1149,48 @@ std::int64_t resident_blocks(int threads) {
     return resident;
 }
 
+
+// Launches a kernel that stages its tile in `stage` bytes of dynamic shared memory; the first launch of each kernel
+// lets it use that much and all of L1 as shared memory (so that its min_blocks tiles fit on an SM).
+template <auto Kernel, class Args>
+void launch_staged(const char* name, int threads, std::size_t stage, std::int64_t tiles, cudaStream_t stream,
+                   const Args& args) {
+    static const bool attributes_set = [stage] {
+        SWGPU_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(stage)));
+        SWGPU_CUDA_CHECK(
+            cudaFuncSetAttribute(Kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+        return true;
+    }();
+    (void)attributes_set;
+    launch_chained(name, Kernel, dim3(static_cast<unsigned>(tiles)), dim3(static_cast<unsigned>(threads)), stage, stream, args);
+}
+
 }  // namespace scan_detail
 
-// Launches entry `Entry` for the arguments (status, epoch and alignment already set). A staged entry whose tile does
-// not fit in one SM's shared memory (wide map elements) runs the register kernel of the same shape.
+// Launches entry `Entry` for the arguments (status, epoch and alignment already set), chained to the kernel before it
+// in the stream (launch_chained: every scan kernel waits for it before touching memory). A staged entry whose tile
+// does not fit in one SM's shared memory (wide map elements) runs the register kernel of the same shape.
 template <class Alg, int Entry>
 void launch_weighted_scan_kernel(const scan_arguments<Alg>& args, std::int64_t tiles, cudaStream_t stream) {
     constexpr scan_config c = scan_configs[Entry];
     constexpr std::size_t stage = std::size_t(c.tile()) * sizeof(typename Alg::value) * (Alg::is_map ? 2 : 1);
     if constexpr (c.kernel == scan_kernel::staged && stage <= 200 * 1024) {
-        constexpr auto kernel =
-            &weighted_scan_staged_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks, c.streaming_stores>;
-        static bool attribute_set = false;  // once per kernel and process
-        if (!attribute_set) {
-            SWGPU_CUDA_CHECK(
-                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(stage)));
-            // All of L1 as shared memory, so that min_blocks tiles fit on an SM.
-            SWGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                                  cudaSharedmemCarveoutMaxShared));
-            attribute_set = true;
-        }
-        kernel<<<static_cast<unsigned>(tiles), c.threads, stage, stream>>>(args);
-        SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_staged_kernel");
+        scan_detail::launch_staged<&weighted_scan_staged_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks,
+                                                                c.streaming_stores>>(
+            "weighted_scan_staged_kernel", c.threads, stage, tiles, stream, args);
     } else if constexpr (c.kernel == scan_kernel::lookahead && stage <= 200 * 1024) {
-        constexpr auto kernel =
-            &weighted_scan_lookahead_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks, c.streaming_stores>;
-        static bool attribute_set = false;
-        if (!attribute_set) {
-            SWGPU_CUDA_CHECK(
-                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(stage)));
-            SWGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                                  cudaSharedmemCarveoutMaxShared));
-            attribute_set = true;
-        }
-        kernel<<<static_cast<unsigned>(tiles), c.threads + 32, stage, stream>>>(args);
-        SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_lookahead_kernel");
+        scan_detail::launch_staged<&weighted_scan_lookahead_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks,
+                                                                   c.min_blocks, c.streaming_stores>>(
+            "weighted_scan_lookahead_kernel", c.threads + 32, stage, tiles, stream, args);
     } else if constexpr (c.kernel == scan_kernel::persistent) {
         constexpr auto kernel = &weighted_scan_persistent_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks>;
         const std::int64_t grid = std::min<std::int64_t>(tiles, scan_detail::resident_blocks<kernel>(c.threads));
-        kernel<<<static_cast<unsigned>(grid), c.threads, 0, stream>>>(args);
-        SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_persistent_kernel");
+        launch_chained("weighted_scan_persistent_kernel", kernel, dim3(static_cast<unsigned>(grid)), dim3(c.threads), 0,
+                       stream, args);
     } else {
-        weighted_scan_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks>
-            <<<static_cast<unsigned>(tiles), c.threads, 0, stream>>>(args);
-        SWGPU_CUDA_CHECK_LAUNCH("weighted_scan_kernel");
+        launch_chained("weighted_scan_kernel",
+                       &weighted_scan_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks>,
+                       dim3(static_cast<unsigned>(tiles)), dim3(c.threads), 0, stream, args);
     }
 }
 

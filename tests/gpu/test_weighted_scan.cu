@@ -10,7 +10,9 @@
 
 #include "core/error.hpp"
 #include "core/operator_pair.hpp"
+#include "gpu/device_buffer.cuh"
 #include "gpu/engine.hpp"
+#include "gpu/weighted_scan.cuh"
 #include "tests/gpu/harness.hpp"
 
 namespace {
@@ -70,9 +72,10 @@ std::vector<std::int64_t> scan_sizes() {
 }
 
 // Every entry at every size up to 2^23 and at large_size (persistent blocks then take several tiles each, the last one
-// partial); only the default entry at the random sizes above 2^23.
+// partial); only the default entries for large scans at the random sizes above 2^23.
 bool tested(std::int64_t n, int entry) {
-    return n <= (std::int64_t(1) << 23) || n == large_size || entry == gpu::default_scan_tuning_entry();
+    return n <= (std::int64_t(1) << 23) || n == large_size || entry == gpu::default_scan_tuning_entry(false) ||
+           entry == gpu::default_scan_tuning_entry(true);
 }
 
 template <class T>
@@ -211,6 +214,41 @@ GPU_TEST("map_scan at 2^24 elements") {
     const auto want = reference_scan<max_plus<std::int32_t>>(&a, b, 0, 0, scan_kind::exclusive);
     const auto got = gpu::map_scan<max_plus<std::int32_t>>(a, b, 0, scan_kind::exclusive);
     CHECK(got == want);
+}
+
+// Scans launched back to back on one stream, each reading the previous one's output, cycling through every tuning
+// entry: a chained launch (launch_chained) that touched memory before the previous kernel finished would read a stale
+// or half-written input, or overwrite look-back status still in use.
+GPU_TEST("chained scans read their predecessor's output") {
+    using Alg = gpu::weighted_algebra<plus_plus<std::int32_t>>;
+    for (const std::int64_t n : {std::int64_t(3) * 12288 + 5, (std::int64_t(1) << 20) + 7, std::int64_t(5) << 20}) {
+        std::mt19937_64 rng(static_cast<std::uint64_t>(n));
+        std::vector<std::int32_t> want(static_cast<std::size_t>(n));
+        for (auto& v : want) v = std::int32_t(rng() % 7) - 3;
+        gpu::cuda_stream stream;
+        gpu::device_buffer<std::int32_t> ping(want.size()), pong(want.size());
+        ping.upload(want, stream.get());
+        gpu::lookback_workspace<std::int32_t> ws;
+        const int scans = 3 * gpu::scan_tuning_entries();
+        for (int k = 0; k < scans; ++k) {
+            gpu::scan_arguments<Alg> args{};
+            args.alg = Alg{1};
+            args.b = k % 2 ? pong.data() : ping.data();
+            args.out = k % 2 ? ping.data() : pong.data();
+            args.n = n;
+            args.x0 = k;
+            args.inclusive = k % 3 != 0;
+            gpu::launch_weighted_scan(k % gpu::scan_tuning_entries(), args, ws, stream.get());
+            want = reference_scan<plus_plus<std::int32_t>>(nullptr, want, 1, k,
+                                                          args.inclusive ? scan_kind::inclusive : scan_kind::exclusive);
+        }
+        const auto got = (scans % 2 ? pong : ping).download(want.size(), stream.get());
+        std::size_t bad = 0;
+        while (bad < want.size() && got[bad] == want[bad]) ++bad;
+        if (bad < want.size())
+            ::swgpu::gputest::report(__FILE__, __LINE__,
+                                     "chained scans, n=" + std::to_string(n) + ": first difference at " + std::to_string(bad));
+    }
 }
 
 GPU_TEST("scan rejects a tuning entry that does not exist") {

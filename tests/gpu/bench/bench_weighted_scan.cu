@@ -55,11 +55,14 @@ __global__ void fill_kernel(T* p, std::size_t n, unsigned seed) {
 }
 
 // Copy kernels, for the ceiling a kernel (rather than cudaMemcpy) reaches: one tile of THREADS x VEC float4 per block,
-// all loads issued before the stores (the register scan kernels' shape, without the scan), streaming stores.
+// all loads issued before the stores (the register scan kernels' shape, without the scan), streaming stores. Launched
+// chained (launch_chained, as the scans are) it waits for the kernel before it first.
 template <int THREADS, int VEC>
 __global__ void __launch_bounds__(THREADS) copy_tiles_kernel(const float4* __restrict__ in, float4* __restrict__ out,
                                                               std::size_t n4) {
     const std::size_t base = blockIdx.x * std::size_t(THREADS * VEC) + threadIdx.x;
+    wait_for_previous_grids();
+    allow_next_grid();
     float4 v[VEC];
 #pragma unroll
     for (int k = 0; k < VEC; ++k)
@@ -180,6 +183,11 @@ int main(int argc, char** argv) try {
                      copy_tiles_kernel<256, 16><<<tiles(256 * 16), 256, 0, s>>>(
                          reinterpret_cast<const float4*>(in.data() + region(k)), reinterpret_cast<float4*>(out.data() + region(k)), n4);
                  }), bytes);
+            line("copy kernel, 4096 f4, chained", tm.median_us(reps, batch, [&](int k) {
+                     launch_chained("copy_tiles_kernel", &copy_tiles_kernel<256, 16>, dim3(tiles(256 * 16)), dim3(256), 0, s,
+                                    reinterpret_cast<const float4*>(in.data() + region(k)),
+                                    reinterpret_cast<float4*>(out.data() + region(k)), n4);
+                 }), bytes);
             line("copy kernel, 1024-float4 tiles", tm.median_us(reps, batch, [&](int k) {
                      copy_tiles_kernel<256, 4><<<tiles(256 * 4), 256, 0, s>>>(
                          reinterpret_cast<const float4*>(in.data() + region(k)), reinterpret_cast<float4*>(out.data() + region(k)), n4);
@@ -194,7 +202,7 @@ int main(int argc, char** argv) try {
         auto bench_scan = [&](const char* name, auto alg, auto* src, auto* dst, auto& ws) {
             using Alg = decltype(alg);
             double best_pct = 0, default_pct = 0;
-            const int default_entry = default_scan_entry_for(static_cast<std::int64_t>(n));
+            const int default_entry = default_scan_entry_for<Alg>(static_cast<std::int64_t>(n));
             for (int entry = 0; entry < static_cast<int>(scan_configs.size()); ++entry) {
                 if (!entries[static_cast<std::size_t>(entry)] && entry != default_entry) continue;
                 scan_arguments<Alg> args{};
