@@ -16,15 +16,6 @@ namespace swgpu::gpu {
 SWGPU_ENGINE_INSTANCES(extern SWGPU_ROW_SYNC_INSTANCE)
 SWGPU_ENGINE_INSTANCES(extern SWGPU_TILED_P2P_INSTANCE)
 
-const char* schedule_name(schedule s) {
-    switch (s) {
-        case schedule::row_sync: return "row_sync";
-        case schedule::tiled_p2p: return "tiled_p2p";
-        case schedule::hybrid: return "hybrid";
-    }
-    return "?";
-}
-const char* row_barrier_name(row_barrier b) { return b == row_barrier::grid ? "grid" : "launch"; }
 int tiled_tuning_entries() { return static_cast<int>(tiled_configs.size()); }
 
 namespace {
@@ -127,13 +118,7 @@ problem_result<typename Problem::cell> run_synthetic(const Problem& host_problem
 
 #define SWGPU_SYNTHETIC_RUN(P) \
     template problem_result<P::cell> run_synthetic<P>(const P&, const schedule_choice&, bool, int);
-SWGPU_SYNTHETIC_RUN(synthetic_max_plus_i32)
-SWGPU_SYNTHETIC_RUN(synthetic_max_plus_f32)
-SWGPU_SYNTHETIC_RUN(synthetic_plus_times_f32)
-SWGPU_SYNTHETIC_RUN(synthetic_plus_times_u32)
-SWGPU_SYNTHETIC_RUN(synthetic_plus_plus_u32)
-SWGPU_SYNTHETIC_RUN(synthetic_max_plus_i32_varying)
-SWGPU_SYNTHETIC_RUN(synthetic_plus_times_f32_varying)
+SWGPU_FOR_EACH_SYNTHETIC_PROBLEM(SWGPU_SYNTHETIC_RUN)
 
 sw_gpu_result sw_score(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
                        const schedule_choice& choice, int repeats) {

@@ -49,8 +49,15 @@ std::vector<typename Op::value> map_scan(std::span<const typename Op::value> a, 
 enum class schedule { row_sync, tiled_p2p, hybrid };
 enum class row_barrier { launch, grid };
 
-const char* schedule_name(schedule s);
-const char* row_barrier_name(row_barrier b);
+inline const char* schedule_name(schedule s) {
+    switch (s) {
+        case schedule::row_sync: return "row_sync";
+        case schedule::tiled_p2p: return "tiled_p2p";
+        case schedule::hybrid: return "hybrid";
+    }
+    return "?";
+}
+inline const char* row_barrier_name(row_barrier b) { return b == row_barrier::grid ? "grid" : "launch"; }
 
 // What to run. Defaults: the hybrid picks the schedule, the tuning tables pick the rest.
 struct schedule_choice {

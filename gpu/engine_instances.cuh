@@ -14,13 +14,6 @@
 
 namespace swgpu::gpu {
 
-using synthetic_max_plus_i32 = synthetic_problem<max_plus<std::int32_t>, false>;
-using synthetic_max_plus_f32 = synthetic_problem<max_plus<float>, false>;
-using synthetic_plus_times_f32 = synthetic_problem<plus_times<float>, false>;
-using synthetic_plus_times_u32 = synthetic_problem<plus_times<std::uint32_t>, false>;
-using synthetic_plus_plus_u32 = synthetic_problem<plus_plus<std::uint32_t>, false>;
-using synthetic_max_plus_i32_varying = synthetic_problem<max_plus<std::int32_t>, true>;
-using synthetic_plus_times_f32_varying = synthetic_problem<plus_times<float>, true>;
 using sw_gpu_problem_i32 = sw_gpu_problem<std::int32_t>;
 
 template <class P>

@@ -91,4 +91,23 @@ struct synthetic_problem {
     }
 };
 
+// The synthetic problems the GPU engine is compiled for (gpu/engine.cu runs them; gpu/without_cuda.cpp stubs them).
+using synthetic_max_plus_i32 = synthetic_problem<max_plus<std::int32_t>, false>;
+using synthetic_max_plus_f32 = synthetic_problem<max_plus<float>, false>;
+using synthetic_plus_times_f32 = synthetic_problem<plus_times<float>, false>;
+using synthetic_plus_times_u32 = synthetic_problem<plus_times<std::uint32_t>, false>;
+using synthetic_plus_plus_u32 = synthetic_problem<plus_plus<std::uint32_t>, false>;
+using synthetic_max_plus_i32_varying = synthetic_problem<max_plus<std::int32_t>, true>;
+using synthetic_plus_times_f32_varying = synthetic_problem<plus_times<float>, true>;
+
+// X(problem) for each of them.
+#define SWGPU_FOR_EACH_SYNTHETIC_PROBLEM(X) \
+    X(synthetic_max_plus_i32)               \
+    X(synthetic_max_plus_f32)               \
+    X(synthetic_plus_times_f32)             \
+    X(synthetic_plus_times_u32)             \
+    X(synthetic_plus_plus_u32)              \
+    X(synthetic_max_plus_i32_varying)       \
+    X(synthetic_plus_times_f32_varying)
+
 }  // namespace swgpu::gpu

@@ -56,16 +56,6 @@ std::vector<typename Op::value> map_scan(std::span<const typename Op::value>, st
 
 SWGPU_FOR_EACH_SCAN_PAIR(SWGPU_SCAN_INSTANCE)
 
-// Names need no device.
-const char* schedule_name(schedule s) {
-    switch (s) {
-        case schedule::row_sync: return "row_sync";
-        case schedule::tiled_p2p: return "tiled_p2p";
-        case schedule::hybrid: return "hybrid";
-    }
-    return "?";
-}
-const char* row_barrier_name(row_barrier b) { return b == row_barrier::grid ? "grid" : "launch"; }
 
 int tiled_tuning_entries() { no_cuda("the GPU tiled schedule"); }
 
@@ -77,20 +67,7 @@ problem_result<typename Problem::cell> run_synthetic(const Problem&, const sched
 // The problems gpu/engine.cu compiles (gpu/engine_instances.cuh).
 #define SWGPU_SYNTHETIC_RUN(P) \
     template problem_result<P::cell> run_synthetic<P>(const P&, const schedule_choice&, bool, int);
-using synthetic_max_plus_i32 = synthetic_problem<max_plus<std::int32_t>, false>;
-using synthetic_max_plus_f32 = synthetic_problem<max_plus<float>, false>;
-using synthetic_plus_times_f32 = synthetic_problem<plus_times<float>, false>;
-using synthetic_plus_times_u32 = synthetic_problem<plus_times<std::uint32_t>, false>;
-using synthetic_plus_plus_u32 = synthetic_problem<plus_plus<std::uint32_t>, false>;
-using synthetic_max_plus_i32_varying = synthetic_problem<max_plus<std::int32_t>, true>;
-using synthetic_plus_times_f32_varying = synthetic_problem<plus_times<float>, true>;
-SWGPU_SYNTHETIC_RUN(synthetic_max_plus_i32)
-SWGPU_SYNTHETIC_RUN(synthetic_max_plus_f32)
-SWGPU_SYNTHETIC_RUN(synthetic_plus_times_f32)
-SWGPU_SYNTHETIC_RUN(synthetic_plus_times_u32)
-SWGPU_SYNTHETIC_RUN(synthetic_plus_plus_u32)
-SWGPU_SYNTHETIC_RUN(synthetic_max_plus_i32_varying)
-SWGPU_SYNTHETIC_RUN(synthetic_plus_times_f32_varying)
+SWGPU_FOR_EACH_SYNTHETIC_PROBLEM(SWGPU_SYNTHETIC_RUN)
 #undef SWGPU_SYNTHETIC_RUN
 
 sw_gpu_result sw_score(std::span<const std::uint8_t>, std::span<const std::uint8_t>, const scoring&,
