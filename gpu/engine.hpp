@@ -28,10 +28,10 @@ namespace swgpu::gpu {
 
 enum class scan_kind { exclusive, inclusive };
 
-// Number of tuning entries of the device scan; entry -1 means the default for the scan's size and algebra.
+// Number of tuning entries of the device scan; entry -1 means the default for the scan's size.
 int scan_tuning_entries();
-// The default entry for large scans: weighted integer (max,+) (saturating arithmetic) has its own.
-int default_scan_tuning_entry(bool saturating = false);
+// The default entry for large scans.
+int default_scan_tuning_entry();
 
 // out[j] = value entering (exclusive) or leaving (inclusive) cell j of the row of maps m_j(x) = (x ∘ w) ◇ b[j], with
 // x0 entering cell 0. One pass on the device.

@@ -609,7 +609,24 @@ struct scan_arguments {
     Alg alg;
     lookback_view<typename Alg::elem> status;
     unsigned epoch;
+    long long pace_cycles;     // the first wave's tile t starts loading t·pace_cycles after the wait (pace_first_wave)
+    std::int64_t paced_tiles;  // the tiles of the first wave (blocks resident at once); later ones start as blocks end
 };
+
+// Pacing of a one-pass scan's first wave. All its blocks leave the wait for the previous kernel at once; if they all
+// load at once, the tiles' data arrives in no particular order, and almost every tile, needing all earlier tiles, can
+// store only after the last byte has arrived: the stores follow the loads instead of overlapping them. Tile t of the
+// first wave therefore waits t·pace_cycles (SM clock) before it loads, so loads are issued in tile order at about the
+// rate memory delivers them, tiles learn their prefixes in order, and their stores overlap later tiles' loads.
+// Measured on the H100 (2026-11-22): 7 % less time at 2^20 (6.84 -> 6.36 us, (max,+) fp32, persistent kernel),
+// 5-7 % at 2^21; the reread kernel paces its first generation the same way (2 % at 2^23-2^24).
+template <class Alg>
+__device__ __forceinline__ void pace_first_wave(const scan_arguments<Alg>& args, std::int64_t tile) {
+    if (args.pace_cycles <= 0 || tile >= args.paced_tiles) return;
+    const long long start = clock64();
+    while (clock64() - start < tile * args.pace_cycles) {
+    }
+}
 
 // The alignment of a chunk of N values: the largest power of two that divides its size, at most 16 (so consecutive
 // chunks of an aligned array are all aligned).
@@ -772,6 +789,7 @@ __global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_kernel(const
     const unsigned tile = blockIdx.x;
     wait_for_previous_grids();
     allow_next_grid();
+    pace_first_wave(args, tile);
     elem el[SUBS][CPT];
     st::load(args, tile, el);
     const auto pw = st::bs::make_powers(args.alg);
@@ -797,6 +815,7 @@ __global__ void __launch_bounds__(THREADS) weighted_scan_persistent_kernel(const
     wait_for_previous_grids();
     allow_next_grid();
     if (tile >= tiles) return;
+    pace_first_wave(args, tile);
     elem cur[SUBS][CPT];
     st::load(args, static_cast<unsigned>(tile), cur);
     const auto pw = st::bs::make_powers(args.alg);
@@ -880,7 +899,7 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
 
 }  // namespace scan_detail
 
-// One tile whose inputs wait in shared memory (the staged kernel).
+// One tile whose inputs wait in shared memory (the reread kernel's stages).
 template <class Alg, int THREADS, int CPT, int SUBS>
 struct staged_tile {
     using st = scan_tile<Alg, THREADS, CPT, SUBS>;
@@ -934,24 +953,18 @@ struct staged_tile {
         }
     }
 
-    // All threads: scans the tile in `stage` (chunks read twice: composites, then outputs), looks back, writes its
-    // outputs from registers (streaming stores). start_pw is the weight of the cells before the
-    // tile. Contains block barriers (block scan, look-back).
-    __device__ __forceinline__ static void scan(const scan_arguments<Alg>& args, std::int64_t tile, const value* stage,
-                                                const typename bs::powers& pw, power tile_pw, power start_pw,
-                                                typename st::storage& sm) {
+    // The THREADS data threads: the composite of the tile in `stage` (returned), and before[s] for each of this
+    // thread's chunks (block_scan::scan_chunks, whose barrier is named barrier 1 over these threads).
+    __device__ __forceinline__ static elem composite(const Alg& alg, const typename bs::powers& pw, const value* stage,
+                                                     elem (&before)[SUBS], typename bs::storage& sm) {
         elem c[SUBS];
 #pragma unroll
         for (int s = 0; s < SUBS; ++s) {
             elem el[CPT];
             read_chunk(stage, s, el);
-            c[s] = bs::chunk_composite(args.alg, pw, el);
+            c[s] = bs::chunk_composite(alg, pw, el);
         }
-        elem before[SUBS];
-        const elem total = bs::scan_chunks(args.alg, pw, c, before, sm.scan);
-        const elem prefix = tile_prefix<Alg, THREADS>(args.alg, args.status, static_cast<unsigned>(tile), args.epoch,
-                                                      total, tile_pw, sm.lookback);
-        write(args, tile, stage, pw, before, prefix, start_pw);
+        return bs::template scan_chunks<true>(alg, pw, c, before, sm);
     }
 
     // All threads: the outputs of the tile in `stage` from the chunks' composites before them and the tile's prefix.
@@ -1049,6 +1062,7 @@ __global__ void __launch_bounds__(THREADS + 32, MinBlocks)
     wait_for_previous_grids();
     allow_next_grid();
     const bool data_thread = threadIdx.x < THREADS;
+    if (threadIdx.x == 0) pace_first_wave(args, reduce_tile);
     if (threadIdx.x == 0 && (bulk_reduce || bulk_scan)) {
         mbarrier_init(&full[0], 1);
         mbarrier_init(&full[1], 1);
@@ -1067,20 +1081,10 @@ __global__ void __launch_bounds__(THREADS + 32, MinBlocks)
         if (scans) hand_prefix<Alg, THREADS>(args, scan_tile_index, tile_pw, handed_prefix);
         return;
     }
-    const auto tile_total = [&](const value* stage, elem (&before)[SUBS]) {
-        elem c[SUBS];
-#pragma unroll
-        for (int s = 0; s < SUBS; ++s) {
-            elem el[CPT];
-            stt::read_chunk(stage, s, el);
-            c[s] = bs::chunk_composite(args.alg, pw, el);
-        }
-        return bs::template scan_chunks<true>(args.alg, pw, c, before, sm);
-    };
     if (scans) {
         if (bulk_scan) mbarrier_wait(&full[1], 0);
         elem before[SUBS];
-        const elem total = tile_total(scan_stage, before);
+        const elem total = stt::composite(args.alg, pw, scan_stage, before, sm);
         asm volatile("bar.sync 2, %0;" ::"n"(THREADS + 32) : "memory");  // the look-back warp's prefix
         const elem prefix = handed_prefix;
         if (threadIdx.x == 0)
@@ -1093,56 +1097,29 @@ __global__ void __launch_bounds__(THREADS + 32, MinBlocks)
     if (reduces) {
         if (bulk_reduce) mbarrier_wait(&full[0], 0);
         elem before[SUBS];
-        const elem total = tile_total(reduce_stage, before);
+        const elem total = stt::composite(args.alg, pw, reduce_stage, before, sm);
         if (threadIdx.x == 0)
             publish<true>(args.status, static_cast<unsigned>(reduce_tile), args.epoch,
                           reduce_tile == 0 ? lookback_inclusive : lookback_aggregate, total);
     }
 }
 
-// One tile per block (tile order: blockIdx.x, as weighted_scan_kernel), its inputs moved into shared memory by one bulk
-// copy, so the bytes a block keeps in flight live in shared memory instead of registers: with few registers per thread
-// more blocks, hence more tiles, are in flight per SM. Threads hold only chunk composites; they read their chunks from
-// shared memory twice (composites, then outputs). Protocol: thread 0 initialises the mbarrier, announces the tile's
-// bytes and starts the copies; the barrier below publishes the initialised mbarrier; everyone waits on phase 0. A tile
-// that is partial or not 16-byte aligned is copied into shared memory by the threads instead (padded with the
-// identity), published by the same barrier.
-template <class Alg, int THREADS, int CPT, int SUBS, int MinBlocks>
-__global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_staged_kernel(const scan_arguments<Alg> args) {
-    using namespace scan_detail;
-    using stt = staged_tile<Alg, THREADS, CPT, SUBS>;
-    using value = typename Alg::value;
-    extern __shared__ __align__(128) unsigned char stage_memory[];
-    __shared__ typename stt::st::storage sm;
-    __shared__ __align__(8) unsigned long long full;
-    value* const stage = reinterpret_cast<value*>(stage_memory);
-    const std::int64_t tile = blockIdx.x;
-    const bool bulk = stt::bulk(args, tile);
-    wait_for_previous_grids();
-    allow_next_grid();
-    if (bulk) {
-        if (threadIdx.x == 0) {
-            mbarrier_init(&full, 1);
-            mbarrier_init_fence();
-            stt::start_copy(args, tile, stage, &full);
-        }
-    } else {
-        stt::fill(args, tile, stage);
-    }
-    const auto pw = stt::bs::make_powers(args.alg);
-    const auto tile_pw = stt::st::tile_power(pw);
-    __syncthreads();
-    if (bulk) mbarrier_wait(&full, 0);
-    stt::scan(args, tile, stage, pw, tile_pw, args.alg.pow(tile * stt::bs::tile), sm);
-}
-
 // Tuning entries of the device scan: the kernel (one tile per block with the tile in registers; persistent blocks with
-// register double buffering; one tile per block staged in shared memory by a bulk copy; two tiles per block, one
-// reduced and one scanned, each read twice), block threads (data threads: reread adds a look-back warp), cells per
-// chunk, chunks per thread and the blocks per SM the compiler must make room for. Outputs are always stored with the
-// streaming (evict-first) policy. A table, chosen by index; bench_weighted_scan measures every entry. Kept:
-// the entries that are the fastest at some size for some pair on the H100 (2026-11-22).
-// Measured and dropped (H100, 2026-11-22, % of a d2d copy):
+// register double buffering; two tiles per block, one reduced and one scanned, each read twice), block threads (data
+// threads: reread adds a look-back warp), cells per chunk, chunks per thread and the blocks per SM the compiler must
+// make room for. Outputs are always stored with the streaming (evict-first) policy. A table, chosen by index;
+// bench_weighted_scan measures every entry. Kept: the entries that are the fastest at some size on the H100
+// (2026-11-22). Measured and dropped (H100, 2026-11-22, % of a d2d copy):
+// - one tile per block staged in shared memory by a bulk copy (tiles of 8192-12288 cells, 4-6 blocks per SM; with or
+//   without a look-back warp that starts while the tile loads): 84-89 % from 2^23, 5-8 points below the reread kernel,
+//   and with paced first waves no faster than the persistent kernel at 2^20-2^21. One-pass kernels hold a tile's data
+//   until every earlier tile's data has arrived; with the look-back's wait removed (a deliberately wrong experiment)
+//   the same kernels reached 97-98 % at 2^23-2^28 and 101-122 % at 2^20-2^22, so the wait, not the arithmetic, is
+//   the gap;
+// - reread tiles of 6144 cells (4 blocks per SM; within noise of 8192, never clearly ahead) and of 8192 or 16384
+//   cells at 1-2 blocks per SM (smaller generations: up to 10 points below);
+// - for 2^20-2^21, tiles of 4096 cells (persistent with 256 or 512 threads, or 128 threads in registers): no faster
+//   than the persistent kernel's 8192 at 2^20, 10-40 % slower from 2^21;
 // - persistent blocks with a ring of 2-4 bulk-copied stages (64-73 % at 2^28: a tile waits on every lower block's
 //   tile of the same round, so the grid advances in lock step);
 // - tiles of 2048 and 4096 cells (45-77 % at 2^28: more tiles per look-back and more per-tile overhead);
@@ -1150,57 +1127,40 @@ __global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_staged_kerne
 //   registers (worse at every size, 2^20-2^23);
 // - register tiles with a look-back warp of their own (0-10 points below the same tiles looking back after their
 //   reduction);
-// - staged tiles with a look-back warp that starts while the tile loads (tiles of 8192-16384 cells at 3-6 blocks
-//   per SM): 86-89 % from 2^23, the best one-pass kernel there, and 5-8 points below the reread kernel. One-pass
-//   kernels hold a tile's data until every earlier tile's data has arrived; with the look-back's wait removed (a
-//   deliberately wrong experiment) the same kernel reached 97-98 %, so the wait, not the arithmetic, was the gap;
 // - chunks of 12 or 16 consecutive cells per thread (fewer warp-scan steps): 57-74 %, as their global stores are
 //   strided by 48-64 bytes per lane.
-enum class scan_kernel { registers, persistent, staged, reread };
+enum class scan_kernel { registers, persistent, reread };
 struct scan_config {
     scan_kernel kernel;
     int threads, cells_per_chunk, chunks;
     int min_blocks;
     constexpr int tile() const { return threads * cells_per_chunk * chunks; }
 };
-inline constexpr std::array<scan_config, 5> scan_configs{{
+inline constexpr std::array<scan_config, 3> scan_configs{{
     {scan_kernel::persistent, 256, 4, 8, 1},  // 0
     {scan_kernel::registers, 256, 4, 16, 2},  // 1
-    {scan_kernel::staged, 256, 4, 8, 6},      // 2
-    {scan_kernel::reread, 256, 4, 6, 4},      // 3
-    {scan_kernel::reread, 256, 4, 8, 3},      // 4
+    {scan_kernel::reread, 256, 4, 8, 3},      // 2
 }};
 
 // The entry used unless one is asked for, by problem size: rows sorted by min_log2; the last row with
-// n >= 2^min_log2 applies. Fitted to bench_weighted_scan on the H100 (2026-11-22, launches chained): at each size the
-// entry whose worst %copy over fp32 (max,+), (+,·), (+,+) is highest. 2^20: the persistent kernel (every load issued
-// at once, the look-back one round trip); 2^21: staged tiles of 8192 cells, six blocks per SM; 2^22: register tiles
-// of 16384 cells (about one wave of tiles); from 2^23 the reread kernel with tiles of 8192 cells (no block waits
-// holding data, so all of shared memory keeps loads in flight).
+// n >= 2^min_log2 applies. Fitted to bench_weighted_scan on the H100 (2026-11-22, launches chained, first waves
+// paced): up to 2^21 the persistent kernel (tiles of 8192 cells, every load of the one wave issued at once, the
+// look-back one round trip), 2^22 register tiles of 16384 cells (about one wave), from 2^23 the reread kernel (no
+// block waits holding data, so all of shared memory keeps loads in flight). The same entries are the fastest for
+// integer (max,+), whose saturating arithmetic runs on the integer pipes (in one-pass staged tiles it lost 20-35
+// points, as its tiles then waited longer for their predecessors).
 struct scan_default {
     int min_log2;
     int entry;
 };
-inline constexpr std::array<scan_default, 4> scan_default_entries{{{0, 0}, {21, 2}, {22, 1}, {23, 4}}};
-// Integer (max,+) saturates (weighted_algebra::saturating) and runs on the integer pipes, at half the fp32 rate. In the
-// one-pass staged kernels its tiles then wait longer for their predecessors (Nsight Compute, a staged entry at 2^22:
-// 2.3x the instructions of fp32 (max,+), 15x the status loads of the look-back spin) and reach 50-80 % of copy; below
-// 2^23 it keeps the persistent and register kernels, from 2^23 the reread kernel as fp32 (92-95 %).
-inline constexpr std::array<scan_default, 3> saturating_scan_default_entries{{{0, 0}, {22, 1}, {23, 4}}};
+inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 0}, {22, 1}, {23, 2}}};
 
-template <class Alg>
-inline constexpr bool saturating_scan = requires { requires Alg::saturating; };
-
-// The entry for scans of `Alg` over n cells.
-template <class Alg>
+// The entry for scans over n cells.
 constexpr int default_scan_entry_for(std::int64_t n) {
-    const auto pick = [n](const auto& table) {
-        int entry = table.front().entry;
-        for (const scan_default& d : table)
-            if (d.min_log2 < 63 && n >= (std::int64_t(1) << d.min_log2)) entry = d.entry;
-        return entry;
-    };
-    return saturating_scan<Alg> ? pick(saturating_scan_default_entries) : pick(scan_default_entries);
+    int entry = scan_default_entries.front().entry;
+    for (const scan_default& d : scan_default_entries)
+        if (d.min_log2 < 63 && n >= (std::int64_t(1) << d.min_log2)) entry = d.entry;
+    return entry;
 }
 
 namespace scan_detail {
@@ -1249,30 +1209,34 @@ void launch_staged(const char* name, int threads, std::size_t stage, std::int64_
 // Launches entry `Entry` for the arguments (status, epoch and alignment already set), chained to the kernel before it
 // in the stream (launch_chained: every scan kernel waits for it before touching memory). A staged or reread entry whose
 // stages do not fit in one SM's shared memory (wide map elements) runs the register kernel of the same shape.
+// The rate at which a one-pass scan's first wave issues its tiles' loads (pace_first_wave), in input bytes per SM clock
+// cycle: 2 KiB per cycle is 3.6 TB/s at 1.755 GHz, about the H100's DRAM bandwidth.
+inline constexpr long long scan_pace_bytes_per_cycle = 2048;
+
 template <class Alg, int Entry>
-void launch_weighted_scan_kernel(const scan_arguments<Alg>& args, std::int64_t tiles, cudaStream_t stream) {
+void launch_weighted_scan_kernel(scan_arguments<Alg> args, std::int64_t tiles, cudaStream_t stream) {
     constexpr scan_config c = scan_configs[Entry];
     constexpr std::size_t stage = std::size_t(c.tile()) * sizeof(typename Alg::value) * (Alg::is_map ? 2 : 1);
-    if constexpr (c.kernel == scan_kernel::staged && stage <= 200 * 1024) {
-        scan_detail::launch_staged<&weighted_scan_staged_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks>>(
-            "weighted_scan_staged_kernel", c.threads, stage, tiles, stream, args);
-    } else if constexpr (c.kernel == scan_kernel::reread && 2 * stage <= 200 * 1024) {
+    args.pace_cycles = std::max<long long>(1, static_cast<long long>(stage) / scan_pace_bytes_per_cycle);
+    if constexpr (c.kernel == scan_kernel::reread && 2 * stage <= 200 * 1024) {
         constexpr auto kernel = &weighted_scan_reread_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks>;
         // One block generation ahead. Measured on the H100 (2^25-2^28): 0.5 and 0.75 of a generation wait on
         // aggregates and 1.25 loses reread tiles from L2 (1-8 points below), 2 generations lose most (20-25 points).
         scan_detail::prepare_staged<kernel>(2 * stage);
         const std::int64_t ahead = std::min(tiles, scan_detail::resident_blocks<kernel>(c.threads + 32, 2 * stage));
+        args.paced_tiles = ahead;  // the first generation (2 % faster at 2^23-2^24)
         scan_detail::launch_staged<kernel>("weighted_scan_reread_kernel", c.threads + 32, 2 * stage, tiles + ahead, stream,
                                            args, ahead);
     } else if constexpr (c.kernel == scan_kernel::persistent) {
         constexpr auto kernel = &weighted_scan_persistent_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks>;
         const std::int64_t grid = std::min<std::int64_t>(tiles, scan_detail::resident_blocks<kernel>(c.threads));
+        args.paced_tiles = grid;
         launch_chained("weighted_scan_persistent_kernel", kernel, dim3(static_cast<unsigned>(grid)), dim3(c.threads), 0,
                        stream, args);
     } else {
-        launch_chained("weighted_scan_kernel",
-                       &weighted_scan_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks>,
-                       dim3(static_cast<unsigned>(tiles)), dim3(c.threads), 0, stream, args);
+        constexpr auto kernel = &weighted_scan_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks>;
+        args.paced_tiles = scan_detail::resident_blocks<kernel>(c.threads);
+        launch_chained("weighted_scan_kernel", kernel, dim3(static_cast<unsigned>(tiles)), dim3(c.threads), 0, stream, args);
     }
 }
 

@@ -40,7 +40,7 @@ std::vector<std::vector<score_hit>> search(const sequence_set&, const sequence_s
 // ---- gpu/engine.hpp ---------------------------------------------------------------------------------------------------
 
 int scan_tuning_entries() { no_cuda("the GPU weighted scan"); }
-int default_scan_tuning_entry(bool) { no_cuda("the GPU weighted scan"); }
+int default_scan_tuning_entry() { no_cuda("the GPU weighted scan"); }
 
 template <theorem1_pair Op>
 std::vector<typename Op::value> weighted_scan(std::span<const typename Op::value>, typename Op::value,

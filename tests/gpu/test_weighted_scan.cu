@@ -61,7 +61,7 @@ std::vector<std::int64_t> scan_sizes() {
     std::vector<std::int64_t> n{1, 2, 3, 31, 32, 33, 127, 128, 129, 1023, 1024, 1025};
     // The tuning entries' tiles; beyond 32 and 512 tiles: more than one look-back window; 600 tiles: more tiles than
     // blocks resident at once on an H100, so the reread kernel reduces one tile and scans another in the same block.
-    for (int tile : {4096, 6144, 8192, 16384}) {
+    for (int tile : {4096, 8192, 16384}) {
         for (std::int64_t t : {std::int64_t(tile) - 1, std::int64_t(tile), std::int64_t(tile) + 1, 2 * std::int64_t(tile) + 5,
                                33 * std::int64_t(tile) + 1, 70 * std::int64_t(tile) - 3, 600 * std::int64_t(tile) + 3})
             n.push_back(t);
@@ -75,8 +75,7 @@ std::vector<std::int64_t> scan_sizes() {
 // Every entry at every size up to 2^23 and at large_size (persistent blocks then take several tiles each, the last one
 // partial); only the default entries for large scans at the random sizes above 2^23.
 bool tested(std::int64_t n, int entry) {
-    return n <= (std::int64_t(1) << 23) || n == large_size || entry == gpu::default_scan_tuning_entry(false) ||
-           entry == gpu::default_scan_tuning_entry(true);
+    return n <= (std::int64_t(1) << 23) || n == large_size || entry == gpu::default_scan_tuning_entry();
 }
 
 template <class T>
