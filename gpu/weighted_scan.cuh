@@ -1076,6 +1076,9 @@ __global__ void __launch_bounds__(THREADS + 32, MinBlocks)
     }
     const auto pw = bs::make_powers(args.alg);
     const auto tile_pw = stt::st::tile_power(pw);
+    // The weight of the cells before the scanned tile, while the copies are in flight (for (+,·) a power by squaring,
+    // off the path from the prefix to the stores).
+    const auto scan_start_pw = args.alg.pow(std::max<std::int64_t>(scan_tile_index, 0) * bs::tile);
     __syncthreads();
     if (!data_thread) {  // the look-back warp
         if (scans) hand_prefix<Alg, THREADS>(args, scan_tile_index, tile_pw, handed_prefix);
@@ -1090,8 +1093,7 @@ __global__ void __launch_bounds__(THREADS + 32, MinBlocks)
         if (threadIdx.x == 0)
             publish<true>(args.status, static_cast<unsigned>(scan_tile_index), args.epoch, lookback_inclusive,
                           args.alg.combine(prefix, total, tile_pw));
-        stt::write(args, scan_tile_index, scan_stage, pw, before, prefix,
-                                  args.alg.pow(scan_tile_index * bs::tile));
+        stt::write(args, scan_tile_index, scan_stage, pw, before, prefix, scan_start_pw);
         asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");  // sm.warp_total read by all before it is reused
     }
     if (reduces) {
