@@ -60,6 +60,9 @@ struct weighted_algebra {
     using power = value;
     static constexpr bool is_map = false;
     static constexpr bool saturating = std::is_same_v<Op, max_plus<value>> && std::is_integral_v<value>;
+    // Powers by squaring (a loop per power): kernels compute them while the kernel before them still runs. Measured on
+    // the H100 for (+,·): 6 % at 2^20; the same for (max,+) (one multiply per power) cost registers and 2-60 %.
+    static constexpr bool costly_powers = !std::is_same_v<Op, max_plus<value>> && !std::is_same_v<Op, plus_plus<value>>;
     value w;
 
     __host__ __device__ __forceinline__ static elem identity() { return Op::identity(); }
@@ -93,6 +96,7 @@ struct map_algebra {
     using elem = linear_map<Op>;
     struct power {};  // a composite map carries its own weight
     static constexpr bool is_map = true;
+    static constexpr bool costly_powers = false;
 
     __host__ __device__ __forceinline__ static elem identity() { return elem::identity_map(); }
     __host__ __device__ __forceinline__ power pow(std::int64_t) const { return {}; }
@@ -768,6 +772,19 @@ struct scan_tile {
         }
     }
 
+    // The weights a tile's kernel needs: the block scan's powers, one tile's, and that of the `before` cells before it.
+    struct weights {
+        typename bs::powers pw;
+        typename Alg::power tile, start;
+    };
+    __device__ __forceinline__ static weights weights_for(const Alg& alg, std::int64_t before) {
+        weights w;
+        w.pw = bs::make_powers(alg);
+        w.tile = tile_power(w.pw);
+        w.start = alg.pow(before);
+        return w;
+    }
+
     // The weight of a whole tile.
     __device__ __forceinline__ static typename Alg::power tile_power(const typename bs::powers& pw) {
         auto p = pw.warp;
@@ -787,18 +804,18 @@ __global__ void __launch_bounds__(THREADS, MinBlocks) weighted_scan_kernel(const
     using elem = typename Alg::elem;
     __shared__ typename st::storage sm;
     const unsigned tile = blockIdx.x;
+    typename st::weights w{};
+    if constexpr (Alg::costly_powers) w = st::weights_for(args.alg, std::int64_t(tile) * st::bs::tile);
     wait_for_previous_grids();
     allow_next_grid();
     pace_first_wave(args, tile);
     elem el[SUBS][CPT];
     st::load(args, tile, el);
-    const auto pw = st::bs::make_powers(args.alg);
-    const auto tile_pw = st::tile_power(pw);
-    const auto start_pw = args.alg.pow(std::int64_t(tile) * st::bs::tile);
+    if constexpr (!Alg::costly_powers) w = st::weights_for(args.alg, std::int64_t(tile) * st::bs::tile);
     elem before[SUBS];
-    const elem total = st::bs::scan(args.alg, pw, el, before, sm.scan);
-    const elem prefix = tile_prefix<Alg, THREADS>(args.alg, args.status, tile, args.epoch, total, tile_pw, sm.lookback);
-    st::store(args, tile, pw, el, before, args.alg.apply(prefix, args.x0, start_pw));
+    const elem total = st::bs::scan(args.alg, w.pw, el, before, sm.scan);
+    const elem prefix = tile_prefix<Alg, THREADS>(args.alg, args.status, tile, args.epoch, total, w.tile, sm.lookback);
+    st::store(args, tile, w.pw, el, before, args.alg.apply(prefix, args.x0, w.start));
 }
 
 // The same with persistent blocks: block b takes tiles b, b + G, b + 2G, ... (G = gridDim.x, at most as many blocks as
@@ -812,16 +829,19 @@ __global__ void __launch_bounds__(THREADS) weighted_scan_persistent_kernel(const
     __shared__ typename st::storage sm;
     const std::int64_t tiles = (args.n + st::bs::tile - 1) / st::bs::tile;
     std::int64_t tile = blockIdx.x;
+    typename st::weights w{};  // w.start: the weight of everything before the current tile
+    if constexpr (Alg::costly_powers) w = st::weights_for(args.alg, tile * st::bs::tile);
     wait_for_previous_grids();
     allow_next_grid();
     if (tile >= tiles) return;
     pace_first_wave(args, tile);
     elem cur[SUBS][CPT];
     st::load(args, static_cast<unsigned>(tile), cur);
-    const auto pw = st::bs::make_powers(args.alg);
-    const auto tile_pw = st::tile_power(pw);
+    if constexpr (!Alg::costly_powers) w = st::weights_for(args.alg, tile * st::bs::tile);
+    const auto& pw = w.pw;
+    const auto tile_pw = w.tile;
+    auto start_pw = w.start;
     const auto stride_pw = args.alg.pow(std::int64_t(gridDim.x) * st::bs::tile);
-    auto start_pw = args.alg.pow(tile * st::bs::tile);  // the weight of everything before the current tile
     for (; tile < tiles; tile += gridDim.x) {
         elem before[SUBS];
         const elem total = st::bs::scan(args.alg, pw, cur, before, sm.scan);
@@ -1059,6 +1079,10 @@ __global__ void __launch_bounds__(THREADS + 32, MinBlocks)
     const std::int64_t reduce_tile = blockIdx.x, scan_tile_index = std::int64_t(blockIdx.x) - ahead;
     const bool reduces = reduce_tile < tiles, scans = scan_tile_index >= 0;
     const bool bulk_reduce = reduces && stt::bulk(args, reduce_tile), bulk_scan = scans && stt::bulk(args, scan_tile_index);
+    // w.start: the weight of the cells before the scanned tile, off the path from the prefix to the stores.
+    typename stt::st::weights w{};
+    const std::int64_t scan_start = std::max<std::int64_t>(scan_tile_index, 0) * bs::tile;
+    if constexpr (Alg::costly_powers) w = stt::st::weights_for(args.alg, scan_start);
     wait_for_previous_grids();
     allow_next_grid();
     const bool data_thread = threadIdx.x < THREADS;
@@ -1074,11 +1098,9 @@ __global__ void __launch_bounds__(THREADS + 32, MinBlocks)
         if (scans && !bulk_scan) stt::fill(args, scan_tile_index, scan_stage);
         if (reduces && !bulk_reduce) stt::fill(args, reduce_tile, reduce_stage);
     }
-    const auto pw = bs::make_powers(args.alg);
-    const auto tile_pw = stt::st::tile_power(pw);
-    // The weight of the cells before the scanned tile, while the copies are in flight (for (+,·) a power by squaring,
-    // off the path from the prefix to the stores).
-    const auto scan_start_pw = args.alg.pow(std::max<std::int64_t>(scan_tile_index, 0) * bs::tile);
+    if constexpr (!Alg::costly_powers) w = stt::st::weights_for(args.alg, scan_start);
+    const auto& pw = w.pw;
+    const auto tile_pw = w.tile;
     __syncthreads();
     if (!data_thread) {  // the look-back warp
         if (scans) hand_prefix<Alg, THREADS>(args, scan_tile_index, tile_pw, handed_prefix);
@@ -1093,7 +1115,7 @@ __global__ void __launch_bounds__(THREADS + 32, MinBlocks)
         if (threadIdx.x == 0)
             publish<true>(args.status, static_cast<unsigned>(scan_tile_index), args.epoch, lookback_inclusive,
                           args.alg.combine(prefix, total, tile_pw));
-        stt::write(args, scan_tile_index, scan_stage, pw, before, prefix, scan_start_pw);
+        stt::write(args, scan_tile_index, scan_stage, pw, before, prefix, w.start);
         asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");  // sm.warp_total read by all before it is reused
     }
     if (reduces) {
