@@ -28,7 +28,7 @@ namespace swgpu::gpu {
 
 enum class scan_kind { exclusive, inclusive };
 
-// Number of tuning entries of the device scan; entry -1 means the default for the scan's size.
+// Number of tuning entries of the device scan; entry -1 means the default for the scan's size and pair.
 int scan_tuning_entries();
 // The default entry for large scans.
 int default_scan_tuning_entry();

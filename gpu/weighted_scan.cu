@@ -9,13 +9,16 @@
 namespace swgpu::gpu {
 
 int scan_tuning_entries() { return static_cast<int>(scan_configs.size()); }
-int default_scan_tuning_entry() { return scan_default_entries.back().entry; }
+int default_scan_tuning_entry() {
+    static_assert(scan_default_entries.back().entry == sum_scan_default_entries.back().entry);
+    return scan_default_entries.back().entry;
+}
 
 namespace {
 
 template <class Alg>
 int resolve_scan_entry(int entry, std::size_t n) {
-    if (entry < 0) return default_scan_entry_for(static_cast<std::int64_t>(n));
+    if (entry < 0) return default_scan_entry_for<Alg>(static_cast<std::int64_t>(n));
     if (entry >= scan_tuning_entries())
         throw usage_error("scan tuning entry " + std::to_string(entry) + " does not exist (there are " +
                           std::to_string(scan_tuning_entries()) + ")");
