@@ -1172,15 +1172,18 @@ inline constexpr std::array<scan_config, 3> scan_configs{{
 // look-back one round trip), 2^22 register tiles of 16384 cells (about one wave), from 2^23 the reread kernel (no
 // block waits holding data, so all of shared memory keeps loads in flight). The same entries are the fastest for
 // integer (max,+), whose saturating arithmetic runs on the integer pipes (in one-pass staged tiles it lost 20-35
-// points, as its tiles then waited longer for their predecessors); (+,+) has a table of its own.
+// points, as its tiles then waited longer for their predecessors); (+,+) and (+,·) have tables of their own.
 struct scan_default {
     int min_log2;
     int entry;
 };
 inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 0}, {22, 1}, {23, 2}}};
 // (+,+) (additions only): the reread kernel from 2^22, where it was 0.1-0.9 us ahead of the register tiles in five of
-// six runs and even in the sixth ((max,+): 0.3-1.2 us behind; (+,·): even).
+// six runs and even in the sixth ((max,+): 0.3-1.2 us behind).
 inline constexpr std::array<scan_default, 2> sum_scan_default_entries{{{0, 0}, {22, 2}}};
+// (+,·), whose powers are computed by squaring before the wait for the previous kernel (costly_powers): register
+// tiles from 2^21 (0.3-0.6 us ahead of the persistent kernel there in three runs).
+inline constexpr std::array<scan_default, 3> product_scan_default_entries{{{0, 0}, {21, 1}, {23, 2}}};
 
 // The entry for scans of `Alg` over n cells.
 template <class Alg>
@@ -1192,7 +1195,9 @@ constexpr int default_scan_entry_for(std::int64_t n) {
         return entry;
     };
     using op = typename Alg::op;
-    return std::is_same_v<op, plus_plus<typename op::value>> ? pick(sum_scan_default_entries) : pick(scan_default_entries);
+    if constexpr (std::is_same_v<op, plus_plus<typename op::value>>) return pick(sum_scan_default_entries);
+    else if constexpr (std::is_same_v<op, plus_times<typename op::value>>) return pick(product_scan_default_entries);
+    else return pick(scan_default_entries);
 }
 
 namespace scan_detail {
