@@ -1182,8 +1182,9 @@ inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 0}, {22, 
 // six runs and even in the sixth ((max,+): 0.3-1.2 us behind).
 inline constexpr std::array<scan_default, 2> sum_scan_default_entries{{{0, 0}, {22, 2}}};
 // (+,·), whose powers are computed by squaring before the wait for the previous kernel (costly_powers): register
-// tiles from 2^21 (0.3-0.6 us ahead of the persistent kernel there in three runs).
-inline constexpr std::array<scan_default, 3> product_scan_default_entries{{{0, 0}, {21, 1}, {23, 2}}};
+// tiles at 2^21 (0.3-0.6 us ahead of the persistent kernel there in four runs), the reread kernel from 2^22 (0.1-0.7
+// us ahead of register tiles there in four runs).
+inline constexpr std::array<scan_default, 3> product_scan_default_entries{{{0, 0}, {21, 1}, {22, 2}}};
 
 // The entry for scans of `Alg` over n cells.
 template <class Alg>
