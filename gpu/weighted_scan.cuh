@@ -889,9 +889,9 @@ __device__ __forceinline__ void mbarrier_wait(unsigned long long* bar, unsigned 
         "r"(parity)
         : "memory");
 }
-// How long copied data should stay in L2: as any data, or kept (evict_last) because it is read again soon, or let go
-// first (evict_first) because it is read for the last time.
-enum class l2_policy { normal, keep, drop };
+// How long copied data should stay in L2: kept (evict_last) because it is read again soon, or let go first
+// (evict_first) because it is read for the last time.
+enum class l2_policy { keep, drop };
 
 __device__ __forceinline__ unsigned long long make_l2_policy(l2_policy p) {
     unsigned long long policy = 0;
@@ -901,20 +901,13 @@ __device__ __forceinline__ unsigned long long make_l2_policy(l2_policy p) {
 }
 
 // Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global `src` to shared `dst`; completes on `bar`.
-template <l2_policy Policy = l2_policy::normal>
+template <l2_policy Policy>
 __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-    if constexpr (Policy == l2_policy::normal) {
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                         shared_address(dst)),
-                     "l"(src), "r"(bytes), "r"(shared_address(bar))
-                     : "memory");
-    } else {
-        asm volatile(
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
-                shared_address(dst)),
-            "l"(src), "r"(bytes), "r"(shared_address(bar)), "l"(make_l2_policy(Policy))
-            : "memory");
-    }
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
+            shared_address(dst)),
+        "l"(src), "r"(bytes), "r"(shared_address(bar)), "l"(make_l2_policy(Policy))
+        : "memory");
 }
 
 }  // namespace scan_detail
@@ -936,7 +929,7 @@ struct staged_tile {
         return args.vectorized && (tile + 1) * bs::tile <= args.n;
     }
     // Thread 0: starts the copy of tile `tile` into `stage`, completing on `bar`.
-    template <scan_detail::l2_policy Policy = scan_detail::l2_policy::normal>
+    template <scan_detail::l2_policy Policy>
     __device__ __forceinline__ static void start_copy(const scan_arguments<Alg>& args, std::int64_t tile, value* stage,
                                                       unsigned long long* bar) {
         using namespace scan_detail;
