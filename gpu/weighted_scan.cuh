@@ -928,7 +928,7 @@ struct staged_tile {
     __device__ __forceinline__ static bool bulk(const scan_arguments<Alg>& args, std::int64_t tile) {
         return args.vectorized && (tile + 1) * bs::tile <= args.n;
     }
-    // Thread 0: starts the copy of tile `tile` into `stage`, completing on `bar`.
+    // Thread 0: starts the copy of tile `tile` into `stage`, completing on `bar`, with L2 policy `Policy`.
     template <scan_detail::l2_policy Policy>
     __device__ __forceinline__ static void start_copy(const scan_arguments<Alg>& args, std::int64_t tile, value* stage,
                                                       unsigned long long* bar) {
