@@ -1,8 +1,8 @@
 // The weighted scan of the wavefront engine on the GPU (ARCHITECTURE.md 4.1; Hou et al., IPDPS 2018, Alg. 2), in
 // layers: thread (a chunk of consecutive cells, sequentially) -> warp (shuffles) -> block (warp totals through shared
-// memory) -> device (one launch, decoupled look-back between tiles; from 2^23 cells each tile is reduced by one block and
-// scanned by a later one, read again from L2, so no block holds data while it waits: weighted_scan_reread_kernel). The
-// same layers serve the row executors.
+// memory) -> device (one launch, decoupled look-back between tiles; from 2^22 or 2^23 cells, by pair, each tile is
+// reduced by one block and scanned by a later one, read again from L2, so no block holds data while it waits:
+// weighted_scan_reread_kernel). The same layers serve the row executors.
 //
 // What is scanned. A row of cells j = 0..n-1 carries maps m_j(x) = (x ∘ a_j) ◇ b_j. With x0 the value entering cell 0,
 //   exclusive:  out[j] = (m_{j-1} after ... after m_0)(x0)    the value entering cell j
