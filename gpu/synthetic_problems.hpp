@@ -91,7 +91,8 @@ struct synthetic_problem {
     }
 };
 
-// The synthetic problems the GPU engine is compiled for (gpu/engine.cu runs them; gpu/without_cuda.cpp stubs them).
+// The synthetic problems the GPU engine is compiled for (gpu/engine.cu runs them; in a build without CUDA,
+// gpu/without_cuda.cpp defines the same entry points to throw its "built without CUDA" error).
 using synthetic_max_plus_i32 = synthetic_problem<max_plus<std::int32_t>, false>;
 using synthetic_max_plus_f32 = synthetic_problem<max_plus<float>, false>;
 using synthetic_plus_times_f32 = synthetic_problem<plus_times<float>, false>;
