@@ -22,7 +22,9 @@
 // Each boundary element has exactly one writer and then one reader before its next writer, and that next writer
 // waits for the reader (it is the reader's right or bottom neighbour, or the reader itself).
 //
-// Synchronization protocol. done[ti] counts the finished tiles of tile row ti (they finish left to right).
+// Synchronization protocol. done[ti] counts the finished tiles of tile row ti (they finish left to right); each sits in
+// a 128-byte line of its own (status_stride, as the scan's look-back statuses), so neighbouring rows' stores and polls
+// do not queue on one line.
 //   Writer: every thread stores its boundary data with st.global.cg; __syncthreads(); thread 0 __threadfence() and
 //           st.release.gpu done[ti] = tj + 1.
 //   Reader: thread 0 spins with ld.acquire.gpu until done[ti-1] > tj (top) and done[ti] >= tj (left), the spin bounded
@@ -85,8 +87,10 @@ struct tiled_state {
     Cell* right_cell;    // rows
     Value* right_x;      // rows
     Cell* corner;        // tiles_down
-    unsigned* done;      // tiles_down, zero at launch
-    unsigned* counter;   // zero at launch
+    unsigned* done;      // tiles_down flags, each in a 128-byte line of its own (status_stride), zero at launch
+    unsigned* counter;   // zero at launch, in a line of its own
+
+    __device__ __forceinline__ unsigned* done_of(std::int64_t ti) const { return done + ti * status_stride<unsigned>; }
 };
 
 template <class P, class Alg, int THREADS, int CPT>
@@ -122,9 +126,9 @@ __global__ void __launch_bounds__(THREADS)
             unsigned spins = 0;
             std::uint64_t since = 0;
             if (tc.ti > 0)
-                while (load_acquire(&st.done[tc.ti - 1]) <= static_cast<unsigned>(tc.tj)) spin_backoff(spins, since);
+                while (load_acquire(st.done_of(tc.ti - 1)) <= static_cast<unsigned>(tc.tj)) spin_backoff(spins, since);
             if (tc.tj > 0)
-                while (load_acquire(&st.done[tc.ti]) < static_cast<unsigned>(tc.tj)) spin_backoff(spins, since);
+                while (load_acquire(st.done_of(tc.ti)) < static_cast<unsigned>(tc.tj)) spin_backoff(spins, since);
         }
         __syncthreads();
 
@@ -202,7 +206,7 @@ __global__ void __launch_bounds__(THREADS)
         __syncthreads();
         if (threadIdx.x == 0) {
             __threadfence();
-            store_release(&st.done[tc.ti], static_cast<unsigned>(tc.tj + 1));
+            store_release(st.done_of(tc.ti), static_cast<unsigned>(tc.tj + 1));
         }
     }
 }
@@ -219,7 +223,7 @@ template <class P>
 struct tiled_workspace {
     device_buffer<typename P::cell> bottom, right_cell, corner;
     device_buffer<typename P::op::value> right_x;
-    device_buffer<unsigned> sync;  // done[tiles_down], then the tile counter
+    device_buffer<unsigned> sync;  // done[] (tiles_down lines), then the tile counter (one line)
 };
 
 template <class P, class Alg, int Entry>
@@ -235,8 +239,9 @@ void run_tiled_p2p_entry(const P& p, std::int64_t tile_rows, tiled_workspace<P>&
     ws.right_cell.reserve(static_cast<std::size_t>(rows));
     ws.right_x.reserve(static_cast<std::size_t>(rows));
     ws.corner.reserve(static_cast<std::size_t>(down));
-    ws.sync.reserve(static_cast<std::size_t>(down) + 1);
-    SWGPU_CUDA_CHECK(cudaMemsetAsync(ws.sync.data(), 0, (static_cast<std::size_t>(down) + 1) * sizeof(unsigned), stream));
+    const std::size_t sync_words = (static_cast<std::size_t>(down) + 1) * status_stride<unsigned>;
+    ws.sync.reserve(sync_words);
+    SWGPU_CUDA_CHECK(cudaMemsetAsync(ws.sync.data(), 0, sync_words * sizeof(unsigned), stream));
     tiled_state<cell, value> st{tr,
                                 down,
                                 across,
@@ -245,7 +250,7 @@ void run_tiled_p2p_entry(const P& p, std::int64_t tile_rows, tiled_workspace<P>&
                                 ws.right_x.data(),
                                 ws.corner.data(),
                                 ws.sync.data(),
-                                ws.sync.data() + down};
+                                ws.sync.data() + down * status_stride<unsigned>};
     const std::size_t smem = ((static_cast<std::size_t>(tr) * sizeof(cell) + 15) / 16) * 16 +
                              static_cast<std::size_t>(tr) * sizeof(value);
     auto kernel = &tiled_p2p_kernel<P, Alg, c.threads, c.cells_per_chunk>;

@@ -10,8 +10,7 @@ namespace swgpu::gpu {
 
 int scan_tuning_entries() { return static_cast<int>(scan_configs.size()); }
 int default_scan_tuning_entry() {
-    static_assert(scan_default_entries.back().entry == sum_scan_default_entries.back().entry &&
-                  scan_default_entries.back().entry == product_scan_default_entries.back().entry);
+    static_assert(scan_default_entries.back().entry == saturating_scan_default_entries.back().entry);
     return scan_default_entries.back().entry;
 }
 

@@ -1,8 +1,7 @@
 // The weighted scan of the wavefront engine on the GPU (ARCHITECTURE.md 4.1; Hou et al., IPDPS 2018, Alg. 2), in
 // layers: thread (a chunk of consecutive cells, sequentially) -> warp (shuffles) -> block (warp totals through shared
-// memory) -> device (one launch, decoupled look-back between tiles; from 2^22 or 2^23 cells, by pair, each tile is
-// reduced by one block and scanned by a later one, read again from L2, so no block holds data while it waits:
-// weighted_scan_reread_kernel). The same layers serve the row executors.
+// memory) -> device (one launch, decoupled look-back between tiles, each tile's status in a line of its own). The same
+// layers serve the row executors.
 //
 // What is scanned. A row of cells j = 0..n-1 carries maps m_j(x) = (x ∘ a_j) ◇ b_j. With x0 the value entering cell 0,
 //   exclusive:  out[j] = (m_{j-1} after ... after m_0)(x0)    the value entering cell j
@@ -283,9 +282,7 @@ struct block_scan {
         return c;
     }
 
-    // scan() from the chunk composites c[s] on (c is overwritten); same outputs, barrier and rules. NamedBarrier: the
-    // barrier is bar.sync 1 over the THREADS threads of this scan only (a block with other warps beside them).
-    template <bool NamedBarrier = false>
+    // scan() from the chunk composites c[s] on (c is overwritten); same outputs, barrier and rules.
     __device__ __forceinline__ static elem scan_chunks(const Alg& alg, const powers& pw, elem (&c)[SUBS],
                                                        elem (&before)[SUBS], storage& sm) {
         using namespace scan_detail;
@@ -310,8 +307,7 @@ struct block_scan {
         elem warp_prefix = Alg::identity(), tile_total = running;
         if constexpr (warps > 1) {
             if (lane() == 0) sm.warp_total[warp()] = running;
-            if constexpr (NamedBarrier) asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");
-            else __syncthreads();
+            __syncthreads();
             tile_total = Alg::identity();
 #pragma unroll
             for (int k = 0; k < warps; ++k) {  // block: the composite of the warps before this one, and of all
@@ -346,12 +342,27 @@ struct block_scan {
 // st.release.gpu the flag (epoch << 2 | kind); the reader ld.acquire.gpu's the flag and only then loads the value
 // (ld.global.cg).
 // Tiles only ever wait on tiles with smaller indices, which are running or done (see each kernel for why).
+// Each tile's status (flag, values or packed word) sits in a 128-byte line of its own, the L2's line: with statuses
+// packed 16 to a line, every tile's aggregate and inclusive stores and every look-back's polls of 16 neighbours queued
+// on one line. Measured on the H100 (2026-11-22, bench_weighted_scan): a line per status took (max,+) fp32 from 84-90
+// to 93-94 % of copy at 2^20, 91-93 to 97-98 % at 2^21 and 87-88 to 98-99.6 % at 2^22 (register tiles).
+inline constexpr std::size_t status_line_bytes = 128;
+template <class T>
+inline constexpr std::size_t status_stride = (status_line_bytes + sizeof(T) - 1) / sizeof(T);
+
 template <class Elem>
 struct lookback_view {
     unsigned* flags;
     Elem* aggregate;
     Elem* inclusive;
     unsigned long long* packed;
+
+    __device__ __forceinline__ unsigned* flag_of(long long tile) const { return flags + tile * status_stride<unsigned>; }
+    __device__ __forceinline__ Elem* aggregate_of(long long tile) const { return aggregate + tile * status_stride<Elem>; }
+    __device__ __forceinline__ Elem* inclusive_of(long long tile) const { return inclusive + tile * status_stride<Elem>; }
+    __device__ __forceinline__ unsigned long long* packed_of(long long tile) const {
+        return packed + tile * status_stride<unsigned long long>;
+    }
 };
 
 inline constexpr unsigned lookback_aggregate = 1, lookback_inclusive = 2;
@@ -373,15 +384,15 @@ __device__ __forceinline__ void publish(const lookback_view<Elem>& v, unsigned t
         unsigned bits = 0;
         std::memcpy(&bits, &value, sizeof(Elem));
         const unsigned long long word = (static_cast<unsigned long long>((epoch << 2) | kind) << 32) | bits;
-        if constexpr (Racing) atomicMax(&v.packed[tile], word);
-        else store_relaxed(&v.packed[tile], word);
+        if constexpr (Racing) atomicMax(v.packed_of(tile), word);
+        else store_relaxed(v.packed_of(tile), word);
     } else {
-        store_cg(kind == lookback_inclusive ? &v.inclusive[tile] : &v.aggregate[tile], value);
+        store_cg(kind == lookback_inclusive ? v.inclusive_of(tile) : v.aggregate_of(tile), value);
         if constexpr (Racing) {
             __threadfence();
-            atomicMax(&v.flags[tile], (epoch << 2) | kind);
+            atomicMax(v.flag_of(tile), (epoch << 2) | kind);
         } else {
-            store_release(&v.flags[tile], (epoch << 2) | kind);
+            store_release(v.flag_of(tile), (epoch << 2) | kind);
         }
     }
 }
@@ -391,17 +402,17 @@ template <class Elem>
 __device__ __forceinline__ bool read_status(const lookback_view<Elem>& v, long long pred, unsigned epoch,
                                             bool& inclusive, Elem& value) {
     if constexpr (packed_status<Elem>) {
-        const unsigned long long w = load_relaxed(&v.packed[pred]);
+        const unsigned long long w = load_relaxed(v.packed_of(pred));
         if (static_cast<unsigned>(w >> 34) != epoch) return false;
         inclusive = ((w >> 32) & 3u) == lookback_inclusive;
         const unsigned bits = static_cast<unsigned>(w);
         std::memcpy(&value, &bits, sizeof(Elem));
         return true;
     } else {
-        const unsigned f = load_acquire(&v.flags[pred]);
+        const unsigned f = load_acquire(v.flag_of(pred));
         if ((f >> 2) != epoch) return false;
         inclusive = (f & 3u) == lookback_inclusive;
-        value = inclusive ? load_cg(&v.inclusive[pred]) : load_cg(&v.aggregate[pred]);
+        value = inclusive ? load_cg(v.inclusive_of(pred)) : load_cg(v.aggregate_of(pred));
         return true;
     }
 }
@@ -550,11 +561,11 @@ public:
     unsigned begin(std::size_t tiles, unsigned passes, cudaStream_t stream) {
         bool fresh;
         if constexpr (packed_status<Elem>) {
-            fresh = packed_.reserve(tiles);
+            fresh = packed_.reserve(tiles * status_stride<unsigned long long>);
         } else {
-            fresh = flags_.reserve(tiles);
-            aggregate_.reserve(tiles);
-            inclusive_.reserve(tiles);
+            fresh = flags_.reserve(tiles * status_stride<unsigned>);
+            aggregate_.reserve(tiles * status_stride<Elem>);
+            inclusive_.reserve(tiles * status_stride<Elem>);
         }
         if (counter_.size() == 0) {
             counter_.allocate(1);
@@ -622,8 +633,8 @@ struct scan_arguments {
 // store only after the last byte has arrived: the stores follow the loads instead of overlapping them. Tile t of the
 // first wave therefore waits t·pace_cycles (SM clock) before it loads, so loads are issued in tile order at about the
 // rate memory delivers them, tiles learn their prefixes in order, and their stores overlap later tiles' loads.
-// Measured on the H100 (2026-11-22): 7 % less time at 2^20 (6.84 -> 6.36 us, (max,+) fp32, persistent kernel),
-// 5-7 % at 2^21; the reread kernel paces its first generation the same way (2 % at 2^23-2^24).
+// Measured on the H100 (2026-11-22, statuses then 16 to a line): 7 % less time at 2^20 (6.84 -> 6.36 us, (max,+)
+// fp32, persistent kernel), 5-7 % at 2^21.
 template <class Alg>
 __device__ __forceinline__ void pace_first_wave(const scan_arguments<Alg>& args, std::int64_t tile) {
     if (args.pace_cycles <= 0 || tile >= args.paced_tiles) return;
@@ -860,293 +871,30 @@ __global__ void __launch_bounds__(THREADS) weighted_scan_persistent_kernel(const
     }
 }
 
-// Bulk-copy staging (sm_90): the copy engine moves whole tiles from device memory into shared memory and signals an
-// mbarrier with the bytes delivered; no registers are held by loads in flight.
-namespace scan_detail {
-
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbarrier_init(unsigned long long* bar, unsigned arrivals) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(arrivals) : "memory");
-}
-__device__ __forceinline__ void mbarrier_init_fence() {
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-// One arrival that also announces `bytes` of transactions the phase must see before it completes.
-__device__ __forceinline__ void mbarrier_expect_bytes(unsigned long long* bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void mbarrier_wait(unsigned long long* bar, unsigned parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "WAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT;\n"
-        "}\n" ::"r"(shared_address(bar)),
-        "r"(parity)
-        : "memory");
-}
-// How long copied data should stay in L2: kept (evict_last) because it is read again soon, or let go first
-// (evict_first) because it is read for the last time.
-enum class l2_policy { keep, drop };
-
-__device__ __forceinline__ unsigned long long make_l2_policy(l2_policy p) {
-    unsigned long long policy = 0;
-    if (p == l2_policy::keep) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-    else asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-    return policy;
-}
-
-// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global `src` to shared `dst`; completes on `bar`.
-template <l2_policy Policy>
-__device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
-            shared_address(dst)),
-        "l"(src), "r"(bytes), "r"(shared_address(bar)), "l"(make_l2_policy(Policy))
-        : "memory");
-}
-
-}  // namespace scan_detail
-
-// One tile whose inputs wait in shared memory (the reread kernel's stages).
-template <class Alg, int THREADS, int CPT, int SUBS>
-struct staged_tile {
-    using st = scan_tile<Alg, THREADS, CPT, SUBS>;
-    using bs = typename st::bs;
-    using elem = typename Alg::elem;
-    using value = typename Alg::value;
-    using power = typename Alg::power;
-    static constexpr int arrays = Alg::is_map ? 2 : 1;  // b[tile], then a[tile] for maps
-    static constexpr unsigned tile_bytes = static_cast<unsigned>(bs::tile * sizeof(value));
-    static_assert(tile_bytes % 16 == 0);
-
-    // Whether tile `tile` can be moved by the copy engine: whole, and every array 16-byte aligned.
-    __device__ __forceinline__ static bool bulk(const scan_arguments<Alg>& args, std::int64_t tile) {
-        return args.vectorized && (tile + 1) * bs::tile <= args.n;
-    }
-    // Thread 0: starts the copy of tile `tile` into `stage`, completing on `bar`, with L2 policy `Policy`.
-    template <scan_detail::l2_policy Policy>
-    __device__ __forceinline__ static void start_copy(const scan_arguments<Alg>& args, std::int64_t tile, value* stage,
-                                                      unsigned long long* bar) {
-        using namespace scan_detail;
-        mbarrier_expect_bytes(bar, arrays * tile_bytes);
-        bulk_copy_to_shared<Policy>(stage, args.b + tile * bs::tile, tile_bytes, bar);
-        if constexpr (Alg::is_map) bulk_copy_to_shared<Policy>(stage + bs::tile, args.a + tile * bs::tile, tile_bytes, bar);
-    }
-    // All threads: copies tile `tile` into `stage` themselves, cells past n as the identity (it only follows real
-    // cells, so it changes no output). The caller publishes it with a block barrier.
-    __device__ __forceinline__ static void fill(const scan_arguments<Alg>& args, std::int64_t tile, value* stage) {
-        const std::int64_t start = tile * bs::tile;
-        const elem id = Alg::identity();
-        for (int j = threadIdx.x; j < bs::tile; j += THREADS) {
-            const bool real = start + j < args.n;
-            if constexpr (Alg::is_map) {
-                stage[j] = real ? args.b[start + j] : id.b;
-                stage[bs::tile + j] = real ? args.a[start + j] : id.a;
-            } else {
-                stage[j] = real ? args.b[start + j] : id;
-            }
-        }
-    }
-
-    __device__ __forceinline__ static void read_chunk(const value* stage, int s, elem (&el)[CPT]) {
-        const int j = bs::offset(s, 0);
-        const auto vb = *reinterpret_cast<const vec_chunk<value, CPT>*>(stage + j);
-        if constexpr (Alg::is_map) {
-            const auto va = *reinterpret_cast<const vec_chunk<value, CPT>*>(stage + bs::tile + j);
-#pragma unroll
-            for (int e = 0; e < CPT; ++e) el[e] = elem{va.v[e], vb.v[e]};
-        } else {
-#pragma unroll
-            for (int e = 0; e < CPT; ++e) el[e] = vb.v[e];
-        }
-    }
-
-    // The THREADS data threads: the composite of the tile in `stage` (returned), and before[s] for each of this
-    // thread's chunks (block_scan::scan_chunks, whose barrier is named barrier 1 over these threads).
-    __device__ __forceinline__ static elem composite(const Alg& alg, const typename bs::powers& pw, const value* stage,
-                                                     elem (&before)[SUBS], typename bs::storage& sm) {
-        elem c[SUBS];
-#pragma unroll
-        for (int s = 0; s < SUBS; ++s) {
-            elem el[CPT];
-            read_chunk(stage, s, el);
-            c[s] = bs::chunk_composite(alg, pw, el);
-        }
-        return bs::template scan_chunks<true>(alg, pw, c, before, sm);
-    }
-
-    // All threads: the outputs of the tile in `stage` from the chunks' composites before them and the tile's prefix.
-    __device__ __forceinline__ static void write(const scan_arguments<Alg>& args, std::int64_t tile, const value* stage,
-                                                 const typename bs::powers& pw, const elem (&before)[SUBS],
-                                                 const elem& prefix, power start_pw) {
-        const value entering = args.alg.apply(prefix, args.x0, start_pw);
-        const std::int64_t start = tile * bs::tile;
-        const bool full_tile = start + bs::tile <= args.n && args.vectorized;
-        st::with_kind(args, [&]<bool Inclusive>() {
-            power off = pw.first;  // the weight of offset(s, 0) cells
-#pragma unroll
-            for (int s = 0; s < SUBS; ++s) {
-                elem el[CPT];
-                read_chunk(stage, s, el);
-                const value x = args.alg.apply(before[s], entering, off);
-                off = Alg::pow_sum(off, pw.sub);
-                st::put_chunk(args, start + bs::offset(s, 0), full_tile,
-                                                        st::template chunk_outputs<Inclusive>(args.alg, el, x));
-            }
-        });
-    }
-};
-
-// The composite of all tiles before `tile` (> 0), found by one warp alone: windows of the 32 nearest predecessors, one
-// round trip each, until one holds an inclusive status. Result in every lane.
-template <class Alg>
-__device__ __forceinline__ typename Alg::elem warp_lookback(const Alg& alg, const lookback_view<typename Alg::elem>& v,
-                                                            unsigned tile, unsigned epoch, typename Alg::power tile_pw) {
-    using namespace scan_detail;
-    using elem = typename Alg::elem;
-    const int lane = threadIdx.x & 31;
-    typename Alg::power p32 = tile_pw;
-#pragma unroll
-    for (int k = 0; k < 5; ++k) p32 = Alg::pow_sum(p32, p32);
-    elem running = Alg::identity();
-    typename Alg::power covered = alg.pow(0);
-    for (long long end = static_cast<long long>(tile);; end -= 32) {
-        bool inclusive;
-        elem val;
-        read_window<Alg>(v, end - 1 - lane, epoch, inclusive, val);
-        const unsigned inclusive_lanes = __ballot_sync(full_mask, inclusive);
-        val = warp_window(alg, val, inclusive_lanes, tile_pw);
-        running = alg.combine(shfl_idx(val, 0), running, covered);
-        if (inclusive_lanes) return running;
-        covered = Alg::pow_sum(covered, p32);
-    }
-}
-
-namespace scan_detail {
-
-// The look-back warp of the reread kernel (warp THREADS/32 of the block): finds the prefix of `tile`, leaves it in
-// `handed` and arrives at named barrier 2 (THREADS + 32 threads) without waiting; the data warps sync on it.
-template <class Alg, int THREADS>
-__device__ __forceinline__ void hand_prefix(const scan_arguments<Alg>& args, std::int64_t tile,
-                                            typename Alg::power tile_pw, typename Alg::elem& handed) {
-    const auto prefix = tile > 0 ? warp_lookback(args.alg, args.status, static_cast<unsigned>(tile), args.epoch, tile_pw)
-                                 : Alg::identity();
-    if ((threadIdx.x & 31) == 0) handed = prefix;
-    asm volatile("bar.arrive 2, %0;" ::"n"(THREADS + 32) : "memory");
-}
-
-}  // namespace scan_detail
-
-// Each tile read twice, so that no block holds data while it waits for a prefix. Block g reduces tile g (its aggregate
-// only; the tile is kept in L2) and scans tile g - ahead, read again from L2, whose predecessors' aggregates were
-// published about one block generation earlier (ahead ~ the blocks resident at once), so its look-back rarely waits.
-// Device memory sees one read and one write per cell, as a copy does; the tiles between their two reads (ahead
-// tiles) stay well inside L2. Grid: tiles + ahead blocks; block g has a tile to reduce if g < tiles, one to scan if
-// g >= ahead. Protocol: thread 0 starts both bulk copies (tile g kept in L2, tile g - ahead dropped after this read)
-// and a block barrier publishes the mbarriers; the look-back warp (warp THREADS/32) finds the prefix of tile
-// g - ahead, hands it over at named barrier 2 (see hand_prefix) and leaves; the data warps scan tile g - ahead, take
-// the prefix, publish that tile's inclusive composite and write its outputs, then reduce tile g and publish its
-// aggregate (inclusive for tile 0). A tile's aggregate and its inclusive composite come from different blocks, in
-// either order: both are published with publish<true> (the status only grows). Deadlock-free as the other kernels:
-// block g waits only on tiles below g - ahead, whose aggregates blocks below g publish without waiting on block g.
-template <class Alg, int THREADS, int CPT, int SUBS, int MinBlocks>
-__global__ void __launch_bounds__(THREADS + 32, MinBlocks)
-    weighted_scan_reread_kernel(const scan_arguments<Alg> args, const std::int64_t ahead) {
-    using namespace scan_detail;
-    using stt = staged_tile<Alg, THREADS, CPT, SUBS>;
-    using bs = typename stt::bs;
-    using value = typename Alg::value;
-    using elem = typename Alg::elem;
-    extern __shared__ __align__(128) unsigned char stage_memory[];
-    __shared__ typename bs::storage sm;
-    __shared__ __align__(8) unsigned long long full[2];
-    __shared__ elem handed_prefix;
-    value* const reduce_stage = reinterpret_cast<value*>(stage_memory);
-    value* const scan_stage = reduce_stage + stt::arrays * bs::tile;
-    const std::int64_t tiles = (args.n + bs::tile - 1) / bs::tile;
-    const std::int64_t reduce_tile = blockIdx.x, scan_tile_index = std::int64_t(blockIdx.x) - ahead;
-    const bool reduces = reduce_tile < tiles, scans = scan_tile_index >= 0;
-    const bool bulk_reduce = reduces && stt::bulk(args, reduce_tile), bulk_scan = scans && stt::bulk(args, scan_tile_index);
-    // w.start: the weight of the cells before the scanned tile, off the path from the prefix to the stores.
-    typename stt::st::weights w{};
-    const std::int64_t scan_start = std::max<std::int64_t>(scan_tile_index, 0) * bs::tile;
-    if constexpr (Alg::costly_powers) w = stt::st::weights_for(args.alg, scan_start);
-    wait_for_previous_grids();
-    allow_next_grid();
-    const bool data_thread = threadIdx.x < THREADS;
-    if (threadIdx.x == 0) pace_first_wave(args, reduce_tile);
-    if (threadIdx.x == 0 && (bulk_reduce || bulk_scan)) {
-        mbarrier_init(&full[0], 1);
-        mbarrier_init(&full[1], 1);
-        mbarrier_init_fence();
-        if (bulk_scan) stt::template start_copy<l2_policy::drop>(args, scan_tile_index, scan_stage, &full[1]);
-        if (bulk_reduce) stt::template start_copy<l2_policy::keep>(args, reduce_tile, reduce_stage, &full[0]);
-    }
-    if (data_thread) {
-        if (scans && !bulk_scan) stt::fill(args, scan_tile_index, scan_stage);
-        if (reduces && !bulk_reduce) stt::fill(args, reduce_tile, reduce_stage);
-    }
-    if constexpr (!Alg::costly_powers) w = stt::st::weights_for(args.alg, scan_start);
-    const auto& pw = w.pw;
-    const auto tile_pw = w.tile;
-    __syncthreads();
-    if (!data_thread) {  // the look-back warp
-        if (scans) hand_prefix<Alg, THREADS>(args, scan_tile_index, tile_pw, handed_prefix);
-        return;
-    }
-    if (scans) {
-        if (bulk_scan) mbarrier_wait(&full[1], 0);
-        elem before[SUBS];
-        const elem total = stt::composite(args.alg, pw, scan_stage, before, sm);
-        asm volatile("bar.sync 2, %0;" ::"n"(THREADS + 32) : "memory");  // the look-back warp's prefix
-        const elem prefix = handed_prefix;
-        if (threadIdx.x == 0)
-            publish<true>(args.status, static_cast<unsigned>(scan_tile_index), args.epoch, lookback_inclusive,
-                          args.alg.combine(prefix, total, tile_pw));
-        stt::write(args, scan_tile_index, scan_stage, pw, before, prefix, w.start);
-        asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");  // sm.warp_total read by all before it is reused
-    }
-    if (reduces) {
-        if (bulk_reduce) mbarrier_wait(&full[0], 0);
-        elem before[SUBS];
-        const elem total = stt::composite(args.alg, pw, reduce_stage, before, sm);
-        if (threadIdx.x == 0)
-            publish<true>(args.status, static_cast<unsigned>(reduce_tile), args.epoch,
-                          reduce_tile == 0 ? lookback_inclusive : lookback_aggregate, total);
-    }
-}
-
-// Tuning entries of the device scan: the kernel (one tile per block with the tile in registers; persistent blocks with
-// register double buffering; two tiles per block, one reduced and one scanned, each read twice), block threads (data
-// threads: reread adds a look-back warp), cells per chunk, chunks per thread and the blocks per SM the compiler must
-// make room for. Outputs are always stored with the streaming (evict-first) policy. A table, chosen by index;
-// bench_weighted_scan measures every entry. Kept: the entries that are the fastest at some size on the H100
-// (2026-11-22). Measured and dropped (H100, 2026-11-22, % of a d2d copy):
+// Tuning entries of the device scan: the kernel (one tile per block with the tile in registers, or persistent blocks
+// with register double buffering), block threads, cells per chunk, chunks per thread and the blocks per SM the
+// compiler must make room for. Outputs are always stored with the streaming (evict-first) policy. A table, chosen by
+// index; bench_weighted_scan measures every entry. Kept: the entries that are the fastest at some size on the H100
+// (2026-11-22, statuses a line apart). Measured and dropped (H100, 2026-11-22, % of a d2d copy):
+// - each tile read twice, reduced by one block and scanned by a block one generation later from L2 (bulk copies with
+//   L2 hints, a look-back warp per block): with statuses 16 to a line the default from 2^23 (92-97 %), 5-8 points
+//   above every one-pass kernel; with statuses a line apart the register tiles below beat it at every size (2^23-2^28:
+//   95-96 % against 91-94 %), and it was removed;
 // - one tile per block staged in shared memory by a bulk copy (tiles of 8192-12288 cells, 4-6 blocks per SM; with or
-//   without a look-back warp that starts while the tile loads): 84-89 % from 2^23, 5-8 points below the reread kernel,
-//   and with paced first waves no faster than the persistent kernel at 2^20-2^21. One-pass kernels hold a tile's data
-//   until every earlier tile's data has arrived; with the look-back's wait removed (a deliberately wrong experiment)
-//   the same kernels reached 97-98 % at 2^23-2^28 and 101-122 % at 2^20-2^22, so the wait, not the arithmetic, is
-//   the gap;
-// - reread tiles of 6144 cells (4 blocks per SM; within noise of 8192, never clearly ahead) and of 8192 or 16384
-//   cells at 1-2 blocks per SM (smaller generations: up to 10 points below);
-// - for 2^20-2^21, tiles of 4096 cells (persistent with 256 or 512 threads, or 128 threads in registers): no faster
-//   than the persistent kernel's 8192 at 2^20, 10-40 % slower from 2^21;
+//   without a look-back warp that starts while the tile loads): 84-89 % from 2^23 (statuses 16 to a line);
+// - at 2^20-2^23 with statuses a line apart: persistent tiles of 4096 cells (256 or 512 threads; (max,+) fp32 at 2^20
+//   1-2 % ahead of entry 2, integer (max,+) 17 % behind entry 0), register tiles of 8192 cells at 2 blocks per SM or
+//   128 threads at 4 (5-30 % behind), chunks of 8 cells (2-30 % behind);
 // - persistent blocks with a ring of 2-4 bulk-copied stages (64-73 % at 2^28: a tile waits on every lower block's
 //   tile of the same round, so the grid advances in lock step);
-// - tiles of 2048 and 4096 cells (45-77 % at 2^28: more tiles per look-back and more per-tile overhead);
+// - tiles of 2048 cells (45-77 % at 2^28: more tiles per look-back and more per-tile overhead);
 // - outputs written back by bulk copies from shared memory (84-85 %, no gain); 512-thread tiles, staged (84 %) or in
 //   registers (worse at every size, 2^20-2^23);
 // - register tiles with a look-back warp of their own (0-10 points below the same tiles looking back after their
 //   reduction);
 // - chunks of 12 or 16 consecutive cells per thread (fewer warp-scan steps): 57-74 %, as their global stores are
 //   strided by 48-64 bytes per lane.
-enum class scan_kernel { registers, persistent, reread };
+enum class scan_kernel { registers, persistent };
 struct scan_config {
     scan_kernel kernel;
     int threads, cells_per_chunk, chunks;
@@ -1156,28 +904,22 @@ struct scan_config {
 inline constexpr std::array<scan_config, 3> scan_configs{{
     {scan_kernel::persistent, 256, 4, 8, 1},  // 0
     {scan_kernel::registers, 256, 4, 16, 2},  // 1
-    {scan_kernel::reread, 256, 4, 8, 3},      // 2
+    {scan_kernel::registers, 256, 4, 4, 2},   // 2
 }};
 
 // The entry used unless one is asked for, by problem size: rows sorted by min_log2; the last row with
 // n >= 2^min_log2 applies. Fitted to bench_weighted_scan on the H100 (2026-11-22, launches chained, first waves
-// paced): up to 2^21 the persistent kernel (tiles of 8192 cells, every load of the one wave issued at once, the
-// look-back one round trip), 2^22 register tiles of 16384 cells (about one wave), from 2^23 the reread kernel (no
-// block waits holding data, so all of shared memory keeps loads in flight). The same entries are the fastest for
-// integer (max,+), whose saturating arithmetic runs on the integer pipes (in one-pass staged tiles it lost 20-35
-// points, as its tiles then waited longer for their predecessors); (+,+) and (+,·) have tables of their own.
+// paced, statuses a line apart): up to 2^20 register tiles of 4096 cells (two waves of small tiles), 2^21-2^22 the
+// persistent kernel (tiles of 8192 cells, about one wave), from 2^23 register tiles of 16384 cells (two blocks per SM,
+// so one block's loads are in flight while the other waits for its prefix).
 struct scan_default {
     int min_log2;
     int entry;
 };
-inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 0}, {22, 1}, {23, 2}}};
-// (+,+) (additions only): the reread kernel from 2^22, where it was 0.1-0.9 us ahead of the register tiles in five of
-// six runs and even in the sixth ((max,+): 0.3-1.2 us behind).
-inline constexpr std::array<scan_default, 2> sum_scan_default_entries{{{0, 0}, {22, 2}}};
-// (+,·), whose powers are computed by squaring before the wait for the previous kernel (costly_powers): register
-// tiles at 2^21 (0.3-0.6 us ahead of the persistent kernel there in four runs), the reread kernel from 2^22 (0.1-0.7
-// us ahead of register tiles there in four runs).
-inline constexpr std::array<scan_default, 3> product_scan_default_entries{{{0, 0}, {21, 1}, {22, 2}}};
+inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 2}, {21, 0}, {23, 1}}};
+// Integer (max,+), whose saturating steps take about twice the instructions of fp32 ones on the integer pipes: the
+// persistent kernel up to 2^22 (at 2^20, 4096-cell tiles were 17-20 % behind it, as fp32 ones were 4-6 % ahead).
+inline constexpr std::array<scan_default, 2> saturating_scan_default_entries{{{0, 0}, {23, 1}}};
 
 // The entry for scans of `Alg` over n cells.
 template <class Alg>
@@ -1189,23 +931,24 @@ constexpr int default_scan_entry_for(std::int64_t n) {
         return entry;
     };
     using op = typename Alg::op;
-    if constexpr (std::is_same_v<op, plus_plus<typename op::value>>) return pick(sum_scan_default_entries);
-    else if constexpr (std::is_same_v<op, plus_times<typename op::value>>) return pick(product_scan_default_entries);
+    using value = typename op::value;
+    if constexpr (std::is_same_v<op, max_plus<value>> && std::is_integral_v<value>)
+        return pick(saturating_scan_default_entries);
     else return pick(scan_default_entries);
 }
 
 namespace scan_detail {
 
-// Blocks of `Kernel` (with `smem` bytes of dynamic shared memory) that fit on the current device at once; the device
+// Blocks of `Kernel` that fit on the current device at once; the device
 // does not change within a process.
 template <auto Kernel>
-std::int64_t resident_blocks(int threads, std::size_t smem = 0) {
+std::int64_t resident_blocks(int threads) {
     static std::int64_t resident = 0;
     if (resident == 0) {
         int device = 0, sms = 0, per_sm = 0;
         SWGPU_CUDA_CHECK(cudaGetDevice(&device));
         SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, smem));
+        SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, 0));
         if (per_sm < 1) throw runtime_failure("weighted scan: a scan kernel does not fit on this GPU");
         resident = std::int64_t(per_sm) * sms;
     }
@@ -1213,33 +956,10 @@ std::int64_t resident_blocks(int threads, std::size_t smem = 0) {
 }
 
 
-// Lets a kernel that stages its tiles in `stage` bytes of dynamic shared memory use that much, and all of L1 as shared
-// memory (so that its min_blocks blocks fit on an SM); once per kernel.
-template <auto Kernel>
-void prepare_staged(std::size_t stage) {
-    static const bool attributes_set = [stage] {
-        SWGPU_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(stage)));
-        SWGPU_CUDA_CHECK(
-            cudaFuncSetAttribute(Kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-        return true;
-    }();
-    (void)attributes_set;
-}
-
-// Launches `blocks` blocks of a kernel that stages its tiles in `stage` bytes of dynamic shared memory.
-template <auto Kernel, class... Args>
-void launch_staged(const char* name, int threads, std::size_t stage, std::int64_t blocks, cudaStream_t stream,
-                   const Args&... args) {
-    prepare_staged<Kernel>(stage);
-    launch_chained(name, Kernel, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), stage, stream,
-                   args...);
-}
-
 }  // namespace scan_detail
 
 // Launches entry `Entry` for the arguments (status, epoch and alignment already set), chained to the kernel before it
-// in the stream (launch_chained: every scan kernel waits for it before touching memory). A staged or reread entry whose
-// stages do not fit in one SM's shared memory (wide map elements) runs the register kernel of the same shape.
+// in the stream (launch_chained: every scan kernel waits for it before touching memory).
 // The rate at which a one-pass scan's first wave issues its tiles' loads (pace_first_wave), in input bytes per SM clock
 // cycle: 2 KiB per cycle is 3.6 TB/s at 1.755 GHz, about the H100's DRAM bandwidth.
 inline constexpr long long scan_pace_bytes_per_cycle = 2048;
@@ -1247,18 +967,9 @@ inline constexpr long long scan_pace_bytes_per_cycle = 2048;
 template <class Alg, int Entry>
 void launch_weighted_scan_kernel(scan_arguments<Alg> args, std::int64_t tiles, cudaStream_t stream) {
     constexpr scan_config c = scan_configs[Entry];
-    constexpr std::size_t stage = std::size_t(c.tile()) * sizeof(typename Alg::value) * (Alg::is_map ? 2 : 1);
-    args.pace_cycles = std::max<long long>(1, static_cast<long long>(stage) / scan_pace_bytes_per_cycle);
-    if constexpr (c.kernel == scan_kernel::reread && 2 * stage <= 200 * 1024) {
-        constexpr auto kernel = &weighted_scan_reread_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks, c.min_blocks>;
-        // One block generation ahead. Measured on the H100 (2^25-2^28): 0.5 and 0.75 of a generation wait on
-        // aggregates and 1.25 loses reread tiles from L2 (1-8 points below), 2 generations lose most (20-25 points).
-        scan_detail::prepare_staged<kernel>(2 * stage);
-        const std::int64_t ahead = std::min(tiles, scan_detail::resident_blocks<kernel>(c.threads + 32, 2 * stage));
-        args.paced_tiles = ahead;  // the first generation (2 % faster at 2^23-2^24)
-        scan_detail::launch_staged<kernel>("weighted_scan_reread_kernel", c.threads + 32, 2 * stage, tiles + ahead, stream,
-                                           args, ahead);
-    } else if constexpr (c.kernel == scan_kernel::persistent) {
+    constexpr std::size_t tile_bytes = std::size_t(c.tile()) * sizeof(typename Alg::value) * (Alg::is_map ? 2 : 1);
+    args.pace_cycles = std::max<long long>(1, static_cast<long long>(tile_bytes) / scan_pace_bytes_per_cycle);
+    if constexpr (c.kernel == scan_kernel::persistent) {
         constexpr auto kernel = &weighted_scan_persistent_kernel<Alg, c.threads, c.cells_per_chunk, c.chunks>;
         const std::int64_t grid = std::min<std::int64_t>(tiles, scan_detail::resident_blocks<kernel>(c.threads));
         args.paced_tiles = grid;

@@ -60,7 +60,8 @@ constexpr std::int64_t large_size = (std::int64_t(1) << 24) + 5;
 std::vector<std::int64_t> scan_sizes() {
     std::vector<std::int64_t> n{1, 2, 3, 31, 32, 33, 127, 128, 129, 1023, 1024, 1025};
     // The tuning entries' tiles; beyond 32 and 512 tiles: more than one look-back window; 600 tiles: more tiles than
-    // blocks resident at once on an H100, so the reread kernel reduces one tile and scans another in the same block.
+    // blocks resident at once on an H100, so persistent blocks take several tiles and register tiles start as earlier
+    // blocks end.
     for (int tile : {4096, 8192, 16384}) {
         for (std::int64_t t : {std::int64_t(tile) - 1, std::int64_t(tile), std::int64_t(tile) + 1, 2 * std::int64_t(tile) + 5,
                                33 * std::int64_t(tile) + 1, 70 * std::int64_t(tile) - 3, 600 * std::int64_t(tile) + 3})
