@@ -31,9 +31,16 @@ struct max_plus {
     }
     SWGPU_HD static constexpr T dist_identity() { return T(0); }
     SWGPU_HD static constexpr T acc(T x, T y) { return x > y ? x : y; }
+    // Integers: -inf (the identity) stays -inf, and a result below it is -inf too (the identity), so values never
+    // leave [identity, max] and adding a weight of at least the identity never wraps.
     SWGPU_HD static constexpr T dist(T x, T w) {
-        if constexpr (std::is_floating_point_v<T>) return x + w;
-        else return x <= identity() ? identity() : T(x + w);  // keep -inf absorbing so it never wraps
+        if constexpr (std::is_floating_point_v<T>) {
+            return x + w;
+        } else {
+            if (x <= identity()) return identity();
+            const T r = T(x + w);
+            return r < identity() ? identity() : r;
+        }
     }
     // w ∘ w ∘ ... (k times)
     SWGPU_HD static constexpr T power(T w, std::int64_t k) { return T(w * T(k)); }

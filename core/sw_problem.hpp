@@ -53,7 +53,9 @@ struct sw_problem {
     SWGPU_HD T incoming(index_t) const { return op::identity(); }
     SWGPU_HD T weight(index_t) const { return T(-extend); }
     SWGPU_HD gathered gather(index_t i, index_t j, const cell& up, const cell& diag) const {
-        const T e = op::acc(op::dist(up.e, T(-extend)), T(up.h - open_extend));
+        // up.h >= 0, so up.h - open_extend is above -inf and decides whenever up.e - extend would fall below it: the
+        // plain subtraction equals dist(up.e, -extend) here without dist's clamp (and never wraps: up.e >= -inf).
+        const T e = op::acc(T(up.e - extend), T(up.h - open_extend));
         const T sigma = table[query[i] * 32 + subject[j]];
         T ht = op::acc(T(diag.h + sigma), e);
         ht = op::acc(ht, T(0));

@@ -17,8 +17,8 @@ int default_scan_tuning_entry() {
 namespace {
 
 template <class Alg>
-int resolve_scan_entry(int entry, std::size_t n) {
-    if (entry < 0) return default_scan_entry_for<Alg>(static_cast<std::int64_t>(n));
+int resolve_scan_entry(const Alg& alg, int entry, std::size_t n) {
+    if (entry < 0) return default_scan_entry_for(alg, static_cast<std::int64_t>(n));
     if (entry >= scan_tuning_entries())
         throw usage_error("scan tuning entry " + std::to_string(entry) + " does not exist (there are " +
                           std::to_string(scan_tuning_entries()) + ")");
@@ -30,7 +30,7 @@ std::vector<typename Alg::value> scan_on_device(const Alg& alg, std::span<const 
                                                 std::span<const typename Alg::value> b, typename Alg::value x0,
                                                 scan_kind kind, int entry) {
     using value = typename Alg::value;
-    const int e = resolve_scan_entry<Alg>(entry, b.size());
+    const int e = resolve_scan_entry(alg, entry, b.size());
     if (b.empty()) return {};
     cuda_stream stream;
     device_buffer<value> da, db, dout(b.size());

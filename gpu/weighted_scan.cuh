@@ -86,6 +86,40 @@ struct weighted_algebra {
     }
     __host__ __device__ __forceinline__ value step(elem c, value x) const { return Op::acc(Op::dist(x, w), c); }
     __host__ __device__ __forceinline__ static elem from_map(const linear_map<Op>& m) { return m.b; }
+    // An input value as the scan carries it.
+    __host__ __device__ __forceinline__ static elem input(value v) { return v; }
+};
+
+// Integer (max,+) with a weight w <= 0, the usual case (gap penalties): every power is then in [identity, 0], and once
+// inputs are raised to the identity (input(): a value below it acts as the identity anyway, as max with a result of
+// dist, which is never below it), every value the scan carries is at least the identity. Then
+//   dist(x, p) = max(x + p, identity)  and  combine(x, c, p) = max(dist(x, p), c) = max(x + p, c),
+// one add-and-max (a DPX instruction on sm_90 for 32 bits) where the general saturating step takes a compare, a
+// select, an add and two maxes; results are bit-identical, and x + p >= 2·identity never wraps.
+// launch_weighted_scan picks it for weighted_algebra<max_plus<T>> with w <= 0.
+template <class T>
+struct descending_max_plus_algebra : weighted_algebra<max_plus<T>> {
+    using base = weighted_algebra<max_plus<T>>;
+    using typename base::elem;
+    using typename base::power;
+    using typename base::value;
+    static_assert(std::is_integral_v<T> && std::is_signed_v<T>);
+
+    __host__ __device__ __forceinline__ static value add_max(value x, value p, value c) {
+#if defined(__CUDA_ARCH__)
+        if constexpr (sizeof(T) == 4) return __viaddmax_s32(x, p, c);
+#endif
+        const value s = value(x + p);
+        return s > c ? s : c;
+    }
+    __host__ __device__ __forceinline__ elem combine(elem earlier, elem later, power p_later) const {
+        return add_max(earlier, p_later, later);
+    }
+    __host__ __device__ __forceinline__ value apply(elem c, value x, power p_len) const { return add_max(x, p_len, c); }
+    __host__ __device__ __forceinline__ value step(elem c, value x) const { return add_max(x, this->w, c); }
+    __host__ __device__ __forceinline__ static elem input(value v) {
+        return v < base::identity() ? base::identity() : v;
+    }
 };
 
 template <theorem1_pair Op>
@@ -715,7 +749,7 @@ struct scan_tile {
                     for (int e = 0; e < CPT; ++e) el[s][e] = elem{va.v[e], vb.v[e]};
                 } else {
 #pragma unroll
-                    for (int e = 0; e < CPT; ++e) el[s][e] = vb.v[e];
+                    for (int e = 0; e < CPT; ++e) el[s][e] = Alg::input(vb.v[e]);
                 }
             }
         } else {
@@ -726,7 +760,7 @@ struct scan_tile {
                     const std::int64_t j = start + bs::offset(s, e);
                     if (j < args.n) {
                         if constexpr (Alg::is_map) el[s][e] = elem{args.a[j], args.b[j]};
-                        else el[s][e] = args.b[j];
+                        else el[s][e] = Alg::input(args.b[j]);
                     } else {
                         el[s][e] = Alg::identity();
                     }
@@ -883,8 +917,8 @@ __global__ void __launch_bounds__(THREADS) weighted_scan_persistent_kernel(const
 // - one tile per block staged in shared memory by a bulk copy (tiles of 8192-12288 cells, 4-6 blocks per SM; with or
 //   without a look-back warp that starts while the tile loads): 84-89 % from 2^23 (statuses 16 to a line);
 // - at 2^20-2^23 with statuses a line apart: persistent tiles of 4096 cells (256 or 512 threads; (max,+) fp32 at 2^20
-//   1-2 % ahead of entry 2, integer (max,+) 17 % behind entry 0), register tiles of 8192 cells at 2 blocks per SM or
-//   128 threads at 4 (5-30 % behind), chunks of 8 cells (2-30 % behind);
+//   1-2 % ahead of entry 2, integer (max,+) with the general saturating step 17 % behind entry 0), register tiles
+//   of 8192 cells at 2 blocks per SM or 128 threads at 4 (5-30 % behind), chunks of 8 cells (2-30 % behind);
 // - persistent blocks with a ring of 2-4 bulk-copied stages (64-73 % at 2^28: a tile waits on every lower block's
 //   tile of the same round, so the grid advances in lock step);
 // - tiles of 2048 cells (45-77 % at 2^28: more tiles per look-back and more per-tile overhead);
@@ -911,19 +945,21 @@ inline constexpr std::array<scan_config, 3> scan_configs{{
 // n >= 2^min_log2 applies. Fitted to bench_weighted_scan on the H100 (2026-11-22, launches chained, first waves
 // paced, statuses a line apart): up to 2^20 register tiles of 4096 cells (two waves of small tiles), 2^21-2^22 the
 // persistent kernel (tiles of 8192 cells, about one wave), from 2^23 register tiles of 16384 cells (two blocks per SM,
-// so one block's loads are in flight while the other waits for its prefix).
+// so one block's loads are in flight while the other waits for its prefix). The same for integer (max,+) with a weight
+// <= 0 (descending_max_plus_algebra).
 struct scan_default {
     int min_log2;
     int entry;
 };
 inline constexpr std::array<scan_default, 3> scan_default_entries{{{0, 2}, {21, 0}, {23, 1}}};
-// Integer (max,+), whose saturating steps take about twice the instructions of fp32 ones on the integer pipes: the
-// persistent kernel up to 2^22 (at 2^20, 4096-cell tiles were 17-20 % behind it, as fp32 ones were 4-6 % ahead).
+// Integer (max,+) with a weight > 0, whose general saturating step takes a compare, a select, an add and two maxes on
+// the integer pipes: the persistent kernel up to 2^22 (measured with this step for every weight, before the
+// descending path existed: at 2^20, 4096-cell tiles were 17-20 % behind it, where fp32 ones were 4-6 % ahead).
 inline constexpr std::array<scan_default, 2> saturating_scan_default_entries{{{0, 0}, {23, 1}}};
 
-// The entry for scans of `Alg` over n cells.
+// The entry for scans with algebra `alg` over n cells.
 template <class Alg>
-constexpr int default_scan_entry_for(std::int64_t n) {
+constexpr int default_scan_entry_for([[maybe_unused]] const Alg& alg, std::int64_t n) {
     const auto pick = [n](const auto& table) {
         int entry = table.front().entry;
         for (const scan_default& d : table)
@@ -932,9 +968,9 @@ constexpr int default_scan_entry_for(std::int64_t n) {
     };
     using op = typename Alg::op;
     using value = typename op::value;
-    if constexpr (std::is_same_v<op, max_plus<value>> && std::is_integral_v<value>)
-        return pick(saturating_scan_default_entries);
-    else return pick(scan_default_entries);
+    if constexpr (!Alg::is_map && std::is_same_v<op, max_plus<value>> && std::is_integral_v<value>)
+        if (alg.w > 0) return pick(saturating_scan_default_entries);
+    return pick(scan_default_entries);
 }
 
 namespace scan_detail {
@@ -1000,6 +1036,21 @@ template <class Alg>
 void launch_weighted_scan(int entry, scan_arguments<Alg> args, lookback_workspace<typename Alg::elem>& ws,
                           cudaStream_t stream) {
     if (args.n <= 0) return;
+    if constexpr (!Alg::is_map && std::is_same_v<typename Alg::op, max_plus<typename Alg::value>> &&
+                  std::is_integral_v<typename Alg::value> && !std::is_same_v<Alg, descending_max_plus_algebra<typename Alg::value>>) {
+        if (args.alg.w <= 0) {  // the common case, one add-and-max per step (descending_max_plus_algebra)
+            using fast = descending_max_plus_algebra<typename Alg::value>;
+            scan_arguments<fast> f{};
+            f.b = args.b;
+            f.out = args.out;
+            f.n = args.n;
+            f.x0 = fast::input(args.x0);  // x0 below the identity enters as the identity, as dist treats it
+            f.inclusive = args.inclusive;
+            f.alg.w = args.alg.w;
+            launch_weighted_scan(entry, f, ws, stream);
+            return;
+        }
+    }
     using fn = void (*)(scan_arguments<Alg>, lookback_workspace<typename Alg::elem>&, cudaStream_t);
     static constexpr auto table = []<std::size_t... K>(std::index_sequence<K...>) {
         return std::array<fn, sizeof...(K)>{&launch_weighted_scan_entry<Alg, static_cast<int>(K)>...};

@@ -92,6 +92,24 @@ TEST_CASE("operator pairs obey their laws", "[algebra]") {
     check_laws<plus_plus<std::uint64_t>>(4);
 }
 
+TEST_CASE("integer (max,+) never goes below -inf, so weights compose exactly at its edge", "[algebra]") {
+    using Op = max_plus<std::int32_t>;
+    const std::int32_t inf = Op::identity();
+    std::mt19937_64 rng(5);
+    for (int k = 0; k < 20000; ++k) {
+        // values around -inf (inputs may even lie below it) and ordinary ones
+        const auto value = [&] { return rng() % 2 ? inf + std::int32_t(rng() % 21) - 10 : std::int32_t(rng() % 2001) - 1000; };
+        const std::int32_t x = value(), y = value();
+        const std::int32_t a = -std::int32_t(rng() % 6), b = -std::int32_t(rng() % 6), w = std::int32_t(rng() % 11) - 5;
+        REQUIRE(Op::dist(inf, w) == inf);
+        REQUIRE(Op::dist(x, w) >= inf);
+        if (x <= inf) REQUIRE(Op::dist(x, w) == inf);
+        // descending weights compose: two steps equal one step of the summed weight (what a scan's regrouping uses)
+        REQUIRE(Op::dist(Op::dist(x, a), b) == Op::dist(x, a + b));
+        REQUIRE(Op::dist(Op::acc(x, y), w) == Op::acc(Op::dist(x, w), Op::dist(y, w)));
+    }
+}
+
 TEST_CASE("maps compose associatively, not commutatively", "[algebra]") {
     check_map_composition<max_plus<std::int64_t>>(5);
     check_map_composition<plus_times<std::uint64_t>>(6);

@@ -166,6 +166,19 @@ GPU_TEST("weighted_scan (max,+) int32 exact") {
     check_exact<max_plus<std::int32_t>>("max_plus<int32> x0=7", +b, +w, 7, false);
 }
 
+GPU_TEST("weighted_scan (max,+) int32 exact at the edge of -inf, both signs of weight") {
+    // Inputs around the identity (some below it) with ordinary ones: results that would fall below -inf are -inf,
+    // on the device as in the sequential definition, for the descending fast path (w <= 0) and the general one.
+    auto b = [](std::mt19937_64& r) {
+        const std::int32_t inf = max_plus<std::int32_t>::identity();
+        return r() % 4 == 0 ? std::int32_t(r() % 2001) - 1000 : inf + std::int32_t(r() % 41) - 20;
+    };
+    auto w_down = [](std::mt19937_64& r) { return -std::int32_t(r() % 4); };
+    auto w_up = [](std::mt19937_64& r) { return std::int32_t(r() % 3) + 1; };
+    check_exact<max_plus<std::int32_t>>("max_plus<int32> edge, w <= 0", +b, +w_down, max_plus<std::int32_t>::identity() + 3, false);
+    check_exact<max_plus<std::int32_t>>("max_plus<int32> edge, w > 0", +b, +w_up, max_plus<std::int32_t>::identity(), false);
+}
+
 GPU_TEST("weighted_scan (max,+) float exact on integers") {
     auto b = [](std::mt19937_64& r) { return float(std::int32_t(r() % 2001) - 1000); };
     auto w = [](std::mt19937_64& r) { return -float(r() % 4); };

@@ -206,7 +206,7 @@ int main(int argc, char** argv) try {
         auto bench_scan = [&](const char* name, auto alg, auto* src, auto* dst, auto& ws) {
             using Alg = decltype(alg);
             double best_pct = 0, default_pct = 0;
-            const int default_entry = default_scan_entry_for<Alg>(static_cast<std::int64_t>(n));
+            const int default_entry = default_scan_entry_for(alg, static_cast<std::int64_t>(n));
             for (int entry = 0; entry < static_cast<int>(scan_configs.size()); ++entry) {
                 if (!entries[static_cast<std::size_t>(entry)] && entry != default_entry) continue;
                 scan_arguments<Alg> args{};
