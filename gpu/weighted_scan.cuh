@@ -129,6 +129,7 @@ struct map_algebra {
     using elem = linear_map<Op>;
     struct power {};  // a composite map carries its own weight
     static constexpr bool is_map = true;
+    static constexpr bool saturating = false;  // the weighted scan's saturating powers; a map carries its own weight
     static constexpr bool costly_powers = false;
 
     __host__ __device__ __forceinline__ static elem identity() { return elem::identity_map(); }
@@ -966,9 +967,7 @@ constexpr int default_scan_entry_for([[maybe_unused]] const Alg& alg, std::int64
             if (d.min_log2 < 63 && n >= (std::int64_t(1) << d.min_log2)) entry = d.entry;
         return entry;
     };
-    using op = typename Alg::op;
-    using value = typename op::value;
-    if constexpr (!Alg::is_map && std::is_same_v<op, max_plus<value>> && std::is_integral_v<value>)
+    if constexpr (Alg::saturating)
         if (alg.w > 0) return pick(saturating_scan_default_entries);
     return pick(scan_default_entries);
 }
@@ -1025,7 +1024,7 @@ void launch_weighted_scan_entry(scan_arguments<Alg> args, lookback_workspace<typ
     const std::int64_t tiles = (args.n + c.tile() - 1) / c.tile();
     args.epoch = ws.begin(static_cast<std::size_t>(tiles), 1, stream);
     args.status = ws.view();
-    constexpr std::uintptr_t align = 16;  // bulk copies; vector chunks need at most chunk_alignment <= 16
+    constexpr std::uintptr_t align = 16;  // vector chunks need at most chunk_alignment <= 16
     auto aligned = [&](const void* p) { return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % align == 0; };
     args.vectorized = aligned(args.a) && aligned(args.b) && aligned(args.out);
     launch_weighted_scan_kernel<Alg, Entry>(args, tiles, stream);
@@ -1036,8 +1035,7 @@ template <class Alg>
 void launch_weighted_scan(int entry, scan_arguments<Alg> args, lookback_workspace<typename Alg::elem>& ws,
                           cudaStream_t stream) {
     if (args.n <= 0) return;
-    if constexpr (!Alg::is_map && std::is_same_v<typename Alg::op, max_plus<typename Alg::value>> &&
-                  std::is_integral_v<typename Alg::value> && !std::is_same_v<Alg, descending_max_plus_algebra<typename Alg::value>>) {
+    if constexpr (Alg::saturating && !std::is_same_v<Alg, descending_max_plus_algebra<typename Alg::value>>) {
         if (args.alg.w <= 0) {  // the common case, one add-and-max per step (descending_max_plus_algebra)
             using fast = descending_max_plus_algebra<typename Alg::value>;
             scan_arguments<fast> f{};
