@@ -52,6 +52,9 @@ struct sw_problem {
     SWGPU_HD cell left(index_t) const { return {T(0), op::identity()}; }
     SWGPU_HD T incoming(index_t) const { return op::identity(); }
     SWGPU_HD T weight(index_t) const { return T(-extend); }
+    // Every row's weight is at most 0 and every value entering a row is -inf: the GPU engine may scan the rows with
+    // one add-and-max per step (descending_max_plus_algebra).
+    SWGPU_HD bool weights_descending() const { return extend >= 0; }
     SWGPU_HD gathered gather(index_t i, index_t j, const cell& up, const cell& diag) const {
         // up.h >= 0, so up.h - open_extend is above -inf and decides whenever up.e - extend would fall below it: the
         // plain subtraction equals dist(up.e, -extend) here without dist's clamp (and never wraps: up.e >= -inf).

@@ -13,7 +13,9 @@
 //
 // A problem whose in-row weight is the same along a row declares `static constexpr bool constant_weight = true` and
 // `weight(i)`; then carry(i, j, g).a == weight(i) for every j and the compensation schedules use the weighted scan,
-// which carries only values and distances instead of maps.
+// which carries only values and distances instead of maps. Such a problem over integer (max,+) may also declare
+// `bool weights_descending() const`: when it returns true, every weight(i) is at most 0 and incoming(i) is -inf (the
+// identity), and the GPU engine scans its rows with one add-and-max per step (descending_max_plus_algebra).
 #pragma once
 
 #include <concepts>

@@ -47,10 +47,32 @@ schedule_choice resolve(const schedule_choice& asked, const char* cls, index_t r
     return active_hybrid_switch().plan(device_architecture(), cls, rows, cols, asked);
 }
 
+// Runs `p` with the chosen schedule and scan algebra `Alg`, `repeats` times, each timed with CUDA events into
+// report.ms, and leaves its last row (columns 0..cols-1) in last_row.
+template <class P, class Alg>
+void run_timed(const P& p, const schedule_choice& c, int repeats, row_sync_workspace<P, Alg>& rs,
+               tiled_workspace<P>& tiled, cuda_stream& stream, run_report& report,
+               std::vector<typename P::cell>& last_row) {
+    cuda_event start, stop;
+    for (int rep = 0; rep < std::max(1, repeats); ++rep) {
+        start.record(stream.get());
+        if (c.sched == schedule::row_sync) run_row_sync<P, Alg>(p, report.barrier, rs, stream.get());
+        else run_tiled_p2p<P, Alg>(p, c.tiled_entry, c.tile_rows, tiled, stream.get());
+        stop.record(stream.get());
+        stop.synchronize();
+        report.ms.push_back(stop.since(start));
+    }
+    const typename P::cell* last =
+        c.sched == schedule::row_sync ? rs.rows[p.rows() % 2].data() + 1 : tiled.bottom.data();  // row_sync: slot j+1
+    last_row.resize(static_cast<std::size_t>(p.cols()));
+    SWGPU_CUDA_CHECK(cudaMemcpyAsync(last_row.data(), last, last_row.size() * sizeof(typename P::cell),
+                                     cudaMemcpyDeviceToHost, stream.get()));
+    stream.synchronize();
+}
+
 // Runs device problem `p` as `asked` says, `repeats` times, and leaves its last row (columns 0..cols-1) in last_row.
 template <class P>
 run_report run_engine(const P& p, const schedule_choice& asked, int repeats, std::vector<typename P::cell>& last_row) {
-    using cell = typename P::cell;
     const index_t rows = p.rows(), cols = p.cols();
     const schedule_choice c = resolve(asked, problem_class<P>(), rows, cols);
     run_report report;
@@ -63,34 +85,23 @@ run_report run_engine(const P& p, const schedule_choice& asked, int repeats, std
     last_row.clear();
     if (rows <= 0 || cols <= 0) return report;
 
-    using weighted = std::conditional_t<constant_weight_problem<P>, weighted_of<P>, map_of<P>>;
     const bool use_map = c.force_map_scan || !constant_weight_problem<P>;
     cuda_stream stream;
-    cuda_event start, stop;
-    row_sync_workspace<P, weighted> rs_weighted;
-    row_sync_workspace<P, map_of<P>> rs_map;
     tiled_workspace<P> tiled;
-    for (int rep = 0; rep < std::max(1, repeats); ++rep) {
-        start.record(stream.get());
-        if (c.sched == schedule::row_sync) {
-            if (use_map) run_row_sync<P, map_of<P>>(p, report.barrier, rs_map, stream.get());
-            else run_row_sync<P, weighted>(p, report.barrier, rs_weighted, stream.get());
-        } else {
-            if (use_map) run_tiled_p2p<P, map_of<P>>(p, c.tiled_entry, c.tile_rows, tiled, stream.get());
-            else run_tiled_p2p<P, weighted>(p, c.tiled_entry, c.tile_rows, tiled, stream.get());
+    if (use_map) {
+        row_sync_workspace<P, map_of<P>> rs;
+        run_timed(p, c, repeats, rs, tiled, stream, report, last_row);
+    } else if constexpr (constant_weight_problem<P>) {
+        if constexpr (may_descend<P>) {
+            if (p.weights_descending()) {
+                row_sync_workspace<P, descending_of<P>> rs;
+                run_timed(p, c, repeats, rs, tiled, stream, report, last_row);
+                return report;
+            }
         }
-        stop.record(stream.get());
-        stop.synchronize();
-        report.ms.push_back(stop.since(start));
+        row_sync_workspace<P, weighted_of<P>> rs;
+        run_timed(p, c, repeats, rs, tiled, stream, report, last_row);
     }
-    const cell* last = nullptr;
-    if (c.sched == schedule::row_sync)
-        last = (use_map ? rs_map.rows[rows % 2].data() : rs_weighted.rows[rows % 2].data()) + 1;  // slot j+1
-    else last = tiled.bottom.data();
-    last_row.resize(static_cast<std::size_t>(cols));
-    SWGPU_CUDA_CHECK(cudaMemcpyAsync(last_row.data(), last, last_row.size() * sizeof(cell), cudaMemcpyDeviceToHost,
-                                     stream.get()));
-    stream.synchronize();
     return report;
 }
 

@@ -3,7 +3,9 @@
 // row_sync.cu and tiled_p2p.cu instantiate the executors for this list; engine.cu declares them extern and dispatches.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/operator_pair.hpp"
 #include "gpu/row_sync.cuh"
@@ -20,6 +22,14 @@ template <class P>
 using weighted_of = weighted_algebra<typename P::op>;
 template <class P>
 using map_of = map_algebra<typename P::op>;
+// Problems that can say their weights are all at most 0 (weights_descending()) and have integer (max,+) also run
+// with descending_max_plus_algebra when they do; for the others this is weighted_of<P>.
+template <class P>
+concept may_descend = std::is_integral_v<typename P::op::value> &&
+                      std::is_same_v<typename P::op, max_plus<typename P::op::value>> &&
+                      requires(const P& p) { { p.weights_descending() } -> std::convertible_to<bool>; };
+template <class P>
+using descending_of = std::conditional_t<may_descend<P>, descending_max_plus_algebra<typename P::op::value>, weighted_of<P>>;
 
 // X(problem, algebra) for every compiled pair.
 #define SWGPU_ENGINE_INSTANCES(X)                                              \
@@ -36,6 +46,7 @@ using map_of = map_algebra<typename P::op>;
     X(synthetic_max_plus_i32_varying, map_of<synthetic_max_plus_i32_varying>)  \
     X(synthetic_plus_times_f32_varying, map_of<synthetic_plus_times_f32_varying>) \
     X(sw_gpu_problem_i32, weighted_of<sw_gpu_problem_i32>)                     \
+    X(sw_gpu_problem_i32, descending_of<sw_gpu_problem_i32>)                   \
     X(sw_gpu_problem_i32, map_of<sw_gpu_problem_i32>)
 
 #define SWGPU_ROW_SYNC_INSTANCE(P, A) \

@@ -96,7 +96,8 @@ struct weighted_algebra {
 //   dist(x, p) = max(x + p, identity)  and  combine(x, c, p) = max(dist(x, p), c) = max(x + p, c),
 // one add-and-max (a DPX instruction on sm_90 for 32 bits) where the general saturating step takes a compare, a
 // select, an add and two maxes; results are bit-identical, and x + p >= 2·identity never wraps.
-// launch_weighted_scan picks it for weighted_algebra<max_plus<T>> with w <= 0.
+// launch_weighted_scan picks it for weighted_algebra<max_plus<T>> with w <= 0, the engine for problems whose
+// weights_descending() says so (their values entering a row must be at least the identity, as -inf is).
 template <class T>
 struct descending_max_plus_algebra : weighted_algebra<max_plus<T>> {
     using base = weighted_algebra<max_plus<T>>;
@@ -120,6 +121,7 @@ struct descending_max_plus_algebra : weighted_algebra<max_plus<T>> {
     __host__ __device__ __forceinline__ static elem input(value v) {
         return v < base::identity() ? base::identity() : v;
     }
+    __host__ __device__ __forceinline__ static elem from_map(const linear_map<max_plus<T>>& m) { return input(m.b); }
 };
 
 template <theorem1_pair Op>
