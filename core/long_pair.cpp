@@ -1,0 +1,414 @@
+#include "core/long_pair.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace swgpu::long_pair {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+double since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
+
+std::size_t idx(std::int64_t v) { return static_cast<std::size_t>(v); }
+
+void check_borders(const rect& a, const borders& b) {
+    if (b.top_h.size() != idx(a.cols() + 1) || b.top_e.size() != idx(a.cols()) || b.left_h.size() != idx(a.rows()) ||
+        b.left_f.size() != idx(a.rows()))
+        throw runtime_failure("internal error: long-pair borders do not match their rectangle");
+}
+
+// The borders of the part [r0, r1') x [c0, c1') of a rectangle (a prefix of each border).
+borders prefix(const borders& b, const rect& whole, const rect& part) {
+    borders p;
+    const auto cols = idx(part.cols()), rows = idx(part.rows());
+    (void)whole;
+    p.top_h.assign(b.top_h.begin(), b.top_h.begin() + static_cast<std::ptrdiff_t>(cols + 1));
+    p.top_e.assign(b.top_e.begin(), b.top_e.begin() + static_cast<std::ptrdiff_t>(cols));
+    p.left_h.assign(b.left_h.begin(), b.left_h.begin() + static_cast<std::ptrdiff_t>(rows));
+    p.left_f.assign(b.left_f.begin(), b.left_f.begin() + static_cast<std::ptrdiff_t>(rows));
+    return p;
+}
+
+struct cell {
+    std::int64_t i = -1, j = -1;
+    bool found() const { return i >= 0; }
+    bool before(const cell& o) const { return !o.found() || i < o.i || (i == o.i && j < o.j); }
+};
+
+// The walk's position: the cell it is at and the matrix (H, E or F) it is in.
+struct walker {
+    std::int64_t i = 0, j = 0;
+    char state = 'H';
+    bool stopped = false;
+    std::vector<char> reversed_ops;
+};
+
+class driver {
+public:
+    driver(backend& be, const scoring& sc, timing* t) : be_(be), sc_(sc), oe_(sc.gaps.open + sc.gaps.extend), t_(t) {}
+
+    std::int64_t child_spacing(const rect& area) const {
+        const double side = std::sqrt(be_.leaf_cells());
+        const auto longest = std::max(area.rows(), area.cols());
+        const auto want = std::max<std::int64_t>(static_cast<std::int64_t>(side), (longest + 15) / 16);
+        const auto multiple = be_.spacing_multiple();
+        // At least two blocks along the longer side, or the recursion would not shrink the rectangle.
+        const auto half = ((longest + 1) / 2 + multiple - 1) / multiple * multiple;
+        return std::min(spacing_for(area, be_.grid_budget(), multiple, want), half);
+    }
+
+    void forward(const rect& area, const borders& b, std::int64_t K, grid& g, bool recomputed = true) {
+        check_borders(area, b);
+        be_.forward(area, b, K, g);
+        if (recomputed && t_) t_->cells_recomputed += area.cells();
+    }
+    void trace_rect(const rect& area, const borders& b, int target, trace& tr) {
+        check_borders(area, b);
+        be_.trace_rect(area, b, target, tr);
+        if (t_) t_->cells_recomputed += area.cells();
+    }
+
+    // The first cell in row-major order of g's rectangle whose H is `target` (the largest value in it).
+    cell first_hit(const grid& g, const borders& outer, int target) {
+        for (std::int64_t a = 0; a < g.A; ++a) {
+            cell best;
+            for (std::int64_t b = 0; b < g.B; ++b) {
+                if (g.block_max[idx(a * g.B + b)] != target) continue;
+                const cell c = first_in(g.block(a, b), g.block_borders(a, b, outer), target);
+                if (c.before(best)) best = c;
+            }
+            if (best.found()) return best;
+        }
+        return {};
+    }
+    cell first_in(const rect& area, const borders& b, int target) {
+        if (area.cells() <= be_.leaf_cells()) {
+            trace tr;
+            trace_rect(area, b, target, tr);
+            return {tr.hit_i, tr.hit_j};
+        }
+        grid g;
+        forward(area, b, child_spacing(area), g);
+        return first_hit(g, b, target);
+    }
+
+    // Walks from w's cell, inside `area`, until the walk leaves the rectangle through its top or left edge or stops.
+    void walk(const rect& area, const borders& b, walker& w) {
+        const rect part{area.r0, w.i + 1, area.c0, w.j + 1};  // nothing right of or below the walk matters
+        const borders pb = prefix(b, area, part);
+        if (part.cells() <= be_.leaf_cells()) {
+            trace tr;
+            trace_rect(part, pb, 0, tr);
+            walk_trace(tr, pb, w);
+            return;
+        }
+        grid g;
+        forward(part, pb, child_spacing(part), g);
+        walk_grid(g, pb, w);
+    }
+    void walk_grid(const grid& g, const borders& b, walker& w) {
+        const rect& area = g.area;
+        while (!w.stopped && w.i >= area.r0 && w.j >= area.c0) {
+            const std::int64_t a = (w.i - area.r0) / g.K, bc = (w.j - area.c0) / g.K;
+            walk(g.block(a, bc), g.block_borders(a, bc, b), w);
+        }
+    }
+
+    // The walk of sw_traceback over a traced rectangle.
+    void walk_trace(const trace& tr, const borders& b, walker& w) {
+        const rect& a = tr.area;
+        while (!w.stopped && w.i >= a.r0 && w.j >= a.c0) {
+            const int nib = tr.at(w.i, w.j);
+            if (w.state == 'H') {
+                switch (nib & 3) {
+                    case 0: w.stopped = true; break;
+                    case 1:
+                        w.reversed_ops.push_back('M');
+                        --w.i, --w.j;
+                        if (w.i < 0 || w.j < 0) w.stopped = true;
+                        break;
+                    case 2: w.state = 'E'; break;
+                    default: w.state = 'F'; break;
+                }
+            } else if (w.state == 'E') {
+                w.reversed_ops.push_back('I');
+                const bool opens = w.i > a.r0 ? (tr.at(w.i - 1, w.j) & 4) != 0
+                                              : b.top_e[idx(w.j - a.c0)] == b.top_h[idx(w.j - a.c0 + 1)] - oe_;
+                if (opens) w.state = 'H';
+                --w.i;
+                if (w.i < 0) throw runtime_failure("internal error: long-pair traceback ran past the first row");
+            } else {
+                w.reversed_ops.push_back('D');
+                const bool opens = w.j > a.c0 ? (tr.at(w.i, w.j - 1) & 8) != 0
+                                              : b.left_f[idx(w.i - a.r0)] == b.left_h[idx(w.i - a.r0)] - oe_;
+                if (opens) w.state = 'H';
+                --w.j;
+                if (w.j < 0) throw runtime_failure("internal error: long-pair traceback ran past the first column");
+            }
+        }
+    }
+
+    backend& be_;
+    const scoring& sc_;
+    int oe_;
+    timing* t_;
+};
+
+struct scored_grid {
+    grid g;
+    borders edge;
+    sw_end end;
+};
+
+scored_grid score_with_grid(driver& d, backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t) {
+    scored_grid out;
+    const rect whole{0, m, 0, n};
+    out.edge = borders::matrix_edge(whole, sc);
+    const double side = std::sqrt(be.leaf_cells());
+    const auto K = spacing_for(whole, be.grid_budget(), be.spacing_multiple(), static_cast<std::int64_t>(side));
+    auto t0 = clock::now();
+    d.forward(whole, out.edge, K, out.g, false);
+    if (t) t->forward_s = since(t0);
+    t0 = clock::now();
+    const int best = out.g.best();
+    if (best > 0) {
+        const cell c = d.first_hit(out.g, out.edge, best);
+        if (!c.found()) throw runtime_failure("internal error: the end cell of a long pair was not found");
+        out.end = {best, c.i, c.j};
+    }
+    if (t) t->end_s = since(t0);
+    return out;
+}
+
+void check_sizes(std::int64_t m, std::int64_t n, const scoring& sc) {
+    const double bound = double(std::min(m, n)) * std::max(1, sc.matrix.max_score());
+    if (bound >= double(1 << 30))
+        throw usage_error("sequences of " + std::to_string(m) + " and " + std::to_string(n) +
+                          " residues could score beyond 2^30; such pairs are not supported");
+}
+
+}  // namespace
+
+borders borders::matrix_edge(const rect& area, const scoring& sc) {
+    const int oe = sc.gaps.open + sc.gaps.extend;
+    borders b;
+    b.top_h.assign(idx(area.cols() + 1), 0);
+    b.top_e.assign(idx(area.cols()), -oe);
+    b.left_h.assign(idx(area.rows()), 0);
+    b.left_f.assign(idx(area.rows()), -oe);
+    return b;
+}
+
+int grid::best() const {
+    int b = 0;
+    for (int v : block_max) b = std::max(b, v);
+    return b;
+}
+
+rect grid::block(std::int64_t a, std::int64_t b) const {
+    return {area.r0 + a * K, std::min(area.r0 + (a + 1) * K, area.r1), area.c0 + b * K,
+            std::min(area.c0 + (b + 1) * K, area.c1)};
+}
+
+borders grid::block_borders(std::int64_t a, std::int64_t b, const borders& outer) const {
+    const rect r = block(a, b);
+    const auto cols = idx(area.cols()), rows = idx(area.rows());
+    const auto jc = idx(r.c0 - area.c0), ir = idx(r.r0 - area.r0);
+    const auto w = idx(r.cols()), h = idx(r.rows());
+    borders out;
+    out.top_h.resize(w + 1);
+    out.top_e.resize(w);
+    out.left_h.resize(h);
+    out.left_f.resize(h);
+    if (a == 0) {
+        std::copy_n(outer.top_h.begin() + static_cast<std::ptrdiff_t>(jc), w + 1, out.top_h.begin());
+        std::copy_n(outer.top_e.begin() + static_cast<std::ptrdiff_t>(jc), w, out.top_e.begin());
+    } else {
+        const auto* rh = row_h.data() + idx(a - 1) * cols;
+        const auto* re = row_e.data() + idx(a - 1) * cols;
+        // The corner H[r0-1][c0-1]: the checkpoint row's value, or the rectangle's left border at the left edge.
+        out.top_h[0] = b == 0 ? outer.left_h[ir - 1] : rh[jc - 1];
+        std::copy_n(rh + jc, w, out.top_h.begin() + 1);
+        std::copy_n(re + jc, w, out.top_e.begin());
+    }
+    if (b == 0) {
+        std::copy_n(outer.left_h.begin() + static_cast<std::ptrdiff_t>(ir), h, out.left_h.begin());
+        std::copy_n(outer.left_f.begin() + static_cast<std::ptrdiff_t>(ir), h, out.left_f.begin());
+    } else {
+        std::copy_n(col_h.data() + idx(b - 1) * rows + ir, h, out.left_h.begin());
+        std::copy_n(col_f.data() + idx(b - 1) * rows + ir, h, out.left_f.begin());
+    }
+    return out;
+}
+
+std::int64_t spacing_for(const rect& area, std::size_t budget, std::int64_t multiple, std::int64_t min_spacing) {
+    // Checkpoint rows and columns take about 8·(rows·cols/K)·2 bytes; block maxima rows·cols/K²·4.
+    const double need = 16.0 * area.cells() / std::max<double>(double(budget), 1.0);
+    std::int64_t K = std::max<std::int64_t>({min_spacing, static_cast<std::int64_t>(std::ceil(need)), 1});
+    K = (K + multiple - 1) / multiple * multiple;
+    return K;
+}
+
+sw_end score(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t) {
+    check_sizes(m, n, sc);
+    if (m == 0 || n == 0) return {};
+    driver d(be, sc, t);
+    return score_with_grid(d, be, m, n, sc, t).end;
+}
+
+alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t) {
+    check_sizes(m, n, sc);
+    alignment a;
+    if (m == 0 || n == 0) return a;
+    driver d(be, sc, t);
+    const scored_grid s = score_with_grid(d, be, m, n, sc, t);
+    if (s.end.score <= 0) return a;
+    const auto t0 = clock::now();
+    walker w;
+    w.i = s.end.query_end;
+    w.j = s.end.subject_end;
+    d.walk_grid(s.g, s.edge, w);
+    if (!w.stopped) throw runtime_failure("internal error: the long-pair traceback left the matrix");
+    a.score = s.end.score;
+    a.query_end = s.end.query_end;
+    a.subject_end = s.end.subject_end;
+    a.query_begin = w.i + 1;
+    a.subject_begin = w.j + 1;
+    for (auto it = w.reversed_ops.rbegin(); it != w.reversed_ops.rend(); ++it) {
+        if (!a.ops.empty() && a.ops.back().op == *it) ++a.ops.back().len;
+        else a.ops.push_back({*it, 1});
+    }
+    if (t) t->traceback_s = since(t0);
+    return a;
+}
+
+// ---- The CPU backend ----------------------------------------------------------------------------------------------
+
+cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
+                         thread_pool& pool, std::size_t grid_budget, double leaf_cells)
+    : q_(query), s_(subject), sc_(sc), pool_(pool), budget_(grid_budget), leaf_(leaf_cells) {}
+
+void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, grid& g) {
+    if (K <= 0 || K % tile != 0) throw runtime_failure("internal error: long-pair grid spacing is not a tile multiple");
+    const std::int64_t rows = area.rows(), cols = area.cols();
+    g = grid{};
+    g.area = area;
+    g.K = K;
+    g.A = (rows + K - 1) / K;
+    g.B = (cols + K - 1) / K;
+    g.row_h.resize(idx(g.A - 1) * idx(cols));
+    g.row_e.resize(g.row_h.size());
+    g.col_h.resize(idx(g.B - 1) * idx(rows));
+    g.col_f.resize(g.col_h.size());
+    std::vector<std::atomic<int>> block_max(idx(g.A * g.B));
+    for (auto& v : block_max) v.store(0, std::memory_order_relaxed);
+
+    // Running borders: the bottom row of the last tile row computed in each column, and the right column of the last
+    // tile computed in each row. A wave's tiles have distinct tile rows and tile columns, so they touch disjoint parts.
+    std::vector<int> row_h(b.top_h.begin() + 1, b.top_h.end()), row_e(b.top_e);
+    std::vector<int> col_h(b.left_h), col_f(b.left_f);
+    const std::int64_t nti = (rows + tile - 1) / tile, ntj = (cols + tile - 1) / tile;
+    // corner[tj % 3][ti]: H at the bottom-right cell of tile (ti, tj), written in wave ti + tj, read by tile
+    // (ti+1, tj+1) two waves later, overwritten by tile (ti, tj+3) three waves later.
+    std::vector<int> corner(idx(3 * nti));
+    const int oe = sc_.gaps.open + sc_.gaps.extend, ext = sc_.gaps.extend;
+    const auto& table = sc_.matrix.table();
+
+    auto run_tile = [&](std::int64_t ti, std::int64_t tj) {
+        const std::int64_t i0 = ti * tile, i1 = std::min(i0 + tile, rows);
+        const std::int64_t j0 = tj * tile, j1 = std::min(j0 + tile, cols);
+        int* hr = row_h.data() + j0;
+        int* er = row_e.data() + j0;
+        const int w = static_cast<int>(j1 - j0);
+        int diag_first = ti == 0 ? (tj == 0 ? b.top_h[0] : b.top_h[idx(j0)])
+                                 : (tj == 0 ? b.left_h[idx(i0 - 1)] : corner[idx(((tj - 1) % 3) * nti + ti - 1)]);
+        int best = 0;
+        const std::uint8_t* subj = s_.data() + area.c0 + j0;
+        for (std::int64_t i = i0; i < i1; ++i) {
+            const std::int8_t* sigma = table.data() + q_[idx(area.r0 + i)] * substitution_matrix::max_letters;
+            int diag = diag_first;
+            int f = col_f[idx(i)];
+            diag_first = col_h[idx(i)];  // H[i][j0-1]: the diagonal of the next row's first cell
+            for (int j = 0; j < w; ++j) {
+                const int e = er[j];
+                const int h = std::max(std::max(0, diag + sigma[subj[j]]), std::max(e, f));
+                diag = hr[j];
+                hr[j] = h;
+                er[j] = std::max(e - ext, h - oe);
+                f = std::max(f - ext, h - oe);
+                best = std::max(best, h);
+            }
+            col_h[idx(i)] = hr[w - 1];
+            col_f[idx(i)] = f;
+        }
+        corner[idx((tj % 3) * nti + ti)] = hr[w - 1];
+        // Checkpoints on the grid's lines (tile borders, as K is a multiple of the tile).
+        if (i1 % K == 0 && i1 < rows) {
+            const auto a = idx(i1 / K - 1);
+            std::copy_n(hr, w, g.row_h.data() + a * idx(cols) + idx(j0));
+            std::copy_n(er, w, g.row_e.data() + a * idx(cols) + idx(j0));
+        }
+        if (j1 % K == 0 && j1 < cols) {
+            const auto bc = idx(j1 / K - 1);
+            std::copy(col_h.begin() + i0, col_h.begin() + i1, g.col_h.begin() + static_cast<std::ptrdiff_t>(bc * idx(rows) + idx(i0)));
+            std::copy(col_f.begin() + i0, col_f.begin() + i1, g.col_f.begin() + static_cast<std::ptrdiff_t>(bc * idx(rows) + idx(i0)));
+        }
+        auto& slot = block_max[idx((i0 / K) * g.B + j0 / K)];
+        int seen = slot.load(std::memory_order_relaxed);
+        while (best > seen && !slot.compare_exchange_weak(seen, best, std::memory_order_relaxed)) {
+        }
+    };
+
+    for (std::int64_t d = 0; d < nti + ntj - 1; ++d) {
+        const std::int64_t lo = std::max<std::int64_t>(0, d - (ntj - 1)), hi = std::min(d, nti - 1);
+        pool_.parallel_for(idx(hi - lo + 1), [&](std::size_t k) {
+            const std::int64_t ti = lo + static_cast<std::int64_t>(k);
+            run_tile(ti, d - ti);
+        });
+    }
+    g.block_max.resize(block_max.size());
+    for (std::size_t k = 0; k < block_max.size(); ++k) g.block_max[k] = block_max[k].load();
+}
+
+void cpu_backend::trace_rect(const rect& area, const borders& b, int target, trace& out) {
+    const std::int64_t rows = area.rows(), cols = area.cols();
+    out = trace{};
+    out.area = area;
+    out.stride = (rows + 1) / 2 * 2;
+    out.nibbles.assign(idx(out.stride * cols / 2 + 1), 0);
+    const int oe = sc_.gaps.open + sc_.gaps.extend, ext = sc_.gaps.extend;
+    const auto& table = sc_.matrix.table();
+    std::vector<int> hr(b.top_h.begin() + 1, b.top_h.end()), er(b.top_e);
+    int diag_first = b.top_h[0];
+    for (std::int64_t i = 0; i < rows; ++i) {
+        const std::int8_t* sigma = table.data() + q_[idx(area.r0 + i)] * substitution_matrix::max_letters;
+        int diag = diag_first;
+        diag_first = b.left_h[idx(i)];
+        int f = b.left_f[idx(i)];
+        for (std::int64_t j = 0; j < cols; ++j) {
+            const int e = er[idx(j)];
+            const int d = diag + sigma[s_[idx(area.c0 + j)]];
+            const int h = std::max(std::max(0, d), std::max(e, f));
+            const int src = h == 0 ? 0 : h == d ? 1 : h == e ? 2 : 3;
+            diag = hr[idx(j)];
+            hr[idx(j)] = h;
+            const int e_next = std::max(e - ext, h - oe);
+            const int f_next = std::max(f - ext, h - oe);
+            const int nib = src | (e_next == h - oe ? 4 : 0) | (f_next == h - oe ? 8 : 0);
+            const std::int64_t k = j * out.stride + i;
+            out.nibbles[idx(k >> 1)] |= static_cast<std::uint8_t>(nib << ((k & 1) * 4));
+            er[idx(j)] = e_next;
+            f = f_next;
+            if (target > 0 && h == target && out.hit_i < 0) out.hit_i = area.r0 + i, out.hit_j = area.c0 + j;
+        }
+    }
+}
+
+}  // namespace swgpu::long_pair

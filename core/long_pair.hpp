@@ -1,0 +1,144 @@
+// Long pairs: the exact Smith-Waterman-Gotoh alignment of two long sequences (up to chromosomes) in memory linear in
+// their lengths, on any backend that can compute a rectangle of the matrix from its borders.
+//
+// Recurrence, end cell and traceback are those of core/smith_waterman.hpp (rows i = query, columns j = subject):
+//   E[i][j] = max(E[i-1][j] - e, H[i-1][j] - oe)     F[i][j] = max(F[i][j-1] - e, H[i][j-1] - oe)
+//   H[i][j] = max(0, H[i-1][j-1] + σ(q_i, s_j), E[i][j], F[i][j])
+// The end cell is the first cell in row-major order whose H is the best score; the traceback from it prefers the
+// diagonal over E over F, and closing a gap over extending it. The alignment found here is the one sw_align finds.
+//
+// The method (ARCHITECTURE.md 4.5): everything is built from one backend operation, `forward`, which computes a
+// rectangle from its borders and keeps a *grid*: every K-th row (H, and E of the row below) and every K-th column
+// (H, and F of the column to the right), plus the maximum of each K x K block. Any block of the grid can then be
+// recomputed on its own from the grid's rows and columns around it. A second operation, `trace`, computes a small
+// rectangle completely and keeps a 4-bit trace per cell.
+//   1. Score and end cell. forward() over the whole matrix with K chosen from the memory budget; the best score is
+//      the largest block maximum. The end cell lies in the first block row holding a block whose maximum is the best
+//      score; each such block is searched the same way, recursively (forward with a finer grid, or trace() once it is
+//      small), and the first cell in row-major order wins.
+//   2. Traceback. The walk starts at the end cell in the block that holds it. A block too large for trace() is
+//      recomputed with a finer grid (only the part above and left of where the walk enters it: nothing right or
+//      below can be on the path), and the walk goes through its sub-blocks; a small block is traced and walked. When
+//      the walk leaves a block through its top or left edge it enters the neighbouring block in the same state (in a
+//      diagonal run, a vertical gap or a horizontal gap), whose borders come from the same grid.
+// Memory: the top grid holds about 16·m·n/K bytes (K from the budget); every finer level is bounded the same way.
+// Work: the forward pass (m·n cells) plus, for the traceback, about K cells per path column at each level.
+//
+// Border conventions of a rectangle [r0, r1) x [c0, c1) (all values exact 32-bit integers):
+//   top_h[j - c0 + 1] = H[r0-1][j] for j in [c0-1, c1)   (top_h[0] is the corner H[r0-1][c0-1])
+//   top_e[j - c0]     = E[r0][j]   for j in [c0, c1)     (the vertical gap entering the first row)
+//   left_h[i - r0]    = H[i][c0-1] for i in [r0, r1)
+//   left_f[i - r0]    = F[i][c0]   for i in [r0, r1)     (the horizontal gap entering the first column)
+// Outside the matrix H = 0, so the matrix's own borders are H = 0, E[0][j] = F[i][0] = -(o + e).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "core/alignment.hpp"
+#include "core/scoring.hpp"
+#include "core/smith_waterman.hpp"
+#include "core/thread_pool.hpp"
+
+namespace swgpu::long_pair {
+
+struct rect {
+    std::int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+    std::int64_t rows() const { return r1 - r0; }
+    std::int64_t cols() const { return c1 - c0; }
+    double cells() const { return double(rows()) * double(cols()); }
+};
+
+struct borders {
+    std::vector<int> top_h, top_e, left_h, left_f;  // sizes cols + 1, cols, rows, rows
+    // The matrix's own borders for `area` (which must start at row 0 and column 0).
+    static borders matrix_edge(const rect& area, const scoring& sc);
+};
+
+// What forward() keeps of a rectangle. Block (a, b) covers rows [r0 + a·K, min(r0 + (a+1)·K, r1)) and columns
+// likewise; checkpoint row a (a < A-1) is the last row of block row a, checkpoint column b the last column of block
+// column b.
+struct grid {
+    rect area;
+    std::int64_t K = 0;
+    std::int64_t A = 0, B = 0;           // block rows and columns
+    std::vector<int> row_h, row_e;       // x cols: H[row][j], E[row+1][j] for j in [c0, c1)
+    std::vector<int> col_h, col_f;       // (B-1) x rows: H[i][col], F[i][col+1] for i in [r0, r1)
+    std::vector<int> block_max;          // A x B: the largest H of each block (0 when none is positive)
+    int best() const;
+    rect block(std::int64_t a, std::int64_t b) const;
+    // The borders of block (a, b), from the grid and the rectangle's own borders.
+    borders block_borders(std::int64_t a, std::int64_t b, const borders& outer) const;
+};
+
+// The 4-bit trace of a small rectangle, per cell (i, j):
+//   bits 0-1  where H[i][j] comes from: 0 it is 0 (the walk stops), 1 the diagonal, 2 E, 3 F (first that matches)
+//   bit 2     E[i+1][j] == H[i][j] - oe   (the vertical gap below opens here)
+//   bit 3     F[i][j+1] == H[i][j] - oe   (the horizontal gap to the right opens here)
+// stored column by column: cell (i, j) is nibble (j - c0)·stride + (i - r0), low nibble first in each byte.
+struct trace {
+    rect area;
+    std::int64_t stride = 0;             // nibbles per column (even, >= rows)
+    std::vector<std::uint8_t> nibbles;
+    // With a target score: the first cell in row-major order whose H equals it, or (-1, -1).
+    std::int64_t hit_i = -1, hit_j = -1;
+    int at(std::int64_t i, std::int64_t j) const {
+        const std::int64_t k = (j - area.c0) * stride + (i - area.r0);
+        return (nibbles[static_cast<std::size_t>(k >> 1)] >> ((k & 1) * 4)) & 15;
+    }
+};
+
+// A backend computes rectangles of one pair (query rows, subject columns) under one scoring.
+class backend {
+public:
+    virtual ~backend() = default;
+    // The grid of `area` from its borders, with spacing K (a multiple of spacing_multiple()).
+    virtual void forward(const rect& area, const borders& b, std::int64_t K, grid& out) = 0;
+    // The trace of `area` (at most leaf_cells() cells); target > 0 also finds the first cell scoring target.
+    virtual void trace_rect(const rect& area, const borders& b, int target, trace& out) = 0;
+    virtual std::int64_t spacing_multiple() const = 0;
+    virtual double leaf_cells() const = 0;
+    // Bytes the grids of one level may take.
+    virtual std::size_t grid_budget() const = 0;
+};
+
+// The CPU backend: tiles in anti-diagonal waves on the pool's threads, 32-bit cells.
+class cpu_backend final : public backend {
+public:
+    cpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
+                thread_pool& pool, std::size_t grid_budget = std::size_t(1) << 30, double leaf_cells = double(1 << 20));
+    void forward(const rect& area, const borders& b, std::int64_t K, grid& out) override;
+    void trace_rect(const rect& area, const borders& b, int target, trace& out) override;
+    std::int64_t spacing_multiple() const override { return tile; }
+    double leaf_cells() const override { return leaf_; }
+    std::size_t grid_budget() const override { return budget_; }
+    static constexpr std::int64_t tile = 256;
+
+private:
+    std::span<const std::uint8_t> q_, s_;
+    const scoring& sc_;
+    thread_pool& pool_;
+    std::size_t budget_;
+    double leaf_;
+};
+
+// Where the time of align() went (for -v and benchmarks).
+struct timing {
+    double forward_s = 0;     // the first forward pass over the whole matrix
+    double end_s = 0;         // finding the end cell in the blocks that hold the best score
+    double traceback_s = 0;
+    double cells_recomputed = 0;  // cells of forward() and trace() calls after the first
+};
+
+// Score and end cell (the same as sw_score).
+sw_end score(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t = nullptr);
+// The alignment sw_align gives.
+alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t = nullptr);
+
+// Spacing of a grid over `area` that fits `budget` bytes: a multiple of `multiple`, at least `min_spacing`.
+std::int64_t spacing_for(const rect& area, std::size_t budget, std::int64_t multiple, std::int64_t min_spacing);
+
+}  // namespace swgpu::long_pair

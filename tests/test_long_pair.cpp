@@ -1,0 +1,90 @@
+// Long pairs (core/long_pair.hpp) on the CPU backend: the grid-and-recompute method gives sw_align's score, end cell
+// and alignment, checked against the textbook Gotoh of tests/reference; tiny leaves and budgets force every level of
+// the recursion (grids inside grids, walks leaving blocks through both edges in every state).
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "core/long_pair.hpp"
+#include "core/smith_waterman.hpp"
+#include "tests/reference/textbook_gotoh.hpp"
+#include "tests/sequence_generators.hpp"
+
+using namespace swgpu;
+using namespace swgpu::testing;
+
+namespace {
+
+std::string ops_string(const alignment& a) {
+    std::string s;
+    for (const auto& o : a.ops) s.append(o.len, o.op);
+    return s;
+}
+
+scoring dna_scoring(int match, int mismatch, int open, int extend) {
+    return {substitution_matrix::match_mismatch(match, mismatch), {open, extend}, seq_type::dna};
+}
+
+}  // namespace
+
+TEST_CASE("long pairs on the CPU equal textbook Gotoh (score, end, start, CIGAR) under tight grids", "[long]") {
+    std::mt19937_64 rng(31);
+    thread_pool pool(4);
+    const std::vector<scoring> scorings = {
+        dna_scoring(2, -3, 5, 2), dna_scoring(1, -1, 2, 1),
+        {substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein},
+        {substitution_matrix::builtin("BLOSUM62"), {0, 1}, seq_type::protein}};
+    // (grid budget in bytes, leaf cells): from one level to several, and leaves of a few tiles.
+    const std::vector<std::pair<std::size_t, double>> settings = {
+        {std::size_t(1) << 30, 1 << 20}, {4096, 256.0 * 256}, {1 << 14, 300.0 * 300}, {100, 256.0 * 600}};
+    for (int k = 0; k < 160; ++k) {
+        const auto& sc = scorings[k % scorings.size()];
+        const bool dna = sc.type == seq_type::dna;
+        auto [q, s] = random_pair(rng, 2500, dna ? dna4 : protein20, sc.matrix);
+        if (k % 4 == 0) {  // related long pairs with long gaps: paths that cross many blocks
+            q = random_sequence(rng, 1500 + rng() % 1500, dna ? dna4 : protein20, sc.matrix);
+            s = mutate(rng, q, 0.05, 6, 300, dna ? dna4 : protein20, sc.matrix);
+        }
+        const auto ref = reference::textbook_gotoh(
+            q, s, [&](std::uint8_t a, std::uint8_t b) { return long(sc.matrix.score(a, b)); }, sc.gaps.open,
+            sc.gaps.extend);
+        const auto& [budget, leaf] = settings[k % settings.size()];
+        INFO("pair " << k << " lengths " << q.size() << " x " << s.size() << " budget " << budget << " leaf " << leaf);
+        long_pair::cpu_backend be(q, s, sc, pool, budget, leaf);
+        const auto end = long_pair::score(be, std::int64_t(q.size()), std::int64_t(s.size()), sc);
+        REQUIRE(end.score == ref.score);
+        REQUIRE(end.query_end == ref.qend);
+        REQUIRE(end.subject_end == ref.send);
+        const auto a = long_pair::align(be, std::int64_t(q.size()), std::int64_t(s.size()), sc);
+        REQUIRE(a.score == ref.score);
+        REQUIRE(a.query_begin == ref.qbeg);
+        REQUIRE(a.subject_begin == ref.sbeg);
+        REQUIRE(ops_string(a) == ref.ops);
+        REQUIRE(rescore(a, q, s, sc) == a.score);
+    }
+}
+
+TEST_CASE("long pairs: tile edges, one residue against many, identical pairs", "[long]") {
+    thread_pool pool(3);
+    const auto sc = dna_scoring(2, -3, 5, 2);
+    std::mt19937_64 rng(5);
+    const std::int64_t t = long_pair::cpu_backend::tile;
+    for (std::int64_t m : {std::int64_t(1), t - 1, t, t + 1, 2 * t + 1}) {
+        for (std::int64_t n : {std::int64_t(1), t - 1, t, t + 1, 3 * t}) {
+            const auto q = random_sequence(rng, std::size_t(m), dna4, sc.matrix);
+            auto s = random_sequence(rng, std::size_t(n), dna4, sc.matrix);
+            if (n > 10 && m > 10) std::copy_n(q.begin(), std::min<std::size_t>(q.size(), s.size()) / 2, s.begin() + 3);
+            INFO(m << " x " << n);
+            long_pair::cpu_backend be(q, s, sc, pool, 64, 256.0 * 256);
+            REQUIRE(long_pair::align(be, m, n, sc) == sw_align(q, s, sc));
+        }
+    }
+    SECTION("identical 3000-residue pair: one diagonal, ties at every cell of it") {
+        const auto q = random_sequence(rng, 3000, dna4, sc.matrix);
+        long_pair::cpu_backend be(q, q, sc, pool, 1 << 12, 256.0 * 256);
+        const auto a = long_pair::align(be, 3000, 3000, sc);
+        REQUIRE(a.score == 6000);
+        REQUIRE(cigar_string(a.ops) == "3000M");
+        REQUIRE(a == sw_align(q, q, sc));
+    }
+}
