@@ -9,10 +9,14 @@
 #include <iostream>
 #include <cctype>
 #include <limits>
+#include <map>
+#include <memory>
+#include <tuple>
 #include <optional>
 
 #include "core/error.hpp"
 #include "core/finish.hpp"
+#include "core/long_pair.hpp"
 #include "core/scoring.hpp"
 #include "core/search.hpp"
 #include "core/sequence.hpp"
@@ -21,6 +25,7 @@
 #include "core/thread_pool.hpp"
 #include "gpu/gpu.hpp"
 #include "io/atomic_file.hpp"
+#include "io/dotplot.hpp"
 #include "io/database_file.hpp"
 #include "io/matrix_file.hpp"
 #include "io/output.hpp"
@@ -209,7 +214,7 @@ align_command::align_command(CLI::App& app) {
     auto* no_evalue = sub->add_flag("--no-evalue", s_.no_evalue,
                                     "No statistics: print raw scores only (E-value and bit score are NA)");
     evalue->excludes(no_evalue);
-    sub->add_option("--outfmt", s_.outfmt, "Output format: 6, \"6 COLUMN ...\", 7, sam, pair, json (see below)")
+    sub->add_option("--outfmt", s_.outfmt, "Output format: 6, \"6 COLUMN ...\", 7, sam, paf, pair, json (see below)")
         ->capture_default_str();
     sub->add_option("-o,--out", s_.out, "Output file, written atomically [default: stdout]");
     sub->add_option("-t,--threads", s_.threads, "CPU threads; 0 = one per hardware thread")->capture_default_str();
@@ -230,6 +235,15 @@ align_command::align_command(CLI::App& app) {
                     "while the GPU searches for the last queries. Same output either way")
         ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
         ->capture_default_str();
+    sub->add_option("--mode", s_.mode,
+                    "How pairs are scored: search runs every pair through the database-search pass; pairwise aligns "
+                    "each (query, subject) pair with the whole GPU (or every CPU thread) in linear memory, for long "
+                    "sequences; auto takes pairwise for pairs of at least 2^27 cells whose shorter sequence has at "
+                    "least 4096 residues. Same output either way")
+        ->check(CLI::IsMember({"auto", "search", "pairwise"}))
+        ->capture_default_str();
+    sub->add_flag("--eqx", s_.eqx, "CIGARs (cigar column, SAM, PAF cg:Z) with = for identities and X for mismatches");
+    sub->add_option("--dotplot", s_.dotplot, "Also write an SVG dot plot of the printed alignments to this file");
     sub->add_flag("--skip-bad", s_.skip_bad, "Skip bad sequence records with a warning instead of failing");
     auto* verbose = sub->add_flag("-v,--verbose", s_.verbose, "Report what is done on stderr");
     auto* quiet = sub->add_flag("-q,--quiet", s_.quiet, "Only errors on stderr");
@@ -243,7 +257,8 @@ int align_command::run(const std::string& command_line) {
     const messages msg{s_.verbose, s_.quiet};
 
     // Options that need no input to check.
-    const io::output_format fmt = io::parse_outfmt(s_.outfmt);
+    io::output_format fmt = io::parse_outfmt(s_.outfmt);
+    fmt.eqx = s_.eqx;
     if (s_.max_target_seqs < 1) throw usage_error("-k/--max-target-seqs must be at least 1");
     if (!(s_.evalue > 0)) throw usage_error("-e/--evalue must be positive");
     if (s_.db_chunk < 1) throw usage_error("--db-chunk must be at least 1 residue");
@@ -305,6 +320,8 @@ int align_command::run(const std::string& command_line) {
 
     // Fail on an unwritable destination before the search.
     io::output_file out(s_.out);
+    std::optional<io::output_file> dotplot_file;
+    if (!s_.dotplot.empty()) dotplot_file.emplace(s_.dotplot);
 
     // Encode; DNA is searched on the strands asked for.
     queries.search_plus = type == seq_type::protein || s_.strand != "minus";
@@ -347,11 +364,81 @@ int align_command::run(const std::string& command_line) {
             return search_cpu(q, d, sc, o, pool);
         };
     progress_line progress(!s_.quiet);
+    // Long pairs (--mode): scored one at a time on the whole GPU, or on every CPU thread, in linear memory
+    // (core/long_pair.hpp). With alignments to print, the score pass of a long pair computes its alignment too and keeps
+    // it for the finishing step, so the pair's forward pass runs once.
+    const bool wants_alignments = io::needs_alignments(fmt) || dotplot_file.has_value();
+    std::map<std::tuple<std::uint64_t, std::uint64_t, int>, alignment> long_alignments;
+    const auto residues_hash = [](std::span<const std::uint8_t> r) {
+        std::uint64_t h = 1469598103934665603ull ^ r.size();
+        for (auto c : r) h = (h ^ c) * 1099511628211ull;
+        return h;
+    };
+    const auto long_backend = [&](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d)
+        -> std::unique_ptr<long_pair::backend> {
+        if (use_gpu) {
+            if (gpu_ready.valid()) gpu_ready.get();
+            return gpu::long_pair_backend(q, d, sc, gpu_mem);
+        }
+        return std::make_unique<long_pair::cpu_backend>(q, d, sc, pool);
+    };
+    std::size_t long_pairs = 0;
+    double long_cells = 0, long_seconds = 0;
+    const auto align_long = [&](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d) {
+        const auto t0 = clock::now();
+        auto be = long_backend(q, d);
+        long_pair::timing t;
+        alignment a = long_pair::align(*be, std::int64_t(q.size()), std::int64_t(d.size()), sc, &t);
+        ++long_pairs;
+        long_cells += double(q.size()) * double(d.size());
+        long_seconds += std::chrono::duration<double>(clock::now() - t0).count();
+        msg.info("long pair " + std::to_string(q.size()) + " x " + std::to_string(d.size()) + ": score " +
+                 std::to_string(a.score) + ", forward pass " + seconds(t.forward_s) + ", end cell " + seconds(t.end_s) +
+                 ", traceback " + seconds(t.traceback_s));
+        return a;
+    };
+    long_pair_split split;
+    if (s_.mode == "pairwise") split.long_pair = [](std::size_t, std::size_t) { return true; };
+    else if (s_.mode == "auto")
+        split.long_pair = [](std::size_t a, std::size_t b) {
+            return std::min(a, b) >= 4096 && double(a) * double(b) >= default_long_pair_cells;
+        };
+    split.long_score = [&](const sequence_set& qset, std::size_t qi, const sequence_set& dset, std::size_t di) {
+        const auto q = qset[qi], d = dset[di];
+        progress.show("swgpu: aligning a long pair (" + std::to_string(q.size()) + " x " + std::to_string(d.size()) +
+                      " residues)");
+        if (wants_alignments) {
+            alignment a = align_long(q, d);
+            const int score = a.score;
+            long_alignments[{residues_hash(q), residues_hash(d), score}] = std::move(a);
+            return score;
+        }
+        const auto t0 = clock::now();
+        auto be = long_backend(q, d);
+        const int score = long_pair::score(*be, std::int64_t(q.size()), std::int64_t(d.size()), sc).score;
+        ++long_pairs;
+        long_cells += double(q.size()) * double(d.size());
+        long_seconds += std::chrono::duration<double>(clock::now() - t0).count();
+        return score;
+    };
+    if (split.long_pair) {
+        search = [inner = search, &split](const sequence_set& q, const sequence_set& d, const search_options& o) {
+            return split_score_pass(q, d, o, inner, split);
+        };
+    }
     search_run_options run;
     run.max_hits = s_.max_target_seqs;
     run.evalues = !s_.no_evalue;
     run.max_evalue = s_.evalue;
-    run.alignments = io::needs_alignments(fmt);
+    run.alignments = wants_alignments;
+    if (split.long_pair) {
+        run.long_min_cells = s_.mode == "pairwise" ? 0 : default_long_pair_cells;
+        run.long_aligner = [&](const scored_pair& p) {
+            const auto it = long_alignments.find({residues_hash(p.query), residues_hash(p.subject), p.score});
+            if (it != long_alignments.end()) return it->second;
+            return align_long(p.query, p.subject);
+        };
+    }
     // With the GPU backend the alignments are computed on the GPU after the search (the largest pairs on the CPU
     // threads beside it), or with --gpu-align cpu on the CPU threads while the GPU searches for the last queries (the
     // GPU then runs the queries in batches, two in flight, which costs it about 1.5 %).
@@ -389,7 +476,12 @@ int align_command::run(const std::string& command_line) {
 
     io::run_header header{SWGPU_VERSION, command_line, s_.query, s_.db};
     io::write_results(fmt, header, io::results_view{sc, queries, scan, hits}, out);
+    if (dotplot_file) io::write_dotplot(io::results_view{sc, queries, scan, hits}, *dotplot_file);
     out.commit();
+    if (dotplot_file) dotplot_file->commit();
+    if (long_pairs > 0)
+        msg.info(std::to_string(long_pairs) + " long pair(s) aligned pairwise: " + seconds(long_seconds) + ", " +
+                 std::to_string(long_cells / std::max(long_seconds, 1e-9) / 1e9) + " GCUPS");
 
     std::size_t printed = 0;
     for (const auto& h : hits) printed += h.size();

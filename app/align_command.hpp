@@ -27,6 +27,9 @@ struct align_settings {
     std::uint64_t db_chunk = 100'000'000;
     std::string gpu_align = "auto";  // where printed alignments are computed with the GPU backend: auto/gpu, cpu
     std::string gpu_mem;  // device memory budget for the GPU backend, e.g. 512M, 8G (empty: what is free)
+    std::string mode = "auto";       // auto, search, pairwise: how pairs are scored (see --mode)
+    bool eqx = false;                // CIGARs with =/X
+    std::string dotplot;             // SVG dot plot of the printed alignments
     bool skip_bad = false;
     bool verbose = false, quiet = false;
 };

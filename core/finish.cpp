@@ -111,6 +111,13 @@ void align_printed(std::vector<align_job>& jobs, std::vector<std::vector<printed
         p.aln = std::move(*aln);
         p.stats = stats_of(p.aln, pair.query, pair.subject, sc.matrix);
     };
+    // Long pairs first, one at a time, each with the whole of its backend (jobs are sorted by cells, largest first).
+    if (opt.long_aligner) {
+        std::size_t long_jobs = 0;
+        while (long_jobs < jobs.size() && cells(jobs[long_jobs]) >= opt.long_min_cells) ++long_jobs;
+        for (std::size_t k = 0; k < long_jobs; ++k) finish_one(jobs[k], opt.long_aligner(pair_of(jobs[k])));
+        jobs.erase(jobs.begin(), jobs.begin() + static_cast<std::ptrdiff_t>(long_jobs));
+    }
     std::size_t split = jobs.size();  // jobs[split..] go to the device aligner
     if (opt.device_aligner)
         split = static_cast<std::size_t>(std::partition_point(jobs.begin(), jobs.end(), [&](const align_job& j) {
@@ -227,6 +234,8 @@ struct early_finish {
         opt.alignments = run.alignments;
         opt.device_aligner = run.device_aligner;
         opt.device_max_cells = run.device_max_cells;
+        opt.long_aligner = run.long_aligner;
+        opt.long_min_cells = run.long_min_cells;
         out.assign(queries.size(), {});
         finished.assign(queries.size(), false);
         aligner_pool.emplace(std::max(1u, pool.size() > 2 ? pool.size() - 2 : 1u));
@@ -395,6 +404,8 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
     fopt.alignments = opt.alignments;
     fopt.device_aligner = opt.device_aligner;
     fopt.device_max_cells = opt.device_max_cells;
+    fopt.long_aligner = opt.long_aligner;
+    fopt.long_min_cells = opt.long_min_cells;
     res.hits = finish_hits(res.scan, queries, sc, fopt, pool);
     return res;
 }
@@ -415,6 +426,69 @@ std::pair<std::string, std::string> printed_rows(const printed_hit& h, const que
         rows.second = reverse_complement(rows.second);
     }
     return rows;
+}
+
+std::vector<std::vector<score_hit>> split_score_pass(const sequence_set& queries, const sequence_set& db,
+                                                     const search_options& opt, const score_pass& search,
+                                                     const long_pair_split& split) {
+    // Long subjects, and the shortest query that is long with one of them: queries from that length on are scored
+    // as long pairs against every long subject, shorter ones by the search pass.
+    std::vector<std::size_t> long_subjects, short_subjects;
+    std::size_t threshold = SIZE_MAX;
+    std::size_t longest_query = 0;
+    for (std::size_t q = 0; q < queries.size(); ++q) longest_query = std::max(longest_query, queries.length(q));
+    for (std::size_t s = 0; s < db.size(); ++s) {
+        if (!split.long_pair(longest_query, db.length(s))) {
+            short_subjects.push_back(s);
+            continue;
+        }
+        long_subjects.push_back(s);
+        for (std::size_t q = 0; q < queries.size(); ++q)
+            if (queries.length(q) < threshold && split.long_pair(queries.length(q), db.length(s)))
+                threshold = queries.length(q);
+    }
+    std::vector<std::vector<score_hit>> hits(queries.size());
+    search_options sub = opt;
+    sub.on_final = nullptr;
+    sub.subject_offset = 0;
+    auto subset = [](const sequence_set& from, const std::vector<std::size_t>& keep) {
+        sequence_set out;
+        out.source = from.source;
+        out.encoded = from.encoded;
+        for (std::size_t k : keep) out.add(from.names[k], from[k]);
+        return out;
+    };
+    // (queries, subjects) searched by the search pass; hits are mapped back to the chunk's indices.
+    auto run_search = [&](const std::vector<std::size_t>& qs, const std::vector<std::size_t>& ss) {
+        if (qs.empty() || ss.empty()) return;
+        const bool all_queries = qs.size() == queries.size(), all_subjects = ss.size() == db.size();
+        const sequence_set qset = all_queries ? sequence_set{} : subset(queries, qs);
+        const sequence_set sset = all_subjects ? sequence_set{} : subset(db, ss);
+        const auto found = search(all_queries ? queries : qset, all_subjects ? db : sset, sub);
+        for (std::size_t k = 0; k < found.size(); ++k)
+            for (auto h : found[k]) {
+                h.subject = static_cast<std::uint32_t>(ss[h.subject]) + opt.subject_offset;
+                hits[qs[k]].push_back(h);
+            }
+    };
+    std::vector<std::size_t> all_q(queries.size()), short_q, long_q;
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+        all_q[q] = q;
+        (queries.length(q) >= threshold ? long_q : short_q).push_back(q);
+    }
+    run_search(all_q, short_subjects);
+    run_search(short_q, long_subjects);
+    for (std::size_t s : long_subjects)
+        for (std::size_t q : long_q) {
+            const int score = split.long_score(queries, q, db, s);
+            if (score > 0 && score >= opt.min_score)
+                hits[q].push_back({score, static_cast<std::uint32_t>(s) + opt.subject_offset});
+        }
+    for (auto& h : hits) {
+        std::sort(h.begin(), h.end(), [](const score_hit& a, const score_hit& b) { return better(a, b); });
+        if (h.size() > opt.max_hits) h.resize(opt.max_hits);
+    }
+    return hits;
 }
 
 }  // namespace swgpu

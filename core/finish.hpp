@@ -111,6 +111,10 @@ struct printed_hit {
 
 // Aligns a batch of pairs somewhere else than on the caller's threads (see finish_options::device_aligner).
 using batch_aligner = std::function<std::vector<std::optional<alignment>>(std::span<const scored_pair>)>;
+// Aligns one long pair with the whole of a backend (core/long_pair.hpp); sw_align_scored's result.
+using pair_aligner = std::function<alignment(const scored_pair&)>;
+// Pairs from this many cells on are long pairs (see search_options in align_command and split_score_pass).
+inline constexpr double default_long_pair_cells = double(1 << 27);
 // Pairs up to this many cells go to a batch aligner (fitted on the H100: query500's top 10 hits, bench_gpu_align).
 inline constexpr double default_device_max_cells = 16.0 * (1 << 20);
 
@@ -126,6 +130,10 @@ struct finish_options {
     // aligns the larger ones (a CPU thread finishes one large pair sooner than one warp does).
     batch_aligner device_aligner;
     double device_max_cells = default_device_max_cells;
+    // Optional: aligns pairs of at least long_min_cells cells, one at a time on the calling thread, before the others
+    // (it may use every thread of `pool` itself, or a GPU).
+    pair_aligner long_aligner;
+    double long_min_cells = default_long_pair_cells;
 };
 
 // Per query (in input order), the printed hits in the order of better(). Throws runtime_failure when an alignment does
@@ -147,6 +155,8 @@ struct search_run_options {
     bool overlap = false;
     batch_aligner device_aligner;  // see finish_options
     double device_max_cells = default_device_max_cells;
+    pair_aligner long_aligner;     // see finish_options
+    double long_min_cells = default_long_pair_cells;
 };
 struct search_results {
     database_scan scan;
@@ -159,6 +169,21 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
                                  const chunk_reader& next_chunk, const std::function<bool()>& reader_exhausted,
                                  const score_pass& search, thread_pool& pool,
                                  const std::function<void(const scan_progress&)>& progress = {});
+
+// Which pairs of a score pass are long pairs, scored one at a time by `long_score` (a whole-device or all-thread
+// computation) instead of by the database-search pass. `long_pair(query length, subject length)` decides; it must
+// grow with both lengths (a pair that is long stays long when either sequence is longer).
+struct long_pair_split {
+    std::function<bool(std::size_t query_length, std::size_t subject_length)> long_pair;
+    // The best local score of queries[q] against db[s].
+    std::function<int(const sequence_set& queries, std::size_t q, const sequence_set& db, std::size_t s)> long_score;
+};
+// The score pass `search` with long pairs taken out: subjects that are long with some query are searched only with the
+// queries shorter than every query that is long with one of them; the pairs left are given to long_score. The result
+// is the one `search` alone would give (exact scores either way). Early delivery (on_final) is not used.
+std::vector<std::vector<score_hit>> split_score_pass(const sequence_set& queries, const sequence_set& db,
+                                                     const search_options& opt, const score_pass& search,
+                                                     const long_pair_split& split);
 
 // 1-based inclusive coordinates as BLAST prints them: the query on the plus strand (qstart <= qend); for a minus-strand
 // hit the subject runs backwards (sstart > send).

@@ -219,8 +219,7 @@ rect grid::block(std::int64_t a, std::int64_t b) const {
 
 borders grid::block_borders(std::int64_t a, std::int64_t b, const borders& outer) const {
     const rect r = block(a, b);
-    const auto cols = idx(area.cols()), rows = idx(area.rows());
-    const auto jc = idx(r.c0 - area.c0), ir = idx(r.r0 - area.r0);
+    const auto jc = r.c0 - area.c0, ir = r.r0 - area.r0;
     const auto w = idx(r.cols()), h = idx(r.rows());
     borders out;
     out.top_h.resize(w + 1);
@@ -228,24 +227,37 @@ borders grid::block_borders(std::int64_t a, std::int64_t b, const borders& outer
     out.left_h.resize(h);
     out.left_f.resize(h);
     if (a == 0) {
-        std::copy_n(outer.top_h.begin() + static_cast<std::ptrdiff_t>(jc), w + 1, out.top_h.begin());
-        std::copy_n(outer.top_e.begin() + static_cast<std::ptrdiff_t>(jc), w, out.top_e.begin());
+        std::copy_n(outer.top_h.begin() + jc, w + 1, out.top_h.begin());
+        std::copy_n(outer.top_e.begin() + jc, w, out.top_e.begin());
+    } else if (b == 0) {
+        // The corner H[r0-1][c0-1] is the rectangle's left border at the left edge.
+        out.top_h[0] = outer.left_h[idx(ir - 1)];
+        lines->row(a - 1, jc, std::int64_t(w), out.top_h.data() + 1, out.top_e.data());
     } else {
-        const auto* rh = row_h.data() + idx(a - 1) * cols;
-        const auto* re = row_e.data() + idx(a - 1) * cols;
-        // The corner H[r0-1][c0-1]: the checkpoint row's value, or the rectangle's left border at the left edge.
-        out.top_h[0] = b == 0 ? outer.left_h[ir - 1] : rh[jc - 1];
-        std::copy_n(rh + jc, w, out.top_h.begin() + 1);
-        std::copy_n(re + jc, w, out.top_e.begin());
+        int e_unused = 0;
+        lines->row(a - 1, jc - 1, 1, out.top_h.data(), &e_unused);
+        lines->row(a - 1, jc, std::int64_t(w), out.top_h.data() + 1, out.top_e.data());
     }
     if (b == 0) {
-        std::copy_n(outer.left_h.begin() + static_cast<std::ptrdiff_t>(ir), h, out.left_h.begin());
-        std::copy_n(outer.left_f.begin() + static_cast<std::ptrdiff_t>(ir), h, out.left_f.begin());
+        std::copy_n(outer.left_h.begin() + ir, h, out.left_h.begin());
+        std::copy_n(outer.left_f.begin() + ir, h, out.left_f.begin());
     } else {
-        std::copy_n(col_h.data() + idx(b - 1) * rows + ir, h, out.left_h.begin());
-        std::copy_n(col_f.data() + idx(b - 1) * rows + ir, h, out.left_f.begin());
+        lines->col(b - 1, ir, std::int64_t(h), out.left_h.data(), out.left_f.data());
     }
     return out;
+}
+
+host_grid_lines::host_grid_lines(std::int64_t A, std::int64_t B, std::int64_t rows_, std::int64_t cols_)
+    : rows(rows_), cols(cols_), row_h(idx(std::max<std::int64_t>(A - 1, 0) * cols_)), row_e(row_h.size()),
+      col_h(idx(std::max<std::int64_t>(B - 1, 0) * rows_)), col_f(col_h.size()) {}
+
+void host_grid_lines::row(std::int64_t a, std::int64_t offset, std::int64_t count, int* h, int* e) const {
+    std::copy_n(row_h.begin() + a * cols + offset, count, h);
+    std::copy_n(row_e.begin() + a * cols + offset, count, e);
+}
+void host_grid_lines::col(std::int64_t b, std::int64_t offset, std::int64_t count, int* h, int* f) const {
+    std::copy_n(col_h.begin() + b * rows + offset, count, h);
+    std::copy_n(col_f.begin() + b * rows + offset, count, f);
 }
 
 std::int64_t spacing_for(const rect& area, std::size_t budget, std::int64_t multiple, std::int64_t min_spacing) {
@@ -303,10 +315,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     g.K = K;
     g.A = (rows + K - 1) / K;
     g.B = (cols + K - 1) / K;
-    g.row_h.resize(idx(g.A - 1) * idx(cols));
-    g.row_e.resize(g.row_h.size());
-    g.col_h.resize(idx(g.B - 1) * idx(rows));
-    g.col_f.resize(g.col_h.size());
+    auto lines = std::make_shared<host_grid_lines>(g.A, g.B, rows, cols);
     std::vector<std::atomic<int>> block_max(idx(g.A * g.B));
     for (auto& v : block_max) v.store(0, std::memory_order_relaxed);
 
@@ -352,13 +361,13 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
         // Checkpoints on the grid's lines (tile borders, as K is a multiple of the tile).
         if (i1 % K == 0 && i1 < rows) {
             const auto a = idx(i1 / K - 1);
-            std::copy_n(hr, w, g.row_h.data() + a * idx(cols) + idx(j0));
-            std::copy_n(er, w, g.row_e.data() + a * idx(cols) + idx(j0));
+            std::copy_n(hr, w, lines->row_h.data() + a * idx(cols) + idx(j0));
+            std::copy_n(er, w, lines->row_e.data() + a * idx(cols) + idx(j0));
         }
         if (j1 % K == 0 && j1 < cols) {
             const auto bc = idx(j1 / K - 1);
-            std::copy(col_h.begin() + i0, col_h.begin() + i1, g.col_h.begin() + static_cast<std::ptrdiff_t>(bc * idx(rows) + idx(i0)));
-            std::copy(col_f.begin() + i0, col_f.begin() + i1, g.col_f.begin() + static_cast<std::ptrdiff_t>(bc * idx(rows) + idx(i0)));
+            std::copy(col_h.begin() + i0, col_h.begin() + i1, lines->col_h.begin() + static_cast<std::ptrdiff_t>(bc * idx(rows) + idx(i0)));
+            std::copy(col_f.begin() + i0, col_f.begin() + i1, lines->col_f.begin() + static_cast<std::ptrdiff_t>(bc * idx(rows) + idx(i0)));
         }
         auto& slot = block_max[idx((i0 / K) * g.B + j0 / K)];
         int seen = slot.load(std::memory_order_relaxed);
@@ -373,6 +382,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
             run_tile(ti, d - ti);
         });
     }
+    g.lines = std::move(lines);
     g.block_max.resize(block_max.size());
     for (std::size_t k = 0; k < block_max.size(); ++k) g.block_max[k] = block_max[k].load();
 }

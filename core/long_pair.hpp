@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -58,6 +59,27 @@ struct borders {
     static borders matrix_edge(const rect& area, const scoring& sc);
 };
 
+// The checkpoint rows and columns of a grid, wherever the backend keeps them (host or device memory).
+//   row a (a < A-1), the last row of block row a:     H[row][j], E[row+1][j] for j in [c0, c1)
+//   column b (b < B-1), the last column of column b:  H[i][col], F[i][col+1] for i in [r0, r1)
+// Offsets are relative to the rectangle (j - c0, i - r0).
+class grid_lines {
+public:
+    virtual ~grid_lines() = default;
+    virtual void row(std::int64_t a, std::int64_t offset, std::int64_t count, int* h, int* e) const = 0;
+    virtual void col(std::int64_t b, std::int64_t offset, std::int64_t count, int* h, int* f) const = 0;
+};
+
+// The same in host memory: x cols and (B-1) x rows arrays.
+class host_grid_lines final : public grid_lines {
+public:
+    host_grid_lines(std::int64_t A, std::int64_t B, std::int64_t rows, std::int64_t cols);
+    void row(std::int64_t a, std::int64_t offset, std::int64_t count, int* h, int* e) const override;
+    void col(std::int64_t b, std::int64_t offset, std::int64_t count, int* h, int* f) const override;
+    std::int64_t rows, cols;
+    std::vector<int> row_h, row_e, col_h, col_f;
+};
+
 // What forward() keeps of a rectangle. Block (a, b) covers rows [r0 + a·K, min(r0 + (a+1)·K, r1)) and columns
 // likewise; checkpoint row a (a < A-1) is the last row of block row a, checkpoint column b the last column of block
 // column b.
@@ -65,8 +87,7 @@ struct grid {
     rect area;
     std::int64_t K = 0;
     std::int64_t A = 0, B = 0;           // block rows and columns
-    std::vector<int> row_h, row_e;       // x cols: H[row][j], E[row+1][j] for j in [c0, c1)
-    std::vector<int> col_h, col_f;       // (B-1) x rows: H[i][col], F[i][col+1] for i in [r0, r1)
+    std::shared_ptr<const grid_lines> lines;
     std::vector<int> block_max;          // A x B: the largest H of each block (0 when none is positive)
     int best() const;
     rect block(std::int64_t a, std::int64_t b) const;

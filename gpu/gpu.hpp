@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/alignment.hpp"
+#include "core/long_pair.hpp"
 #include "core/search.hpp"
 #include "core/sw_align_fast.hpp"
 
@@ -53,5 +55,12 @@ struct align_timing {
 };
 std::vector<std::optional<alignment>> align_scored(std::span<const scored_pair> pairs, const scoring& sc,
                                                    std::size_t device_memory = 0, align_timing* timing = nullptr);
+
+// Long pairs (gpu/long_pair.cu): the rectangle operations of core/long_pair.hpp on the current device, for one pair
+// (query rows, subject columns, encoded with sc's matrix; both spans must outlive the backend). Grids stay in device
+// memory; they may take a quarter of `device_memory` (0: what is free). Throws swgpu::error on device failure.
+std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8_t> query,
+                                                      std::span<const std::uint8_t> subject, const scoring& sc,
+                                                      std::size_t device_memory = 0);
 
 }  // namespace swgpu::gpu

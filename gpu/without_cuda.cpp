@@ -37,6 +37,11 @@ std::vector<std::vector<score_hit>> search(const sequence_set&, const sequence_s
     throw runtime_failure("this swgpu was built without CUDA; use --backend cpu");
 }
 
+std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8_t>, std::span<const std::uint8_t>,
+                                                      const scoring&, std::size_t) {
+    no_cuda("a long pair on the GPU");
+}
+
 // ---- gpu/engine.hpp ---------------------------------------------------------------------------------------------------
 
 int scan_tuning_entries() { no_cuda("the GPU weighted scan"); }

@@ -107,12 +107,12 @@ void append_json_string(std::string& out, std::string_view s) {
     out += '"';
 }
 
-// The printable values of one hit. Rows (qseq, sseq) are computed on first use.
+// The printable values of one hit. Rows (qseq, sseq) and =/X operations are computed on first use.
 class hit_fields {
 public:
-    hit_fields(const results_view& r, std::size_t query, const printed_hit& h)
+    hit_fields(const results_view& r, std::size_t query, const printed_hit& h, bool eqx = false)
         : r_(r), query_(query), h_(h), subject_(r.scan.subjects.at(h.subject)),
-          coords_(blast_view(h, r.queries.plus.length(query))) {}
+          coords_(blast_view(h, r.queries.plus.length(query))), eqx_(eqx) {}
 
     bool available(column c) const {
         return h_.has_statistics || (c != column::evalue && c != column::bitscore);
@@ -148,7 +148,7 @@ public:
             case column::sstrand:
                 if (r_.sc.type == seq_type::protein) return "N/A";
                 return h_.str == strand::plus ? "plus" : "minus";
-            case column::cigar: return cigar_string(h_.aln.ops);
+            case column::cigar: return cigar_string(operations());
             case column::qseq:
             case column::qaln: return rows().first;
             case column::sseq:
@@ -164,6 +164,15 @@ public:
         }
         return rows_;
     }
+    // The CIGAR operations as printed: M/I/D, or =/X/I/D with --eqx.
+    std::span<const cigar_op> operations() {
+        if (!eqx_) return h_.aln.ops;
+        if (!have_eqx_) {
+            eqx_ops_ = eqx_operations(r_, query_, h_);
+            have_eqx_ = true;
+        }
+        return eqx_ops_;
+    }
     const blast_coordinates& coords() const { return coords_; }
     const subject_record& subject() const { return subject_; }
 
@@ -173,8 +182,11 @@ private:
     const printed_hit& h_;
     const subject_record& subject_;
     blast_coordinates coords_;
+    bool eqx_;
     std::pair<std::string, std::string> rows_;
     bool have_rows_ = false;
+    std::vector<cigar_op> eqx_ops_;
+    bool have_eqx_ = false;
 };
 
 void write_tabular(const output_format& fmt, const run_header& header, const results_view& r, output_file& out) {
@@ -192,7 +204,7 @@ void write_tabular(const output_format& fmt, const run_header& header, const res
             out.write(line);
         }
         for (const auto& h : hits) {
-            hit_fields f(r, q, h);
+            hit_fields f(r, q, h, fmt.eqx);
             line.clear();
             for (std::size_t k = 0; k < fmt.columns.size(); ++k) {
                 if (k) line += '\t';
@@ -209,7 +221,7 @@ void write_json(const output_format& fmt, const results_view& r, output_file& ou
     std::string line;
     for (std::size_t q = 0; q < r.queries.size(); ++q) {
         for (const auto& h : r.hits[q]) {
-            hit_fields f(r, q, h);
+            hit_fields f(r, q, h, fmt.eqx);
             line.clear();
             line += '{';
             for (std::size_t k = 0; k < fmt.columns.size(); ++k) {
@@ -298,6 +310,36 @@ void write_pair(const run_header& header, const results_view& r, output_file& ou
     }
 }
 
+// PAF as minimap2 writes it: 12 fixed columns, then NM:i (mismatches + gap columns, as SAM's), AS:i (raw score),
+// ZE:Z (the E-value as the tabular format prints it; absent without statistics) and cg:Z (the CIGAR). Coordinates are
+// 0-based half-open on the forward strands: the query's interval is BLAST's qstart..qend (its plus strand), the
+// subject's the lower to the higher of sstart..send, and the CIGAR is SAM's (on the minus strand the
+// reverse-complemented query against the subject's forward strand), which is how minimap2 prints a '-' hit. Column 10
+// counts identities and column 11 alignment columns, gaps included (minimap2's "residue matches" and "block length");
+// MAPQ is 255 (not available): a database search has no mapping quality. A query without hits prints nothing.
+void write_paf(const output_format& fmt, const results_view& r, output_file& out) {
+    const bool dna = r.sc.type == seq_type::dna;
+    std::string line;
+    for (std::size_t q = 0; q < r.queries.size(); ++q) {
+        const std::string qlen = std::to_string(r.queries.plus.length(q));
+        for (const auto& h : r.hits[q]) {
+            hit_fields f(r, q, h, fmt.eqx);
+            const auto& co = f.coords();
+            const auto& st = h.stats;
+            const char str = dna && h.str == strand::minus ? '-' : '+';
+            const std::int64_t tstart = std::min(co.sstart, co.send) - 1, tend = std::max(co.sstart, co.send);
+            line = r.queries.plus.names[q] + '\t' + qlen + '\t' + std::to_string(co.qstart - 1) + '\t' +
+                   std::to_string(co.qend) + '\t' + str + '\t' + f.subject().name + '\t' +
+                   std::to_string(f.subject().residues.size()) + '\t' + std::to_string(tstart) + '\t' +
+                   std::to_string(tend) + '\t' + std::to_string(st.identities) + '\t' + std::to_string(st.columns) +
+                   "\t255\tNM:i:" + std::to_string(st.mismatches + st.gaps) + "\tAS:i:" + std::to_string(h.score);
+            if (h.has_statistics) line += "\tZE:Z:" + format_evalue(h.evalue);
+            line += "\tcg:Z:" + cigar_string(f.operations()) + '\n';
+            out.write(line);
+        }
+    }
+}
+
 struct sam_header_deleter {
     void operator()(sam_hdr_t* h) const { sam_hdr_destroy(h); }
 };
@@ -308,7 +350,7 @@ struct bam_deleter {
 // SAM through HTSlib: the header is built with sam_hdr_add_line and each record as a bam1_t formatted by sam_format1.
 // BAM's 4-bit sequence code cannot hold amino acids, so protein records are formatted with SEQ "*" and the query's
 // letters are put into the SEQ field of the text line (text SAM only, as CONVENTIONS.md says).
-void write_sam(const run_header& header, const results_view& r, output_file& out) {
+void write_sam(const output_format& fmt, const run_header& header, const results_view& r, output_file& out) {
     const bool dna = r.sc.type == seq_type::dna;
     std::unique_ptr<sam_hdr_t, sam_header_deleter> hdr(sam_hdr_init());
     std::unique_ptr<bam1_t, bam_deleter> rec(bam_init1());
@@ -353,6 +395,7 @@ void write_sam(const run_header& header, const results_view& r, output_file& out
         ~ks_guard() { ks_free(k); }
     } guard{&line};
     std::vector<std::uint32_t> cigar;
+    std::vector<cigar_op> eqx_ops;
     auto emit = [&](std::size_t q, const printed_hit* h, bool secondary) {
         const std::string& qname = r.queries.plus.names[q];
         if (qname.size() > 254)
@@ -369,8 +412,12 @@ void write_sam(const run_header& header, const results_view& r, output_file& out
             const auto& a = h->aln;
             const auto qlen = static_cast<std::int64_t>(seq_codes.size());
             if (a.query_begin > 0) cigar.push_back(bam_cigar_gen(a.query_begin, BAM_CSOFT_CLIP));
-            for (const auto& o : a.ops)
-                cigar.push_back(bam_cigar_gen(o.len, o.op == 'M' ? BAM_CMATCH : o.op == 'I' ? BAM_CINS : BAM_CDEL));
+            if (fmt.eqx) eqx_ops = eqx_operations(r, q, *h);
+            for (const auto& o : fmt.eqx ? eqx_ops : a.ops) {
+                const int op = o.op == 'M' ? BAM_CMATCH : o.op == '=' ? BAM_CEQUAL : o.op == 'X' ? BAM_CDIFF
+                             : o.op == 'I' ? BAM_CINS : BAM_CDEL;
+                cigar.push_back(bam_cigar_gen(o.len, op));
+            }
             if (a.query_end + 1 < qlen) cigar.push_back(bam_cigar_gen(qlen - a.query_end - 1, BAM_CSOFT_CLIP));
             flag = static_cast<std::uint16_t>((str == strand::minus ? BAM_FREVERSE : 0) | (secondary ? BAM_FSECONDARY : 0));
             ref = tid.at(h->subject);
@@ -418,7 +465,7 @@ const std::vector<column>& standard_columns() {
 std::string_view column_name(column c) { return info(c).name; }
 
 bool needs_alignments(const output_format& fmt) {
-    if (fmt.kind == format_kind::sam || fmt.kind == format_kind::pair) return true;
+    if (fmt.kind == format_kind::sam || fmt.kind == format_kind::pair || fmt.kind == format_kind::paf) return true;
     return std::any_of(fmt.columns.begin(), fmt.columns.end(), [](column c) {
         switch (c) {
             case column::qseqid:
@@ -455,7 +502,8 @@ output_format parse_outfmt(std::string_view spec) {
         }
     }
     if (!word.empty()) words.push_back(std::move(word));
-    const std::string usage = "use 6, \"6 COLUMN ...\", 7, \"7 COLUMN ...\", sam, pair, json or \"json COLUMN ...\"";
+    const std::string usage =
+        "use 6, \"6 COLUMN ...\", 7, \"7 COLUMN ...\", sam, pair, paf, json or \"json COLUMN ...\"";
     if (words.empty()) throw usage_error("--outfmt is empty; " + usage);
 
     output_format fmt;
@@ -465,9 +513,10 @@ output_format parse_outfmt(std::string_view spec) {
     else if (kind == "json") fmt.kind = format_kind::json;
     else if (kind == "sam") fmt.kind = format_kind::sam;
     else if (kind == "pair") fmt.kind = format_kind::pair;
+    else if (kind == "paf") fmt.kind = format_kind::paf;
     else throw usage_error("unknown --outfmt '" + std::string(spec) + "'; " + usage);
 
-    if (fmt.kind == format_kind::sam || fmt.kind == format_kind::pair) {
+    if (fmt.kind == format_kind::sam || fmt.kind == format_kind::pair || fmt.kind == format_kind::paf) {
         if (words.size() > 1) throw usage_error("--outfmt " + kind + " takes no column list");
         return fmt;
     }
@@ -501,8 +550,30 @@ void write_results(const output_format& fmt, const run_header& header, const res
         case format_kind::tabular_commented: write_tabular(fmt, header, results, out); break;
         case format_kind::json: write_json(fmt, results, out); break;
         case format_kind::pair: write_pair(header, results, out); break;
-        case format_kind::sam: write_sam(header, results, out); break;
+        case format_kind::sam: write_sam(fmt, header, results, out); break;
+        case format_kind::paf: write_paf(fmt, results, out); break;
     }
+}
+
+std::vector<cigar_op> eqx_operations(const results_view& results, std::size_t query, const printed_hit& hit) {
+    // The same test as stats_of's identities (equal matrix codes), so the = lengths add up to nident.
+    const auto q = results.queries.residues(query, hit.str);
+    const auto s = results.scan.subjects.at(hit.subject).span();
+    std::vector<cigar_op> out;
+    auto i = hit.aln.query_begin, j = hit.aln.subject_begin;
+    for (const auto& o : hit.aln.ops) {
+        if (o.op != 'M') {
+            out.push_back(o);
+            (o.op == 'I' ? i : j) += o.len;
+            continue;
+        }
+        for (std::uint32_t k = 0; k < o.len; ++k, ++i, ++j) {
+            const char op = q[i] == s[j] ? '=' : 'X';
+            if (k > 0 && out.back().op == op) ++out.back().len;
+            else out.push_back({op, 1});
+        }
+    }
+    return out;
 }
 
 }  // namespace swgpu::io

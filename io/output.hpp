@@ -1,4 +1,4 @@
-// Results out: BLAST tabular (6, 7), SAM through HTSlib, pairwise text and JSON lines (CONVENTIONS.md "Output").
+// Results out: BLAST tabular (6, 7), SAM through HTSlib, pairwise text, JSON lines and PAF (CONVENTIONS.md "Output").
 //
 // Every format prints, per query in input order, the hits in the order finish_hits() gives (score desc, subject
 // index asc, plus strand first). Coordinates are 1-based inclusive; a minus-strand DNA hit is printed with
@@ -19,6 +19,12 @@
 //                    query against the subject's forward strand, as in SAM; no clips)
 //   qseq sseq        the aligned segments with '-' for gaps, as BLAST prints them; qaln saln are the same strings
 //                    under MMseqs2's names
+//
+// PAF (--outfmt paf) is minimap2's: 0-based half-open coordinates, always on the forward strands (a minus-strand hit
+// has the query's plus-strand interval, the same residues as BLAST's qstart..qend, and its cg:Z: CIGAR in the
+// subject's forward orientation, as SAM's). With output_format::eqx, CIGARs (the cigar column, SAM, PAF's cg:Z:) say
+// = for identical residues and X for the other aligned pairs instead of M, as the SAM spec allows; identical means
+// what nident counts (the same letter of the matrix).
 #pragma once
 
 #include <cstdint>
@@ -37,21 +43,23 @@ enum class column : std::uint8_t {
     score, qlen, slen, nident, positive, gaps, ppos, qcovhsp, sstrand, cigar, qseq, sseq, qaln, saln,
 };
 
-enum class format_kind : std::uint8_t { tabular, tabular_commented, sam, pair, json };
+enum class format_kind : std::uint8_t { tabular, tabular_commented, sam, pair, json, paf };
 
 struct output_format {
     format_kind kind = format_kind::tabular;
     std::vector<column> columns;  // for tabular, tabular_commented and json
+    bool eqx = false;             // CIGARs with =/X instead of M (--eqx); not part of the --outfmt text
 };
 
 // Parses --outfmt: "6", "7" and "json" (the 12 standard columns; json adds score), "6 col col ...", "7 col ...",
-// "json col ...", "sam", "pair". "std" in a column list stands for the 12 standard columns. Throws a usage error.
+// "json col ...", "sam", "pair", "paf". "std" in a column list stands for the 12 standard columns. Throws a usage
+// error.
 output_format parse_outfmt(std::string_view spec);
 const std::vector<column>& standard_columns();  // qseqid sseqid pident length mismatch gapopen qstart qend sstart send
                                                 // evalue bitscore
 std::string_view column_name(column c);
-// Whether printing `fmt` needs the alignments of the hits (SAM, pairwise, or any column beyond names, lengths, scores,
-// E-values and strand); without, the hits are printed from the score pass alone.
+// Whether printing `fmt` needs the alignments of the hits (SAM, pairwise, PAF, or any column beyond names, lengths,
+// scores, E-values and strand); without, the hits are printed from the score pass alone.
 bool needs_alignments(const output_format& fmt);
 std::string column_names();  // every known name, space-separated (for messages and --help)
 
@@ -72,6 +80,10 @@ struct results_view {
     const database_scan& scan;
     const std::vector<std::vector<printed_hit>>& hits;  // per query, from finish_hits()
 };
+
+// A printed hit's operations with each M run split into = runs (identical residues) and X runs (the other aligned
+// pairs); I and D as they are. The same orientation as printed_hit::aln (SAM's).
+std::vector<cigar_op> eqx_operations(const results_view& results, std::size_t query, const printed_hit& hit);
 
 // Writes every query's hits in `fmt`. Throws swgpu::error: output_failed from `out`; bad_input when SAM cannot hold a
 // name (duplicate subject names, names longer than 254 characters).

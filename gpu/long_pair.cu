@@ -1,0 +1,554 @@
+// Long pairs on the GPU: the rectangle operations of core/long_pair.hpp (forward with a grid, trace of a leaf) as one
+// kernel of persistent warps, each warp a band of rows, bands handing their bottom rows to the next band through
+// rings in L2 with per-warp progress counters (the engine's tiled P2P schedule with tiles of one band x 32 columns).
+//
+// Orientation and cells (as the database kernels, gpu/search_kernels.cuh; the cell code is theirs, gpu/sw_cells.cuh): rows i are
+// query residues, columns j subject residues. A band is S = 32·R consecutive rows; lane t of the warp holds rows
+// [band·S + t·R, +R) in registers (H and F of each) and at step k computes column j = k - t, so lane t is one column
+// behind lane t-1 (skew 1). Between lanes, H of the last row and E entering the next row move by warp shuffle every
+// step. A step of a lane is R cells: 6.5 DPX instructions each in the forward kernel (row_cells).
+//
+// Between bands. Warp w of NW persistent warps takes bands w, w + NW, w + 2·NW, ... (generation g = band / NW). Band b
+// reads its top border (H of the row above, E entering its first row) for every column from
+//   - the rectangle's top border (band 0),
+//   - row_buffer (warp 0 in generation g > 0: written by warp NW-1 in generation g-1, one full row),
+//   - ring[w-1] (any other warp: written by warp w-1 in the same generation, ring_len columns deep),
+// and writes its bottom row the same way for band b + 1. Columns are numbered across generations (sequence number
+// g·cols + j), so a ring slot is s mod ring_len and every counter only grows.
+//
+// Synchronization protocol (per 32-column chunk, lane 0 of each warp does the waiting and publishing):
+//   consumer: waits until produced[w-1] (or row_ready) >= base + end of the chunk (ld.acquire.gpu); the warp loads
+//             the chunk's 32 inputs into shared memory; __syncwarp; lane 0 st.release consumed[w-1] = base + end.
+//   producer: lane 31's outputs of the chunk's steps are staged in shared memory; lane 0 waits until consumed[w]
+//             shows the slots are free (s - ring_len consumed); the warp stores the 32 entries (st.global.cg);
+//             __syncwarp; lane 0 __threadfence + st.release produced[w] = base + columns written.
+// Every counter sits in a 128-byte line of its own. Waits are bounded (spin_backoff traps after 20 s). All NW warps
+// are resident at once (NW is the occupancy bound or less), and every wait is for a warp of an earlier band, or, for
+// ring space, for the next band, which depends only on earlier bands: no wait can close a cycle.
+//
+// Outputs. forward: checkpoint row a (the last row of block row a) is the bottom row of the band that ends there
+// (K is a multiple of S) and is stored while it is handed on; checkpoint column b is stored by each lane when it
+// passes column (b+1)·K - 1 (H, and F of the next column, of its R rows); each lane folds the maximum of its cells
+// into block_max with one atomicMax per block column. trace: each lane stores the R nibbles of its column per step;
+// a cell scoring `target` lowers first_hit = (row << 32 | column) with atomicMin (row-major order).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/long_pair.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_buffer.cuh"
+#include "gpu/gpu.hpp"
+#include "gpu/sw_cells.cuh"
+
+namespace swgpu::gpu {
+
+namespace {
+
+constexpr int warp_size = 32;
+constexpr int flag_stride = 16;        // 64-bit counters per 128-byte line
+constexpr int pad_score = -(1 << 24);  // σ of rows below the rectangle (never read back)
+constexpr int forward_rows = 16;       // R of the forward kernel: bands of 512 rows
+constexpr int trace_rows = 4;          // R of the trace kernel: bands of 128 rows
+constexpr int warps_per_block = 4;
+constexpr long long ring_len = 1024;   // columns per ring (power of two)
+
+struct band_params {
+    const std::uint8_t* query;    // codes of rows r0 .. r1-1
+    const std::uint8_t* subject;  // compact codes of columns c0 .. c1-1
+    long long rows, cols;
+    const int* top_h;             // cols + 1 (corner first)
+    const int* top_e;             // cols
+    const int* left_h;            // rows
+    const int* left_f;            // rows
+    const int* sigma;             // [query code * 32 + compact subject letter]
+    int letters;
+    int gap_oe, gap_e;
+    long long bands;
+    int warps;                    // NW
+    int2* ring;                   // NW x ring_len
+    unsigned long long* produced; // NW lines
+    unsigned long long* consumed; // NW lines
+    int2* row_buffer;             // cols
+    unsigned long long* row_ready;
+    // forward
+    long long K, B;
+    int* row_h;
+    int* row_e;
+    int* col_h;
+    int* col_f;
+    int* block_max;
+    // trace
+    std::uint8_t* trace;
+    long long stride;             // nibbles per column
+    int target;
+    unsigned long long* first_hit;
+};
+
+__device__ __forceinline__ unsigned long long load_acquire(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_release(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void wait_at_least(const unsigned long long* p, unsigned long long need) {
+    unsigned spins = 0;
+    std::uint64_t since = 0;
+    while (load_acquire(p) < need) spin_backoff(spins, since);
+}
+
+template <int R>
+constexpr int profile_words(int letters) {
+    return letters * kernels::chunk_row_words(warp_size, R);
+}
+// Shared memory of one warp: its band's profile, then 32 staged inputs and 32 staged outputs (int2 each).
+template <int R>
+constexpr std::size_t warp_smem_words(int letters) {
+    return static_cast<std::size_t>(profile_words<R>(letters)) + 4 * warp_size;
+}
+
+// One step of a lane in the trace kernel: R cells of column j, with their nibbles (see core/long_pair.hpp).
+template <int R>
+__device__ __forceinline__ unsigned trace_cells(const std::uint32_t* prof, int diag, int& e, int (&h)[R], int (&f)[R],
+                                                int oe, int ext, int target, long long row_first, long long rows,
+                                                long long j, unsigned long long* first_hit) {
+    unsigned bits = 0;
+#pragma unroll
+    for (int c = 0; c < R; ++c) {
+        const int d = diag + static_cast<int>(prof[c]);
+        diag = h[c];
+        const int hv = max(max(d, 0), max(e, f[c]));
+        const int src = hv == 0 ? 0 : hv == d ? 1 : hv == e ? 2 : 3;
+        const int en = max(e - ext, hv - oe), fn = max(f[c] - ext, hv - oe);
+        bits |= static_cast<unsigned>(src | (en == hv - oe ? 4 : 0) | (fn == hv - oe ? 8 : 0)) << (4 * c);
+        if (hv == target && row_first + c < rows)
+            atomicMin(first_hit, (static_cast<unsigned long long>(row_first + c) << 32) |
+                                     static_cast<unsigned long long>(j));
+        h[c] = hv;
+        e = en;
+        f[c] = fn;
+    }
+    return bits;
+}
+
+template <int R, bool Trace>
+__global__ void __launch_bounds__(warps_per_block * warp_size) band_kernel(const band_params p) {
+    constexpr int S = warp_size * R;
+    constexpr int stripe = kernels::chunk_stripe_words(R);
+    constexpr int row_words = kernels::chunk_row_words(warp_size, R);
+    extern __shared__ uint4 smem_storage[];
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+    const int gw = blockIdx.x * warps_per_block + wib;
+    if (gw >= p.warps) return;
+    std::uint32_t* prof = reinterpret_cast<std::uint32_t*>(smem_storage) + wib * warp_smem_words<R>(p.letters);
+    int2* stage_in = reinterpret_cast<int2*>(prof + profile_words<R>(p.letters));
+    int2* stage_out = stage_in + warp_size;
+    const long long rows = p.rows, cols = p.cols;
+    const int oe = p.gap_oe, ext = p.gap_e;
+    const std::uint32_t neg_oe = static_cast<std::uint32_t>(-oe), neg_e = static_cast<std::uint32_t>(-ext);
+
+    long long gen = 0;
+    for (long long band = gw; band < p.bands; band += p.warps, ++gen) {
+        const long long row0 = band * S, my_row = row0 + lane * R;
+        __syncwarp();
+        for (int idx = lane; idx < p.letters * S; idx += warp_size) {
+            const int x = idx / S, r = idx - x * S;
+            const long long row = row0 + r;
+            prof[x * row_words + (r / R) * stripe + (r % R)] =
+                static_cast<std::uint32_t>(row < rows ? p.sigma[p.query[row] * 32 + x] : pad_score);
+        }
+        __syncwarp();
+
+        // Where the top border comes from and where the bottom row goes.
+        const bool from_top = band == 0, from_row = !from_top && gw == 0;
+        const int2* in_ring = !from_top && !from_row ? p.ring + (gw - 1) * ring_len : nullptr;
+        const unsigned long long* in_flag =
+            from_row ? p.row_ready : in_ring ? p.produced + (gw - 1) * flag_stride : nullptr;
+        unsigned long long* in_consumed = in_ring ? p.consumed + (gw - 1) * flag_stride : nullptr;
+        const unsigned long long base = static_cast<unsigned long long>(gen) * cols;
+        const bool has_next = band + 1 < p.bands;
+        const bool to_row = has_next && gw == p.warps - 1;
+        int2* out_ring = has_next && !to_row ? p.ring + gw * ring_len : nullptr;
+        unsigned long long* out_flag = to_row ? p.row_ready : out_ring ? p.produced + gw * flag_stride : nullptr;
+        const unsigned long long* out_consumed = out_ring ? p.consumed + gw * flag_stride : nullptr;
+        const unsigned long long out_base = to_row ? base + cols : base;
+        long long ck_row = -1;
+        if (!Trace && (row0 + S) % p.K == 0 && row0 + S < rows) ck_row = (row0 + S) / p.K - 1;
+
+        using cell_t = std::conditional_t<Trace, int, std::uint32_t>;
+        cell_t h[R], f[R];
+#pragma unroll
+        for (int c = 0; c < R; ++c) {
+            const long long row = my_row + c;
+            h[c] = static_cast<cell_t>(row < rows ? p.left_h[row] : 0);
+            f[c] = static_cast<cell_t>(row < rows ? p.left_f[row] : -oe);
+        }
+        // hdiag: H above-left of the lane's first row for its next column; hin/ein: its input for this step.
+        // Lane t > 0 starts with H[first row - 1][c0 - 1] in hin, which becomes its diagonal at its first column.
+        std::uint32_t hdiag = 0, hin = 0, ein = neg_oe;
+        if (lane == 0) hdiag = static_cast<std::uint32_t>(from_top ? p.top_h[0] : p.left_h[row0 - 1]);
+        else if (my_row - 1 < rows) hin = static_cast<std::uint32_t>(p.left_h[my_row - 1]);
+        std::uint32_t m = 0;
+        long long next_line = Trace ? LLONG_MAX : p.K - 1;  // the lane's next checkpoint column
+        const long long block_row = Trace ? 0 : row0 / p.K;
+
+        const long long steps = cols + warp_size - 1;
+        for (long long k0 = 0; k0 < steps; k0 += warp_size) {
+            __syncwarp();
+            if (k0 < cols) {
+                const long long end = min(k0 + warp_size, cols);
+                if (in_flag) {
+                    if (lane == 0) wait_at_least(in_flag, base + end);
+                    __syncwarp();
+                }
+                const long long j = k0 + lane;
+                if (j < cols) {
+                    int2 v;
+                    if (from_top) v = make_int2(p.top_h[j + 1], p.top_e[j]);
+                    else if (from_row) v = __ldcg(p.row_buffer + j);
+                    else v = __ldcg(in_ring + ((base + j) & (ring_len - 1)));
+                    stage_in[lane] = v;
+                }
+                __syncwarp();
+                if (in_consumed && lane == 0) store_release(in_consumed, base + end);
+            }
+#pragma unroll 1
+            for (int s = 0; s < warp_size; ++s) {
+                const long long k = k0 + s, j = k - lane;
+                if (lane == 0) {
+                    const int2 v = stage_in[s];
+                    hin = static_cast<std::uint32_t>(v.x);
+                    ein = static_cast<std::uint32_t>(v.y);
+                }
+                const std::uint32_t diag = hdiag;
+                hdiag = hin;
+                std::uint32_t e = ein;
+                if (j >= 0 && j < cols) {
+                    const int x = __ldg(p.subject + j);
+                    const std::uint32_t* pr = prof + x * row_words + lane * stripe;
+                    if constexpr (Trace) {
+                        int ei = static_cast<int>(e);
+                        const unsigned bits = trace_cells<R>(pr, static_cast<int>(diag), ei, h, f, oe, ext, p.target,
+                                                             my_row, rows, j, p.first_hit);
+                        e = static_cast<std::uint32_t>(ei);
+                        const long long nib = j * p.stride + my_row;
+                        static_assert(R == 4, "the trace kernel stores 4 nibbles per lane and step");
+                        *reinterpret_cast<std::uint16_t*>(p.trace + (nib >> 1)) = static_cast<std::uint16_t>(bits);
+                    } else {
+                        kernels::row_cells<R, kernels::lanes_s32>(pr, diag, e, h, f, m, neg_oe, neg_e);
+                        if (j == next_line || j == cols - 1) {
+                            atomicMax(p.block_max + block_row * p.B + j / p.K, static_cast<int>(m));
+                            m = 0;
+                            if (j == next_line && j + 1 < cols) {
+                                const long long b = j / p.K;
+#pragma unroll
+                                for (int c = 0; c < R; ++c) {
+                                    if (my_row + c < rows) {
+                                        p.col_h[b * rows + my_row + c] = static_cast<int>(h[c]);
+                                        p.col_f[b * rows + my_row + c] = static_cast<int>(f[c]);
+                                    }
+                                }
+                            }
+                            next_line += p.K;
+                        }
+                    }
+                }
+                if (lane == warp_size - 1) stage_out[s] = make_int2(static_cast<int>(h[R - 1]), static_cast<int>(e));
+                hin = __shfl_up_sync(0xffffffffu, static_cast<std::uint32_t>(h[R - 1]), 1);
+                ein = __shfl_up_sync(0xffffffffu, e, 1);
+            }
+            // The chunk's bottom-row outputs: columns k0 - 31 .. k0.
+            __syncwarp();
+            const long long last = min(k0, cols - 1);
+            if ((out_flag || ck_row >= 0) && last >= 0) {
+                if (out_consumed && lane == 0 && out_base + last + 1 > static_cast<unsigned long long>(ring_len))
+                    wait_at_least(out_consumed, out_base + last + 1 - ring_len);
+                __syncwarp();
+                const long long jo = k0 - (warp_size - 1) + lane;
+                if (jo >= 0 && jo < cols) {
+                    const int2 v = stage_out[lane];
+                    if (out_ring) __stcg(out_ring + ((out_base + jo) & (ring_len - 1)), v);
+                    else if (to_row) __stcg(p.row_buffer + jo, v);
+                    if (ck_row >= 0) {
+                        p.row_h[ck_row * cols + jo] = v.x;
+                        p.row_e[ck_row * cols + jo] = v.y;
+                    }
+                }
+                __syncwarp();
+                if (out_flag && lane == 0) {
+                    __threadfence();
+                    store_release(out_flag, out_base + last + 1);
+                }
+            }
+        }
+    }
+}
+
+// Device memory from the stream-ordered pool (allocations after the first cost next to nothing).
+template <class T>
+class pooled {
+public:
+    pooled() = default;
+    pooled(std::size_t count, cudaStream_t s) : stream_(s), count_(count) {
+        if (count) SWGPU_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ptr_), count * sizeof(T), s));
+    }
+    pooled(const pooled&) = delete;
+    pooled& operator=(const pooled&) = delete;
+    pooled(pooled&& o) noexcept { *this = std::move(o); }
+    pooled& operator=(pooled&& o) noexcept {
+        std::swap(ptr_, o.ptr_);
+        std::swap(count_, o.count_);
+        std::swap(stream_, o.stream_);
+        return *this;
+    }
+    ~pooled() {
+        if (ptr_) (void)cudaFreeAsync(ptr_, stream_);
+    }
+    T* data() const { return ptr_; }
+    std::size_t size() const { return count_; }
+
+private:
+    T* ptr_ = nullptr;
+    cudaStream_t stream_ = nullptr;
+    std::size_t count_ = 0;
+};
+
+// A grid's checkpoint lines in device memory; the walk copies the few it needs.
+class device_grid_lines final : public long_pair::grid_lines {
+public:
+    device_grid_lines(std::int64_t A, std::int64_t B, std::int64_t rows, std::int64_t cols, cudaStream_t s)
+        : rows_(rows), cols_(cols), stream_(s),
+          row_h(static_cast<std::size_t>(std::max<std::int64_t>(A - 1, 0) * cols), s),
+          row_e(row_h.size(), s),
+          col_h(static_cast<std::size_t>(std::max<std::int64_t>(B - 1, 0) * rows), s),
+          col_f(col_h.size(), s) {}
+    void row(std::int64_t a, std::int64_t offset, std::int64_t count, int* h, int* e) const override {
+        copy(row_h.data() + a * cols_ + offset, h, count);
+        copy(row_e.data() + a * cols_ + offset, e, count);
+        SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+    void col(std::int64_t b, std::int64_t offset, std::int64_t count, int* h, int* f) const override {
+        copy(col_h.data() + b * rows_ + offset, h, count);
+        copy(col_f.data() + b * rows_ + offset, f, count);
+        SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+
+private:
+    void copy(const int* from, int* to, std::int64_t count) const {
+        if (count > 0)
+            SWGPU_CUDA_CHECK(cudaMemcpyAsync(to, from, static_cast<std::size_t>(count) * sizeof(int),
+                                             cudaMemcpyDeviceToHost, stream_));
+    }
+    std::int64_t rows_, cols_;
+    cudaStream_t stream_;
+
+public:
+    pooled<int> row_h, row_e, col_h, col_f;
+};
+
+class gpu_backend final : public long_pair::backend {
+public:
+    gpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
+                std::size_t device_memory)
+        : oe_(sc.gaps.open + sc.gaps.extend), ext_(sc.gaps.extend) {
+        int dev = 0;
+        SWGPU_CUDA_CHECK(cudaGetDevice(&dev));
+        SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, dev));
+        // Keep freed pool memory mapped: the walk allocates and frees grids of similar sizes over and over.
+        cudaMemPool_t pool;
+        SWGPU_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
+        std::uint64_t keep = UINT64_MAX;
+        SWGPU_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+        std::size_t free_bytes = 0, total = 0;
+        SWGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+        const std::size_t usable = device_memory ? std::min(device_memory, free_bytes) : free_bytes;
+        budget_ = std::max<std::size_t>(usable / 4, std::size_t(16) << 20);
+
+        // Compact subject letters: only those that occur get a profile row.
+        std::vector<int> compact(substitution_matrix::max_letters, -1);
+        std::vector<std::uint8_t> codes(subject.size());
+        std::vector<int> letter_of;
+        for (std::size_t k = 0; k < subject.size(); ++k) {
+            int& c = compact[subject[k] & 31];
+            if (c < 0) {
+                c = static_cast<int>(letter_of.size());
+                letter_of.push_back(subject[k] & 31);
+            }
+            codes[k] = static_cast<std::uint8_t>(c);
+        }
+        letters_ = std::max<int>(1, static_cast<int>(letter_of.size()));
+        // sigma[q * 32 + x]: query code q (any of the 32 codes) against compact subject letter x.
+        std::vector<int> sigma(32 * 32, 0);
+        for (int q = 0; q < 32; ++q)
+            for (int x = 0; x < static_cast<int>(letter_of.size()); ++x)
+                sigma[static_cast<std::size_t>(q) * 32 + x] = sc.matrix.score(static_cast<std::uint8_t>(q),
+                                                                               static_cast<std::uint8_t>(letter_of[x]));
+        query_.upload(query.data(), query.size(), stream_.get());
+        subject_.upload(codes.data(), codes.size(), stream_.get());
+        sigma_.upload(sigma, stream_.get());
+        stream_.synchronize();
+        configure<forward_rows, false>(fwd_);
+        configure<trace_rows, true>(trc_);
+    }
+
+    std::int64_t spacing_multiple() const override { return warp_size * forward_rows; }
+    double leaf_cells() const override { return double(1 << 20); }
+    std::size_t grid_budget() const override { return budget_; }
+
+    void forward(const long_pair::rect& area, const long_pair::borders& b, std::int64_t K,
+                 long_pair::grid& g) override {
+        if (K <= 0 || K % spacing_multiple() != 0)
+            throw runtime_failure("internal error: long-pair grid spacing is not a band multiple");
+        const cudaStream_t s = stream_.get();
+        g = long_pair::grid{};
+        g.area = area;
+        g.K = K;
+        g.A = (area.rows() + K - 1) / K;
+        g.B = (area.cols() + K - 1) / K;
+        auto lines = std::make_shared<device_grid_lines>(g.A, g.B, area.rows(), area.cols(), s);
+        pooled<int> block_max(static_cast<std::size_t>(g.A * g.B), s);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(block_max.data(), 0, block_max.size() * sizeof(int), s));
+        band_params p = common(area, b);
+        p.K = K;
+        p.B = g.B;
+        p.row_h = lines->row_h.data();
+        p.row_e = lines->row_e.data();
+        p.col_h = lines->col_h.data();
+        p.col_f = lines->col_f.data();
+        p.block_max = block_max.data();
+        launch<forward_rows, false>(fwd_, p, area);
+        g.block_max.resize(block_max.size());
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(g.block_max.data(), block_max.data(), block_max.size() * sizeof(int),
+                                         cudaMemcpyDeviceToHost, s));
+        stream_.synchronize();
+        g.lines = std::move(lines);
+    }
+
+    void trace_rect(const long_pair::rect& area, const long_pair::borders& b, int target,
+                    long_pair::trace& out) override {
+        const cudaStream_t s = stream_.get();
+        out = long_pair::trace{};
+        out.area = area;
+        const long long S = warp_size * trace_rows;
+        const long long bands = (area.rows() + S - 1) / S;
+        out.stride = bands * S;
+        const std::size_t bytes = static_cast<std::size_t>(out.stride * area.cols() / 2);
+        pooled<std::uint8_t> nibbles(bytes, s);
+        pooled<unsigned long long> hit(1, s);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(hit.data(), 0xff, sizeof(unsigned long long), s));
+        band_params p = common(area, b);
+        p.trace = nibbles.data();
+        p.stride = out.stride;
+        p.target = target > 0 ? target : INT_MIN;
+        p.first_hit = hit.data();
+        launch<trace_rows, true>(trc_, p, area);
+        out.nibbles.resize(bytes);
+        unsigned long long first = 0;
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(out.nibbles.data(), nibbles.data(), bytes, cudaMemcpyDeviceToHost, s));
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(&first, hit.data(), sizeof first, cudaMemcpyDeviceToHost, s));
+        stream_.synchronize();
+        if (target > 0 && first != ~0ull) {
+            out.hit_i = area.r0 + static_cast<std::int64_t>(first >> 32);
+            out.hit_j = area.c0 + static_cast<std::int64_t>(first & 0xffffffffull);
+        }
+    }
+
+private:
+    struct kernel_config {
+        int resident_warps = 0;
+        std::size_t smem = 0;
+    };
+    template <int R, bool Trace>
+    void configure(kernel_config& cfg) {
+        cfg.smem = warps_per_block * warp_smem_words<R>(letters_) * sizeof(std::uint32_t);
+        auto* kernel = &band_kernel<R, Trace>;
+        SWGPU_CUDA_CHECK(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg.smem)));
+        int blocks = 0;
+        SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, warps_per_block * warp_size,
+                                                                       cfg.smem));
+        if (blocks < 1) throw runtime_failure("the long-pair kernel does not fit on this GPU");
+        cfg.resident_warps = blocks * sms_ * warps_per_block;
+    }
+
+    band_params common(const long_pair::rect& area, const long_pair::borders& b) {
+        const cudaStream_t s = stream_.get();
+        const std::size_t rows = static_cast<std::size_t>(area.rows()), cols = static_cast<std::size_t>(area.cols());
+        borders_ = pooled<int>(2 * (rows + cols) + 1, s);
+        int* d = borders_.data();
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(d, b.top_h.data(), (cols + 1) * sizeof(int), cudaMemcpyHostToDevice, s));
+        SWGPU_CUDA_CHECK(
+            cudaMemcpyAsync(d + cols + 1, b.top_e.data(), cols * sizeof(int), cudaMemcpyHostToDevice, s));
+        SWGPU_CUDA_CHECK(
+            cudaMemcpyAsync(d + 2 * cols + 1, b.left_h.data(), rows * sizeof(int), cudaMemcpyHostToDevice, s));
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(d + 2 * cols + 1 + rows, b.left_f.data(), rows * sizeof(int),
+                                         cudaMemcpyHostToDevice, s));
+        band_params p{};
+        p.query = query_.data() + area.r0;
+        p.subject = subject_.data() + area.c0;
+        p.rows = area.rows();
+        p.cols = area.cols();
+        p.top_h = d;
+        p.top_e = d + cols + 1;
+        p.left_h = d + 2 * cols + 1;
+        p.left_f = d + 2 * cols + 1 + rows;
+        p.sigma = sigma_.data();
+        p.letters = letters_;
+        p.gap_oe = oe_;
+        p.gap_e = ext_;
+        p.K = 1;
+        return p;
+    }
+
+    template <int R, bool Trace>
+    void launch(const kernel_config& cfg, band_params& p, const long_pair::rect& area) {
+        const cudaStream_t s = stream_.get();
+        const long long S = warp_size * R;
+        p.bands = (area.rows() + S - 1) / S;
+        // As many warps as fit at once, spread so that every generation of bands is full.
+        const long long generations = (p.bands + cfg.resident_warps - 1) / cfg.resident_warps;
+        p.warps = static_cast<int>((p.bands + generations - 1) / generations);
+        ring_ = pooled<int2>(static_cast<std::size_t>(p.warps) * ring_len, s);
+        flags_ = pooled<unsigned long long>(static_cast<std::size_t>(2 * p.warps + 1) * flag_stride, s);
+        row_buffer_ = pooled<int2>(static_cast<std::size_t>(area.cols()), s);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, flags_.size() * sizeof(unsigned long long), s));
+        p.ring = ring_.data();
+        p.produced = flags_.data();
+        p.consumed = flags_.data() + static_cast<std::size_t>(p.warps) * flag_stride;
+        p.row_ready = flags_.data() + static_cast<std::size_t>(2 * p.warps) * flag_stride;
+        p.row_buffer = row_buffer_.data();
+        const int blocks = (p.warps + warps_per_block - 1) / warps_per_block;
+        band_kernel<R, Trace><<<blocks, warps_per_block * warp_size, cfg.smem, s>>>(p);
+        SWGPU_CUDA_CHECK_LAUNCH("band_kernel");
+    }
+
+    int oe_, ext_;
+    int sms_ = 0;
+    int letters_ = 1;
+    std::size_t budget_ = 0;
+    cuda_stream stream_;
+    device_buffer<std::uint8_t> query_, subject_;
+    device_buffer<int> sigma_;
+    pooled<int> borders_;
+    pooled<int2> ring_;
+    pooled<unsigned long long> flags_;
+    pooled<int2> row_buffer_;
+    kernel_config fwd_, trc_;
+};
+
+}  // namespace
+
+std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8_t> query,
+                                                      std::span<const std::uint8_t> subject, const scoring& sc,
+                                                      std::size_t device_memory) {
+    return std::make_unique<gpu_backend>(query, subject, sc, device_memory);
+}
+
+}  // namespace swgpu::gpu

@@ -1,0 +1,112 @@
+// bench_long_pair: one long pair through core/long_pair.hpp on the GPU or the CPU, score pass and full alignment.
+//
+//   bench_long_pair [--length N | --files A.fa B.fa] [--backend gpu|cpu] [--reps R] [--threads T] [--score-only]
+//                   [--mutation RATE] [--seed S]
+//
+// --length N makes a random DNA sequence of N bases and a relative of it (substitutions at RATE, default 0.05, and
+// an indel every 10 kbp, up to 50 bases), deterministic for a seed; --files aligns the first record of each file
+// (query A, subject B), DNA scoring 2/-3, gaps 5/2 (protein: BLOSUM62 11/1 when the records are not DNA). GCUPS =
+// m·n / wall time of the call, median of R runs after one warm-up. Prints a line per run and "summary:" lines.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/long_pair.hpp"
+#include "core/sequence.hpp"
+#include "core/smith_waterman.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/gpu.hpp"
+#include "io/sequence_reader.hpp"
+
+using namespace swgpu;
+
+int main(int argc, char** argv) {
+    std::size_t length = 100000, reps = 5, threads = 0;
+    double mutation = 0.05;
+    unsigned seed = 1;
+    std::string file_a, file_b, backend = "gpu";
+    bool score_only = false;
+    for (int k = 1; k < argc; ++k) {
+        const std::string a = argv[k];
+        auto next = [&] { return k + 1 < argc ? std::string(argv[++k]) : std::string(); };
+        if (a == "--length") length = std::stoull(next());
+        else if (a == "--files") file_a = next(), file_b = next();
+        else if (a == "--backend") backend = next();
+        else if (a == "--reps") reps = std::stoull(next());
+        else if (a == "--threads") threads = std::stoull(next());
+        else if (a == "--score-only") score_only = true;
+        else if (a == "--mutation") mutation = std::stod(next());
+        else if (a == "--seed") seed = static_cast<unsigned>(std::stoul(next()));
+        else {
+            std::fprintf(stderr, "bench_long_pair: unknown argument %s\n", a.c_str());
+            return 2;
+        }
+    }
+    sequence_set qs, ss;
+    if (!file_a.empty()) {
+        qs = io::read_all(file_a);
+        ss = io::read_all(file_b);
+    } else {
+        std::mt19937_64 rng(seed);
+        const char* acgt = "ACGT";
+        std::string a(length, 'A');
+        for (auto& c : a) c = acgt[rng() % 4];
+        std::string b;
+        b.reserve(length + length / 100);
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            if (i % 10000 == 5000) {
+                const std::size_t len = 1 + rng() % 50;
+                if (rng() % 2) i += len;  // deletion
+                else for (std::size_t t = 0; t < len; ++t) b.push_back(acgt[rng() % 4]);
+                if (i >= a.size()) break;
+            }
+            b.push_back(std::uniform_real_distribution<double>(0, 1)(rng) < mutation ? acgt[rng() % 4] : a[i]);
+        }
+        qs.add("a", a);
+        ss.add("b", b);
+    }
+    const bool dna = detect_type(qs) == seq_type::dna;
+    scoring sc{dna ? substitution_matrix::match_mismatch(2, -3) : substitution_matrix::builtin("BLOSUM62"),
+               dna ? gap_costs{5, 2} : gap_costs{11, 1}, dna ? seq_type::dna : seq_type::protein};
+    encode(qs, sc.matrix);
+    encode(ss, sc.matrix);
+    const auto q = qs[0], s = ss[0];
+    const auto m = std::int64_t(q.size()), n = std::int64_t(s.size());
+    const double cells = double(m) * double(n);
+    thread_pool pool(threads);
+    std::unique_ptr<long_pair::backend> be;
+    if (backend == "gpu") be = gpu::long_pair_backend(q, s, sc);
+    else be = std::make_unique<long_pair::cpu_backend>(q, s, sc, pool);
+    std::printf("# bench_long_pair %lld x %lld (%s), backend %s, %s\n", (long long)m, (long long)n,
+                dna ? "DNA 2/-3 5/2" : "protein BLOSUM62 11/1", backend.c_str(), score_only ? "score" : "alignment");
+    std::vector<double> wall, fwd;
+    alignment last;
+    for (std::size_t r = 0; r <= reps; ++r) {
+        long_pair::timing t;
+        const auto t0 = std::chrono::steady_clock::now();
+        if (score_only) {
+            const auto e = long_pair::score(*be, m, n, sc, &t);
+            last.score = int(e.score), last.query_end = e.query_end, last.subject_end = e.subject_end;
+        } else {
+            last = long_pair::align(*be, m, n, sc, &t);
+        }
+        const double s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::printf("run %zu%s: %.4f s (forward %.4f s = %.1f GCUPS, end %.4f s, traceback %.4f s, %.3g cells "
+                    "recomputed) score %d end %lld,%lld begin %lld,%lld\n",
+                    r, r == 0 ? " (warm-up)" : "", s_, t.forward_s, cells / t.forward_s / 1e9, t.end_s, t.traceback_s,
+                    t.cells_recomputed, last.score, (long long)last.query_end, (long long)last.subject_end,
+                    (long long)last.query_begin, (long long)last.subject_begin);
+        if (r > 0) wall.push_back(s_), fwd.push_back(t.forward_s);
+    }
+    std::sort(wall.begin(), wall.end());
+    std::sort(fwd.begin(), fwd.end());
+    const double mw = wall[wall.size() / 2], mf = fwd[fwd.size() / 2];
+    std::printf("summary: %s %lldx%lld %s: median %.4f s = %.1f GCUPS (forward pass %.4f s = %.1f GCUPS; total/forward %.2f)\n",
+                backend.c_str(), (long long)m, (long long)n, score_only ? "score" : "align", mw, cells / mw / 1e9, mf,
+                cells / mf / 1e9, mw / mf);
+    return 0;
+}

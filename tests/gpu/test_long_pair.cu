@@ -1,0 +1,93 @@
+// Long pairs on the GPU (gpu/long_pair.cu) against the CPU: the same score, end cell and alignment as sw_align (which
+// the [sw] host tests check against textbook Gotoh) and as the CPU long-pair backend, for random and related pairs
+// around band, chunk and grid edges; grids forced down to several levels with small budgets; pairs large enough to
+// run several generations of bands through the rings.
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/long_pair.hpp"
+#include "core/smith_waterman.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/gpu.hpp"
+#include "tests/gpu/harness.hpp"
+#include "tests/sequence_generators.hpp"
+
+namespace {
+
+using namespace swgpu;
+using namespace swgpu::testing;
+
+scoring dna_scoring(int match, int mismatch, int open, int extend) {
+    return {substitution_matrix::match_mismatch(match, mismatch), {open, extend}, seq_type::dna};
+}
+
+bool same(const alignment& a, const alignment& b) { return a == b; }
+
+void check_pair(const codes& q, const codes& s, const scoring& sc, std::size_t budget, const char* what) {
+    auto be = gpu::long_pair_backend(q, s, sc, budget);
+    const auto m = std::int64_t(q.size()), n = std::int64_t(s.size());
+    const auto want = sw_align(q, s, sc);
+    const auto end = long_pair::score(*be, m, n, sc);
+    const auto got = long_pair::align(*be, m, n, sc);
+    if (end.score != want.score || end.query_end != want.query_end || end.subject_end != want.subject_end ||
+        !same(got, want)) {
+        std::fprintf(stderr, "%s %zu x %zu: GPU score %d end %lld,%lld begin %lld,%lld; CPU score %d end %lld,%lld begin %lld,%lld\n",
+                     what, q.size(), s.size(), got.score, (long long)got.query_end, (long long)got.subject_end,
+                     (long long)got.query_begin, (long long)got.subject_begin, want.score, (long long)want.query_end,
+                     (long long)want.subject_end, (long long)want.query_begin, (long long)want.subject_begin);
+        CHECK(false);
+    }
+    CHECK(rescore(got, q, s, sc) == got.score);
+}
+
+}  // namespace
+
+GPU_TEST("long_pair: GPU rectangles give sw_align's alignment on random and related pairs (sanitize)") {
+    std::mt19937_64 rng(77);
+    const std::vector<scoring> scorings = {dna_scoring(2, -3, 5, 2), dna_scoring(1, -1, 2, 1),
+                                           {substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein}};
+    for (int k = 0; k < 24; ++k) {
+        const auto& sc = scorings[k % scorings.size()];
+        const auto& alphabet = sc.type == seq_type::dna ? dna4 : protein20;
+        auto [q, s] = random_pair(rng, 3000, alphabet, sc.matrix);
+        if (k % 2 == 0) {
+            q = random_sequence(rng, 500 + rng() % 3000, alphabet, sc.matrix);
+            s = mutate(rng, q, 0.05, 5, 200, alphabet, sc.matrix);
+        }
+        check_pair(q, s, sc, 0, "random");
+    }
+}
+
+GPU_TEST("long_pair: band, chunk and grid edges; tiny grid budgets force several levels") {
+    std::mt19937_64 rng(3);
+    const auto sc = dna_scoring(2, -3, 5, 2);
+    for (std::int64_t m : {1, 31, 127, 128, 129, 511, 512, 513, 1025}) {
+        for (std::int64_t n : {1, 31, 32, 33, 1023, 1024, 1025, 2049}) {
+            const auto q = random_sequence(rng, std::size_t(m), dna4, sc.matrix);
+            auto s = random_sequence(rng, std::size_t(n), dna4, sc.matrix);
+            if (m > 8 && n > 8) std::copy_n(q.begin(), std::min(q.size(), s.size()) / 2, s.begin() + std::min<std::size_t>(3, s.size() / 4));
+            check_pair(q, s, sc, 0, "edges");
+        }
+    }
+    for (std::size_t budget : {std::size_t(16) << 20, std::size_t(1) << 10}) {
+        const auto q = random_sequence(rng, 6000, dna4, sc.matrix);
+        const auto s = mutate(rng, q, 0.03, 10, 100, dna4, sc.matrix);
+        check_pair(q, s, sc, budget, "budget");
+    }
+}
+
+GPU_TEST("long_pair: 60 kbp related pair, several band generations, equals the CPU long-pair backend") {
+    std::mt19937_64 rng(11);
+    const auto sc = dna_scoring(2, -3, 5, 2);
+    const auto q = random_sequence(rng, 60000, dna4, sc.matrix);
+    const auto s = mutate(rng, q, 0.05, 40, 500, dna4, sc.matrix);
+    auto be = gpu::long_pair_backend(q, s, sc);
+    thread_pool pool(0);
+    long_pair::cpu_backend cpu(q, s, sc, pool);
+    const auto got = long_pair::align(*be, std::int64_t(q.size()), std::int64_t(s.size()), sc);
+    const auto want = long_pair::align(cpu, std::int64_t(q.size()), std::int64_t(s.size()), sc);
+    CHECK(got == want);
+    CHECK(got.score == sw_score(q, s, sc).score);
+    CHECK(rescore(got, q, s, sc) == got.score);
+}
