@@ -4,6 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <limits>
 #include <string>
 
@@ -66,13 +68,23 @@ public:
 
     void forward(const rect& area, const borders& b, std::int64_t K, grid& g, bool recomputed = true) {
         check_borders(area, b);
+        const auto t0 = clock::now();
         be_.forward(area, b, K, g);
-        if (recomputed && t_) t_->cells_recomputed += area.cells();
+        if (recomputed && t_) {
+            t_->cells_recomputed += area.cells();
+            ++t_->forward_calls;
+            t_->recompute_s += since(t0);
+        }
     }
     void trace_rect(const rect& area, const borders& b, int target, trace& tr) {
         check_borders(area, b);
+        const auto t0 = clock::now();
         be_.trace_rect(area, b, target, tr);
-        if (t_) t_->cells_recomputed += area.cells();
+        if (t_) {
+            t_->cells_recomputed += area.cells();
+            ++t_->trace_calls;
+            t_->trace_s += since(t0);
+        }
     }
 
     // The first cell in row-major order of g's rectangle whose H is `target` (the largest value in it).
@@ -115,14 +127,68 @@ public:
     }
     void walk_grid(const grid& g, const borders& b, walker& w) {
         const rect& area = g.area;
+        if (be_.trace_batch() > 1 && double(g.K) * double(g.K) <= be_.leaf_cells()) {
+            walk_leaves(g, b, w);
+            return;
+        }
         while (!w.stopped && w.i >= area.r0 && w.j >= area.c0) {
             const std::int64_t a = (w.i - area.r0) / g.K, bc = (w.j - area.c0) / g.K;
-            walk(g.block(a, bc), g.block_borders(a, bc, b), w);
+            const auto t0 = clock::now();
+            const borders inner = g.block_borders(a, bc, b);
+            if (t_) t_->borders_s += since(t0);
+            walk(g.block(a, bc), inner, w);
+        }
+    }
+
+    // A grid whose blocks are leaves, with a backend that traces many at once: on a block not traced yet, the block
+    // and the next ones along the diagonal band the walk is likely to follow (up and left, within one block of the
+    // diagonal) are traced together; blocks the walk has left behind (below or right of it) are dropped.
+    void walk_leaves(const grid& g, const borders& b, walker& w) {
+        const rect& area = g.area;
+        std::map<std::pair<std::int64_t, std::int64_t>, trace> traced;
+        const std::int64_t depth = static_cast<std::int64_t>(std::max<std::size_t>(be_.trace_batch() / 3, 1));
+        while (!w.stopped && w.i >= area.r0 && w.j >= area.c0) {
+            const std::int64_t a = (w.i - area.r0) / g.K, bc = (w.j - area.c0) / g.K;
+            auto it = traced.find({a, bc});
+            if (it == traced.end()) {
+                std::erase_if(traced, [&](const auto& kv) { return kv.first.first > a || kv.first.second > bc; });
+                std::vector<std::pair<std::int64_t, std::int64_t>> want{{a, bc}};
+                for (std::int64_t d = 0; d < depth && want.size() < be_.trace_batch(); ++d)
+                    for (const auto& [da, db] : {std::pair<std::int64_t, std::int64_t>{d + 1, d + 1}, {d + 1, d},
+                                                 {d, d + 1}}) {
+                        const auto blk = std::pair{a - da, bc - db};
+                        if (blk.first >= 0 && blk.second >= 0 && !traced.count(blk)) want.push_back(blk);
+                    }
+                std::vector<trace> got;
+                const auto t0 = clock::now();
+                be_.trace_blocks(g, b, want, got);
+                if (t_) {
+                    t_->trace_calls += want.size();
+                    t_->trace_s += since(t0);
+                    for (const auto& blk : want) t_->cells_recomputed += g.block(blk.first, blk.second).cells();
+                }
+                for (std::size_t k = 0; k < want.size(); ++k) traced[want[k]] = std::move(got[k]);
+                it = traced.find({a, bc});
+            }
+            // The block's borders are read only if the walk leaves it in a gap (rare: they cost a device copy).
+            std::optional<borders> inner;
+            walk_trace(it->second, [&]() -> const borders& {
+                if (!inner) {
+                    const auto t0 = clock::now();
+                    inner = g.block_borders(a, bc, b);
+                    if (t_) t_->borders_s += since(t0);
+                }
+                return *inner;
+            }, w);
         }
     }
 
     // The walk of sw_traceback over a traced rectangle.
     void walk_trace(const trace& tr, const borders& b, walker& w) {
+        walk_trace(tr, [&]() -> const borders& { return b; }, w);
+    }
+    template <class Borders>
+    void walk_trace(const trace& tr, const Borders& border_of, walker& w) {
         const rect& a = tr.area;
         while (!w.stopped && w.i >= a.r0 && w.j >= a.c0) {
             const int nib = tr.at(w.i, w.j);
@@ -140,14 +206,16 @@ public:
             } else if (w.state == 'E') {
                 w.reversed_ops.push_back('I');
                 const bool opens = w.i > a.r0 ? (tr.at(w.i - 1, w.j) & 4) != 0
-                                              : b.top_e[idx(w.j - a.c0)] == b.top_h[idx(w.j - a.c0 + 1)] - oe_;
+                                              : border_of().top_e[idx(w.j - a.c0)] ==
+                                                    border_of().top_h[idx(w.j - a.c0 + 1)] - oe_;
                 if (opens) w.state = 'H';
                 --w.i;
                 if (w.i < 0) throw runtime_failure("internal error: long-pair traceback ran past the first row");
             } else {
                 w.reversed_ops.push_back('D');
                 const bool opens = w.j > a.c0 ? (tr.at(w.i, w.j - 1) & 8) != 0
-                                              : b.left_f[idx(w.i - a.r0)] == b.left_h[idx(w.i - a.r0)] - oe_;
+                                              : border_of().left_f[idx(w.i - a.r0)] ==
+                                                    border_of().left_h[idx(w.i - a.r0)] - oe_;
                 if (opens) w.state = 'H';
                 --w.j;
                 if (w.j < 0) throw runtime_failure("internal error: long-pair traceback ran past the first column");
@@ -195,6 +263,14 @@ void check_sizes(std::int64_t m, std::int64_t n, const scoring& sc) {
 }
 
 }  // namespace
+
+void backend::trace_blocks(const grid& g, const borders& outer,
+                           std::span<const std::pair<std::int64_t, std::int64_t>> blocks, std::vector<trace>& out) {
+    out.resize(blocks.size());
+    for (std::size_t k = 0; k < blocks.size(); ++k)
+        trace_rect(g.block(blocks[k].first, blocks[k].second),
+                   g.block_borders(blocks[k].first, blocks[k].second, outer), 0, out[k]);
+}
 
 borders borders::matrix_edge(const rect& area, const scoring& sc) {
     const int oe = sc.gaps.open + sc.gaps.extend;

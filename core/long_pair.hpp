@@ -103,12 +103,15 @@ struct grid {
 struct trace {
     rect area;
     std::int64_t stride = 0;             // nibbles per column (even, >= rows)
-    std::vector<std::uint8_t> nibbles;
+    std::vector<std::uint8_t> nibbles;   // the nibbles, or empty when `shared` holds them
+    // Nibbles in memory shared with other traces (a backend's batch buffer, released when the last trace goes).
+    std::shared_ptr<const std::uint8_t> shared;
+    const std::uint8_t* data() const { return nibbles.empty() ? shared.get() : nibbles.data(); }
     // With a target score: the first cell in row-major order whose H equals it, or (-1, -1).
     std::int64_t hit_i = -1, hit_j = -1;
     int at(std::int64_t i, std::int64_t j) const {
         const std::int64_t k = (j - area.c0) * stride + (i - area.r0);
-        return (nibbles[static_cast<std::size_t>(k >> 1)] >> ((k & 1) * 4)) & 15;
+        return (data()[static_cast<std::size_t>(k >> 1)] >> ((k & 1) * 4)) & 15;
     }
 };
 
@@ -120,6 +123,12 @@ public:
     virtual void forward(const rect& area, const borders& b, std::int64_t K, grid& out) = 0;
     // The trace of `area` (at most leaf_cells() cells); target > 0 also finds the first cell scoring target.
     virtual void trace_rect(const rect& area, const borders& b, int target, trace& out) = 0;
+    // The traces of whole blocks (a, b) of g (each at most leaf_cells() cells), their borders from g and `outer`
+    // (the borders of g's rectangle). The walk asks for the block it needs and for the blocks it is likely to need
+    // next, up to trace_batch() at once; this default traces them one by one.
+    virtual void trace_blocks(const grid& g, const borders& outer,
+                              std::span<const std::pair<std::int64_t, std::int64_t>> blocks, std::vector<trace>& out);
+    virtual std::size_t trace_batch() const { return 1; }
     virtual std::int64_t spacing_multiple() const = 0;
     virtual double leaf_cells() const = 0;
     // Bytes the grids of one level may take.
@@ -152,6 +161,8 @@ struct timing {
     double end_s = 0;         // finding the end cell in the blocks that hold the best score
     double traceback_s = 0;
     double cells_recomputed = 0;  // cells of forward() and trace() calls after the first
+    std::size_t forward_calls = 0, trace_calls = 0;  // after the first forward pass
+    double recompute_s = 0, trace_s = 0, borders_s = 0;  // in those calls, and fetching block borders
 };
 
 // Score and end cell (the same as sw_score).

@@ -18,10 +18,14 @@
 //
 // Synchronization protocol (per 32-column chunk, lane 0 of each warp does the waiting and publishing):
 //   consumer: waits until produced[w-1] (or row_ready) >= base + end of the chunk (ld.acquire.gpu); the warp loads
-//             the chunk's 32 inputs into shared memory; __syncwarp; lane 0 st.release consumed[w-1] = base + end.
+//             the chunk's 32 inputs into shared memory; __syncwarp; every 8th chunk and at the band's end lane 0
+//             st.release consumed[w-1] = base + end (the ring is 32 chunks deep, so handing slots back late costs no
+//             wait).
 //   producer: lane 31's outputs of the chunk's steps are staged in shared memory; lane 0 waits until consumed[w]
 //             shows the slots are free (s - ring_len consumed); the warp stores the 32 entries (st.global.cg);
-//             __syncwarp; lane 0 __threadfence + st.release produced[w] = base + columns written.
+//             __syncwarp (which orders the lanes' stores before lane 0's next operations); lane 0 st.release
+//             produced[w] = base + columns written (release is cumulative: it publishes the other lanes' stores).
+//   Lane 0 keeps the last value it read of each counter and reads again only when that value does not suffice.
 // Every counter sits in a 128-byte line of its own. Waits are bounded (spin_backoff traps after 20 s). All NW warps
 // are resident at once (NW is the occupancy bound or less), and every wait is for a warp of an earlier band, or, for
 // ring space, for the next band, which depends only on earlier bands: no wait can close a cycle.
@@ -35,8 +39,13 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "core/error.hpp"
@@ -53,9 +62,9 @@ namespace {
 constexpr int warp_size = 32;
 constexpr int flag_stride = 16;        // 64-bit counters per 128-byte line
 constexpr int pad_score = -(1 << 24);  // σ of rows below the rectangle (never read back)
-constexpr int forward_rows = 16;       // R of the forward kernel: bands of 512 rows
 constexpr int trace_rows = 4;          // R of the trace kernel: bands of 128 rows
-constexpr int warps_per_block = 4;
+constexpr int max_forward_rows = 32;   // grid spacings are multiples of every forward entry's band
+constexpr int max_warps_per_block = 4;
 constexpr long long ring_len = 1024;   // columns per ring (power of two)
 
 struct band_params {
@@ -98,20 +107,25 @@ __device__ __forceinline__ unsigned long long load_acquire(const unsigned long l
 __device__ __forceinline__ void store_release(unsigned long long* p, unsigned long long v) {
     asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ void wait_at_least(const unsigned long long* p, unsigned long long need) {
+// Waits until *p >= need. `seen` caches the last value read: a counter only grows, so a wait that the cached value
+// already satisfies costs no load (the acquire that read it ordered everything up to that value).
+__device__ __forceinline__ void wait_at_least(const unsigned long long* p, unsigned long long need,
+                                              unsigned long long& seen) {
+    if (seen >= need) return;
     unsigned spins = 0;
     std::uint64_t since = 0;
-    while (load_acquire(p) < need) spin_backoff(spins, since);
+    while ((seen = load_acquire(p)) < need) spin_backoff(spins, since);
 }
 
 template <int R>
 constexpr int profile_words(int letters) {
     return letters * kernels::chunk_row_words(warp_size, R);
 }
-// Shared memory of one warp: its band's profile, then 32 staged inputs and 32 staged outputs (int2 each).
+// Shared memory of one warp: its band's profile, then 32 staged inputs and 32 staged outputs (int2 each), then the
+// 64 subject letters a chunk of 32 steps reads (columns k0 - 31 .. k0 + 32).
 template <int R>
 constexpr std::size_t warp_smem_words(int letters) {
-    return static_cast<std::size_t>(profile_words<R>(letters)) + 4 * warp_size;
+    return static_cast<std::size_t>(profile_words<R>(letters)) + 4 * warp_size + 16;
 }
 
 // One step of a lane in the trace kernel: R cells of column j, with their nibbles (see core/long_pair.hpp).
@@ -138,18 +152,53 @@ __device__ __forceinline__ unsigned trace_cells(const std::uint32_t* prof, int d
     return bits;
 }
 
-template <int R, bool Trace>
-__global__ void __launch_bounds__(warps_per_block * warp_size) band_kernel(const band_params p) {
+// The forward step with H feeding both gaps (5.5 DPX instructions per cell instead of row_cells' 6.5, at the price
+// of a longer dependency from one row to the next: E -> H -> H - oe -> E'):
+//   x = max(H[i-1][j-1] + σ, F, 0); H = max(x, E); g = H - oe; E' = max(E - e, g); F' = max(F - e, g).
+template <int R>
+__device__ __forceinline__ void row_cells_h(const std::uint32_t* __restrict__ prof, std::uint32_t diag, std::uint32_t& e,
+                                            std::uint32_t (&h)[R], std::uint32_t (&f)[R], std::uint32_t& m,
+                                            std::uint32_t neg_oe, std::uint32_t neg_e) {
+    using L = kernels::lanes_s32;
+    std::uint32_t sc[R];
+#pragma unroll
+    for (int c4 = 0; c4 < R; c4 += 4) {
+        const uint4 v = *reinterpret_cast<const uint4*>(prof + c4);
+        sc[c4] = v.x, sc[c4 + 1] = v.y, sc[c4 + 2] = v.z, sc[c4 + 3] = v.w;
+    }
+    std::uint32_t previous = 0;
+#pragma unroll
+    for (int c = 0; c < R; ++c) {
+        const std::uint32_t x = static_cast<std::uint32_t>(__viaddmax_s32_relu(
+            static_cast<int>(diag), static_cast<int>(sc[c]), static_cast<int>(f[c])));
+        diag = h[c];
+        const std::uint32_t hv = L::max2(x, e);
+        const std::uint32_t g = L::add(hv, neg_oe);
+        e = L::addmax(e, neg_e, g);
+        f[c] = L::addmax(f[c], neg_e, g);
+        h[c] = hv;
+        if (c & 1) m = L::max3(m, previous, x);
+        else if (c == R - 1) m = L::max2(m, x);
+        previous = x;
+    }
+}
+
+// Kernel kinds: the forward pass with row_cells (6.5 instructions per cell) or row_cells_h (5.5), and the trace.
+enum band_kind : int { forward_x = 0, forward_h = 1, trace_kind = 2 };
+
+// The bands of one rectangle, for the warp with index gw among p.warps (wib: its index in the block).
+template <int R, int Kind>
+__device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib) {
+    constexpr bool Trace = Kind == trace_kind;
     constexpr int S = warp_size * R;
     constexpr int stripe = kernels::chunk_stripe_words(R);
     constexpr int row_words = kernels::chunk_row_words(warp_size, R);
     extern __shared__ uint4 smem_storage[];
-    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
-    const int gw = blockIdx.x * warps_per_block + wib;
-    if (gw >= p.warps) return;
+    const int lane = threadIdx.x & 31;
     std::uint32_t* prof = reinterpret_cast<std::uint32_t*>(smem_storage) + wib * warp_smem_words<R>(p.letters);
     int2* stage_in = reinterpret_cast<int2*>(prof + profile_words<R>(p.letters));
     int2* stage_out = stage_in + warp_size;
+    std::uint8_t* stage_letters = reinterpret_cast<std::uint8_t*>(stage_out + warp_size);
     const long long rows = p.rows, cols = p.cols;
     const int oe = p.gap_oe, ext = p.gap_e;
     const std::uint32_t neg_oe = static_cast<std::uint32_t>(-oe), neg_e = static_cast<std::uint32_t>(-ext);
@@ -196,16 +245,24 @@ __global__ void __launch_bounds__(warps_per_block * warp_size) band_kernel(const
         if (lane == 0) hdiag = static_cast<std::uint32_t>(from_top ? p.top_h[0] : p.left_h[row0 - 1]);
         else if (my_row - 1 < rows) hin = static_cast<std::uint32_t>(p.left_h[my_row - 1]);
         std::uint32_t m = 0;
+        unsigned long long seen_produced = 0, seen_consumed = 0;  // lane 0's last reads of the two counters
         long long next_line = Trace ? LLONG_MAX : p.K - 1;  // the lane's next checkpoint column
         const long long block_row = Trace ? 0 : row0 / p.K;
 
         const long long steps = cols + warp_size - 1;
         for (long long k0 = 0; k0 < steps; k0 += warp_size) {
             __syncwarp();
+            // The letters of this chunk's columns, so that no step waits on a global load.
+            {
+                const long long j0 = k0 - (warp_size - 1) + lane, j1 = k0 + 1 + lane;
+                stage_letters[lane] = j0 >= 0 && j0 < cols ? p.subject[j0] : 0;
+                stage_letters[warp_size + lane] = j1 < cols ? p.subject[j1] : 0;
+            }
+            __syncwarp();
             if (k0 < cols) {
                 const long long end = min(k0 + warp_size, cols);
                 if (in_flag) {
-                    if (lane == 0) wait_at_least(in_flag, base + end);
+                    if (lane == 0) wait_at_least(in_flag, base + end, seen_produced);
                     __syncwarp();
                 }
                 const long long j = k0 + lane;
@@ -217,7 +274,9 @@ __global__ void __launch_bounds__(warps_per_block * warp_size) band_kernel(const
                     stage_in[lane] = v;
                 }
                 __syncwarp();
-                if (in_consumed && lane == 0) store_release(in_consumed, base + end);
+                // Slots are handed back every 8 chunks (the ring is 32 chunks deep) and at the end of the band.
+                if (in_consumed && lane == 0 && ((k0 / warp_size) % 8 == 7 || end == cols))
+                    store_release(in_consumed, base + end);
             }
 #pragma unroll 1
             for (int s = 0; s < warp_size; ++s) {
@@ -231,7 +290,7 @@ __global__ void __launch_bounds__(warps_per_block * warp_size) band_kernel(const
                 hdiag = hin;
                 std::uint32_t e = ein;
                 if (j >= 0 && j < cols) {
-                    const int x = __ldg(p.subject + j);
+                    const int x = stage_letters[s - lane + warp_size - 1];
                     const std::uint32_t* pr = prof + x * row_words + lane * stripe;
                     if constexpr (Trace) {
                         int ei = static_cast<int>(e);
@@ -242,7 +301,8 @@ __global__ void __launch_bounds__(warps_per_block * warp_size) band_kernel(const
                         static_assert(R == 4, "the trace kernel stores 4 nibbles per lane and step");
                         *reinterpret_cast<std::uint16_t*>(p.trace + (nib >> 1)) = static_cast<std::uint16_t>(bits);
                     } else {
-                        kernels::row_cells<R, kernels::lanes_s32>(pr, diag, e, h, f, m, neg_oe, neg_e);
+                        if constexpr (Kind == forward_h) row_cells_h<R>(pr, diag, e, h, f, m, neg_oe, neg_e);
+                        else kernels::row_cells<R, kernels::lanes_s32>(pr, diag, e, h, f, m, neg_oe, neg_e);
                         if (j == next_line || j == cols - 1) {
                             atomicMax(p.block_max + block_row * p.B + j / p.K, static_cast<int>(m));
                             m = 0;
@@ -269,7 +329,7 @@ __global__ void __launch_bounds__(warps_per_block * warp_size) band_kernel(const
             const long long last = min(k0, cols - 1);
             if ((out_flag || ck_row >= 0) && last >= 0) {
                 if (out_consumed && lane == 0 && out_base + last + 1 > static_cast<unsigned long long>(ring_len))
-                    wait_at_least(out_consumed, out_base + last + 1 - ring_len);
+                    wait_at_least(out_consumed, out_base + last + 1 - ring_len, seen_consumed);
                 __syncwarp();
                 const long long jo = k0 - (warp_size - 1) + lane;
                 if (jo >= 0 && jo < cols) {
@@ -282,13 +342,34 @@ __global__ void __launch_bounds__(warps_per_block * warp_size) band_kernel(const
                     }
                 }
                 __syncwarp();
-                if (out_flag && lane == 0) {
-                    __threadfence();
-                    store_release(out_flag, out_base + last + 1);
-                }
+                // The release store makes every lane's ring stores (ordered before it by the __syncwarp) visible
+                // to the consumer's acquire.
+                if (out_flag && lane == 0) store_release(out_flag, out_base + last + 1);
             }
         }
     }
+}
+
+template <int R, int Kind>
+__global__ void __launch_bounds__(max_warps_per_block * warp_size) band_kernel(const band_params p) {
+    const int wib = threadIdx.x >> 5;
+    const int gw = blockIdx.x * (blockDim.x / warp_size) + wib;
+    if (gw < p.warps) run_bands<R, Kind>(p, gw, wib);
+}
+
+// Several rectangles in one launch (leaves of a traceback): rectangle l has warps [first[l], first[l] + warps), each
+// with rings and counters of its own; one warp per block.
+template <int R, int Kind>
+__global__ void __launch_bounds__(warp_size) band_batch_kernel(const band_params* rects, const int* first, int count) {
+    const int gw = blockIdx.x;
+    int lo = 0, hi = count - 1;  // the last rectangle whose first warp is <= gw
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (first[mid] <= gw) lo = mid;
+        else hi = mid - 1;
+    }
+    const band_params p = rects[lo];
+    if (gw - first[lo] < p.warps) run_bands<R, Kind>(p, gw - first[lo], 0);
 }
 
 // Device memory from the stream-ordered pool (allocations after the first cost next to nothing).
@@ -394,11 +475,29 @@ public:
         subject_.upload(codes.data(), codes.size(), stream_.get());
         sigma_.upload(sigma, stream_.get());
         stream_.synchronize();
-        configure<forward_rows, false>(fwd_);
-        configure<trace_rows, true>(trc_);
+        // Forward entries (rows per lane, cell code); SWGPU_LONG_ENTRY picks one for measurements.
+        // The default is the first entry that fits (bands of 1024 rows were fastest on the H100: 1 Mbp x 1 Mbp,
+        // bands of 1024/512/256 rows: 1.58/1.48/1.05 TCUPS; the cells of row_cells_h were no faster);
+        // SWGPU_LONG_ENTRY picks another one for measurements.
+        forward_entries_ = {configure<32, forward_x>(), configure<16, forward_x>(), configure<8, forward_x>(),
+                            configure<32, forward_h>(), configure<16, forward_h>(), configure<8, forward_h>()};
+        for (const auto& e : forward_entries_)
+            if (!fwd_.resident_warps && e.resident_warps) fwd_ = e;
+        if (const char* e = std::getenv("SWGPU_LONG_ENTRY")) {
+            const int k = std::atoi(e);
+            if (k >= 0 && k < static_cast<int>(forward_entries_.size()) && forward_entries_[k].resident_warps)
+                fwd_ = forward_entries_[k];
+        }
+        // A leaf has few bands: one warp per block spreads them over as many SMs.
+        trc_ = configure<trace_rows, trace_kind>(1);
+        SWGPU_CUDA_CHECK(cudaFuncSetAttribute(&band_batch_kernel<trace_rows, trace_kind>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(trc_.smem)));
+        if (!fwd_.resident_warps || !trc_.resident_warps)
+            throw runtime_failure("the long-pair kernels do not fit in this GPU's shared memory");
     }
 
-    std::int64_t spacing_multiple() const override { return warp_size * forward_rows; }
+    std::int64_t spacing_multiple() const override { return warp_size * max_forward_rows; }
     double leaf_cells() const override { return double(1 << 20); }
     std::size_t grid_budget() const override { return budget_; }
 
@@ -423,7 +522,7 @@ public:
         p.col_h = lines->col_h.data();
         p.col_f = lines->col_f.data();
         p.block_max = block_max.data();
-        launch<forward_rows, false>(fwd_, p, area);
+        launch(fwd_, p, area);
         g.block_max.resize(block_max.size());
         SWGPU_CUDA_CHECK(cudaMemcpyAsync(g.block_max.data(), block_max.data(), block_max.size() * sizeof(int),
                                          cudaMemcpyDeviceToHost, s));
@@ -448,48 +547,239 @@ public:
         p.stride = out.stride;
         p.target = target > 0 ? target : INT_MIN;
         p.first_hit = hit.data();
-        launch<trace_rows, true>(trc_, p, area);
-        out.nibbles.resize(bytes);
-        unsigned long long first = 0;
-        SWGPU_CUDA_CHECK(cudaMemcpyAsync(out.nibbles.data(), nibbles.data(), bytes, cudaMemcpyDeviceToHost, s));
-        SWGPU_CUDA_CHECK(cudaMemcpyAsync(&first, hit.data(), sizeof first, cudaMemcpyDeviceToHost, s));
+        launch(trc_, p, area);
+        std::uint8_t* staged = pinned(bytes + sizeof(unsigned long long), 1);
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(staged, nibbles.data(), bytes, cudaMemcpyDeviceToHost, s));
+        SWGPU_CUDA_CHECK(
+            cudaMemcpyAsync(staged + bytes, hit.data(), sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
         stream_.synchronize();
+        out.nibbles.assign(staged, staged + bytes);
+        unsigned long long first = 0;
+        std::memcpy(&first, staged + bytes, sizeof first);
         if (target > 0 && first != ~0ull) {
             out.hit_i = area.r0 + static_cast<std::int64_t>(first >> 32);
             out.hit_j = area.c0 + static_cast<std::int64_t>(first & 0xffffffffull);
         }
     }
 
+    std::size_t trace_batch() const override { return 96; }
+
+    // Leaves traced in one launch: their borders are gathered on the device from the grid's lines (and the grid's own
+    // borders, uploaded once), each leaf gets rings and counters of its own, and all nibbles come back in one copy.
+    void trace_blocks(const long_pair::grid& g, const long_pair::borders& outer,
+                      std::span<const std::pair<std::int64_t, std::int64_t>> blocks,
+                      std::vector<long_pair::trace>& out) override {
+        const auto* lines = dynamic_cast<const device_grid_lines*>(g.lines.get());
+        if (!lines || blocks.empty()) {
+            long_pair::backend::trace_blocks(g, outer, blocks, out);
+            return;
+        }
+        const cudaStream_t s = stream_.get();
+        const long long S = warp_size * trace_rows;
+        const std::size_t rows = static_cast<std::size_t>(g.area.rows()), cols = static_cast<std::size_t>(g.area.cols());
+        // The grid's own borders on the device: top_h (cols + 1), top_e, left_h, left_f.
+        const std::size_t outer_words = 2 * (rows + cols) + 1;
+        pooled<int> outer_d(outer_words, s);
+        {
+            int* h = reinterpret_cast<int*>(pinned(outer_words * sizeof(int), 0));
+            std::copy(outer.top_h.begin(), outer.top_h.end(), h);
+            std::copy(outer.top_e.begin(), outer.top_e.end(), h + cols + 1);
+            std::copy(outer.left_h.begin(), outer.left_h.end(), h + 2 * cols + 1);
+            std::copy(outer.left_f.begin(), outer.left_f.end(), h + 2 * cols + 1 + rows);
+            SWGPU_CUDA_CHECK(cudaMemcpyAsync(outer_d.data(), h, outer_words * sizeof(int), cudaMemcpyHostToDevice, s));
+        }
+        const int* o_top_h = outer_d.data();
+        const int* o_top_e = o_top_h + cols + 1;
+        const int* o_left_h = o_top_h + 2 * cols + 1;
+        const int* o_left_f = o_left_h + rows;
+
+        std::vector<band_params> params(blocks.size());
+        std::vector<int> first(blocks.size());
+        std::vector<std::size_t> nibble_offset(blocks.size() + 1, 0), border_offset(blocks.size() + 1, 0);
+        int warps = 0;
+        out.assign(blocks.size(), {});
+        for (std::size_t k = 0; k < blocks.size(); ++k) {
+            const auto r = g.block(blocks[k].first, blocks[k].second);
+            auto& tr = out[k];
+            tr.area = r;
+            tr.stride = (r.rows() + S - 1) / S * S;
+            nibble_offset[k + 1] = nibble_offset[k] + static_cast<std::size_t>(tr.stride * r.cols() / 2);
+            border_offset[k + 1] = border_offset[k] + static_cast<std::size_t>(2 * (r.rows() + r.cols()) + 1);
+            first[k] = warps;
+            warps += static_cast<int>(tr.stride / S);
+        }
+        if (warps > trc_.resident_warps) {  // more bands than fit at once: in smaller launches
+            const std::size_t half = blocks.size() / 2;
+            std::vector<long_pair::trace> tail;
+            trace_blocks(g, outer, blocks.first(half), out);
+            trace_blocks(g, outer, blocks.subspan(half), tail);
+            for (auto& t : tail) out.push_back(std::move(t));
+            return;
+        }
+        pooled<int> border_d(border_offset.back(), s);
+        pooled<std::uint8_t> nibbles(nibble_offset.back(), s);
+        pooled<int2> ring(static_cast<std::size_t>(warps) * ring_len, s);
+        pooled<unsigned long long> flags(static_cast<std::size_t>(2 * warps) * flag_stride, s);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, flags.size() * sizeof(unsigned long long), s));
+        auto d2d = [&](int* to, const int* from, std::int64_t count) {
+            if (count > 0)
+                SWGPU_CUDA_CHECK(cudaMemcpyAsync(to, from, static_cast<std::size_t>(count) * sizeof(int),
+                                                 cudaMemcpyDeviceToDevice, s));
+        };
+        for (std::size_t k = 0; k < blocks.size(); ++k) {
+            const auto [a, b] = blocks[k];
+            const auto r = out[k].area;
+            const std::int64_t w = r.cols(), h = r.rows(), jc = r.c0 - g.area.c0, ir = r.r0 - g.area.r0;
+            int* top_h = border_d.data() + border_offset[k];
+            int* top_e = top_h + w + 1;
+            int* left_h = top_e + w;
+            int* left_f = left_h + h;
+            // As grid::block_borders, on the device.
+            if (a == 0) {
+                d2d(top_h, o_top_h + jc, w + 1);
+                d2d(top_e, o_top_e + jc, w);
+            } else {
+                const int* rh = lines->row_h.data() + (a - 1) * static_cast<std::int64_t>(cols);
+                const int* re = lines->row_e.data() + (a - 1) * static_cast<std::int64_t>(cols);
+                d2d(top_h, b == 0 ? o_left_h + ir - 1 : rh + jc - 1, 1);
+                d2d(top_h + 1, rh + jc, w);
+                d2d(top_e, re + jc, w);
+            }
+            if (b == 0) {
+                d2d(left_h, o_left_h + ir, h);
+                d2d(left_f, o_left_f + ir, h);
+            } else {
+                d2d(left_h, lines->col_h.data() + (b - 1) * static_cast<std::int64_t>(rows) + ir, h);
+                d2d(left_f, lines->col_f.data() + (b - 1) * static_cast<std::int64_t>(rows) + ir, h);
+            }
+            band_params& p = params[k];
+            p.query = query_.data() + r.r0;
+            p.subject = subject_.data() + r.c0;
+            p.rows = h;
+            p.cols = w;
+            p.top_h = top_h;
+            p.top_e = top_e;
+            p.left_h = left_h;
+            p.left_f = left_f;
+            p.sigma = sigma_.data();
+            p.letters = letters_;
+            p.gap_oe = oe_;
+            p.gap_e = ext_;
+            p.K = 1;
+            p.bands = out[k].stride / S;
+            p.warps = static_cast<int>(p.bands);
+            p.ring = ring.data() + static_cast<std::size_t>(first[k]) * ring_len;
+            p.produced = flags.data() + static_cast<std::size_t>(first[k]) * flag_stride;
+            p.consumed = flags.data() + static_cast<std::size_t>(warps + first[k]) * flag_stride;
+            p.row_buffer = nullptr;  // one generation of bands: the last band hands nothing on
+            p.row_ready = nullptr;
+            p.trace = nibbles.data() + nibble_offset[k];
+            p.stride = out[k].stride;
+            p.target = INT_MIN;
+            p.first_hit = nullptr;
+        }
+        pooled<band_params> params_d(params.size(), s);
+        pooled<int> first_d(first.size(), s);
+        // The pinned upload buffer holds the outer borders: wait for that copy before reusing it.
+        stream_.synchronize();
+        auto* staged = pinned(params.size() * sizeof(band_params) + first.size() * sizeof(int), 0);
+        std::memcpy(staged, params.data(), params.size() * sizeof(band_params));
+        std::memcpy(staged + params.size() * sizeof(band_params), first.data(), first.size() * sizeof(int));
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(params_d.data(), staged, params.size() * sizeof(band_params),
+                                         cudaMemcpyHostToDevice, s));
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(first_d.data(), staged + params.size() * sizeof(band_params),
+                                         first.size() * sizeof(int), cudaMemcpyHostToDevice, s));
+        band_batch_kernel<trace_rows, trace_kind><<<warps, warp_size, trc_.smem / trc_.warps_per_block, s>>>(
+            params_d.data(), first_d.data(), static_cast<int>(params.size()));
+        SWGPU_CUDA_CHECK_LAUNCH("band_batch_kernel");
+        // Into a pinned buffer of the batch pool that the traces share (no host copy; back to the pool when the walk
+        // has dropped the last of them).
+        std::shared_ptr<std::uint8_t> back = batch_buffer(nibble_offset.back());
+        SWGPU_CUDA_CHECK(
+            cudaMemcpyAsync(back.get(), nibbles.data(), nibble_offset.back(), cudaMemcpyDeviceToHost, s));
+        stream_.synchronize();
+        for (std::size_t k = 0; k < blocks.size(); ++k)
+            out[k].shared = std::shared_ptr<const std::uint8_t>(back, back.get() + nibble_offset[k]);
+    }
+
 private:
+    // Pinned host buffers for batches of traces, kept in a pool: a buffer returns to it when its last user is gone.
+    struct pinned_pool {
+        std::mutex lock;
+        std::vector<std::pair<std::uint8_t*, std::size_t>> free;
+        ~pinned_pool() {
+            for (auto& [p, n] : free) (void)cudaFreeHost(p);
+        }
+    };
+    std::shared_ptr<std::uint8_t> batch_buffer(std::size_t bytes) {
+        std::uint8_t* p = nullptr;
+        std::size_t size = 0;
+        {
+            std::lock_guard<std::mutex> g(pool_->lock);
+            for (auto it = pool_->free.begin(); it != pool_->free.end(); ++it)
+                if (it->second >= bytes) {
+                    std::tie(p, size) = *it;
+                    pool_->free.erase(it);
+                    break;
+                }
+        }
+        if (!p) {
+            size = bytes;
+            SWGPU_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), size));
+        }
+        return std::shared_ptr<std::uint8_t>(p, [pool = pool_, size](std::uint8_t* q) {
+            std::lock_guard<std::mutex> g(pool->lock);
+            pool->free.emplace_back(q, size);
+        });
+    }
+    std::shared_ptr<pinned_pool> pool_ = std::make_shared<pinned_pool>();
+
     struct kernel_config {
-        int resident_warps = 0;
+        void (*kernel)(band_params) = nullptr;
+        int rows = 0;  // R
+        int warps_per_block = 0;
+        int resident_warps = 0;  // 0: does not fit (the profile of this many letters is too large)
         std::size_t smem = 0;
     };
-    template <int R, bool Trace>
-    void configure(kernel_config& cfg) {
-        cfg.smem = warps_per_block * warp_smem_words<R>(letters_) * sizeof(std::uint32_t);
-        auto* kernel = &band_kernel<R, Trace>;
-        SWGPU_CUDA_CHECK(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg.smem)));
-        int blocks = 0;
-        SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, warps_per_block * warp_size,
-                                                                       cfg.smem));
-        if (blocks < 1) throw runtime_failure("the long-pair kernel does not fit on this GPU");
-        cfg.resident_warps = blocks * sms_ * warps_per_block;
+    // The most warps per block (4, 2 or 1) whose profiles fit in shared memory.
+    template <int R, int Kind>
+    kernel_config configure(int most_warps = max_warps_per_block) {
+        kernel_config cfg;
+        cfg.kernel = &band_kernel<R, Kind>;
+        cfg.rows = R;
+        int dev = 0, smem_max = 0;
+        SWGPU_CUDA_CHECK(cudaGetDevice(&dev));
+        SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        for (int w = most_warps; w >= 1; w /= 2) {
+            const std::size_t smem = w * warp_smem_words<R>(letters_) * sizeof(std::uint32_t);
+            if (smem > static_cast<std::size_t>(smem_max)) continue;
+            SWGPU_CUDA_CHECK(cudaFuncSetAttribute(cfg.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  static_cast<int>(smem)));
+            int blocks = 0;
+            SWGPU_CUDA_CHECK(
+                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, cfg.kernel, w * warp_size, smem));
+            if (blocks < 1) continue;
+            cfg.warps_per_block = w;
+            cfg.smem = smem;
+            cfg.resident_warps = blocks * sms_ * w;
+            break;
+        }
+        return cfg;
     }
 
     band_params common(const long_pair::rect& area, const long_pair::borders& b) {
         const cudaStream_t s = stream_.get();
         const std::size_t rows = static_cast<std::size_t>(area.rows()), cols = static_cast<std::size_t>(area.cols());
-        borders_ = pooled<int>(2 * (rows + cols) + 1, s);
+        const std::size_t words = 2 * (rows + cols) + 1;
+        borders_ = pooled<int>(words, s);
         int* d = borders_.data();
-        SWGPU_CUDA_CHECK(cudaMemcpyAsync(d, b.top_h.data(), (cols + 1) * sizeof(int), cudaMemcpyHostToDevice, s));
-        SWGPU_CUDA_CHECK(
-            cudaMemcpyAsync(d + cols + 1, b.top_e.data(), cols * sizeof(int), cudaMemcpyHostToDevice, s));
-        SWGPU_CUDA_CHECK(
-            cudaMemcpyAsync(d + 2 * cols + 1, b.left_h.data(), rows * sizeof(int), cudaMemcpyHostToDevice, s));
-        SWGPU_CUDA_CHECK(cudaMemcpyAsync(d + 2 * cols + 1 + rows, b.left_f.data(), rows * sizeof(int),
-                                         cudaMemcpyHostToDevice, s));
+        // One copy from pinned memory (the previous call's copy is done: every call ends with a synchronize).
+        int* h = reinterpret_cast<int*>(pinned(words * sizeof(int), 0));
+        std::copy(b.top_h.begin(), b.top_h.end(), h);
+        std::copy(b.top_e.begin(), b.top_e.end(), h + cols + 1);
+        std::copy(b.left_h.begin(), b.left_h.end(), h + 2 * cols + 1);
+        std::copy(b.left_f.begin(), b.left_f.end(), h + 2 * cols + 1 + rows);
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(d, h, words * sizeof(int), cudaMemcpyHostToDevice, s));
         band_params p{};
         p.query = query_.data() + area.r0;
         p.subject = subject_.data() + area.c0;
@@ -507,10 +797,9 @@ private:
         return p;
     }
 
-    template <int R, bool Trace>
     void launch(const kernel_config& cfg, band_params& p, const long_pair::rect& area) {
         const cudaStream_t s = stream_.get();
-        const long long S = warp_size * R;
+        const long long S = warp_size * cfg.rows;
         p.bands = (area.rows() + S - 1) / S;
         // As many warps as fit at once, spread so that every generation of bands is full.
         const long long generations = (p.bands + cfg.resident_warps - 1) / cfg.resident_warps;
@@ -524,11 +813,46 @@ private:
         p.consumed = flags_.data() + static_cast<std::size_t>(p.warps) * flag_stride;
         p.row_ready = flags_.data() + static_cast<std::size_t>(2 * p.warps) * flag_stride;
         p.row_buffer = row_buffer_.data();
-        const int blocks = (p.warps + warps_per_block - 1) / warps_per_block;
-        band_kernel<R, Trace><<<blocks, warps_per_block * warp_size, cfg.smem, s>>>(p);
+        const int blocks = (p.warps + cfg.warps_per_block - 1) / cfg.warps_per_block;
+        if (profile_) profile_start_.record(s);
+        cfg.kernel<<<blocks, cfg.warps_per_block * warp_size, cfg.smem, s>>>(p);
         SWGPU_CUDA_CHECK_LAUNCH("band_kernel");
+        if (profile_) {
+            profile_end_.record(s);
+            profile_end_.synchronize();
+            (cfg.rows == trace_rows ? trace_kernel_ms_ : forward_kernel_ms_) += profile_end_.since(profile_start_);
+        }
     }
 
+    // Pinned host buffer `slot` (0: uploads, 1: downloads) of at least `bytes`, reused from call to call; every call
+    // synchronizes its stream before it returns, so no copy from or to it is in flight when it is reused or resized.
+    std::uint8_t* pinned(std::size_t bytes, int slot) {
+        if (bytes > pinned_bytes_[slot]) {
+            if (pinned_[slot]) (void)cudaFreeHost(pinned_[slot]);
+            pinned_[slot] = nullptr;
+            pinned_bytes_[slot] = 0;
+            SWGPU_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&pinned_[slot]), bytes));
+            pinned_bytes_[slot] = bytes;
+        }
+        return pinned_[slot];
+    }
+
+public:
+    ~gpu_backend() override {
+        for (auto* p : pinned_)
+            if (p) (void)cudaFreeHost(p);
+        if (profile_)
+            std::fprintf(stderr, "long_pair kernels: forward %.3f ms, trace %.3f ms\n", forward_kernel_ms_,
+                         trace_kernel_ms_);
+    }
+
+private:
+    // SWGPU_LONG_PROFILE=1: kernel times (CUDA events) on stderr when the backend goes away, for benchmarks.
+    bool profile_ = std::getenv("SWGPU_LONG_PROFILE") != nullptr;
+    cuda_event profile_start_, profile_end_;
+    double forward_kernel_ms_ = 0, trace_kernel_ms_ = 0;
+    std::uint8_t* pinned_[2] = {nullptr, nullptr};
+    std::size_t pinned_bytes_[2] = {0, 0};
     int oe_, ext_;
     int sms_ = 0;
     int letters_ = 1;
@@ -540,6 +864,7 @@ private:
     pooled<int2> ring_;
     pooled<unsigned long long> flags_;
     pooled<int2> row_buffer_;
+    std::vector<kernel_config> forward_entries_;
     kernel_config fwd_, trc_;
 };
 

@@ -96,10 +96,12 @@ int main(int argc, char** argv) {
         }
         const double s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::printf("run %zu%s: %.4f s (forward %.4f s = %.1f GCUPS, end %.4f s, traceback %.4f s, %.3g cells "
-                    "recomputed) score %d end %lld,%lld begin %lld,%lld\n",
+                    "recomputed: %zu forward calls %.4f s, %zu traces %.4f s, borders %.4f s) score %d end %lld,%lld "
+                    "begin %lld,%lld\n",
                     r, r == 0 ? " (warm-up)" : "", s_, t.forward_s, cells / t.forward_s / 1e9, t.end_s, t.traceback_s,
-                    t.cells_recomputed, last.score, (long long)last.query_end, (long long)last.subject_end,
-                    (long long)last.query_begin, (long long)last.subject_begin);
+                    t.cells_recomputed, t.forward_calls, t.recompute_s, t.trace_calls, t.trace_s, t.borders_s,
+                    last.score, (long long)last.query_end, (long long)last.subject_end, (long long)last.query_begin,
+                    (long long)last.subject_begin);
         if (r > 0) wall.push_back(s_), fwd.push_back(t.forward_s);
     }
     std::sort(wall.begin(), wall.end());

@@ -226,3 +226,50 @@ GPU_TEST("align: many queries, aligned on the GPU or while the GPU searches, giv
     same_output(p + " -k 10 --outfmt '6 std score cigar' --gpu-mem 64M", dir);
     fs::remove_all(dir);
 }
+
+GPU_TEST("align: long pairs (--mode pairwise and auto) print what the search pass prints, on the GPU and the CPU") {
+    const auto dir = scratch();
+    // A 30 kbp DNA pair with substitutions and indels, a protein pair of 5000 residues, and a short decoy subject.
+    std::uint64_t x = 12345;
+    auto next = [&x] { return x = x * 6364136223846793005ull + 1442695040888963407ull, static_cast<unsigned>(x >> 33); };
+    std::string a, b, p, r;
+    for (int k = 0; k < 30000; ++k) a += "ACGT"[next() % 4];
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        if (k % 3000 == 1500) k += next() % 40;                               // deletion
+        if (k % 3000 == 2500) for (int t = 0; t < 25; ++t) b += "ACGT"[next() % 4];  // insertion
+        if (k < a.size()) b += next() % 20 == 0 ? "ACGT"[next() % 4] : a[k];
+    }
+    const std::string amino = "ARNDCQEGHILKMFPSTWYV";
+    for (int k = 0; k < 5000; ++k) p += amino[next() % 20];
+    for (char c : p) r += next() % 5 == 0 ? amino[next() % 20] : c;
+    write_fasta(dir / "a.fa", {{"a", a}});
+    write_fasta(dir / "b.fa", {{"decoy", a.substr(100, 300)}, {"b", b}});
+    write_fasta(dir / "p.fa", {{"p", p}});
+    write_fasta(dir / "r.fa", {{"r", r}});
+    const std::string dna = (dir / "a.fa").string() + " " + (dir / "b.fa").string();
+    const std::string prot = (dir / "p.fa").string() + " " + (dir / "r.fa").string();
+    const std::string cols = " --outfmt '6 std score cigar'";
+    for (const std::string& in : {dna, prot}) {
+        const auto search = run("align --backend gpu --mode search " + in + cols, dir);
+        CHECK_EQ(search.code, 0);
+        CHECK(search.out.size() > 40);
+        for (const std::string backend : {"gpu", "cpu"})
+            for (const std::string mode : {"pairwise", "auto"}) {
+                const auto got = run("align --backend " + backend + " --mode " + mode + " " + in + cols, dir);
+                CHECK_EQ(got.code, 0);
+                if (got.out != search.out) {
+                    std::fprintf(stderr, "--backend %s --mode %s differs from --mode search on %s\n", backend.c_str(),
+                                 mode.c_str(), in.c_str());
+                    CHECK(got.out == search.out);
+                }
+            }
+    }
+    // Every format, long-pair path against the search pass.
+    for (const std::string fmt : {"sam", "paf", "pair", "json"}) {
+        const auto search = run("align --backend gpu --mode search " + dna + " --outfmt " + fmt, dir);
+        const auto pairwise = run("align --backend gpu --mode pairwise " + dna + " --outfmt " + fmt, dir);
+        CHECK_EQ(pairwise.code, 0);
+        CHECK(pairwise.out == search.out);
+    }
+    fs::remove_all(dir);
+}
