@@ -486,7 +486,7 @@ public:
         if (const char* e = std::getenv("SWGPU_LONG_ENTRY")) {
             const int k = std::atoi(e);
             if (k >= 0 && k < static_cast<int>(forward_entries_.size()) && forward_entries_[k].resident_warps)
-                fwd_ = forward_entries_[k];
+                fwd_ = forward_entries_[k], forced_entry_ = true;
         }
         // A leaf has few bands: one warp per block spreads them over as many SMs.
         trc_ = configure<trace_rows, trace_kind>(1);
@@ -522,7 +522,7 @@ public:
         p.col_h = lines->col_h.data();
         p.col_f = lines->col_f.data();
         p.block_max = block_max.data();
-        launch(fwd_, p, area);
+        launch(forward_entry(area.rows()), p, area);
         g.block_max.resize(block_max.size());
         SWGPU_CUDA_CHECK(cudaMemcpyAsync(g.block_max.data(), block_max.data(), block_max.size() * sizeof(int),
                                          cudaMemcpyDeviceToHost, s));
@@ -737,6 +737,7 @@ private:
     struct kernel_config {
         void (*kernel)(band_params) = nullptr;
         int rows = 0;  // R
+        int kind = 0;
         int warps_per_block = 0;
         int resident_warps = 0;  // 0: does not fit (the profile of this many letters is too large)
         std::size_t smem = 0;
@@ -747,6 +748,7 @@ private:
         kernel_config cfg;
         cfg.kernel = &band_kernel<R, Kind>;
         cfg.rows = R;
+        cfg.kind = Kind;
         int dev = 0, smem_max = 0;
         SWGPU_CUDA_CHECK(cudaGetDevice(&dev));
         SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
@@ -765,6 +767,21 @@ private:
             break;
         }
         return cfg;
+    }
+
+    // The forward entry for a rectangle of `rows` rows: the default (bands of 1024 rows) when it has at least half
+    // as many bands as warps fit at once; else the entry with the largest bands that does (shorter rectangles, the
+    // blocks the traceback recomputes, need more, thinner bands to fill the GPU); SWGPU_LONG_ENTRY overrides.
+    const kernel_config& forward_entry(std::int64_t rows) const {
+        if (forced_entry_) return fwd_;
+        const kernel_config* best = &fwd_;
+        for (const auto& e : forward_entries_) {
+            if (!e.resident_warps || e.kind != forward_x || e.rows > best->rows) continue;
+            const std::int64_t bands = (rows + warp_size * e.rows - 1) / (warp_size * e.rows);
+            if (2 * bands >= e.resident_warps) return e;
+            best = &e;
+        }
+        return *best;
     }
 
     band_params common(const long_pair::rect& area, const long_pair::borders& b) {
@@ -865,6 +882,7 @@ private:
     pooled<unsigned long long> flags_;
     pooled<int2> row_buffer_;
     std::vector<kernel_config> forward_entries_;
+    bool forced_entry_ = false;
     kernel_config fwd_, trc_;
 };
 

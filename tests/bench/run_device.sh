@@ -32,6 +32,9 @@ STEPS=(
   "bench_align|$repo/tests/bench/bench_align.sh \$BIN \${SWGPU_DATA:-data} \${ALIGN_RUNS:-9}"
   "bench_gpu_search_query500|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 1 5 --check 4 --label query500_db20k"
   "bench_gpu_align_query500|\$BIN/bench_gpu_align \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz -r 7"
+  "bench_long_pair_100k|\$BIN/bench_long_pair --length 100000 --reps 5"
+  "bench_long_pair_1M_score|\$BIN/bench_long_pair --length 1000000 --reps 5 --score-only"
+  "bench_long_pair_1M_align|\$BIN/bench_long_pair --length 1000000 --reps 5"
   "bench_gpu_search_query500_early|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 1 5 --check 4 --early --label query500_db20k_batches_in_flight"
 )
 
