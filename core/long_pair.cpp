@@ -56,14 +56,14 @@ class driver {
 public:
     driver(backend& be, const scoring& sc, timing* t) : be_(be), sc_(sc), oe_(sc.gaps.open + sc.gaps.extend), t_(t) {}
 
+    // The grid of a recomputed block: leaf-sized blocks when that grid fits the budget (the walk then traces its
+    // blocks in batches), coarser ones otherwise; always at least two blocks along the longer side.
     std::int64_t child_spacing(const rect& area) const {
-        const double side = std::sqrt(be_.leaf_cells());
+        const auto side = static_cast<std::int64_t>(std::sqrt(be_.leaf_cells()));
         const auto longest = std::max(area.rows(), area.cols());
-        const auto want = std::max<std::int64_t>(static_cast<std::int64_t>(side), (longest + 15) / 16);
         const auto multiple = be_.spacing_multiple();
-        // At least two blocks along the longer side, or the recursion would not shrink the rectangle.
         const auto half = ((longest + 1) / 2 + multiple - 1) / multiple * multiple;
-        return std::min(spacing_for(area, be_.grid_budget(), multiple, want), half);
+        return std::min(spacing_for(area, be_.grid_budget(), multiple, side), half);
     }
 
     void forward(const rect& area, const borders& b, std::int64_t K, grid& g, bool recomputed = true) {

@@ -6,7 +6,7 @@
 // --length N makes a random DNA sequence of N bases and a relative of it (substitutions at RATE, default 0.05, and
 // an indel every 10 kbp, up to 50 bases), deterministic for a seed; --files aligns the first record of each file
 // (query A, subject B), DNA scoring 2/-3, gaps 5/2 (protein: BLOSUM62 11/1 when the records are not DNA). GCUPS =
-// m·n / wall time of the call, median of R runs after one warm-up. Prints a line per run and "summary:" lines.
+// m·n / wall time of the call, median of R runs after one warm-up (--reps 0: the one run). Prints a line per run and "summary:" lines.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
                     t.cells_recomputed, t.forward_calls, t.recompute_s, t.trace_calls, t.trace_s, t.borders_s,
                     last.score, (long long)last.query_end, (long long)last.subject_end, (long long)last.query_begin,
                     (long long)last.subject_begin);
-        if (r > 0) wall.push_back(s_), fwd.push_back(t.forward_s);
+        if (r > 0 || reps == 0) wall.push_back(s_), fwd.push_back(t.forward_s);
     }
     std::sort(wall.begin(), wall.end());
     std::sort(fwd.begin(), fwd.end());
