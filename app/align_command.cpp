@@ -376,11 +376,26 @@ int align_command::run(const std::string& command_line) {
     };
     const auto long_backend = [&](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d)
         -> std::unique_ptr<long_pair::backend> {
+        std::unique_ptr<long_pair::backend> be;
         if (use_gpu) {
             if (gpu_ready.valid()) gpu_ready.get();
-            return gpu::long_pair_backend(q, d, sc, gpu_mem);
+            be = gpu::long_pair_backend(q, d, sc, gpu_mem);
+        } else {
+            be = std::make_unique<long_pair::cpu_backend>(q, d, sc, pool);
         }
-        return std::make_unique<long_pair::cpu_backend>(q, d, sc, pool);
+        // On a terminal: the forward pass's fraction done and the time left, then the traceback.
+        const std::string what = "swgpu: long pair " + std::to_string(q.size()) + " x " + std::to_string(d.size());
+        be->progress = [&progress, what, start = clock::now()](double fraction) {
+            if (fraction < 0) {
+                progress.show(what + ": tracing back");
+                return;
+            }
+            const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+            std::string line = what + ": forward pass " + std::to_string(int(fraction * 100)) + " %";
+            if (fraction > 0.02) line += ", about " + std::to_string(int(elapsed * (1 - fraction) / fraction + 0.5)) + " s left";
+            progress.show(line);
+        };
+        return be;
     };
     std::size_t long_pairs = 0;
     double long_cells = 0, long_seconds = 0;
@@ -392,6 +407,7 @@ int align_command::run(const std::string& command_line) {
         ++long_pairs;
         long_cells += double(q.size()) * double(d.size());
         long_seconds += std::chrono::duration<double>(clock::now() - t0).count();
+        progress.clear();
         msg.info("long pair " + std::to_string(q.size()) + " x " + std::to_string(d.size()) + ": score " +
                  std::to_string(a.score) + ", forward pass " + seconds(t.forward_s) + ", end cell " + seconds(t.end_s) +
                  ", traceback " + seconds(t.traceback_s));

@@ -359,6 +359,7 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
     const scored_grid s = score_with_grid(d, be, m, n, sc, t);
     if (s.end.score <= 0) return a;
     const auto t0 = clock::now();
+    if (be.progress) be.progress(-1);
     walker w;
     w.i = s.end.query_end;
     w.j = s.end.subject_end;
@@ -451,12 +452,19 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
         }
     };
 
+    std::int64_t tiles_done = 0;
+    auto last_report = clock::now();
     for (std::int64_t d = 0; d < nti + ntj - 1; ++d) {
         const std::int64_t lo = std::max<std::int64_t>(0, d - (ntj - 1)), hi = std::min(d, nti - 1);
         pool_.parallel_for(idx(hi - lo + 1), [&](std::size_t k) {
             const std::int64_t ti = lo + static_cast<std::int64_t>(k);
             run_tile(ti, d - ti);
         });
+        tiles_done += hi - lo + 1;
+        if (progress && since(last_report) > 0.25) {
+            progress(double(tiles_done) / double(nti * ntj));
+            last_report = clock::now();
+        }
     }
     g.lines = std::move(lines);
     g.block_max.resize(block_max.size());

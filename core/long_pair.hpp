@@ -133,6 +133,9 @@ public:
     virtual double leaf_cells() const = 0;
     // Bytes the grids of one level may take.
     virtual std::size_t grid_budget() const = 0;
+    // Optional: called from the calling thread with the fraction done (0..1) of a long forward pass, a few times a
+    // second, and by align() with a fraction of -1 when the forward pass is over and the traceback starts.
+    std::function<void(double fraction)> progress;
 };
 
 // The CPU backend: tiles in anti-diagonal waves on the pool's threads, 32-bit cells.

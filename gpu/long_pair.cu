@@ -38,6 +38,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -92,6 +94,7 @@ struct band_params {
     int* col_h;
     int* col_f;
     int* block_max;
+    unsigned long long* done_chunks;  // optional: chunks of 32 columns done, over all bands (progress)
     // trace
     std::uint8_t* trace;
     long long stride;             // nibbles per column
@@ -345,6 +348,11 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                 // The release store makes every lane's ring stores (ordered before it by the __syncwarp) visible
                 // to the consumer's acquire.
                 if (out_flag && lane == 0) store_release(out_flag, out_base + last + 1);
+            }
+            if (p.done_chunks && lane == 0) {
+                const long long chunk = k0 / warp_size;
+                if (chunk % 32 == 31) atomicAdd(p.done_chunks, 32ull);
+                else if (k0 + warp_size >= steps) atomicAdd(p.done_chunks, static_cast<unsigned long long>(chunk % 32 + 1));
             }
         }
     }
@@ -831,9 +839,34 @@ private:
         p.row_ready = flags_.data() + static_cast<std::size_t>(2 * p.warps) * flag_stride;
         p.row_buffer = row_buffer_.data();
         const int blocks = (p.warps + cfg.warps_per_block - 1) / cfg.warps_per_block;
+        // Long forward passes report progress: the kernel counts chunks in device memory, read a few times a second
+        // by a copy on a stream of its own while the kernel runs.
+        const bool report = progress && cfg.kind != trace_kind && area.cells() >= 2e10;
+        pooled<unsigned long long> done(report ? 1 : 0, s);
+        if (report) SWGPU_CUDA_CHECK(cudaMemsetAsync(done.data(), 0, sizeof(unsigned long long), s));
+        p.done_chunks = report ? done.data() : nullptr;
         if (profile_) profile_start_.record(s);
         cfg.kernel<<<blocks, cfg.warps_per_block * warp_size, cfg.smem, s>>>(p);
         SWGPU_CUDA_CHECK_LAUNCH("band_kernel");
+        if (report) {
+            const double total = double(p.bands) * double((area.cols() + 2 * warp_size - 2) / warp_size);
+            cuda_event finished;
+            finished.record(s);
+            cuda_stream poll;
+            auto* seen = reinterpret_cast<unsigned long long*>(pinned(sizeof(unsigned long long), 1));
+            auto last = std::chrono::steady_clock::now();
+            for (;;) {
+                const cudaError_t state = cudaEventQuery(finished.get());
+                if (state == cudaSuccess) break;
+                if (state != cudaErrorNotReady) SWGPU_CUDA_CHECK(state);
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                if (std::chrono::steady_clock::now() - last < std::chrono::milliseconds(250)) continue;
+                last = std::chrono::steady_clock::now();
+                SWGPU_CUDA_CHECK(cudaMemcpyAsync(seen, done.data(), sizeof *seen, cudaMemcpyDeviceToHost, poll.get()));
+                poll.synchronize();
+                progress(std::min(1.0, double(*seen) / total));
+            }
+        }
         if (profile_) {
             profile_end_.record(s);
             profile_end_.synchronize();
