@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/finish.hpp"
 #include "core/long_pair.hpp"
+#include "core/subject_windows.hpp"
 #include "core/scoring.hpp"
 #include "core/search.hpp"
 #include "core/sequence.hpp"
@@ -34,6 +35,10 @@
 namespace swgpu::app {
 
 namespace {
+
+// --mode auto: pairs of at least default_long_pair_cells cells whose shorter sequence has this many residues are
+// aligned as long pairs.
+constexpr std::size_t long_pair_min_side = 4096;
 
 // "--gpu-mem": bytes, or a number with K, M or G (powers of 1024). Empty: 0, the backend's default (what is free).
 std::size_t parse_gpu_mem(const std::string& text) {
@@ -417,7 +422,7 @@ int align_command::run(const std::string& command_line) {
     if (s_.mode == "pairwise") split.long_pair = [](std::size_t, std::size_t) { return true; };
     else if (s_.mode == "auto")
         split.long_pair = [](std::size_t a, std::size_t b) {
-            return std::min(a, b) >= 4096 && double(a) * double(b) >= default_long_pair_cells;
+            return std::min(a, b) >= long_pair_min_side && double(a) * double(b) >= default_long_pair_cells;
         };
     split.long_score = [&](const sequence_set& qset, std::size_t qi, const sequence_set& dset, std::size_t di) {
         const auto q = qset[qi], d = dset[di];
@@ -437,6 +442,15 @@ int align_command::run(const std::string& command_line) {
         long_seconds += std::chrono::duration<double>(clock::now() - t0).count();
         return score;
     };
+    // Short queries against long subjects (reads against a genome): the subjects in overlapping windows, so that the
+    // search pass runs at database speed (core/subject_windows.hpp); the alignments of such hits come from the
+    // windows that reach the score. Not with --mode pairwise, where every pair is a long pair.
+    subject_windows windows(sc);
+    if (s_.mode != "pairwise") {
+        search = [inner = search, &windows](const sequence_set& q, const sequence_set& d, const search_options& o) {
+            return windows.search(q, d, o, inner);
+        };
+    }
     if (split.long_pair) {
         search = [inner = search, &split](const sequence_set& q, const sequence_set& d, const search_options& o) {
             return split_score_pass(q, d, o, inner, split);
@@ -447,8 +461,11 @@ int align_command::run(const std::string& command_line) {
     run.evalues = !s_.no_evalue;
     run.max_evalue = s_.evalue;
     run.alignments = wants_alignments;
+    if (s_.mode != "pairwise")
+        run.window_aligner = [&windows](const scored_pair& p) { return windows.align(p); };
     if (split.long_pair) {
         run.long_min_cells = s_.mode == "pairwise" ? 0 : default_long_pair_cells;
+        run.long_min_side = s_.mode == "pairwise" ? 0 : long_pair_min_side;
         run.long_aligner = [&](const scored_pair& p) {
             const auto it = long_alignments.find({residues_hash(p.query), residues_hash(p.subject), p.score});
             if (it != long_alignments.end()) return it->second;

@@ -102,6 +102,7 @@ void align_printed(std::vector<align_job>& jobs, std::vector<std::vector<printed
     const auto finish_one = [&](const align_job& j, std::optional<alignment> aln) {
         auto& p = out[j.query][j.slot];
         const scored_pair pair = pair_of(j);
+        if (!aln && opt.window_aligner) aln = opt.window_aligner(pair);
         if (!aln) aln = sw_align_scored(pair.query, pair.subject, sc, p.score, opt.traceback);
         if (!aln || aln->score != p.score || rescore(*aln, pair.query, pair.subject, sc) != p.score)
             throw runtime_failure("query " + queries.plus.names[j.query] + " against subject " + *j.subject.name +
@@ -113,10 +114,13 @@ void align_printed(std::vector<align_job>& jobs, std::vector<std::vector<printed
     };
     // Long pairs first, one at a time, each with the whole of its backend (jobs are sorted by cells, largest first).
     if (opt.long_aligner) {
-        std::size_t long_jobs = 0;
-        while (long_jobs < jobs.size() && cells(jobs[long_jobs]) >= opt.long_min_cells) ++long_jobs;
-        for (std::size_t k = 0; k < long_jobs; ++k) finish_one(jobs[k], opt.long_aligner(pair_of(jobs[k])));
-        jobs.erase(jobs.begin(), jobs.begin() + static_cast<std::ptrdiff_t>(long_jobs));
+        const auto is_long = [&](const align_job& j) {
+            return cells(j) >= opt.long_min_cells &&
+                   std::min<std::size_t>(queries.plus.length(j.query), j.subject.residues.size()) >= opt.long_min_side;
+        };
+        const auto rest = std::stable_partition(jobs.begin(), jobs.end(), is_long);
+        for (auto it = jobs.begin(); it != rest; ++it) finish_one(*it, opt.long_aligner(pair_of(*it)));
+        jobs.erase(jobs.begin(), rest);
     }
     std::size_t split = jobs.size();  // jobs[split..] go to the device aligner
     if (opt.device_aligner)
@@ -236,6 +240,8 @@ struct early_finish {
         opt.device_max_cells = run.device_max_cells;
         opt.long_aligner = run.long_aligner;
         opt.long_min_cells = run.long_min_cells;
+        opt.long_min_side = run.long_min_side;
+        opt.window_aligner = run.window_aligner;
         out.assign(queries.size(), {});
         finished.assign(queries.size(), false);
         aligner_pool.emplace(std::max(1u, pool.size() > 2 ? pool.size() - 2 : 1u));
@@ -406,6 +412,8 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
     fopt.device_max_cells = opt.device_max_cells;
     fopt.long_aligner = opt.long_aligner;
     fopt.long_min_cells = opt.long_min_cells;
+    fopt.long_min_side = opt.long_min_side;
+    fopt.window_aligner = opt.window_aligner;
     res.hits = finish_hits(res.scan, queries, sc, fopt, pool);
     return res;
 }
@@ -447,6 +455,8 @@ std::vector<std::vector<score_hit>> split_score_pass(const sequence_set& queries
             if (queries.length(q) < threshold && split.long_pair(queries.length(q), db.length(s)))
                 threshold = queries.length(q);
     }
+    // No long pair in this chunk: the search pass alone, with early delivery as the caller asked.
+    if (long_subjects.empty()) return search(queries, db, opt);
     std::vector<std::vector<score_hit>> hits(queries.size());
     search_options sub = opt;
     sub.on_final = nullptr;

@@ -130,10 +130,15 @@ struct finish_options {
     // aligns the larger ones (a CPU thread finishes one large pair sooner than one warp does).
     batch_aligner device_aligner;
     double device_max_cells = default_device_max_cells;
-    // Optional: aligns pairs of at least long_min_cells cells, one at a time on the calling thread, before the others
-    // (it may use every thread of `pool` itself, or a GPU).
+    // Optional: aligns pairs of at least long_min_cells cells whose shorter sequence has at least long_min_side
+    // residues, one at a time on the calling thread, before the others (it may use every thread of `pool` itself, or
+    // a GPU).
     pair_aligner long_aligner;
     double long_min_cells = default_long_pair_cells;
+    std::size_t long_min_side = 0;
+    // Optional: tried first for every other pair, on the pool's threads; nullopt leaves the pair to the usual path
+    // (subject_windows::align: short queries against long subjects scored through windows).
+    std::function<std::optional<alignment>(const scored_pair&)> window_aligner;
 };
 
 // Per query (in input order), the printed hits in the order of better(). Throws runtime_failure when an alignment does
@@ -157,6 +162,8 @@ struct search_run_options {
     double device_max_cells = default_device_max_cells;
     pair_aligner long_aligner;     // see finish_options
     double long_min_cells = default_long_pair_cells;
+    std::size_t long_min_side = 0;
+    std::function<std::optional<alignment>(const scored_pair&)> window_aligner;
 };
 struct search_results {
     database_scan scan;
@@ -180,7 +187,8 @@ struct long_pair_split {
 };
 // The score pass `search` with long pairs taken out: subjects that are long with some query are searched only with the
 // queries shorter than every query that is long with one of them; the pairs left are given to long_score. The result
-// is the one `search` alone would give (exact scores either way). Early delivery (on_final) is not used.
+// is the one `search` alone would give (exact scores either way). Early delivery (on_final) is passed on only when the
+// chunk holds no long pair.
 std::vector<std::vector<score_hit>> split_score_pass(const sequence_set& queries, const sequence_set& db,
                                                      const search_options& opt, const score_pass& search,
                                                      const long_pair_split& split);

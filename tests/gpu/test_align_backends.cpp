@@ -273,3 +273,31 @@ GPU_TEST("align: long pairs (--mode pairwise and auto) print what the search pas
     }
     fs::remove_all(dir);
 }
+
+GPU_TEST("align: reads against a long subject (windows) print what the whole-subject pairwise path prints") {
+    const auto dir = scratch();
+    std::uint64_t x = 99;
+    auto next = [&x] { return x = x * 6364136223846793005ull + 1442695040888963407ull, static_cast<unsigned>(x >> 33); };
+    std::string genome;
+    for (int k = 0; k < 120000; ++k) genome += "ACGT"[next() % 4];
+    genome.replace(70000, 400, genome.substr(20000, 400));  // a repeat: reads there tie across windows
+    std::vector<std::pair<std::string, std::string>> reads;
+    for (int r = 0; r < 24; ++r) {
+        const std::size_t at = r % 4 == 0 ? 20000 + next() % 200 : next() % (genome.size() - 150);
+        std::string read = genome.substr(at, 150);
+        for (auto& c : read)
+            if (next() % 30 == 0) c = "ACGT"[next() % 4];
+        if (r % 3 == 0) read.erase(40 + next() % 60, 1 + next() % 3);
+        reads.push_back({"read" + std::to_string(r), read});
+    }
+    write_fasta(dir / "reads.fa", reads);
+    write_fasta(dir / "genome.fa", {{"genome", genome}});
+    const std::string in = (dir / "reads.fa").string() + " " + (dir / "genome.fa").string() + " -k 3";
+    same_output(in + " --outfmt '6 std score cigar'", dir);
+    same_output(in + " --outfmt sam", dir);
+    const auto windows = run("align --backend gpu " + in + " --outfmt '6 std score cigar'", dir);
+    const auto whole = run("align --backend gpu --mode pairwise " + in + " --outfmt '6 std score cigar'", dir);
+    CHECK_EQ(whole.code, 0);
+    CHECK(windows.out == whole.out);
+    fs::remove_all(dir);
+}
