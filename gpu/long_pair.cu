@@ -380,6 +380,17 @@ __global__ void __launch_bounds__(warp_size) band_batch_kernel(const band_params
     if (gw - first[lo] < p.warps) run_bands<R, Kind>(p, gw - first[lo], 0);
 }
 
+// Copies of int ranges on the device, one block per range (the borders of a batch of leaves).
+struct copy_desc {
+    int* to;
+    const int* from;
+    long long count;
+};
+__global__ void gather_copies(const copy_desc* copies) {
+    const copy_desc c = copies[blockIdx.x];
+    for (long long k = threadIdx.x; k < c.count; k += blockDim.x) c.to[k] = c.from[k];
+}
+
 // Device memory from the stream-ordered pool (allocations after the first cost next to nothing).
 template <class T>
 class pooled {
@@ -629,10 +640,11 @@ public:
         pooled<int2> ring(static_cast<std::size_t>(warps) * ring_len, s);
         pooled<unsigned long long> flags(static_cast<std::size_t>(2 * warps) * flag_stride, s);
         SWGPU_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, flags.size() * sizeof(unsigned long long), s));
+        // The borders' copies, done by one gather kernel (about six per leaf: as many cudaMemcpy calls cost more
+        // than the leaves' kernel).
+        std::vector<copy_desc> copies;
         auto d2d = [&](int* to, const int* from, std::int64_t count) {
-            if (count > 0)
-                SWGPU_CUDA_CHECK(cudaMemcpyAsync(to, from, static_cast<std::size_t>(count) * sizeof(int),
-                                                 cudaMemcpyDeviceToDevice, s));
+            if (count > 0) copies.push_back({to, from, count});
         };
         for (std::size_t k = 0; k < blocks.size(); ++k) {
             const auto [a, b] = blocks[k];
@@ -688,15 +700,24 @@ public:
         }
         pooled<band_params> params_d(params.size(), s);
         pooled<int> first_d(first.size(), s);
+        pooled<copy_desc> copies_d(copies.size(), s);
         // The pinned upload buffer holds the outer borders: wait for that copy before reusing it.
         stream_.synchronize();
-        auto* staged = pinned(params.size() * sizeof(band_params) + first.size() * sizeof(int), 0);
-        std::memcpy(staged, params.data(), params.size() * sizeof(band_params));
-        std::memcpy(staged + params.size() * sizeof(band_params), first.data(), first.size() * sizeof(int));
-        SWGPU_CUDA_CHECK(cudaMemcpyAsync(params_d.data(), staged, params.size() * sizeof(band_params),
+        const std::size_t params_bytes = params.size() * sizeof(band_params), first_bytes = first.size() * sizeof(int),
+                          copies_bytes = copies.size() * sizeof(copy_desc);
+        auto* staged = pinned(params_bytes + copies_bytes + first_bytes, 0);  // copy_desc first: 8-byte aligned
+        std::memcpy(staged, params.data(), params_bytes);
+        std::memcpy(staged + params_bytes, copies.data(), copies_bytes);
+        std::memcpy(staged + params_bytes + copies_bytes, first.data(), first_bytes);
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(params_d.data(), staged, params_bytes, cudaMemcpyHostToDevice, s));
+        if (!copies.empty()) {
+            SWGPU_CUDA_CHECK(cudaMemcpyAsync(copies_d.data(), staged + params_bytes, copies_bytes,
+                                             cudaMemcpyHostToDevice, s));
+            gather_copies<<<static_cast<unsigned>(copies.size()), 256, 0, s>>>(copies_d.data());
+            SWGPU_CUDA_CHECK_LAUNCH("gather_copies");
+        }
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(first_d.data(), staged + params_bytes + copies_bytes, first_bytes,
                                          cudaMemcpyHostToDevice, s));
-        SWGPU_CUDA_CHECK(cudaMemcpyAsync(first_d.data(), staged + params.size() * sizeof(band_params),
-                                         first.size() * sizeof(int), cudaMemcpyHostToDevice, s));
         band_batch_kernel<trace_rows, trace_kind><<<warps, warp_size, trc_.smem / trc_.warps_per_block, s>>>(
             params_d.data(), first_d.data(), static_cast<int>(params.size()));
         SWGPU_CUDA_CHECK_LAUNCH("band_batch_kernel");
