@@ -24,6 +24,7 @@
 #include "core/statistics.hpp"
 #include "core/strand.hpp"
 #include "core/thread_pool.hpp"
+#include "gpu/engine.hpp"
 #include "gpu/gpu.hpp"
 #include "io/atomic_file.hpp"
 #include "io/dotplot.hpp"
@@ -247,6 +248,13 @@ align_command::align_command(CLI::App& app) {
                     "least 4096 residues. Same output either way")
         ->check(CLI::IsMember({"auto", "search", "pairwise"}))
         ->capture_default_str();
+    sub->add_option("--long-policy", s_.long_policy,
+                    "Score pass of long pairs on the GPU: antidiagonal (bands of rows, cells along anti-diagonals in "
+                    "each tile), compensation (the engine's tiles with the compensation weighted scan; score only: "
+                    "alignments still come from the bands), auto: the faster by the measurements in "
+                    "data/long_pair_policy.tsv. Same output either way")
+        ->check(CLI::IsMember({"auto", "antidiagonal", "compensation"}))
+        ->capture_default_str();
     sub->add_flag("--eqx", s_.eqx, "CIGARs (cigar column, SAM, PAF cg:Z) with = for identities and X for mismatches");
     sub->add_option("--dotplot", s_.dotplot, "Also write an SVG dot plot of the printed alignments to this file");
     sub->add_flag("--skip-bad", s_.skip_bad, "Skip bad sequence records with a warning instead of failing");
@@ -435,8 +443,20 @@ int align_command::run(const std::string& command_line) {
             return score;
         }
         const auto t0 = clock::now();
-        auto be = long_backend(q, d);
-        const int score = long_pair::score(*be, std::int64_t(q.size()), std::int64_t(d.size()), sc).score;
+        const double cells = double(q.size()) * double(d.size());
+        const bool compensation = use_gpu && (s_.long_policy == "compensation" ||
+                                              (s_.long_policy == "auto" &&
+                                               long_pair::fastest_policy(cells) == long_pair::policy::compensation));
+        int score = 0;
+        if (compensation) {
+            if (gpu_ready.valid()) gpu_ready.get();
+            gpu::schedule_choice choice;
+            choice.sched = gpu::schedule::tiled_p2p;
+            score = gpu::sw_score(q, d, sc, choice).end.score;
+        } else {
+            auto be = long_backend(q, d);
+            score = long_pair::score(*be, std::int64_t(q.size()), std::int64_t(d.size()), sc).score;
+        }
         ++long_pairs;
         long_cells += double(q.size()) * double(d.size());
         long_seconds += std::chrono::duration<double>(clock::now() - t0).count();

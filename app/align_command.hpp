@@ -28,6 +28,7 @@ struct align_settings {
     std::string gpu_align = "auto";  // where printed alignments are computed with the GPU backend: auto/gpu, cpu
     std::string gpu_mem;  // device memory budget for the GPU backend, e.g. 512M, 8G (empty: what is free)
     std::string mode = "auto";       // auto, search, pairwise: how pairs are scored (see --mode)
+    std::string long_policy = "auto";  // long pairs' score pass on the GPU: auto, antidiagonal, compensation
     bool eqx = false;                // CIGARs with =/X
     std::string dotplot;             // SVG dot plot of the printed alignments
     bool skip_bad = false;

@@ -7,7 +7,9 @@
 #include <map>
 #include <optional>
 #include <limits>
+#include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "core/error.hpp"
 
@@ -334,6 +336,26 @@ void host_grid_lines::row(std::int64_t a, std::int64_t offset, std::int64_t coun
 void host_grid_lines::col(std::int64_t b, std::int64_t offset, std::int64_t count, int* h, int* f) const {
     std::copy_n(col_h.begin() + b * rows + offset, count, h);
     std::copy_n(col_f.begin() + b * rows + offset, count, f);
+}
+
+extern const std::string_view policy_tsv;
+
+policy fastest_policy(double cells) {
+    double best_distance = 1e300;
+    policy chosen = policy::antidiagonal;
+    std::size_t at = 0;
+    while (at < policy_tsv.size()) {
+        std::size_t end = policy_tsv.find('\n', at);
+        if (end == std::string_view::npos) end = policy_tsv.size();
+        const std::string line(policy_tsv.substr(at, end - at));
+        at = end + 1;
+        if (line.empty() || line[0] == '#' || line.rfind("cells", 0) == 0) continue;
+        double c = 0, anti = 0, comp = 0;  // "-" (not measured) stops the scan early: the row is skipped
+        if (std::sscanf(line.c_str(), "%lf %lf %lf", &c, &anti, &comp) != 3 || c <= 0) continue;
+        const double d = std::abs(std::log(c) - std::log(std::max(cells, 1.0)));
+        if (d < best_distance) best_distance = d, chosen = comp > anti ? policy::compensation : policy::antidiagonal;
+    }
+    return chosen;
 }
 
 std::int64_t spacing_for(const rect& area, std::size_t budget, std::int64_t multiple, std::int64_t min_spacing) {

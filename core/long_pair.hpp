@@ -173,6 +173,14 @@ sw_end score(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, tim
 // The alignment sw_align gives.
 alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t = nullptr);
 
+// How the score pass of a long pair runs on the GPU: bands of rows with cells along anti-diagonals inside each tile
+// (gpu/long_pair.cu, the default), or the engine's tiled schedule with the compensation weighted scan inside each tile
+// (gpu/engine.hpp: score and end cell only; the traceback always uses the bands' grid).
+enum class policy { antidiagonal, compensation };
+// The faster policy for a pair of `cells` cells by the measurements in data/long_pair_policy.tsv (compiled in): the
+// row nearest to `cells` (on a log scale) with both policies measured; antidiagonal when there is none.
+policy fastest_policy(double cells);
+
 // Spacing of a grid over `area` that fits `budget` bytes: a multiple of `multiple`, at least `min_spacing`.
 std::int64_t spacing_for(const rect& area, std::size_t budget, std::int64_t multiple, std::int64_t min_spacing);
 

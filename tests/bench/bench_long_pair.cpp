@@ -1,7 +1,10 @@
 // bench_long_pair: one long pair through core/long_pair.hpp on the GPU or the CPU, score pass and full alignment.
 //
 //   bench_long_pair [--length N | --files A.fa B.fa] [--backend gpu|cpu] [--reps R] [--threads T] [--score-only]
-//                   [--mutation RATE] [--seed S]
+//                   [--mutation RATE] [--seed S] [--policy antidiagonal|compensation]
+//
+// --policy compensation runs the score pass (score and end cell) on the engine's tiled schedule instead
+// (gpu::sw_score with tiled_p2p: the compensation weighted scan inside each tile), for data/long_pair_policy.tsv.
 //
 // --length N makes a random DNA sequence of N bases and a relative of it (substitutions at RATE, default 0.05, and
 // an indel every 10 kbp, up to 50 bases), deterministic for a seed; --files aligns the first record of each file
@@ -19,6 +22,7 @@
 #include "core/sequence.hpp"
 #include "core/smith_waterman.hpp"
 #include "core/thread_pool.hpp"
+#include "gpu/engine.hpp"
 #include "gpu/gpu.hpp"
 #include "io/sequence_reader.hpp"
 
@@ -28,7 +32,7 @@ int main(int argc, char** argv) {
     std::size_t length = 100000, reps = 5, threads = 0;
     double mutation = 0.05;
     unsigned seed = 1;
-    std::string file_a, file_b, backend = "gpu";
+    std::string file_a, file_b, backend = "gpu", policy = "antidiagonal";
     bool score_only = false;
     for (int k = 1; k < argc; ++k) {
         const std::string a = argv[k];
@@ -39,6 +43,7 @@ int main(int argc, char** argv) {
         else if (a == "--reps") reps = std::stoull(next());
         else if (a == "--threads") threads = std::stoull(next());
         else if (a == "--score-only") score_only = true;
+        else if (a == "--policy") policy = next();
         else if (a == "--mutation") mutation = std::stod(next());
         else if (a == "--seed") seed = static_cast<unsigned>(std::stoul(next()));
         else {
@@ -88,7 +93,14 @@ int main(int argc, char** argv) {
     for (std::size_t r = 0; r <= reps; ++r) {
         long_pair::timing t;
         const auto t0 = std::chrono::steady_clock::now();
-        if (score_only) {
+        if (policy == "compensation") {  // the engine's tiled schedule, compensation inside tiles: score and end cell
+            gpu::schedule_choice choice;
+            choice.sched = gpu::schedule::tiled_p2p;
+            const auto t1 = std::chrono::steady_clock::now();
+            const auto e = gpu::sw_score(q, s, sc, choice).end;
+            t.forward_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+            last.score = int(e.score), last.query_end = e.query_end, last.subject_end = e.subject_end;
+        } else if (score_only) {
             const auto e = long_pair::score(*be, m, n, sc, &t);
             last.score = int(e.score), last.query_end = e.query_end, last.subject_end = e.subject_end;
         } else {

@@ -9,6 +9,7 @@
 #include "core/long_pair.hpp"
 #include "core/smith_waterman.hpp"
 #include "core/thread_pool.hpp"
+#include "gpu/engine.hpp"
 #include "gpu/gpu.hpp"
 #include "tests/gpu/harness.hpp"
 #include "tests/sequence_generators.hpp"
@@ -90,4 +91,19 @@ GPU_TEST("long_pair: 60 kbp related pair, several band generations, equals the C
     CHECK(got == want);
     CHECK(got.score == sw_score(q, s, sc).score);
     CHECK(rescore(got, q, s, sc) == got.score);
+}
+
+GPU_TEST("long_pair: both score-pass policies (anti-diagonal bands, compensation tiles) give sw_score's score and end") {
+    std::mt19937_64 rng(21);
+    const auto sc = dna_scoring(2, -3, 5, 2);
+    for (int k = 0; k < 6; ++k) {
+        const auto q = random_sequence(rng, 2000 + rng() % 6000, dna4, sc.matrix);
+        const auto s = k % 2 ? mutate(rng, q, 0.05, 4, 50, dna4, sc.matrix) : random_sequence(rng, 3000, dna4, sc.matrix);
+        const auto want = sw_score(q, s, sc);
+        auto be = gpu::long_pair_backend(q, s, sc);
+        CHECK(long_pair::score(*be, std::int64_t(q.size()), std::int64_t(s.size()), sc) == want);
+        gpu::schedule_choice choice;
+        choice.sched = gpu::schedule::tiled_p2p;
+        CHECK(gpu::sw_score(q, s, sc, choice).end == want);
+    }
 }
