@@ -12,6 +12,8 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/long_pair_rows.hpp"
+#include "core/sw_interseq.hpp"  // SWGPU_X86_KERNELS
 
 namespace swgpu::long_pair {
 
@@ -404,7 +406,22 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
 
 cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
                          thread_pool& pool, std::size_t grid_budget, double leaf_cells)
-    : q_(query), s_(subject), sc_(sc), pool_(pool), budget_(grid_budget), leaf_(leaf_cells) {}
+    : q_(query), s_(subject), sc_(sc), pool_(pool), budget_(grid_budget), leaf_(leaf_cells) {
+    // A subject of few letters (DNA) gets compact codes, so that the vector kernel picks σ by comparisons.
+    std::vector<int> code(substitution_matrix::max_letters, -1);
+    std::vector<std::uint8_t> compact(subject.size()), letters;
+    for (std::size_t k = 0; k < subject.size(); ++k) {
+        int& c = code[subject[k] & 31];
+        if (c < 0) {
+            if (letters.size() == 8) return;
+            c = static_cast<int>(letters.size());
+            letters.push_back(subject[k] & 31);
+        }
+        compact[k] = static_cast<std::uint8_t>(c);
+    }
+    compact_ = std::move(compact);
+    letter_code_ = std::move(letters);
+}
 
 void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, grid& g) {
     if (K <= 0 || K % tile != 0) throw runtime_failure("internal error: long-pair grid spacing is not a tile multiple");
@@ -428,6 +445,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     std::vector<int> corner(idx(3 * nti));
     const int oe = sc_.gaps.open + sc_.gaps.extend, ext = sc_.gaps.extend;
     const auto& table = sc_.matrix.table();
+    const rows::kernel_choice kernel = rows::best_kernel();
 
     auto run_tile = [&](std::int64_t ti, std::int64_t tj) {
         const std::int64_t i0 = ti * tile, i1 = std::min(i0 + tile, rows);
@@ -439,22 +457,36 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
                                  : (tj == 0 ? b.left_h[idx(i0 - 1)] : corner[idx(((tj - 1) % 3) * nti + ti - 1)]);
         int best = 0;
         const std::uint8_t* subj = s_.data() + area.c0 + j0;
-        for (std::int64_t i = i0; i < i1; ++i) {
-            const std::int8_t* sigma = table.data() + q_[idx(area.r0 + i)] * substitution_matrix::max_letters;
-            int diag = diag_first;
-            int f = col_f[idx(i)];
-            diag_first = col_h[idx(i)];  // H[i][j0-1]: the diagonal of the next row's first cell
-            for (int j = 0; j < w; ++j) {
-                const int e = er[j];
-                const int h = std::max(std::max(0, diag + sigma[subj[j]]), std::max(e, f));
-                diag = hr[j];
-                hr[j] = h;
-                er[j] = std::max(e - ext, h - oe);
-                f = std::max(f - ext, h - oe);
-                best = std::max(best, h);
+        // Groups of `lanes` rows, one row per vector lane (core/long_pair_rows.hpp).
+        const int lanes = kernel.lanes;
+        std::vector<int> profile(static_cast<std::size_t>(lanes) * 32);
+        std::vector<int> scratch(static_cast<std::size_t>(w + lanes) * lanes);
+        for (std::int64_t g0 = i0; g0 < i1; g0 += lanes) {
+            const int rows = static_cast<int>(std::min<std::int64_t>(lanes, i1 - g0));
+            for (int k = 0; k < lanes; ++k)
+                for (int x = 0; x < 32; ++x)
+                    profile[static_cast<std::size_t>(k) * 32 + x] =
+                        k < rows ? table[q_[idx(area.r0 + g0 + k)] * substitution_matrix::max_letters + x]
+                                 : -(1 << 24);
+            rows::group grp;
+            grp.profile = profile.data();
+            grp.subject = subj;
+            if (!compact_.empty()) {
+                grp.compact = compact_.data() + area.c0 + j0;
+                grp.letter_code = letter_code_.data();
+                grp.letters = static_cast<int>(letter_code_.size());
             }
-            col_h[idx(i)] = hr[w - 1];
-            col_f[idx(i)] = f;
+            grp.w = w;
+            grp.rows = rows;
+            grp.top_h = hr;
+            grp.top_e = er;
+            grp.corner = diag_first;
+            grp.left_h = col_h.data() + g0;
+            grp.left_f = col_f.data() + g0;
+            grp.oe = oe;
+            grp.ext = ext;
+            diag_first = col_h[idx(g0 + rows - 1)];  // H[last row of the group][j0 - 1]: the next group's corner
+            best = std::max(best, kernel.run(grp, scratch.data()));
         }
         corner[idx((tj % 3) * nti + ti)] = hr[w - 1];
         // Checkpoints on the grid's lines (tile borders, as K is a multiple of the tile).
@@ -526,5 +558,22 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
         }
     }
 }
+
+namespace rows {
+
+#if defined(SWGPU_X86_KERNELS)
+int run_group_avx2(const group& g, int* scratch);
+int run_group_avx512(const group& g, int* scratch);
+#endif
+
+kernel_choice best_kernel() {
+#if defined(SWGPU_X86_KERNELS)
+    if (__builtin_cpu_supports("avx512f")) return {16, &run_group_avx512};
+    if (__builtin_cpu_supports("avx2")) return {8, &run_group_avx2};
+#endif
+    return {4, &run_group<4>};
+}
+
+}  // namespace rows
 
 }  // namespace swgpu::long_pair

@@ -152,6 +152,7 @@ public:
 
 private:
     std::span<const std::uint8_t> q_, s_;
+    std::vector<std::uint8_t> compact_, letter_code_;  // the subject in compact codes, when it has at most 8 letters
     const scoring& sc_;
     thread_pool& pool_;
     std::size_t budget_;

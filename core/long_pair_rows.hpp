@@ -1,0 +1,128 @@
+// The CPU long-pair backend's inner loop: N consecutive rows of a tile at once, one row per vector lane, written once
+// with GCC/Clang vector extensions and compiled for each instruction set (long_pair_rows_avx2.cpp: 8 lanes of 32 bits,
+// long_pair_rows_avx512.cpp: 16 lanes; the portable build: 4 lanes), the way the GPU band kernel uses warp lanes.
+//
+// Lane k holds row i0 + k and at step t computes column j = t − k, so each lane is one column behind the lane above
+// it (a wavefront of skew 1): what lane k needs from row i0 + k − 1 at column j (H, and E entering its row) was
+// computed by lane k − 1 at the step before, and the diagonal H[i−1][j−1] one step earlier still; moving them is a
+// shift of the whole vector by one lane, with the tile's top border entering lane 0. Recurrence and border
+// conventions as core/long_pair.hpp; 32-bit cells. The kernel calls no inline library function, so that the copies
+// compiled for different instruction sets share no symbol the linker could pick from the wrong one.
+#pragma once
+
+#include <cstdint>
+
+namespace swgpu::long_pair::rows {
+
+// One group of N rows against the columns [0, w) of a tile (pointers already at the tile's first column).
+struct group {
+    const int* profile;          // N x 32: profile[k * 32 + x] = σ(row k's query letter, x); rows past `rows` padded
+    const std::uint8_t* subject; // w subject codes
+    // Optional: the subject as `letters` compact codes (letters <= 8): σ is then chosen per step by comparisons
+    // against each letter instead of being gathered (profile[k * 32 + letter_code[c]] for compact code c).
+    const std::uint8_t* compact = nullptr;
+    const std::uint8_t* letter_code = nullptr;
+    int letters = 0;
+    int w = 0;
+    int rows = 0;                // real rows, 1..N: the bottom row handed on is row rows − 1
+    int* top_h;                  // in: H[i0−1][j], out: H[i0+rows−1][j]          (w entries)
+    int* top_e;                  // in: E[i0][j],   out: E[i0+rows][j]
+    int corner = 0;              // H[i0−1][−1]
+    int* left_h;                 // in: H[i0+k][−1], out: H[i0+k][w−1]             (rows entries)
+    int* left_f;                 // in: F[i0+k][0],  out: F[i0+k][w]
+    int oe = 0, ext = 0;
+};
+
+template <int N>
+struct vector_of {
+    typedef int type __attribute__((vector_size(N * sizeof(int))));
+};
+
+// Runs a group; returns the largest H of its cells. `scratch` holds (w + N) · N ints.
+template <int N>
+int run_group(const group& g, int* scratch) {
+    using vec = typename vector_of<N>::type;
+    vec lane, shift_mask, zero;
+    for (int k = 0; k < N; ++k) lane[k] = k, shift_mask[k] = k == 0 ? N : k - 1, zero[k] = 0;
+    // Lane k takes lane k − 1's value, lane 0 the first lane of `first` (one two-source permute).
+    const auto shift_in = [&shift_mask](vec v, vec first) { return __builtin_shuffle(v, first, shift_mask); };
+    const auto splat = [&zero](int v) { return zero + v; };
+    // σ of every lane at every step. Few letters: one vector per letter (σ of each lane's row against it) and a
+    // vector of each lane's letter, shifted in like the borders; σ = the letter's vector where the codes match.
+    // Otherwise laid out by step: scratch[t·N + k] = σ(row k, subject[t − k]), one vector read per step.
+    const int steps = g.w + N - 1;
+    const bool by_letter = g.compact && g.letters <= 8;
+    vec by[8];
+    if (by_letter) {
+        for (int x = 0; x < g.letters; ++x)
+            for (int k = 0; k < N; ++k) by[x][k] = g.profile[k * 32 + g.letter_code[x]];
+    } else {
+        for (int t = 0; t < steps; ++t)
+            for (int k = 0; k < N; ++k) {
+                const int j = t - k;
+                scratch[t * N + k] = j >= 0 && j < g.w ? g.profile[k * 32 + (g.subject[j] & 31)] : 0;
+            }
+    }
+    vec codes = zero;
+    const vec neg_oe = splat(-g.oe), neg_e = splat(-g.ext), w = splat(g.w);
+    vec h_left = zero, f = zero, up, e_in = zero, best = zero;
+    for (int k = 0; k < N; ++k) {
+        h_left[k] = k < g.rows ? g.left_h[k] : 0;
+        f[k] = k < g.rows ? g.left_f[k] : -g.oe;
+    }
+    // The diagonal of lane 0 at step 0 is the corner; of lane k > 0, H[i0+k−1][−1] (the left border of the row above).
+    vec diag = shift_in(h_left, splat(g.corner));
+    const int last = g.rows - 1;
+    vec j = zero - lane;  // the column of each lane at step t
+    for (int t = 0; t < steps; ++t, j += 1) {
+        const int col = t < g.w ? t : g.w - 1;  // lane 0's inputs (unused once t >= w)
+        up = shift_in(h_left, splat(g.top_h[col]));
+        e_in = shift_in(e_in, splat(g.top_e[col]));
+        vec sigma;
+        if (by_letter) {
+            codes = shift_in(codes, splat(g.compact[col]));
+            sigma = codes == 0 ? by[0] : zero;
+            for (int x = 1; x < g.letters; ++x) sigma = codes == x ? by[x] : sigma;
+        } else {
+            __builtin_memcpy(&sigma, scratch + t * N, sizeof sigma);
+        }
+        const vec active = (j >= zero) & (j < w);
+        vec h = diag + sigma;
+        h = h > zero ? h : zero;
+        h = h > e_in ? h : e_in;
+        h = h > f ? h : f;
+        const vec g_open = h + neg_oe;
+        vec e_next = e_in + neg_e;
+        e_next = e_next > g_open ? e_next : g_open;
+        vec f_next = f + neg_e;
+        f_next = f_next > g_open ? f_next : g_open;
+        diag = up;
+        h_left = active ? h : h_left;
+        f = active ? f_next : f;
+        e_in = e_next;
+        const vec counted = active ? h : zero;  // inactive lanes hold borders of cells outside this tile
+        best = best > counted ? best : counted;
+        const int jl = t - last;
+        if (jl >= 0 && jl < g.w) {
+            g.top_h[jl] = h[last];
+            g.top_e[jl] = e_next[last];
+        }
+    }
+    for (int k = 0; k < g.rows; ++k) {
+        g.left_h[k] = h_left[k];
+        g.left_f[k] = f[k];
+    }
+    int m = 0;
+    for (int k = 0; k < g.rows; ++k) m = best[k] > m ? best[k] : m;
+    return m;
+}
+
+// The instruction sets this binary has a group kernel for: 16 lanes (AVX-512), 8 (AVX2), 4 (portable).
+using group_kernel = int (*)(const group&, int* scratch);
+struct kernel_choice {
+    int lanes;
+    group_kernel run;
+};
+kernel_choice best_kernel();
+
+}  // namespace swgpu::long_pair::rows
