@@ -405,8 +405,8 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
 // ---- The CPU backend ----------------------------------------------------------------------------------------------
 
 cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
-                         thread_pool& pool, std::size_t grid_budget, double leaf_cells)
-    : q_(query), s_(subject), sc_(sc), pool_(pool), budget_(grid_budget), leaf_(leaf_cells) {
+                         thread_pool& pool, std::size_t grid_budget, double leaf_cells, int lanes)
+    : q_(query), s_(subject), sc_(sc), pool_(pool), budget_(grid_budget), leaf_(leaf_cells), lanes_(lanes) {
     // A subject of few letters (DNA) gets compact codes, so that the vector kernel picks σ by comparisons.
     std::vector<int> code(substitution_matrix::max_letters, -1);
     std::vector<std::uint8_t> compact(subject.size()), letters;
@@ -445,7 +445,9 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     std::vector<int> corner(idx(3 * nti));
     const int oe = sc_.gaps.open + sc_.gaps.extend, ext = sc_.gaps.extend;
     const auto& table = sc_.matrix.table();
-    const rows::kernel_choice kernel = rows::best_kernel();
+    rows::kernel_choice kernel = rows::best_kernel();
+    for (const auto& k : rows::available_kernels())
+        if (k.lanes == lanes_) kernel = k;
 
     auto run_tile = [&](std::int64_t ti, std::int64_t tj) {
         const std::int64_t i0 = ti * tile, i1 = std::min(i0 + tile, rows);
@@ -566,13 +568,17 @@ int run_group_avx2(const group& g, int* scratch);
 int run_group_avx512(const group& g, int* scratch);
 #endif
 
-kernel_choice best_kernel() {
+std::vector<kernel_choice> available_kernels() {
+    std::vector<kernel_choice> out;
 #if defined(SWGPU_X86_KERNELS)
-    if (__builtin_cpu_supports("avx512f")) return {16, &run_group_avx512};
-    if (__builtin_cpu_supports("avx2")) return {8, &run_group_avx2};
+    if (__builtin_cpu_supports("avx512f")) out.push_back({16, &run_group_avx512});
+    if (__builtin_cpu_supports("avx2")) out.push_back({8, &run_group_avx2});
 #endif
-    return {4, &run_group<4>};
+    out.push_back({4, &run_group<4>});
+    return out;
 }
+
+kernel_choice best_kernel() { return available_kernels().front(); }
 
 }  // namespace rows
 

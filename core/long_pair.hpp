@@ -138,11 +138,13 @@ public:
     std::function<void(double fraction)> progress;
 };
 
-// The CPU backend: tiles in anti-diagonal waves on the pool's threads, 32-bit cells.
+// The CPU backend: tiles in anti-diagonal waves on the pool's threads, 32-bit cells, rows of a tile in vector lanes
+// (core/long_pair_rows.hpp). lanes: 16, 8 or 4 forces that kernel where the CPU runs it (0: the widest).
 class cpu_backend final : public backend {
 public:
     cpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
-                thread_pool& pool, std::size_t grid_budget = std::size_t(1) << 30, double leaf_cells = double(1 << 20));
+                thread_pool& pool, std::size_t grid_budget = std::size_t(1) << 30, double leaf_cells = double(1 << 20),
+                int lanes = 0);
     void forward(const rect& area, const borders& b, std::int64_t K, grid& out) override;
     void trace_rect(const rect& area, const borders& b, int target, trace& out) override;
     std::int64_t spacing_multiple() const override { return tile; }
@@ -157,6 +159,7 @@ private:
     thread_pool& pool_;
     std::size_t budget_;
     double leaf_;
+    int lanes_;
 };
 
 // Where the time of align() went (for -v and benchmarks).

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+#include <vector>
 
 namespace swgpu::long_pair::rows {
 
@@ -74,7 +76,9 @@ int run_group(const group& g, int* scratch) {
     vec diag = shift_in(h_left, splat(g.corner));
     const int last = g.rows - 1;
     vec j = zero - lane;  // the column of each lane at step t
-    for (int t = 0; t < steps; ++t, j += 1) {
+    // One step. Masked: some lanes are before column 0 or past the last column (the first and last N − 1 steps, or
+    // a tile narrower than N); Full: the group has N rows, so the bottom row is lane N − 1 (a constant lane).
+    const auto step = [&](int t, auto masked, auto full) {
         const int col = t < g.w ? t : g.w - 1;  // lane 0's inputs (unused once t >= w)
         up = shift_in(h_left, splat(g.top_h[col]));
         e_in = shift_in(e_in, splat(g.top_e[col]));
@@ -86,7 +90,6 @@ int run_group(const group& g, int* scratch) {
         } else {
             __builtin_memcpy(&sigma, scratch + t * N, sizeof sigma);
         }
-        const vec active = (j >= zero) & (j < w);
         vec h = diag + sigma;
         h = h > zero ? h : zero;
         h = h > e_in ? h : e_in;
@@ -97,16 +100,36 @@ int run_group(const group& g, int* scratch) {
         vec f_next = f + neg_e;
         f_next = f_next > g_open ? f_next : g_open;
         diag = up;
-        h_left = active ? h : h_left;
-        f = active ? f_next : f;
         e_in = e_next;
-        const vec counted = active ? h : zero;  // inactive lanes hold borders of cells outside this tile
-        best = best > counted ? best : counted;
-        const int jl = t - last;
-        if (jl >= 0 && jl < g.w) {
-            g.top_h[jl] = h[last];
-            g.top_e[jl] = e_next[last];
+        if constexpr (decltype(masked)::value) {
+            const vec active = (j >= zero) & (j < w);
+            h_left = active ? h : h_left;
+            f = active ? f_next : f;
+            const vec counted = active ? h : zero;  // inactive lanes hold borders of cells outside this tile
+            best = best > counted ? best : counted;
+        } else {
+            h_left = h;
+            f = f_next;
+            best = best > h ? best : h;
         }
+        const int bottom = decltype(full)::value ? N - 1 : last;
+        const int jl = t - bottom;
+        if (jl >= 0 && jl < g.w) {
+            g.top_h[jl] = h[bottom];
+            g.top_e[jl] = e_next[bottom];
+        }
+        j += 1;
+    };
+    using yes = std::true_type;
+    using no = std::false_type;
+    // Steps N − 1 .. w − 1 have every lane inside the tile.
+    const int body_begin = N - 1, body_end = g.w;
+    if (body_begin < body_end && g.rows == N) {
+        for (int t = 0; t < body_begin; ++t) step(t, yes{}, yes{});
+        for (int t = body_begin; t < body_end; ++t) step(t, no{}, yes{});
+        for (int t = body_end; t < steps; ++t) step(t, yes{}, yes{});
+    } else {
+        for (int t = 0; t < steps; ++t) step(t, yes{}, no{});
     }
     for (int k = 0; k < g.rows; ++k) {
         g.left_h[k] = h_left[k];
@@ -123,6 +146,8 @@ struct kernel_choice {
     int lanes;
     group_kernel run;
 };
+// The kernels this binary has and this CPU runs, widest first; best_kernel() is the first.
+std::vector<kernel_choice> available_kernels();
 kernel_choice best_kernel();
 
 }  // namespace swgpu::long_pair::rows

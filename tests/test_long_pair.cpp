@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/long_pair.hpp"
+#include "core/long_pair_rows.hpp"
 #include "core/smith_waterman.hpp"
 #include "tests/reference/textbook_gotoh.hpp"
 #include "tests/sequence_generators.hpp"
@@ -50,7 +51,9 @@ TEST_CASE("long pairs on the CPU equal textbook Gotoh (score, end, start, CIGAR)
             sc.gaps.extend);
         const auto& [budget, leaf] = settings[k % settings.size()];
         INFO("pair " << k << " lengths " << q.size() << " x " << s.size() << " budget " << budget << " leaf " << leaf);
-        long_pair::cpu_backend be(q, s, sc, pool, budget, leaf);
+        // Every vector kernel this CPU runs, in turn (16, 8 and 4 lanes).
+        const auto kernels = long_pair::rows::available_kernels();
+        long_pair::cpu_backend be(q, s, sc, pool, budget, leaf, kernels[k % kernels.size()].lanes);
         const auto end = long_pair::score(be, std::int64_t(q.size()), std::int64_t(s.size()), sc);
         REQUIRE(end.score == ref.score);
         REQUIRE(end.query_end == ref.qend);
@@ -75,8 +78,10 @@ TEST_CASE("long pairs: tile edges, one residue against many, identical pairs", "
             auto s = random_sequence(rng, std::size_t(n), dna4, sc.matrix);
             if (n > 10 && m > 10) std::copy_n(q.begin(), std::min<std::size_t>(q.size(), s.size()) / 2, s.begin() + 3);
             INFO(m << " x " << n);
-            long_pair::cpu_backend be(q, s, sc, pool, 64, 256.0 * 256);
-            REQUIRE(long_pair::align(be, m, n, sc) == sw_align(q, s, sc));
+            for (const auto& kernel : long_pair::rows::available_kernels()) {
+                long_pair::cpu_backend be(q, s, sc, pool, 64, 256.0 * 256, kernel.lanes);
+                REQUIRE(long_pair::align(be, m, n, sc) == sw_align(q, s, sc));
+            }
         }
     }
     SECTION("identical 3000-residue pair: one diagonal, ties at every cell of it") {

@@ -1,7 +1,9 @@
 // bench_long_pair: one long pair through core/long_pair.hpp on the GPU or the CPU, score pass and full alignment.
 //
 //   bench_long_pair [--length N | --files A.fa B.fa] [--backend gpu|cpu] [--reps R] [--threads T] [--score-only]
-//                   [--mutation RATE] [--seed S] [--policy antidiagonal|compensation]
+//                   [--mutation RATE] [--seed S] [--policy antidiagonal|compensation] [--parasail]
+//
+// --parasail (builds that found libparasail-dev) also times parasail's 32-bit single-pair functions on one thread.
 //
 // --policy compensation runs the score pass (score and end cell) on the engine's tiled schedule instead
 // (gpu::sw_score with tiled_p2p: the compensation weighted scan inside each tile), for data/long_pair_policy.tsv.
@@ -26,6 +28,10 @@
 #include "gpu/gpu.hpp"
 #include "io/sequence_reader.hpp"
 
+#if defined(SWGPU_HAVE_PARASAIL)
+#include <parasail.h>
+#endif
+
 using namespace swgpu;
 
 int main(int argc, char** argv) {
@@ -33,7 +39,7 @@ int main(int argc, char** argv) {
     double mutation = 0.05;
     unsigned seed = 1;
     std::string file_a, file_b, backend = "gpu", policy = "antidiagonal";
-    bool score_only = false;
+    bool score_only = false, with_parasail = false;
     for (int k = 1; k < argc; ++k) {
         const std::string a = argv[k];
         auto next = [&] { return k + 1 < argc ? std::string(argv[++k]) : std::string(); };
@@ -44,6 +50,7 @@ int main(int argc, char** argv) {
         else if (a == "--threads") threads = std::stoull(next());
         else if (a == "--score-only") score_only = true;
         else if (a == "--policy") policy = next();
+        else if (a == "--parasail") with_parasail = true;
         else if (a == "--mutation") mutation = std::stod(next());
         else if (a == "--seed") seed = static_cast<unsigned>(std::stoul(next()));
         else {
@@ -116,6 +123,29 @@ int main(int argc, char** argv) {
                     (long long)last.subject_begin);
         if (r > 0 || reps == 0) wall.push_back(s_), fwd.push_back(t.forward_s);
     }
+#if defined(SWGPU_HAVE_PARASAIL)
+    if (with_parasail) {
+        // parasail's 32-bit single-pair functions, one thread (its gap open is ours plus one extension).
+        const std::string qa = decode(q, sc.matrix), sa = decode(s, sc.matrix);
+        parasail_matrix_t* matrix = dna ? parasail_matrix_create("ACGTN", 2, -3) : nullptr;
+        const parasail_matrix_t* lookup = dna ? matrix : parasail_matrix_lookup("blosum62");
+        using fn = parasail_result_t* (*)(const char*, int, const char*, int, int, int, const parasail_matrix_t*);
+        for (const auto& [name, f] : {std::pair<const char*, fn>{"sw_striped_32", &parasail_sw_striped_32},
+                                      {"sw_scan_32", &parasail_sw_scan_32}, {"sw_diag_32", &parasail_sw_diag_32}}) {
+            const auto t0 = std::chrono::steady_clock::now();
+            parasail_result_t* r = f(qa.c_str(), int(qa.size()), sa.c_str(), int(sa.size()),
+                                     sc.gaps.open + sc.gaps.extend, sc.gaps.extend, lookup);
+            const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            const int score = parasail_result_get_score(r);
+            parasail_result_free(r);
+            std::printf("summary: parasail %s, one thread: %.4f s = %.2f GCUPS, score %d (%s)\n", name, secs,
+                        cells / secs / 1e9, score, score == last.score ? "equal" : "DIFFERENT");
+        }
+        if (matrix) parasail_matrix_free(matrix);
+    }
+#else
+    if (with_parasail) std::printf("# built without parasail (libparasail-dev): --parasail ignored\n");
+#endif
     std::sort(wall.begin(), wall.end());
     std::sort(fwd.begin(), fwd.end());
     const double mw = wall[wall.size() / 2], mf = fwd[fwd.size() / 2];
