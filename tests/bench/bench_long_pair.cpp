@@ -2,6 +2,7 @@
 //
 //   bench_long_pair [--length N | --files A.fa B.fa] [--backend gpu|cpu] [--reps R] [--threads T] [--score-only]
 //                   [--mutation RATE] [--seed S] [--policy antidiagonal|compensation] [--parasail]
+//                   [--gpu-mem-gib G]
 //
 // --parasail (builds that found libparasail-dev) also times parasail's 32-bit single-pair functions on one thread.
 //
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
     unsigned seed = 1;
     std::string file_a, file_b, backend = "gpu", policy = "antidiagonal";
     bool score_only = false, with_parasail = false;
+    std::size_t device_memory = 0;  // --gpu-mem-gib: the GPU backend's budget (0: what is free)
     for (int k = 1; k < argc; ++k) {
         const std::string a = argv[k];
         auto next = [&] { return k + 1 < argc ? std::string(argv[++k]) : std::string(); };
@@ -51,6 +53,7 @@ int main(int argc, char** argv) {
         else if (a == "--score-only") score_only = true;
         else if (a == "--policy") policy = next();
         else if (a == "--parasail") with_parasail = true;
+        else if (a == "--gpu-mem-gib") device_memory = std::stoull(next()) << 30;
         else if (a == "--mutation") mutation = std::stod(next());
         else if (a == "--seed") seed = static_cast<unsigned>(std::stoul(next()));
         else {
@@ -91,7 +94,7 @@ int main(int argc, char** argv) {
     const double cells = double(m) * double(n);
     thread_pool pool(threads);
     std::unique_ptr<long_pair::backend> be;
-    if (backend == "gpu") be = gpu::long_pair_backend(q, s, sc);
+    if (backend == "gpu") be = gpu::long_pair_backend(q, s, sc, device_memory);
     else be = std::make_unique<long_pair::cpu_backend>(q, s, sc, pool);
     std::printf("# bench_long_pair %lld x %lld (%s), backend %s, %s\n", (long long)m, (long long)n,
                 dna ? "DNA 2/-3 5/2" : "protein BLOSUM62 11/1", backend.c_str(), score_only ? "score" : "alignment");
