@@ -30,11 +30,10 @@ void check_borders(const rect& a, const borders& b) {
         throw runtime_failure("internal error: long-pair borders do not match their rectangle");
 }
 
-// The borders of the part [r0, r1') x [c0, c1') of a rectangle (a prefix of each border).
-borders prefix(const borders& b, const rect& whole, const rect& part) {
+// The borders of the part [r0, r1') x [c0, c1') of a rectangle that starts where it does (a prefix of each border).
+borders prefix(const borders& b, const rect& part) {
     borders p;
     const auto cols = idx(part.cols()), rows = idx(part.rows());
-    (void)whole;
     p.top_h.assign(b.top_h.begin(), b.top_h.begin() + static_cast<std::ptrdiff_t>(cols + 1));
     p.top_e.assign(b.top_e.begin(), b.top_e.begin() + static_cast<std::ptrdiff_t>(cols));
     p.left_h.assign(b.left_h.begin(), b.left_h.begin() + static_cast<std::ptrdiff_t>(rows));
@@ -118,7 +117,7 @@ public:
     // Walks from w's cell, inside `area`, until the walk leaves the rectangle through its top or left edge or stops.
     void walk(const rect& area, const borders& b, walker& w) {
         const rect part{area.r0, w.i + 1, area.c0, w.j + 1};  // nothing right of or below the walk matters
-        const borders pb = prefix(b, area, part);
+        const borders pb = prefix(b, part);
         if (part.cells() <= be_.leaf_cells()) {
             trace tr;
             trace_rect(part, pb, 0, tr);

@@ -35,11 +35,15 @@
 // passes column (b+1)·K - 1 (H, and F of the next column, of its R rows); each lane folds the maximum of its cells
 // into block_max with one atomicMax per block column. trace: each lane stores the R nibbles of its column per step;
 // a cell scoring `target` lowers first_hit = (row << 32 | column) with atomicMin (row-major order).
+//
+// Entries: forward kernels for R = 32, 16, 8 (bands of 1024, 512, 256 rows) and two cell codes; a rectangle takes
+// bands of 1024 rows unless it has too few of them to fill the GPU (see forward_entry). Leaves of the traceback are
+// traced many per launch (band_batch_kernel: each rectangle its own warps, rings and counters). A long forward pass
+// counts its chunks in device memory, read by a copy on another stream while it runs (progress).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -47,6 +51,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <vector>
 
