@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -18,6 +20,61 @@ namespace {
 constexpr std::size_t buffer_limit = std::size_t(1) << 20;
 
 std::string reason(int err) { return std::strerror(err); }
+
+// Temporary files that exist right now, so that an interrupted run (Ctrl-C, kill) removes them too: the handler of
+// SIGINT, SIGTERM and SIGHUP unlinks every registered path (unlink is async-signal-safe) and then dies of the signal
+// with its default action. Slots are fixed C strings, claimed and released with atomic flags, never allocated.
+constexpr int temp_slots = 8;
+constexpr std::size_t temp_path_max = 4096;
+struct temp_slot {
+    std::atomic<bool> used{false};
+    std::atomic<bool> live{false};
+    char path[temp_path_max];
+};
+temp_slot temp_files[temp_slots];
+
+extern "C" void remove_temp_files_and_die(int sig) {
+    for (auto& slot : temp_files)
+        if (slot.live.load()) ::unlink(slot.path);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+void install_cleanup_handlers() {
+    static const bool installed = [] {
+        for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+            struct sigaction old{};
+            ::sigaction(sig, nullptr, &old);
+            if (old.sa_handler == SIG_IGN) continue;  // e.g. nohup: leave an ignored signal ignored
+            struct sigaction act{};
+            act.sa_handler = remove_temp_files_and_die;
+            ::sigemptyset(&act.sa_mask);
+            ::sigaction(sig, &act, nullptr);
+        }
+        return true;
+    }();
+    (void)installed;
+}
+
+// Registers a temporary path; returns its slot, or -1 when all are taken (the file is then only removed by the
+// destructor, as before).
+int register_temp(const std::string& path) {
+    if (path.size() + 1 > temp_path_max) return -1;
+    install_cleanup_handlers();
+    for (int k = 0; k < temp_slots; ++k) {
+        bool expected = false;
+        if (!temp_files[k].used.compare_exchange_strong(expected, true)) continue;
+        std::memcpy(temp_files[k].path, path.c_str(), path.size() + 1);
+        temp_files[k].live.store(true);
+        return k;
+    }
+    return -1;
+}
+void unregister_temp(int slot) {
+    if (slot < 0) return;
+    temp_files[slot].live.store(false);
+    temp_files[slot].used.store(false);
+}
 
 // The umask cannot be read without setting it; mode bits a plain open(0666) would give.
 mode_t default_file_mode() {
@@ -57,11 +114,13 @@ output_file::output_file(const std::string& path) : path_(path), name_(path) {
                                  "exists and is writable");
     owns_fd_ = true;
     temp_path_ = buf.data();
+    temp_slot_ = register_temp(temp_path_);
     // mkostemp creates mode 0600; give the file the mode a plain open would (or keep an existing file's mode).
     const mode_t mode = exists ? (st.st_mode & 07777) : default_file_mode();
     if (::fchmod(fd_, mode) != 0) {
         const int err = errno;
         ::close(fd_);
+        unregister_temp(temp_slot_);
         ::unlink(temp_path_.c_str());
         throw output_error(path, "cannot set the output file's permissions (" + reason(err) + ")");
     }
@@ -70,6 +129,7 @@ output_file::output_file(const std::string& path) : path_(path), name_(path) {
 
 output_file::~output_file() {
     if (owns_fd_ && fd_ >= 0) ::close(fd_);
+    unregister_temp(temp_slot_);
     if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
 }
 
@@ -109,6 +169,9 @@ void output_file::commit() {
     if (!temp_path_.empty() && ::rename(temp_path_.c_str(), path_.c_str()) != 0)
         throw output_error(name_, "cannot rename the completed temporary file " + temp_path_ + " onto it (" +
                                       reason(errno) + ")");
+    // Renamed: an interrupt from now on must not remove it (the slot held the temporary name, which is gone).
+    unregister_temp(temp_slot_);
+    temp_slot_ = -1;
     committed_ = true;
 }
 

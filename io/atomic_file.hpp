@@ -32,6 +32,7 @@ private:
     void flush();
 
     std::string path_, name_, temp_path_;
+    int temp_slot_ = -1;  // registration for removal on SIGINT/SIGTERM/SIGHUP (atomic_file.cpp)
     int fd_ = -1;
     bool owns_fd_ = false;
     bool committed_ = false;

@@ -4,10 +4,13 @@
 // --db-chunk, threads or how the input arrives.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <random>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -353,4 +356,50 @@ TEST_CASE("command-line errors: exit code and one line naming the problem", "[cl
         CHECK(r.out.empty());
     }
     CHECK(dir.entries() == std::vector<std::string>{"broken.mat", "dna.fa"});  // no output file was left behind
+}
+
+TEST_CASE("an interrupted run (SIGINT, SIGTERM) leaves neither the output file nor its temporary file", "[cli]") {
+    temp_dir dir;
+    // A long pair on the CPU: takes seconds, so the signal arrives while it is being aligned.
+    std::mt19937_64 rng(8);
+    std::string a(150000, 'A'), b;
+    for (auto& c : a) c = "ACGT"[rng() % 4];
+    b = a.substr(1000, 140000);
+    for (auto& c : b)
+        if (rng() % 20 == 0) c = "ACGT"[rng() % 4];
+    {
+        std::ofstream(dir.path / "a.fa") << ">a\n" << a << "\n";
+        std::ofstream(dir.path / "b.fa") << ">b\n" << b << "\n";
+    }
+    for (int sig : {SIGINT, SIGTERM}) {
+        INFO("signal " << sig);
+        const fs::path out = dir.path / "hits.tsv";
+        const pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            const int devnull = ::open("/dev/null", O_WRONLY);
+            ::dup2(devnull, STDERR_FILENO);
+            ::execl(binary.c_str(), binary.c_str(), "align", (dir.path / "a.fa").c_str(), (dir.path / "b.fa").c_str(),
+                    "--backend", "cpu", "--mode", "pairwise", "--strand", "plus", "-o", out.c_str(),
+                    static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        // Wait until the temporary file exists (the run has started), then interrupt.
+        bool started = false;
+        for (int k = 0; k < 200 && !started; ++k) {
+            for (const auto& e : fs::directory_iterator(dir.path))
+                started = started || e.path().filename().string().rfind(".hits.tsv.swgpu-", 0) == 0;
+            if (!started) ::usleep(20000);
+        }
+        REQUIRE(started);
+        ::usleep(100000);
+        ::kill(pid, sig);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        CHECK(WIFSIGNALED(status));
+        CHECK(WTERMSIG(status) == sig);
+        CHECK(!fs::exists(out));
+        for (const auto& e : fs::directory_iterator(dir.path))
+            CHECK(e.path().filename().string().rfind(".hits.tsv", 0) != 0);
+    }
 }
