@@ -458,47 +458,53 @@ std::vector<std::vector<score_hit>> split_score_pass(const sequence_set& queries
     // No long pair in this chunk: the search pass alone, with early delivery as the caller asked.
     if (long_subjects.empty()) return search(queries, db, opt);
     std::vector<std::vector<score_hit>> hits(queries.size());
-    search_options sub = opt;
-    sub.on_final = nullptr;
-    sub.subject_offset = 0;
-    auto subset = [](const sequence_set& from, const std::vector<std::size_t>& keep) {
-        sequence_set out;
-        out.source = from.source;
-        out.encoded = from.encoded;
-        for (std::size_t k : keep) out.add(from.names[k], from[k]);
-        return out;
-    };
-    // (queries, subjects) searched by the search pass; hits are mapped back to the chunk's indices.
-    auto run_search = [&](const std::vector<std::size_t>& qs, const std::vector<std::size_t>& ss) {
-        if (qs.empty() || ss.empty()) return;
-        const bool all_queries = qs.size() == queries.size(), all_subjects = ss.size() == db.size();
-        const sequence_set qset = all_queries ? sequence_set{} : subset(queries, qs);
-        const sequence_set sset = all_subjects ? sequence_set{} : subset(db, ss);
-        const auto found = search(all_queries ? queries : qset, all_subjects ? db : sset, sub);
-        for (std::size_t k = 0; k < found.size(); ++k)
-            for (auto h : found[k]) {
-                h.subject = static_cast<std::uint32_t>(ss[h.subject]) + opt.subject_offset;
-                hits[qs[k]].push_back(h);
-            }
-    };
     std::vector<std::size_t> all_q(queries.size()), short_q, long_q;
     for (std::size_t q = 0; q < queries.size(); ++q) {
         all_q[q] = q;
         (queries.length(q) >= threshold ? long_q : short_q).push_back(q);
     }
-    run_search(all_q, short_subjects);
-    run_search(short_q, long_subjects);
+    search_subset(queries, all_q, db, short_subjects, opt, search, hits);
+    search_subset(queries, short_q, db, long_subjects, opt, search, hits);
     for (std::size_t s : long_subjects)
         for (std::size_t q : long_q) {
             const int score = split.long_score(queries, q, db, s);
             if (score > 0 && score >= opt.min_score)
                 hits[q].push_back({score, static_cast<std::uint32_t>(s) + opt.subject_offset});
         }
+    order_hits(hits, opt.max_hits);
+    return hits;
+}
+
+void search_subset(const sequence_set& queries, std::span<const std::size_t> qs, const sequence_set& db,
+                   std::span<const std::size_t> ss, const search_options& opt, const score_pass& search,
+                   std::vector<std::vector<score_hit>>& hits) {
+    if (qs.empty() || ss.empty()) return;
+    search_options sub = opt;
+    sub.on_final = nullptr;
+    sub.subject_offset = 0;
+    auto subset = [](const sequence_set& from, std::span<const std::size_t> keep) {
+        sequence_set out;
+        out.source = from.source;
+        out.encoded = from.encoded;
+        for (std::size_t k : keep) out.add(from.names[k], from[k]);
+        return out;
+    };
+    const bool all_queries = qs.size() == queries.size(), all_subjects = ss.size() == db.size();
+    const sequence_set qset = all_queries ? sequence_set{} : subset(queries, qs);
+    const sequence_set sset = all_subjects ? sequence_set{} : subset(db, ss);
+    const auto found = search(all_queries ? queries : qset, all_subjects ? db : sset, sub);
+    for (std::size_t k = 0; k < found.size(); ++k)
+        for (auto h : found[k]) {
+            h.subject = static_cast<std::uint32_t>(ss[h.subject]) + opt.subject_offset;
+            hits[qs[k]].push_back(h);
+        }
+}
+
+void order_hits(std::vector<std::vector<score_hit>>& hits, std::size_t max_hits) {
     for (auto& h : hits) {
         std::sort(h.begin(), h.end(), [](const score_hit& a, const score_hit& b) { return better(a, b); });
-        if (h.size() > opt.max_hits) h.resize(opt.max_hits);
+        if (h.size() > max_hits) h.resize(max_hits);
     }
-    return hits;
 }
 
 }  // namespace swgpu

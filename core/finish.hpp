@@ -193,6 +193,15 @@ std::vector<std::vector<score_hit>> split_score_pass(const sequence_set& queries
                                                      const search_options& opt, const score_pass& search,
                                                      const long_pair_split& split);
 
+// The score pass `search` over queries[qs] against db[ss] (qs and ss index the sets; sets are copied only when they
+// are a proper subset), each hit appended to hits[q] with its subject as an index into db plus opt.subject_offset.
+// Early delivery is not used. For score passes that split a chunk (split_score_pass, subject_windows).
+void search_subset(const sequence_set& queries, std::span<const std::size_t> qs, const sequence_set& db,
+                   std::span<const std::size_t> ss, const search_options& opt, const score_pass& search,
+                   std::vector<std::vector<score_hit>>& hits);
+// Each query's hits in the order of better(), at most max_hits.
+void order_hits(std::vector<std::vector<score_hit>>& hits, std::size_t max_hits);
+
 // 1-based inclusive coordinates as BLAST prints them: the query on the plus strand (qstart <= qend); for a minus-strand
 // hit the subject runs backwards (sstart > send).
 struct blast_coordinates {

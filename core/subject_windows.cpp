@@ -40,21 +40,12 @@ std::vector<std::vector<score_hit>> subject_windows::search(const sequence_set& 
     if (cut.empty()) return inner(queries, db, opt);
 
     std::vector<std::vector<score_hit>> hits(queries.size());
+    std::vector<std::size_t> all(queries.size());
+    for (std::size_t q = 0; q < queries.size(); ++q) all[q] = q;
+    search_subset(queries, all, db, whole, opt, inner, hits);
     search_options sub = opt;
     sub.on_final = nullptr;
     sub.subject_offset = 0;
-    if (!whole.empty()) {
-        sequence_set part;
-        part.source = db.source;
-        part.encoded = db.encoded;
-        for (std::size_t s : whole) part.add(db.names[s], db[s]);
-        const auto found = inner(queries, part, sub);
-        for (std::size_t q = 0; q < found.size(); ++q)
-            for (auto h : found[q]) {
-                h.subject = static_cast<std::uint32_t>(whole[h.subject]) + opt.subject_offset;
-                hits[q].push_back(h);
-            }
-    }
     const std::size_t V = overlap(longest), W = window(longest);
     for (std::size_t s : cut) {
         // One long subject at a time: its windows as a database, the kept_windows best windows per query.
@@ -87,10 +78,7 @@ std::vector<std::vector<score_hit>> subject_windows::search(const sequence_set& 
             hits[q].push_back({best, static_cast<std::uint32_t>(s) + opt.subject_offset});
         }
     }
-    for (auto& h : hits) {
-        std::sort(h.begin(), h.end(), [](const score_hit& a, const score_hit& b) { return better(a, b); });
-        if (h.size() > opt.max_hits) h.resize(opt.max_hits);
-    }
+    order_hits(hits, opt.max_hits);
     return hits;
 }
 

@@ -43,15 +43,6 @@ std::string number(double v, int decimals) {
     return buf;
 }
 
-std::string thousands(std::uint64_t v) {
-    std::string digits = std::to_string(v), out;
-    for (std::size_t k = 0; k < digits.size(); ++k) {
-        if (k > 0 && (digits.size() - k) % 3 == 0) out += ',';
-        out += digits[k];
-    }
-    return out;
-}
-
 // A tick every 1, 2 or 5 times a power of ten, about every 100 pixels, at least one residue.
 std::int64_t tick_step(std::int64_t length, double pixels) {
     const double raw = static_cast<double>(length) / std::max(2.0, pixels / 100.0);

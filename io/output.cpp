@@ -75,15 +75,6 @@ std::string trim(std::string s) {
     return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
-std::string thousands(std::uint64_t v) {
-    std::string digits = std::to_string(v), out;
-    for (std::size_t k = 0; k < digits.size(); ++k) {
-        if (k > 0 && (digits.size() - k) % 3 == 0) out += ',';
-        out += digits[k];
-    }
-    return out;
-}
-
 void append_json_string(std::string& out, std::string_view s) {
     out += '"';
     for (const char ch : s) {
@@ -454,6 +445,15 @@ void write_sam(const output_format& fmt, const run_header& header, const results
 }
 
 }  // namespace
+
+std::string thousands(std::uint64_t v) {
+    std::string digits = std::to_string(v), out;
+    for (std::size_t k = 0; k < digits.size(); ++k) {
+        if (k > 0 && (digits.size() - k) % 3 == 0) out += ',';
+        out += digits[k];
+    }
+    return out;
+}
 
 const std::vector<column>& standard_columns() {
     static const std::vector<column> cols = {column::qseqid, column::sseqid, column::pident, column::length,

@@ -63,6 +63,9 @@ std::string_view column_name(column c);
 bool needs_alignments(const output_format& fmt);
 std::string column_names();  // every known name, space-separated (for messages and --help)
 
+// A count with thousands separators: 1234567 -> "1,234,567" (headers, dot-plot labels).
+std::string thousands(std::uint64_t v);
+
 // The scoring as one line, with the gap convention spelled out (for headers).
 std::string describe_scoring(const scoring& sc);
 
