@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <future>
 #include <cstdio>
 #include <iostream>
@@ -20,6 +22,7 @@
 #include "core/subject_windows.hpp"
 #include "core/scoring.hpp"
 #include "core/search.hpp"
+#include "core/spread.hpp"
 #include "core/sequence.hpp"
 #include "core/statistics.hpp"
 #include "core/strand.hpp"
@@ -235,6 +238,10 @@ align_command::align_command(CLI::App& app) {
     sub->add_option("--gpu-mem", s_.gpu_mem,
                     "Device memory the GPU backend may use, in bytes or with K, M, G (e.g. 4G) [default: what is "
                     "free]; a database that does not fit is searched in slices with the same output");
+    sub->add_option("--gpus", s_.gpus,
+                    "Number of GPUs the score pass of database search spreads over: the first N of those visible "
+                    "(CUDA_VISIBLE_DEVICES chooses them); 0 = all. The database is cut by residues; same output")
+        ->capture_default_str();
     sub->add_option("--gpu-align", s_.gpu_align,
                     "With the GPU backend, where the printed alignments are computed: gpu (auto) aligns them on the "
                     "GPU after the search, the largest pairs on CPU threads beside it; cpu aligns them on CPU threads "
@@ -291,11 +298,12 @@ int align_command::run(const std::string& command_line) {
     if (s_.backend == "auto" && !use_gpu)
         msg.notice("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
     // Starting the GPU's context takes a noticeable fraction of a second: overlap it with reading the inputs.
-    std::future<void> gpu_ready;
+    std::shared_future<void> gpu_ready;  // shared: the workers of several GPUs wait on it from their threads
     // With alignments to compute on the GPU, device memory for them is mapped then too (not with --gpu-mem: the
     // search may use all of that budget).
     const bool keep_align_memory = gpu_mem == 0 && io::needs_alignments(fmt) && s_.gpu_align != "cpu";
-    if (use_gpu) gpu_ready = std::async(std::launch::async, [keep_align_memory] { gpu::warm_up(keep_align_memory); });
+    if (use_gpu)
+        gpu_ready = std::async(std::launch::async, [keep_align_memory] { gpu::warm_up(keep_align_memory); }).share();
 
     io::read_options ropt;
     ropt.skip_bad = s_.skip_bad;
@@ -355,9 +363,13 @@ int align_command::run(const std::string& command_line) {
     if (s_.db != "-" && io::is_database_file(s_.db)) db_file.emplace(s_.db);
     else db_text.emplace(s_.db, ropt);
     bool first_chunk = true;
+    // On the GPU the first chunks are smaller (an eighth of --db-chunk, then a quarter, a half): the device starts
+    // after a short read, and the reader thread stays ahead of it from then on.
+    std::uint64_t chunk_limit = use_gpu ? std::max<std::uint64_t>(1, s_.db_chunk / 8) : s_.db_chunk;
     const chunk_reader next_chunk = [&](sequence_set& chunk) {
-        if (!(db_file ? db_file->read_chunk(chunk, s_.db_chunk) : db_text->read_chunk(chunk, s_.db_chunk)))
-            return false;
+        const std::uint64_t limit = chunk_limit;
+        chunk_limit = std::min(s_.db_chunk, chunk_limit * 2);
+        if (!(db_file ? db_file->read_chunk(chunk, limit) : db_text->read_chunk(chunk, limit))) return false;
         if (first_chunk && s_.seqtype == "auto" && detect_type(chunk) != type)
             throw usage_error("the queries look like " + type_name(type) + " but the database " + s_.db +
                               " looks like " + type_name(detect_type(chunk)) + "; give --seqtype");
@@ -376,6 +388,45 @@ int align_command::run(const std::string& command_line) {
         search = [&sc, &pool](const sequence_set& q, const sequence_set& d, const search_options& o) {
             return search_cpu(q, d, sc, o, pool);
         };
+    // Several GPUs: the score pass spread over them, each chunk cut by residues (core/spread.hpp). Every GPU gets
+    // --gpu-mem (or what it has free). SWGPU_LOGICAL_DEVICES=K (a test option) makes each GPU count K times, the K
+    // workers of a GPU sharing its memory: the multi-GPU path, exercised on one GPU.
+    std::optional<spread_pass> spread;
+    if (use_gpu) {
+        const int physical = gpu::device_count();
+        const int used = s_.gpus == 0 ? physical : std::min(s_.gpus, physical);
+        int logical = 1;
+        if (const char* e = std::getenv("SWGPU_LOGICAL_DEVICES")) logical = std::clamp(std::atoi(e), 1, 64);
+        if (used * logical > 1) {
+            std::vector<score_pass> passes;
+            std::vector<chunk_preparer> preparers;
+            for (int d = 0; d < used; ++d) {
+                std::size_t memory = gpu_mem;
+                if (logical > 1) memory = (gpu_mem ? gpu_mem : gpu::free_memory(d) / 8 * 7) / logical;
+                for (int k = 0; k < logical; ++k) {
+                    passes.push_back([&sc, d, memory, gpu_ready](const sequence_set& q, const sequence_set& db,
+                                                                 const search_options& o) {
+                        if (gpu_ready.valid()) gpu_ready.get();
+                        gpu::use_device(d);
+                        search_options budgeted = o;
+                        budgeted.device_memory = memory;
+                        return gpu::search(q, db, sc, budgeted);
+                    });
+                    preparers.push_back([&sc, d, gpu_mem](const sequence_set& run) {
+                        gpu::use_device(d);
+                        return gpu::prepare_chunk(run, sc, gpu_mem);
+                    });
+                }
+            }
+            spread.emplace(std::move(passes), std::move(preparers));
+            search = [&spread](const sequence_set& q, const sequence_set& d, const search_options& o) {
+                return (*spread)(q, d, o);
+            };
+            msg.info("score pass spread over " + std::to_string(spread->workers()) + " workers (" +
+                     std::to_string(used) + " GPU(s)" +
+                     (logical > 1 ? " x " + std::to_string(logical) + " logical devices" : std::string()) + ")");
+        }
+    }
     progress_line progress(!s_.quiet);
     // Long pairs (--mode): scored one at a time on the whole GPU, or on every CPU thread, in linear memory
     // (core/long_pair.hpp). With alignments to print, the score pass of a long pair computes its alignment too and keeps
@@ -481,6 +532,10 @@ int align_command::run(const std::string& command_line) {
     run.evalues = !s_.no_evalue;
     run.max_evalue = s_.evalue;
     run.alignments = wants_alignments;
+    if (use_gpu && !std::getenv("SWGPU_NO_PREPARE")) {
+        if (spread) run.prepare = [&spread](const sequence_set& chunk) { return spread->prepare(chunk); };
+        else run.prepare = [&sc, gpu_mem](const sequence_set& chunk) { return gpu::prepare_chunk(chunk, sc, gpu_mem); };
+    }
     if (s_.mode != "pairwise")
         run.window_aligner = [&windows](const scored_pair& p) { return windows.align(p); };
     if (split.long_pair) {
@@ -525,7 +580,8 @@ int align_command::run(const std::string& command_line) {
         msg.warning(s_.db + ": " + std::to_string(db_text->records_skipped()) + " records skipped (--skip-bad)");
     msg.info("database " + s_.db + ": " + std::to_string(scan.sequences) + " sequences, " +
              std::to_string(scan.residues) + " residues, " + std::to_string(scan.chunks) + " chunk(s); score pass " +
-             seconds(scanned - started));
+             seconds(scanned - started) + " (backend " + seconds(scan.backend_s) + ", waiting for the reader " +
+             seconds(scan.reader_wait_s) + ")");
 
     io::run_header header{SWGPU_VERSION, command_line, s_.query, s_.db};
     io::write_results(fmt, header, io::results_view{sc, queries, scan, hits}, out);

@@ -26,6 +26,7 @@ struct align_settings {
     std::string backend = "auto";
     std::uint64_t db_chunk = 100'000'000;
     std::string gpu_align = "auto";  // where printed alignments are computed with the GPU backend: auto/gpu, cpu
+    int gpus = 0;         // GPUs the score pass spreads over (0: every visible one)
     std::string gpu_mem;  // device memory budget for the GPU backend, e.g. 512M, 8G (empty: what is free)
     std::string mode = "auto";       // auto, search, pairwise: how pairs are scored (see --mode)
     std::string long_policy = "auto";  // long pairs' score pass on the GPU: auto, antidiagonal, compensation

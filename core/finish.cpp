@@ -261,10 +261,19 @@ std::vector<strand_hit> query_hits(std::size_t q, const std::vector<std::vector<
     return out;
 }
 
+// A chunk as the reader thread hands it over: read, encoded, prepared by the backend.
+struct fetched_chunk {
+    bool ok = false;    // false at the end of the database
+    bool last = false;  // the reader was exhausted by this chunk
+    sequence_set chunk;
+    std::uint64_t unknown = 0;
+    std::unique_ptr<prepared_chunk> prepared;
+};
+
 database_scan scan(const query_strands& queries, const scoring& sc, std::size_t max_hits, const chunk_reader& next_chunk,
                    const std::function<bool()>& reader_exhausted, const score_pass& search,
                    const std::function<void(const scan_progress&)>& progress, early_finish* early,
-                   std::chrono::steady_clock::time_point* searched_at) {
+                   std::chrono::steady_clock::time_point* searched_at, const chunk_preparer& prepare = {}) {
     if (!queries.search_plus && !queries.search_minus) throw usage_error("no strand selected to search");
     if (queries.search_minus && queries.minus.size() != queries.size())
         throw runtime_failure("minus-strand queries do not match the plus-strand queries");
@@ -276,17 +285,38 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
     opt.max_hits = max_hits;
     opt.min_score = 1;
 
+    // The database stream: a reader thread reads, encodes and prepares chunk k + 1 while chunk k is searched (two
+    // chunks in memory at most). The reader and `reader_exhausted` are only ever called from that thread, one call
+    // at a time.
+    const auto fetch = [&] {
+        fetched_chunk f;
+        f.ok = next_chunk(f.chunk);
+        if (!f.ok) return f;
+        f.last = reader_exhausted && reader_exhausted();
+        if (f.chunk.empty()) return f;
+        f.unknown = encode(f.chunk, sc.matrix);
+        if (prepare) f.prepared = prepare(f.chunk);
+        return f;
+    };
+    std::future<fetched_chunk> ahead = std::async(std::launch::async, fetch);
+    std::future<void> dropped;  // a searched chunk is freed on another thread too
     for (;;) {
-        sequence_set chunk;
-        if (!next_chunk(chunk)) break;
-        if (chunk.empty()) continue;
+        const auto wait_start = std::chrono::steady_clock::now();
+        fetched_chunk f = ahead.get();
+        scan.reader_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+        if (!f.ok) break;
+        if (!f.last) ahead = std::async(std::launch::async, fetch);
+        else ahead = std::async(std::launch::deferred, [] { return fetched_chunk{}; });
+        if (f.chunk.empty()) continue;
+        sequence_set& chunk = f.chunk;
         const std::uint64_t first = scan.sequences;
         if (first + chunk.size() > std::numeric_limits<std::uint32_t>::max())
             throw input_error(chunk.source, "the database holds more than 4,294,967,295 sequences; split it");
-        scan.unknown_residues += encode(chunk, sc.matrix);
+        scan.unknown_residues += f.unknown;
         opt.subject_offset = static_cast<std::uint32_t>(first);
+        opt.prepared = f.prepared.get();
 
-        if (early && reader_exhausted && reader_exhausted()) {
+        if (early && f.last) {
             // The last chunk: queries are finished as the backend reports them final. A subject is in this chunk or
             // kept from an earlier one (scan.subjects is not touched until the aligner is done).
             early->begin(scan.residues + chunk.total_residues(), scan.sequences + chunk.size());
@@ -322,7 +352,9 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
                 take(records, hits);
             };
             try {
+                const auto t0 = std::chrono::steady_clock::now();
                 const auto hits = search(*searched.set, chunk, last);
+                scan.backend_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 if (searched_at) *searched_at = std::chrono::steady_clock::now();
                 early->during_search =
                     static_cast<std::size_t>(std::count(early->finished.begin(), early->finished.end(), true));
@@ -335,7 +367,10 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
                 throw;
             }
         } else {
-            merge_hits(top, search(*searched.set, chunk, opt), max_hits);
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto hits = search(*searched.set, chunk, opt);
+            scan.backend_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            merge_hits(top, hits, max_hits);
             if (searched_at) *searched_at = std::chrono::steady_clock::now();
         }
         scan.residues += chunk.total_residues();
@@ -355,6 +390,7 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
             scan.subjects.emplace(id, subject_record{chunk.names[local], {seq.begin(), seq.end()}});
         }
         if (progress) progress({scan.chunks, scan.residues, scan.sequences});
+        dropped = std::async(std::launch::async, [old = std::move(f)]() mutable { old = fetched_chunk{}; });
     }
 
     // Per query, the two strands' lists merged. Each strand list holds that strand's best max_hits, so the best
@@ -368,8 +404,8 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
 
 database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
                             const chunk_reader& next_chunk, const score_pass& search,
-                            const std::function<void(const scan_progress&)>& progress) {
-    return scan(queries, sc, max_hits, next_chunk, {}, search, progress, nullptr, nullptr);
+                            const std::function<void(const scan_progress&)>& progress, const chunk_preparer& prepare) {
+    return scan(queries, sc, max_hits, next_chunk, {}, search, progress, nullptr, nullptr, prepare);
 }
 
 std::vector<std::vector<printed_hit>> finish_hits(const database_scan& scan, const query_strands& queries,
@@ -395,7 +431,7 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
     early_finish early{queries, sc, opt, pool, {}, {}, {}, {}, 0, {}, {}};
     res.score_pass_done = std::chrono::steady_clock::now();
     res.scan = scan(queries, sc, opt.max_hits, next_chunk, reader_exhausted, search, progress,
-                    opt.overlap ? &early : nullptr, &res.score_pass_done);
+                    opt.overlap ? &early : nullptr, &res.score_pass_done, opt.prepare);
     if (early.started()) {
         res.statistics = std::move(early.statistics);
         res.hits = std::move(early.out);

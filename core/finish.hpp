@@ -3,7 +3,9 @@
 //   scan_database()  reads the database chunk by chunk through a callback, runs a backend's score pass on each chunk,
 //                    keeps the best hits of every query across chunks (merge_hits: the same result as one pass over the
 //                    whole database), keeps a copy of the subjects those hits refer to, and counts the whole
-//                    database's residues and sequences (for E-values) on the way. The database is read once.
+//                    database's residues and sequences (for E-values) on the way. The database is read once, by a
+//                    reader thread that reads, encodes and prepares chunk k + 1 (chunk_preparer: the GPU backend's
+//                    packing) while chunk k is searched.
 //   finish_hits()    orders the hits (score desc, subject index asc, plus strand before minus), computes bit scores and
 //                    E-values from the whole database's size, drops hits above the E-value threshold, then computes
 //                    the alignment of every remaining hit (end cell + traceback, core/smith_waterman.hpp) and checks
@@ -83,6 +85,8 @@ struct database_scan {
     std::uint64_t sequences = 0;
     std::uint64_t unknown_residues = 0;                 // database letters not in the matrix (read as X or N)
     std::size_t chunks = 0;
+    double reader_wait_s = 0;  // time the score pass waited for chunks to be read, encoded and prepared
+    double backend_s = 0;      // time in the backend's score pass calls
 };
 
 // Appends the next records of the database, as letters, to an empty set; returns false at the end of the database.
@@ -95,9 +99,14 @@ struct scan_progress {
     std::uint64_t residues = 0, sequences = 0;
 };
 
+// A backend's work on an encoded chunk before its score pass (see prepared_chunk in core/search.hpp); runs on the
+// reader thread.
+using chunk_preparer = std::function<std::unique_ptr<prepared_chunk>(const sequence_set& chunk)>;
+
 database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
                             const chunk_reader& next_chunk, const score_pass& search,
-                            const std::function<void(const scan_progress&)>& progress = {});
+                            const std::function<void(const scan_progress&)>& progress = {},
+                            const chunk_preparer& prepare = {});
 
 struct printed_hit {
     std::uint32_t subject = 0;
@@ -139,6 +148,7 @@ struct finish_options {
     // Optional: tried first for every other pair, on the pool's threads; nullopt leaves the pair to the usual path
     // (subject_windows::align: short queries against long subjects scored through windows).
     std::function<std::optional<alignment>(const scored_pair&)> window_aligner;
+    chunk_preparer prepare;  // see scan_database
 };
 
 // Per query (in input order), the printed hits in the order of better(). Throws runtime_failure when an alignment does
@@ -164,6 +174,7 @@ struct search_run_options {
     double long_min_cells = default_long_pair_cells;
     std::size_t long_min_side = 0;
     std::function<std::optional<alignment>(const scored_pair&)> window_aligner;
+    chunk_preparer prepare;  // see scan_database
 };
 struct search_results {
     database_scan scan;

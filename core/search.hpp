@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -28,6 +29,19 @@ inline bool better(const score_hit& a, const score_hit& b) {
     return a.score != b.score ? a.score > b.score : a.subject < b.subject;
 }
 
+// Work a backend does on a database chunk ahead of its score pass (the GPU backend sorts and packs it), done while the
+// previous chunk is searched. `key` is the residue storage of the set it was made from: a backend uses it only when
+// asked to search that very set (a subset made from it, say, has other storage and is prepared again).
+struct prepared_chunk {
+    virtual ~prepared_chunk() = default;
+    const std::uint8_t* key = nullptr;
+    std::uint64_t residues = 0;
+    std::size_t sequences = 0;
+    bool made_from(const sequence_set& db) const {
+        return key == db.residues.data() && residues == db.total_residues() && sequences == db.size();
+    }
+};
+
 struct search_options {
     std::size_t max_hits = 500;     // per query
     int min_score = 1;              // hits below this raw score are dropped (from an E-value threshold, say)
@@ -40,6 +54,8 @@ struct search_options {
     // (alignments, say) while the backend searches for the others.
     std::function<void(std::span<const std::uint32_t> queries, const std::vector<std::vector<score_hit>>& hits)>
         on_final;
+    // Optional: the backend's preparation of the database chunk (see prepared_chunk); ignored unless made from db.
+    const prepared_chunk* prepared = nullptr;
 };
 
 // One vector per query, each sorted by better() and at most max_hits long. Queries and db must be encoded with the

@@ -35,13 +35,15 @@ public:
     unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
 
     // Calls body(k) for every k in [0, n), on the pool and the calling thread; returns when all calls are done.
-    // The first exception thrown by body is rethrown here.
+    // The first exception thrown by body is rethrown here. Calls from several threads take turns (body must not call
+    // parallel_for on the same pool).
     void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) {
         if (n == 0) return;
         if (workers_.empty() || n == 1) {
             for (std::size_t k = 0; k < n; ++k) body(k);
             return;
         }
+        std::lock_guard turn(call_m_);
         {
             std::lock_guard lock(m_);
             body_ = &body;
@@ -89,6 +91,7 @@ private:
     }
 
     std::vector<std::thread> workers_;
+    std::mutex call_m_;  // one parallel_for at a time
     std::mutex m_;
     std::condition_variable wake_, done_;
     const std::function<void(std::size_t)>* body_ = nullptr;

@@ -45,6 +45,24 @@ std::vector<device_info> devices() {
     return out;
 }
 
+int device_count() {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+void use_device(int index) { SWGPU_CUDA_CHECK(cudaSetDevice(index)); }
+
+std::size_t free_memory(int index) {
+    int current = 0;
+    SWGPU_CUDA_CHECK(cudaGetDevice(&current));
+    SWGPU_CUDA_CHECK(cudaSetDevice(index));
+    std::size_t f = 0, t = 0;
+    const cudaError_t e = cudaMemGetInfo(&f, &t);
+    SWGPU_CUDA_CHECK(cudaSetDevice(current));
+    SWGPU_CUDA_CHECK(e);
+    return f;
+}
+
 void warm_up(bool keep_align_memory) {
     const cudaError_t e = cudaFree(nullptr);
     if (e != cudaSuccess) throw runtime_failure(std::string("starting the GPU failed: ") + cudaGetErrorString(e));

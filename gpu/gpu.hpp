@@ -28,6 +28,12 @@ struct device_info {
 bool available();
 // The usable devices (CUDA_VISIBLE_DEVICES honoured); empty without CUDA or devices.
 std::vector<device_info> devices();
+// The number of visible devices (0 without CUDA or devices); creates no context.
+int device_count();
+// Makes `index` the current device of the calling thread (every GPU call of that thread then goes to it).
+void use_device(int index);
+// Free memory of device `index` (the calling thread's current device stays what it was).
+std::size_t free_memory(int index);
 // Creates the device context of the current device and loads the kernels that run after the search (it otherwise
 // happens inside the first search and the first align_scored), so that a caller can overlap it with other work.
 // keep_align_memory: also maps device memory for align_scored now (2 GiB or an eighth of what is free, whichever is
@@ -40,6 +46,12 @@ std::string build_info();
 // (runtime_failure, or out_of_memory after trying smaller batches) on device failure.
 std::vector<std::vector<score_hit>> search(const sequence_set& queries, const sequence_set& db, const scoring& sc,
                                            const search_options& opt);
+
+// The GPU score pass's work on a database chunk that can be done ahead, on another thread, while the previous chunk is
+// searched: sorting and packing it, and copying it to the device when no memory budget is given (device_memory 0) and
+// it takes at most an eighth of the free device memory. search() uses it when opt.prepared is its result for that
+// chunk. nullptr when there is nothing to prepare (without CUDA, an unencoded or empty chunk).
+std::unique_ptr<prepared_chunk> prepare_chunk(const sequence_set& db, const scoring& sc, std::size_t device_memory = 0);
 
 // The alignments of printed hits on the GPU (gpu/align.cu): out[k] is sw_align_scored(pairs[k]) (the alignment
 // sw_align gives), or nullopt where the GPU did not align pairs[k]: its score is not the pair's best, its scores could

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <span>
 #include <string>
@@ -98,13 +100,51 @@ private:
     std::vector<std::uint32_t> host_counts_;
 };
 
+// Device memory from the stream-ordered pool, on the stream of chunk copies: allocating and freeing it never waits for
+// the device (cudaFree would wait for the score pass of the chunk before, from whichever thread drops the chunk).
+cudaStream_t chunk_copy_stream() {
+    static cuda_stream s;
+    return s.get();
+}
+template <class T>
+class stream_buffer {
+public:
+    stream_buffer() = default;
+    stream_buffer(const stream_buffer&) = delete;
+    stream_buffer& operator=(const stream_buffer&) = delete;
+    ~stream_buffer() {
+        if (ptr_) (void)cudaFreeAsync(ptr_, chunk_copy_stream());
+    }
+    void upload(const T* host, std::size_t count) {
+        if (!count) return;
+        SWGPU_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ptr_), count * sizeof(T), chunk_copy_stream()));
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(ptr_, host, count * sizeof(T), cudaMemcpyHostToDevice, chunk_copy_stream()));
+    }
+    void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
+    const T* data() const { return ptr_; }
+
+private:
+    T* ptr_ = nullptr;
+};
+
+// A chunk packed ahead of its score pass, and copied to the device when memory allows (gpu::prepare_chunk).
+struct packed_chunk final : prepared_chunk {
+    packed_db pdb;
+    int letters = 0;
+    bool on_device = false;
+    stream_buffer<std::uint8_t> d_residues;
+    stream_buffer<std::uint64_t> d_offset;
+    stream_buffer<std::uint32_t> d_length, d_original;
+};
+
 // The database and queries on the device, and the launcher of the DPX kernels over a plan.
 class dpx_runner {
 public:
     static constexpr int worker_count = 3;
 
+    // `uploaded`, when given, holds db on the device already.
     dpx_runner(const sequence_set& queries, const packed_db& db, const scoring& sc, const search_config& cfg,
-               cudaStream_t stream, int multiprocessors)
+               cudaStream_t stream, int multiprocessors, const packed_chunk* uploaded = nullptr)
         : queries_(queries), db_(db), cfg_(cfg), stream_(stream), multiprocessors_(multiprocessors) {
         letters_ = sc.matrix.size();
         rows_ = letters_ + 1;
@@ -112,10 +152,21 @@ public:
         gap_e_ = sc.gaps.extend;
         pad_score_ = std::min(0, sc.matrix.min_score());
         overflow_above_ = 32767 - std::max(0, sc.matrix.max_score());
-        residues_.upload(db.residues.get(), db.residue_bytes, stream);
-        subject_offset_.upload(db.offset, stream);
-        subject_length_.upload(db.length, stream);
-        subject_original_.upload(db.original, stream);
+        if (uploaded) {
+            d_residues_ = uploaded->d_residues.data();
+            d_offset_ = uploaded->d_offset.data();
+            d_length_ = uploaded->d_length.data();
+            d_original_ = uploaded->d_original.data();
+        } else {
+            residues_.upload(db.residues.get(), db.residue_bytes, stream);
+            subject_offset_.upload(db.offset, stream);
+            subject_length_.upload(db.length, stream);
+            subject_original_.upload(db.original, stream);
+            d_residues_ = residues_.data();
+            d_offset_ = subject_offset_.data();
+            d_length_ = subject_length_.data();
+            d_original_ = subject_original_.data();
+        }
         query_residues_.upload(queries.residues, stream);
         query_offsets_.upload(queries.offsets, stream);
         matrix_.upload(reinterpret_cast<const std::int8_t*>(sc.matrix.table().data()), sc.matrix.table().size(),
@@ -218,10 +269,10 @@ public:
         for (int w = 0; w < worker_count; ++w) boundary_[w].reserve(std::max<std::size_t>(1, region_blocks[w]) * boundary_block_);
 
         kernels::dpx_params p{};
-        p.residues = residues_.data();
-        p.subject_offset = subject_offset_.data();
-        p.subject_length = subject_length_.data();
-        p.subject_original = subject_original_.data();
+        p.residues = d_residues_;
+        p.subject_offset = d_offset_;
+        p.subject_length = d_length_;
+        p.subject_original = d_original_;
         p.task_subjects = r.task_subjects.data();
         p.pairs = r.pairs.data();
         p.profiles = r.profiles.data();
@@ -311,6 +362,9 @@ private:
     cuda_stream copy_;
     cuda_event ready_;
     device_buffer<uint2> boundary_[worker_count];
+    const std::uint8_t* d_residues_ = nullptr;
+    const std::uint64_t* d_offset_ = nullptr;
+    const std::uint32_t *d_length_ = nullptr, *d_original_ = nullptr;
     device_buffer<std::uint8_t> residues_, query_residues_;
     device_buffer<std::uint64_t> subject_offset_, query_offsets_;
     device_buffer<std::uint32_t> subject_length_, subject_original_;
@@ -437,10 +491,16 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
     }
 
     auto t = steady::now();
-    const packed_db pdb = pack_database(db, letters, static_cast<std::uint8_t>(letters));
+    // The chunk as the reader thread packed it (prepare_chunk), or packed now.
+    const auto* prepared = dynamic_cast<const packed_chunk*>(opt.prepared);
+    const bool use_prepared = prepared && prepared->made_from(db) && prepared->letters == letters;
+    packed_db packed_here;
+    if (!use_prepared) packed_here = pack_database(db, letters, static_cast<std::uint8_t>(letters));
+    const packed_db& pdb = use_prepared ? prepared->pdb : packed_here;
     tm.pack_ms += ms_since(t);
     t = steady::now();
-    dpx_runner runner(searched, pdb, sc, cfg, stream.get(), prop.multiProcessorCount);
+    dpx_runner runner(searched, pdb, sc, cfg, stream.get(), prop.multiProcessorCount,
+                      use_prepared && prepared->on_device ? prepared : nullptr);
     SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     tm.upload_ms += ms_since(t);
 
@@ -524,6 +584,12 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
     }
     tm.total_ms = ms_since(call_start);
     if (timing) *timing = tm;
+    if (std::getenv("SWGPU_SEARCH_PROFILE"))  // measurements: where one call's time went
+        std::fprintf(stderr,
+                     "swgpu: search %zu queries x %zu subjects: pack %.1f ms, upload %.1f, score %.1f, select %.1f, "
+                     "total %.1f ms%s\n",
+                     nq, ndb, tm.pack_ms, tm.upload_ms, tm.score_ms, tm.select_ms, tm.total_ms,
+                     !use_prepared ? "" : prepared->on_device ? " (packed and uploaded ahead)" : " (packed ahead)");
     return out;
 }
 
@@ -535,15 +601,25 @@ namespace {
 // per subject, and per-subject metadata (offsets, lengths, original index, task lists).
 std::size_t share_bytes(std::uint64_t residues, std::size_t subjects) { return residues + subjects * (64 + 48); }
 
-// The score pass within `budget` bytes of device memory: the score matrix and the boundary slots get a quarter of it
-// each (fewer queries per batch, fewer persistent blocks), and a database whose share does not fit in the remaining
-// half is searched in slices of consecutive subjects whose hits are merged (the same result as one pass).
+// The score pass within `budget` bytes of device memory: the score matrix gets at most a quarter of it (fewer
+// queries per batch), a database whose share does not fit in half of it is searched in slices of consecutive subjects
+// whose hits are merged (the same result as one pass), and the boundary slots take what these leave (at least a
+// quarter; fewer slots, fewer persistent blocks: with --gpu-mem 2G and a quarter only, the score pass of classic20 x
+// db20k x100 took 1.4x as long on the H100).
 std::vector<std::vector<score_hit>> budgeted_search(const sequence_set& queries, const sequence_set& db,
                                                     const scoring& sc, const search_options& opt, std::size_t budget) {
     detail::search_config cfg;
+    if (const char* cap = std::getenv("SWGPU_BOUNDARY_MIB"))  // measurements: the cap on the boundary slots
+        cfg.boundary_bytes = std::size_t(std::max(1, std::atoi(cap))) << 20;
     cfg.score_matrix_bytes = std::min(cfg.score_matrix_bytes, budget / 4);
-    cfg.boundary_bytes = std::min(cfg.boundary_bytes, budget / 4);
-    const std::size_t share = budget / 2 - std::min(budget / 2, queries.total_residues() * 2 + (std::size_t(1) << 20));
+    const std::size_t queries_bytes = queries.total_residues() * 2 + (std::size_t(1) << 20);
+    const std::size_t share = budget / 2 - std::min(budget / 2, queries_bytes);
+    const std::size_t db_bytes = std::min(share_bytes(db.total_residues(), db.size()), share);
+    const std::size_t row_bytes = sizeof(int) * db.size() + 8 * std::min(opt.max_hits, db.size());
+    const std::size_t scores_bytes = std::min(cfg.score_matrix_bytes, queries.size() * row_bytes);
+    const std::size_t left = budget - std::min(budget, queries_bytes + db_bytes + scores_bytes);
+    // Three quarters of what is left: the rest is for the query profiles, task lists and overflow lists.
+    cfg.boundary_bytes = std::min(cfg.boundary_bytes, std::max(budget / 4, left / 4 * 3));
     if (share_bytes(db.total_residues(), db.size()) <= share) return detail::search(queries, db, sc, opt, cfg);
     // A query's hits are final only after the last slice: no early delivery here.
     search_options per_slice = opt;
@@ -569,6 +645,30 @@ std::vector<std::vector<score_hit>> budgeted_search(const sequence_set& queries,
 }
 
 }  // namespace
+
+std::unique_ptr<prepared_chunk> prepare_chunk(const sequence_set& db, const scoring& sc, std::size_t device_memory) {
+    const int letters = sc.matrix.size();
+    if (db.empty() || !db.encoded || letters < 1 || letters > substitution_matrix::max_letters) return nullptr;
+    auto p = std::make_unique<detail::packed_chunk>();
+    p->pdb = pack_database(db, letters, static_cast<std::uint8_t>(letters));
+    p->letters = letters;
+    // Copied to the device now, on a stream of its own, unless a memory budget was given (the copy would come on top
+    // of the previous chunk's) or it would take more than an eighth of what is free.
+    std::size_t free_bytes = 0, total_bytes = 0;
+    SWGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (device_memory == 0 && share_bytes(p->pdb.residue_bytes, p->pdb.size()) <= free_bytes / 8) {
+        p->d_residues.upload(p->pdb.residues.get(), p->pdb.residue_bytes);
+        p->d_offset.upload(p->pdb.offset);
+        p->d_length.upload(p->pdb.length);
+        p->d_original.upload(p->pdb.original);
+        SWGPU_CUDA_CHECK(cudaStreamSynchronize(detail::chunk_copy_stream()));
+        p->on_device = true;
+    }
+    p->key = db.residues.data();
+    p->residues = db.total_residues();
+    p->sequences = db.size();
+    return p;
+}
 
 std::vector<std::vector<score_hit>> search(const sequence_set& queries, const sequence_set& db, const scoring& sc,
                                            const search_options& opt) {

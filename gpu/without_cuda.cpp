@@ -24,6 +24,9 @@ namespace {
 }  // namespace
 
 bool available() { return false; }
+int device_count() { return 0; }
+void use_device(int) { no_cuda("selecting a GPU"); }
+std::size_t free_memory(int) { no_cuda("reading a GPU's free memory"); }
 std::vector<device_info> devices() { return {}; }
 std::string build_info() { return "built without CUDA"; }
 void warm_up(bool) {}
@@ -36,6 +39,8 @@ std::vector<std::vector<score_hit>> search(const sequence_set&, const sequence_s
                                            const search_options&) {
     throw runtime_failure("this swgpu was built without CUDA; use --backend cpu");
 }
+
+std::unique_ptr<prepared_chunk> prepare_chunk(const sequence_set&, const scoring&, std::size_t) { return nullptr; }
 
 std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8_t>, std::span<const std::uint8_t>,
                                                       const scoring&, std::size_t) {

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -362,4 +364,82 @@ TEST_CASE("search_and_finish: a device aligner takes the hits up to its cell lim
     } catch (const error& e) {
         CHECK_THAT(std::string(e.what()), Catch::Contains("not the best local score"));
     }
+}
+
+namespace {
+
+// What a backend prepares ahead: here only the chunk's identity and the thread that prepared it.
+struct recorded_chunk final : prepared_chunk {
+    std::thread::id made_on;
+};
+
+}  // namespace
+
+TEST_CASE("search_and_finish: each chunk is prepared on the reader thread and handed to its own score pass",
+          "[finish]") {
+    const auto [db, q] = make_data(14, 130, 30, "ACDEFGHIKLMNPQRSTVWY");
+    const setup s = make_setup(q, {substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein},
+                               true, false);
+    thread_pool pool(2);
+    for (const bool overlap : {false, true}) {
+        INFO("overlap " << overlap);
+        const auto want = reference(s, db, 17, 6, true, true);
+        chunked_db reader{db, 17};
+        std::atomic<int> prepared{0}, used{0}, read_on_caller{0};
+        const auto caller = std::this_thread::get_id();
+        search_run_options opt;
+        opt.max_hits = 6;
+        opt.overlap = overlap;
+        opt.prepare = [&](const sequence_set& chunk) -> std::unique_ptr<prepared_chunk> {
+            CHECK(chunk.encoded);
+            auto p = std::make_unique<recorded_chunk>();
+            p->key = chunk.residues.data();
+            p->residues = chunk.total_residues();
+            p->sequences = chunk.size();
+            p->made_on = std::this_thread::get_id();
+            ++prepared;
+            return p;
+        };
+        const score_pass pass = [&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
+            const auto* p = dynamic_cast<const recorded_chunk*>(o.prepared);
+            REQUIRE(p != nullptr);
+            CHECK(p->made_from(d));  // the chunk it was made from, not a stale one
+            CHECK(p->made_on != std::this_thread::get_id());
+            ++used;
+            return search_cpu(qs, d, s.sc, o, pool);
+        };
+        const auto got = search_and_finish(
+            s.queries, s.sc, opt,
+            [&](sequence_set& c) {
+                if (std::this_thread::get_id() == caller) ++read_on_caller;
+                return reader.read(c);
+            },
+            [&] { return reader.exhausted(); }, pass, pool);
+        check_same(got, want);
+        CHECK(prepared == 8);  // 130 records in chunks of 17
+        CHECK(used == 8);
+        CHECK(read_on_caller == 0);
+        CHECK(got.scan.chunks == 8);
+    }
+}
+
+TEST_CASE("search_and_finish: an error of the reader thread reaches the caller", "[finish]") {
+    const auto [db, q] = make_data(15, 60, 10, "ACDEFGHIKLMNPQRSTVWY");
+    const setup s = make_setup(q, {substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein},
+                               true, false);
+    thread_pool pool(2);
+    chunked_db reader{db, 20};
+    int calls = 0;
+    const score_pass pass = [&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
+        return search_cpu(qs, d, s.sc, o, pool);
+    };
+    search_run_options opt;
+    CHECK_THROWS_AS(search_and_finish(
+                        s.queries, s.sc, opt,
+                        [&](sequence_set& c) {
+                            if (++calls == 2) throw input_error("db.fa", "a bad record");
+                            return reader.read(c);
+                        },
+                        [&] { return reader.exhausted(); }, pass, pool),
+                    error);
 }

@@ -3,10 +3,13 @@
 //   GPU_TEST("name") { ... CHECK(cond); REQUIRE(cond); CHECK_EQ(a, b); }
 //
 // main() runs every registered test whose name contains argv[1] (all when absent). Exit codes: 0 all passed, 1 a
-// check failed, 77 no CUDA device (CTest reports the test as skipped, never passed).
+// check failed, 2 the input files or the swgpu program were not found (one line says which), 77 no CUDA device (CTest
+// reports the test as skipped, never passed).
 #pragma once
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <sstream>
 #include <stdexcept>
@@ -38,6 +41,33 @@ struct require_failed : std::runtime_error {
 inline void report(const char* file, int line, const std::string& what) {
     ++failures();
     std::fprintf(stderr, "%s:%d: FAILED: %s\n", file, line, what.c_str());
+}
+
+// The files the tests read, relative to source_dir(); main() checks them before any test runs.
+inline const char* const required_files[] = {"data/demo_db.fa", "data/demo_queries.fa",
+                                             "tests/data/crosscheck/lambda_pieces.fa"};
+
+// The source tree the inputs come from: $SWGPU_SOURCE_DIR, else the tree this was built from when it holds the inputs,
+// else the current directory.
+inline std::string source_dir() {
+    namespace fs = std::filesystem;
+    if (const char* p = std::getenv("SWGPU_SOURCE_DIR")) return p;
+#ifdef SWGPU_SOURCE_DIR
+    if (fs::exists(fs::path(SWGPU_SOURCE_DIR) / required_files[0])) return SWGPU_SOURCE_DIR;
+#endif
+    return fs::current_path().string();
+}
+
+// The swgpu program the end-to-end tests run: $SWGPU_BINARY, else beside this executable or in the build tree's app/,
+// else empty.
+inline std::string program() {
+    namespace fs = std::filesystem;
+    if (const char* p = std::getenv("SWGPU_BINARY")) return p;
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
+    for (const auto& c : {self / "swgpu", self.parent_path() / "app" / "swgpu", self.parent_path().parent_path() / "app" / "swgpu"})
+        if (fs::exists(c)) return c.string();
+    return {};
 }
 
 }  // namespace swgpu::gputest

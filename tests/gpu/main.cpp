@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
+#include <string>
 
 #include "gpu/gpu.hpp"
 #include "tests/gpu/harness.hpp"
@@ -11,6 +13,24 @@ int main(int argc, char** argv) {
     if (!swgpu::gpu::available()) {
         std::printf("no CUDA device: GPU tests skipped\n");
         return 77;
+    }
+    // Missing inputs would fail dozens of checks; one line says what is missing instead.
+    std::string missing;
+    const std::string src = source_dir();
+    for (const char* f : required_files)
+        if (!std::filesystem::exists(std::filesystem::path(src) / f)) missing += std::string(missing.empty() ? "" : ", ") + f;
+    if (!missing.empty()) {
+        std::fprintf(stderr,
+                     "swgpu_gpu_tests: test inputs not found under %s: %s (run from the source tree, or set "
+                     "SWGPU_SOURCE_DIR to it)\n",
+                     src.c_str(), missing.c_str());
+        return 2;
+    }
+    if (program().empty()) {
+        std::fprintf(stderr,
+                     "swgpu_gpu_tests: the swgpu program was not found beside this executable or in the build tree "
+                     "(set SWGPU_BINARY to it)\n");
+        return 2;
     }
     const char* filter = argc > 1 ? argv[1] : nullptr;
     int run = 0;

@@ -22,21 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string program() {
-    if (const char* p = std::getenv("SWGPU_BINARY")) return p;
-    const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
-    for (const auto& c : {self / "swgpu", self.parent_path() / "app" / "swgpu", self.parent_path().parent_path() / "app" / "swgpu"})
-        if (fs::exists(c)) return c.string();
-    return "swgpu";
-}
-
-std::string source_dir() {
-    if (const char* p = std::getenv("SWGPU_SOURCE_DIR")) return p;
-#ifdef SWGPU_SOURCE_DIR
-    if (fs::exists(fs::path(SWGPU_SOURCE_DIR) / "data" / "demo_db.fa")) return SWGPU_SOURCE_DIR;
-#endif
-    return fs::current_path().string();
-}
+using swgpu::gputest::program;
+using swgpu::gputest::source_dir;
 
 struct run_result {
     int code = -1;
@@ -50,9 +37,10 @@ std::string slurp(const fs::path& p) {
     return s.str();
 }
 
-run_result run(const std::string& args, const fs::path& dir) {
+// Runs swgpu with `args` (after `env`, variable assignments for it).
+run_result run(const std::string& args, const fs::path& dir, const std::string& env = "") {
     const fs::path out = dir / "out.txt";
-    const std::string cmd = program() + " " + args + " > " + out.string() + " 2> " + (dir / "err.txt").string();
+    const std::string cmd = env + " " + program() + " " + args + " > " + out.string() + " 2> " + (dir / "err.txt").string();
     const int status = std::system(cmd.c_str());
     run_result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -104,6 +92,29 @@ GPU_TEST("align: GPU output equals CPU output in every format on the bundled pro
     // a budget that forces slices, and small database chunks: the same output
     same_output(in + " -k 20", dir, "--gpu-mem 16M");
     same_output(in + " -k 20 --db-chunk 20000", dir);
+    fs::remove_all(dir);
+}
+
+GPU_TEST("align: several logical devices on one GPU print what one device prints") {
+    // SWGPU_LOGICAL_DEVICES=K spreads the score pass over K workers on this GPU (the multi-GPU path): with chunks of
+    // every size (the first ones smaller), with a memory budget the workers share, in SAM, the output is the CPU's.
+    const auto dir = scratch();
+    const std::string src = source_dir();
+    const std::string in = src + "/data/demo_queries.fa " + src + "/data/demo_db.fa -k 20 ";
+    for (const std::string extra : {"", "--db-chunk 20000", "--gpu-mem 64M", "--outfmt sam"}) {
+        const auto cpu = run("align --backend cpu " + in + extra, dir);
+        CHECK_EQ(cpu.code, 0);
+        CHECK(cpu.out.size() > 200);
+        for (const std::string logical : {"2", "3", "7"}) {
+            const auto gpu = run("align --backend gpu -v " + in + extra, dir, "SWGPU_LOGICAL_DEVICES=" + logical);
+            CHECK_EQ(gpu.code, 0);
+            if (gpu.out != cpu.out) {
+                std::fprintf(stderr, "outputs differ with %s logical devices: %s\n", logical.c_str(), extra.c_str());
+                CHECK(gpu.out == cpu.out);
+            }
+            CHECK(gpu.err.find("spread over " + logical + " workers") != std::string::npos);
+        }
+    }
     fs::remove_all(dir);
 }
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# bench_db_stream.sh BIN_DIR DATA_DIR [COPIES] [RUNS]: `swgpu align` whole process on a database far larger than one
+# chunk: classic20 queries against uniprot_db20k repeated COPIES times (default 100: 906 M residues, 10 chunks), read
+# from a .swdb, top 10 hits per query, BLAST tabular output. Median wall time of RUNS (3) runs of each configuration:
+#   default      the database stream as built (chunk k+1 read, encoded and packed while chunk k is searched)
+#   gpu-mem-2G   the same within --gpu-mem 2G
+#   no-prepare   packing inside the score pass (SWGPU_NO_PREPARE=1), for comparison
+#   logical-2/4  the score pass spread over 2 or 4 logical devices on the GPU (SWGPU_LOGICAL_DEVICES): the cost of
+#                the multi-GPU path itself
+# TCUPS = query residues x database residues / wall seconds. Every configuration must write the same file.
+set -uo pipefail
+BIN=$1
+DATA=$2
+COPIES=${3:-100}
+RUNS=${4:-3}
+tmp=${TMPDIR:-/tmp}/swgpu_bench_db_stream
+mkdir -p "$tmp"
+queries=$DATA/classic20_queries.fa
+db=$tmp/db20kx$COPIES
+if [[ ! -s $db.swdb ]]; then
+  zcat "$DATA/uniprot_db20k.fasta.gz" > "$tmp/db20k.fa"
+  for i in $(seq "$COPIES"); do cat "$tmp/db20k.fa"; done > "$db.fa"
+  "$BIN/swgpu" makedb "$db.fa" "$db" || exit 1
+  rm -f "$db.fa"
+fi
+qres=$(grep -v '^>' "$queries" | tr -d '\n\r ' | wc -c)
+dbres=$(zcat "$DATA/uniprot_db20k.fasta.gz" | grep -v '^>' | tr -d '\n\r ' | wc -c)
+dbres=$((dbres * COPIES))
+echo "query residues $qres, database residues $dbres"
+
+now() { date +%s.%N; }
+median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+# run NAME [ENV...] -- [ARGS...]: prints the wall seconds of one run; keeps its -v log and output
+run() {
+  local name=$1; shift
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  local t0 t1
+  t0=$(now)
+  env "${envs[@]}" "$BIN/swgpu" align "$queries" "$db.swdb" -k 10 -v "$@" -o "$tmp/$name.tsv" > "$tmp/$name.log" 2>&1 || {
+    echo "swgpu failed:" >&2; cat "$tmp/$name.log" >&2; exit 1; }
+  t1=$(now)
+  awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", b - a}'
+}
+# Warm the page cache and the driver.
+run warmup -- > /dev/null
+for config in "default|SWGPU_SEARCH_PROFILE=1|" "gpu-mem-2G|SWGPU_SEARCH_PROFILE=1|--gpu-mem 2G" \
+              "no-prepare|SWGPU_NO_PREPARE=1 SWGPU_SEARCH_PROFILE=1|" "logical-2|SWGPU_LOGICAL_DEVICES=2|" \
+              "logical-4|SWGPU_LOGICAL_DEVICES=4|"; do
+  IFS='|' read -r name envs args <<< "$config"
+  times=()
+  for r in $(seq "$RUNS"); do
+    # shellcheck disable=SC2086
+    times+=("$(run "$name" $envs -- $args)")
+  done
+  echo "== $name: wall ${times[*]} s"
+  grep -E 'score pass|swgpu: search' "$tmp/$name.log" | sed 's/^/  /' | head -4
+  if cmp -s "$tmp/$name.tsv" "$tmp/warmup.tsv"; then same=identical; else same=DIFFERENT; fi
+  m=$(printf '%s\n' "${times[@]}" | median)
+  awk -v n="$name" -v m="$m" -v q="$qres" -v d="$dbres" -v c="$COPIES" -v same="$same" 'BEGIN {
+    printf "summary: classic20 x db20k x%d %s: whole process %.2f s (median), %.2f TCUPS; output %s\n",
+      c, n, m, q * d / m / 1e12, same }'
+done
