@@ -4,18 +4,22 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
-#include <future>
-#include <cstdio>
-#include <iostream>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
-#include <tuple>
 #include <optional>
+#include <set>
+#include <tuple>
 
+#include "app/process_group.hpp"
 #include "core/error.hpp"
 #include "core/finish.hpp"
 #include "core/long_pair.hpp"
@@ -111,6 +115,67 @@ private:
     std::size_t width_ = 0;
 };
 
+// One line of a --batch list: a query file and where its output goes.
+struct batch_entry {
+    std::string query, out;
+};
+
+// Reads a --batch list: "QUERY [OUTPUT]" per line (fields split at a tab when the line has one, else at blanks),
+// blank lines and lines starting with # skipped. OUTPUT defaults to the query file's name with .out appended, in
+// `folder` (-o; the current folder when -o is absent or '-').
+std::vector<batch_entry> read_batch(const std::string& list, const std::string& folder) {
+    std::ifstream in(list);
+    if (!in) throw input_error(list, "cannot read the --batch list");
+    const std::filesystem::path dir = folder.empty() || folder == "-" ? std::filesystem::path(".") : std::filesystem::path(folder);
+    std::vector<batch_entry> out;
+    std::set<std::string> outputs;
+    std::size_t number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        const auto first = line.find_first_not_of(" \t");
+        if (first == std::string::npos || line[first] == '#') continue;
+        std::vector<std::string> fields;
+        const char* separators = line.find('\t') != std::string::npos ? "\t" : " ";
+        for (std::size_t at = 0; at < line.size();) {
+            const auto end = std::min(line.find_first_of(separators, at), line.size());
+            if (end > at) fields.push_back(line.substr(at, end - at));
+            at = end + 1;
+        }
+        if (fields.size() > 2)
+            throw input_error(list + ":" + std::to_string(number), "expected QUERY [OUTPUT], found " +
+                                                                       std::to_string(fields.size()) + " fields");
+        batch_entry e{fields[0], fields.size() == 2
+                                     ? fields[1]
+                                     : (dir / (std::filesystem::path(fields[0]).filename().string() + ".out")).string()};
+        if (e.query == "-") throw input_error(list + ":" + std::to_string(number), "stdin cannot be a --batch query file");
+        if (!outputs.insert(e.out).second)
+            throw input_error(list + ":" + std::to_string(number), "output " + e.out + " is listed twice");
+        out.push_back(std::move(e));
+    }
+    if (out.empty()) throw input_error(list, "the --batch list names no query file");
+    return out;
+}
+
+// Fails with an output error unless the folder of `path` exists and is writable.
+void check_writable_folder(const std::string& path) {
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+        throw output_error(path, "its folder does not exist or is not writable");
+}
+
+// "[#########...........]  45 %, about 12 s left": a bar of 20, the percentage, and the time left at the rate so far.
+std::string progress_bar(double fraction, double elapsed_s) {
+    fraction = std::clamp(fraction, 0.0, 1.0);
+    const int filled = static_cast<int>(fraction * 20 + 0.5);
+    std::string s = "[" + std::string(filled, '#') + std::string(20 - filled, '.') + "] ";
+    s += std::to_string(static_cast<int>(fraction * 100)) + " %";
+    if (fraction > 0.02 && fraction < 1)
+        s += ", about " + std::to_string(static_cast<long long>(elapsed_s * (1 - fraction) / fraction + 0.5)) + " s left";
+    return s;
+}
+
 std::string seconds(double s) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f s", s);
@@ -192,9 +257,13 @@ align_command::align_command(CLI::App& app) {
     sub_ = app.add_subcommand("align", "Search every query against every database sequence (Smith-Waterman-Gotoh)");
     auto* sub = sub_;
     sub->add_option("QUERY", s_.query, "Query sequences: FASTA/FASTQ, plain or gzip/bgzip, '-' for stdin, or "
-                                       "FILE:NAME:BEG-END for a region of an indexed FASTA")
-        ->required();
-    sub->add_option("DB", s_.db, "Database sequences (same forms as QUERY), or a database made by swgpu makedb (PREFIX.swdb)")->required();
+                                       "FILE:NAME:BEG-END for a region of an indexed FASTA (not with --batch)");
+    sub->add_option("DB", s_.db, "Database sequences (same forms as QUERY), or a database made by swgpu makedb (PREFIX.swdb)");
+    sub->add_option("--batch", s_.batch,
+                    "A file listing query files, one per line (QUERY [OUTPUT]; # starts a comment): all are searched "
+                    "in one pass over DB, and each gets its own output file, the one a run with that QUERY alone "
+                    "writes (OUTPUT, else the query file's name with .out appended, in the -o directory, default "
+                    "the current one). Then give only DB");
 
     matrix_ = sub->add_option("--matrix", s_.matrix,
                               "Substitution matrix: a built-in name (" + [] {
@@ -272,9 +341,27 @@ align_command::align_command(CLI::App& app) {
 }
 
 int align_command::run(const std::string& command_line) {
+    process_group& group = process_group::world();
+    if (group.size() == 1) return run_here(command_line);
+    // Under MPI an error of one rank ends every rank (the others would wait for it forever): the error's line, then
+    // MPI_Abort with its exit code.
+    try {
+        return run_here(command_line);
+    } catch (const error& e) {
+        group.abort(static_cast<int>(e.code()), e.what());
+    } catch (const std::bad_alloc&) {
+        group.abort(static_cast<int>(exit_code::out_of_memory), "out of memory");
+    } catch (const std::exception& e) {
+        group.abort(static_cast<int>(exit_code::runtime_failure), e.what());
+    }
+}
+
+int align_command::run_here(const std::string& command_line) {
     using clock = std::chrono::steady_clock;
     const auto started = clock::now();
-    const messages msg{s_.verbose, s_.quiet};
+    process_group& group = process_group::world();
+    // Under MPI, rank 0 speaks for the run.
+    const messages msg{s_.verbose && group.rank() == 0, s_.quiet || group.rank() != 0};
 
     // Options that need no input to check.
     io::output_format fmt = io::parse_outfmt(s_.outfmt);
@@ -282,13 +369,25 @@ int align_command::run(const std::string& command_line) {
     if (s_.max_target_seqs < 1) throw usage_error("-k/--max-target-seqs must be at least 1");
     if (!(s_.evalue > 0)) throw usage_error("-e/--evalue must be positive");
     if (s_.db_chunk < 1) throw usage_error("--db-chunk must be at least 1 residue");
-    const std::size_t gpu_mem = parse_gpu_mem(s_.gpu_mem);
+    std::size_t gpu_mem = parse_gpu_mem(s_.gpu_mem);
     if (s_.threads > 4096) throw usage_error("-t/--threads must be at most 4096");
     if (gap_open_->count() && s_.gap_open < 0)
         throw usage_error("--gap-open must be >= 0 (got " + std::to_string(s_.gap_open) + ")");
     if (gap_extend_->count() && s_.gap_extend < 1)
         throw usage_error("--gap-extend must be >= 1 (got " + std::to_string(s_.gap_extend) + ")");
+    // Positionals: QUERY DB, or with --batch only DB.
+    if (!s_.batch.empty()) {
+        if (!s_.db.empty()) throw usage_error("with --batch, give only DB (the queries come from " + s_.batch + ")");
+        if (s_.query.empty()) throw usage_error("DB is required");
+        s_.db = std::move(s_.query);
+        s_.query = s_.batch;  // for messages; the files are the list's
+        if (!s_.dotplot.empty()) throw usage_error("--dotplot draws one run's alignments; it does not go with --batch");
+    } else {
+        if (s_.query.empty()) throw usage_error("QUERY is required");
+        if (s_.db.empty()) throw usage_error("DB is required");
+    }
     if (s_.query == "-" && s_.db == "-") throw usage_error("QUERY and DB cannot both be stdin ('-')");
+    const std::vector<batch_entry> batch = s_.batch.empty() ? std::vector<batch_entry>{} : read_batch(s_.batch, s_.out);
 
     // The backend, before any work: --backend gpu without a device is a device failure (exit 3).
     const bool use_gpu = s_.backend == "gpu" || (s_.backend == "auto" && gpu::available());
@@ -297,22 +396,47 @@ int align_command::run(const std::string& command_line) {
                               "); use --backend cpu, or --backend auto to fall back to the CPU");
     if (s_.backend == "auto" && !use_gpu)
         msg.notice("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
+    // Under MPI, the ranks of a host take its GPUs in turn, and ranks that share a GPU share its memory.
+    int gpu_device = 0;
+    if (use_gpu && group.size() > 1) {
+        const int n = std::max(1, gpu::device_count());
+        gpu_device = group.local_rank() % n;
+        gpu::use_device(gpu_device);
+        const int sharing = (group.local_size() - gpu_device + n - 1) / n;
+        if (sharing > 1 && gpu_mem == 0) gpu_mem = gpu::free_memory(gpu_device) / 8 * 7 / sharing;
+    }
     // Starting the GPU's context takes a noticeable fraction of a second: overlap it with reading the inputs.
     std::shared_future<void> gpu_ready;  // shared: the workers of several GPUs wait on it from their threads
     // With alignments to compute on the GPU, device memory for them is mapped then too (not with --gpu-mem: the
     // search may use all of that budget).
     const bool keep_align_memory = gpu_mem == 0 && io::needs_alignments(fmt) && s_.gpu_align != "cpu";
     if (use_gpu)
-        gpu_ready = std::async(std::launch::async, [keep_align_memory] { gpu::warm_up(keep_align_memory); }).share();
+        gpu_ready = std::async(std::launch::async, [keep_align_memory, gpu_device] {
+                        gpu::use_device(gpu_device);
+                        gpu::warm_up(keep_align_memory);
+                    }).share();
 
     io::read_options ropt;
     ropt.skip_bad = s_.skip_bad;
     ropt.on_skip = [&msg](const std::string& m) { msg.warning(m + "; record skipped (--skip-bad)"); };
 
-    // Queries, and from them the sequence type.
+    // Queries, and from them the sequence type. With --batch, the queries of every listed file, one after the
+    // other (file k holds queries [batch_first[k], batch_first[k + 1])).
     query_strands queries;
-    queries.plus = io::read_all(s_.query, ropt);
-    if (queries.plus.empty()) throw input_error(s_.query, "no sequences found");
+    std::vector<std::size_t> batch_first{0};
+    if (batch.empty()) {
+        queries.plus = io::read_all(s_.query, ropt);
+        if (queries.plus.empty()) throw input_error(s_.query, "no sequences found");
+    } else {
+        for (const auto& b : batch) {
+            sequence_set one = io::read_all(b.query, ropt);
+            if (one.empty()) throw input_error(b.query, "no sequences found");
+            for (std::size_t q = 0; q < one.size(); ++q) queries.plus.add(std::move(one.names[q]), one[q]);
+            batch_first.push_back(queries.plus.size());
+        }
+        queries.plus.source = s_.batch;
+        msg.info(std::to_string(batch.size()) + " query files from " + s_.batch);
+    }
     if (queries.plus.size() > std::numeric_limits<std::uint32_t>::max() / 2)
         throw input_error(s_.query, "too many queries for one run; split the file");
     const seq_type type = s_.seqtype == "dna"       ? seq_type::dna
@@ -339,10 +463,15 @@ int align_command::run(const std::string& command_line) {
         evalue_calculator(sc, 0, 0);  // throws the usage error that names the supported pairs
     msg.info("scoring: " + io::describe_scoring(sc) + "; " + type_name(type) + (use_gpu ? "; GPU" : "; CPU"));
 
-    // Fail on an unwritable destination before the search.
-    io::output_file out(s_.out);
+    // Fail on an unwritable destination before the search (with --batch the files are opened as they are written,
+    // but their folders are checked now).
+    std::optional<io::output_file> out;
+    // Under MPI, rank 0 writes.
+    const bool writes = group.rank() == 0;
+    if (batch.empty() && writes) out.emplace(s_.out);
+    for (const auto& b : batch) check_writable_folder(b.out);
     std::optional<io::output_file> dotplot_file;
-    if (!s_.dotplot.empty()) dotplot_file.emplace(s_.dotplot);
+    if (!s_.dotplot.empty() && writes) dotplot_file.emplace(s_.dotplot);
 
     // Encode; DNA is searched on the strands asked for.
     queries.search_plus = type == seq_type::protein || s_.strand != "minus";
@@ -392,7 +521,7 @@ int align_command::run(const std::string& command_line) {
     // --gpu-mem (or what it has free). SWGPU_LOGICAL_DEVICES=K (a test option) makes each GPU count K times, the K
     // workers of a GPU sharing its memory: the multi-GPU path, exercised on one GPU.
     std::optional<spread_pass> spread;
-    if (use_gpu) {
+    if (use_gpu && group.size() == 1) {  // under MPI, each rank drives one GPU
         const int physical = gpu::device_count();
         const int used = s_.gpus == 0 ? physical : std::min(s_.gpus, physical);
         int logical = 1;
@@ -455,9 +584,7 @@ int align_command::run(const std::string& command_line) {
                 return;
             }
             const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
-            std::string line = what + ": forward pass " + std::to_string(int(fraction * 100)) + " %";
-            if (fraction > 0.02) line += ", about " + std::to_string(int(elapsed * (1 - fraction) / fraction + 0.5)) + " s left";
-            progress.show(line);
+            progress.show(what + ": forward pass " + progress_bar(fraction, elapsed));
         };
         return be;
     };
@@ -534,7 +661,11 @@ int align_command::run(const std::string& command_line) {
     run.alignments = wants_alignments;
     if (use_gpu && !std::getenv("SWGPU_NO_PREPARE")) {
         if (spread) run.prepare = [&spread](const sequence_set& chunk) { return spread->prepare(chunk); };
-        else run.prepare = [&sc, gpu_mem](const sequence_set& chunk) { return gpu::prepare_chunk(chunk, sc, gpu_mem); };
+        else
+            run.prepare = [&sc, gpu_mem, gpu_device](const sequence_set& chunk) {
+                gpu::use_device(gpu_device);
+                return gpu::prepare_chunk(chunk, sc, gpu_mem);
+            };
     }
     if (s_.mode != "pairwise")
         run.window_aligner = [&windows](const scored_pair& p) { return windows.align(p); };
@@ -560,13 +691,37 @@ int align_command::run(const std::string& command_line) {
             };
         }
     }
+    // MPI: chunk k is searched by rank k mod P; rank 0 merges every rank's scan (core/finish.hpp, merge_scan).
+    if (group.size() > 1) {
+        const int rank = group.rank(), size = group.size();
+        run.searched_here = [rank, size](std::size_t chunk) { return chunk % std::size_t(size) == std::size_t(rank); };
+        run.combine = [&group, &msg, max_hits = s_.max_target_seqs](database_scan&& mine) -> std::optional<database_scan> {
+            auto parts = group.gather({false, pack_scan(mine)});
+            if (!parts) return std::nullopt;
+            for (std::size_t r = 1; r < parts->size(); ++r) merge_scan(mine, unpack_scan((*parts)[r].bytes), max_hits);
+            msg.info("merged the scans of " + std::to_string(parts->size()) + " MPI ranks");
+            return std::move(mine);
+        };
+        msg.info(std::to_string(size) + " MPI ranks; rank r searches chunks r, r + " + std::to_string(size) +
+                 ", r + " + std::to_string(2 * size) + ", ...");
+    }
     const auto exhausted = [&] { return db_file ? db_file->exhausted() : db_text->exhausted(); };
     const search_results results =
         search_and_finish(queries, sc, run, next_chunk, exhausted, search, pool, [&](const scan_progress& p) {
-            progress.show("swgpu: searched " + std::to_string(p.sequences) + " database sequences (" +
-                          std::to_string(p.residues) + " residues)");
-            if (p.residues > 0) progress.show("swgpu: aligning the best hits");
+            // A database file knows its size: a bar and the time left. A FASTA file: how much was searched.
+            const std::uint64_t total = db_file ? db_file->total_residues() : 0;
+            if (total > 0 && p.residues >= total) {
+                progress.show("swgpu: database searched; computing " +
+                              std::string(wants_alignments ? "alignments" : "E-values") + " of the best hits");
+            } else if (total > 0) {
+                const double elapsed = std::chrono::duration<double>(clock::now() - started).count();
+                progress.show("swgpu: searching " + progress_bar(double(p.residues) / double(total), elapsed));
+            } else {
+                progress.show("swgpu: searched " + std::to_string(p.sequences) + " database sequences (" +
+                              std::to_string(p.residues) + " residues)");
+            }
         });
+    if (!results.finished_here) return 0;  // another rank finishes and writes
     const database_scan& scan = results.scan;
     const auto& hits = results.hits;
     const auto scanned = results.score_pass_done;
@@ -583,11 +738,34 @@ int align_command::run(const std::string& command_line) {
              seconds(scanned - started) + " (backend " + seconds(scan.backend_s) + ", waiting for the reader " +
              seconds(scan.reader_wait_s) + ")");
 
-    io::run_header header{SWGPU_VERSION, command_line, s_.query, s_.db};
-    io::write_results(fmt, header, io::results_view{sc, queries, scan, hits}, out);
-    if (dotplot_file) io::write_dotplot(io::results_view{sc, queries, scan, hits}, *dotplot_file);
-    out.commit();
-    if (dotplot_file) dotplot_file->commit();
+    if (batch.empty()) {
+        io::run_header header{SWGPU_VERSION, command_line, s_.query, s_.db};
+        io::write_results(fmt, header, io::results_view{sc, queries, scan, hits}, *out);
+        if (dotplot_file) io::write_dotplot(io::results_view{sc, queries, scan, hits}, *dotplot_file);
+        out->commit();
+        if (dotplot_file) dotplot_file->commit();
+    }
+    // --batch: each file's queries and hits, written as a run with that file alone writes them.
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+        const std::size_t b = batch_first[k], e = batch_first[k + 1];
+        query_strands part;
+        part.search_plus = queries.search_plus;
+        part.search_minus = queries.search_minus;
+        part.plus.source = batch[k].query;
+        part.minus.source = batch[k].query;
+        part.plus.encoded = queries.plus.encoded;
+        part.minus.encoded = queries.minus.encoded;
+        for (std::size_t q = b; q < e; ++q) {
+            part.plus.add(queries.plus.names[q], queries.plus[q]);
+            if (queries.search_minus) part.minus.add(queries.minus.names[q], queries.minus[q]);
+        }
+        const std::vector<std::vector<printed_hit>> part_hits(hits.begin() + static_cast<std::ptrdiff_t>(b),
+                                                              hits.begin() + static_cast<std::ptrdiff_t>(e));
+        io::output_file file(batch[k].out);
+        io::run_header header{SWGPU_VERSION, command_line, batch[k].query, s_.db};
+        io::write_results(fmt, header, io::results_view{sc, part, scan, part_hits}, file);
+        file.commit();
+    }
     if (long_pairs > 0)
         msg.info(std::to_string(long_pairs) + " long pair(s) aligned pairwise: " + seconds(long_seconds) + ", " +
                  std::to_string(long_cells / std::max(long_seconds, 1e-9) / 1e9) + " GCUPS");
@@ -602,7 +780,8 @@ int align_command::run(const std::string& command_line) {
     if (results.queries_finished_during_search > 0)
         finishing += " (" + std::to_string(results.queries_finished_during_search) + " of " +
                      std::to_string(queries.size()) + " queries finished during it)";
-    msg.info(std::to_string(printed) + " hits written to " + out.name() + "; " + finishing + ", output " +
+    msg.info(std::to_string(printed) + " hits written to " +
+             (batch.empty() ? out->name() : std::to_string(batch.size()) + " files") + "; " + finishing + ", output " +
              seconds(clock::now() - finished));
     return 0;
 }

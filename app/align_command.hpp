@@ -31,6 +31,7 @@ struct align_settings {
     std::string mode = "auto";       // auto, search, pairwise: how pairs are scored (see --mode)
     std::string long_policy = "auto";  // long pairs' score pass on the GPU: auto, antidiagonal, compensation
     bool eqx = false;                // CIGARs with =/X
+    std::string batch;               // --batch LIST: query files, one output file each
     std::string dotplot;             // SVG dot plot of the printed alignments
     bool skip_bad = false;
     bool verbose = false, quiet = false;
@@ -45,6 +46,7 @@ public:
     int run(const std::string& command_line);
 
 private:
+    int run_here(const std::string& command_line);  // run() of this process (one MPI rank)
     CLI::App* sub_ = nullptr;
     align_settings s_;
     CLI::Option *gap_open_ = nullptr, *gap_extend_ = nullptr, *match_ = nullptr, *mismatch_ = nullptr,

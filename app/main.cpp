@@ -1,10 +1,13 @@
 // swgpu: the command line. One CLI11 subcommand per tool (align now; the engine's other solvers are added the same
 // way). Errors from every layer arrive here as swgpu::error and leave as one line "swgpu: error: ..." with the exit
 // code of CONVENTIONS.md.
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -20,6 +23,22 @@ int fail(swgpu::exit_code code, std::string what) {
         if (c == '\n' || c == '\r') c = ' ';
     std::cerr << "swgpu: error: " << what << '\n';
     return static_cast<int>(code);
+}
+
+// Levenshtein distance, for naming the nearest subcommand to a mistyped one.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
 }
 
 std::string joined(int argc, char** argv) {
@@ -41,6 +60,26 @@ int main(int argc, char** argv) {
     swgpu::app::align_command align(app);
     swgpu::app::makedb_command makedb(app);
 
+    // A first word that is no subcommand: name it and the nearest subcommand (CLI11 would say "A subcommand is
+    // required").
+    if (argc > 1 && argv[1][0] != '-') {
+        const std::string word = argv[1];
+        std::string nearest;
+        std::size_t best = SIZE_MAX;
+        bool known = false;
+        for (const auto* sub : app.get_subcommands({})) {
+            known = known || sub->get_name() == word;
+            const std::size_t d = edit_distance(word, sub->get_name());
+            if (d < best) best = d, nearest = sub->get_name();
+        }
+        if (!known)
+            return fail(swgpu::exit_code::bad_command_line,
+                        "'" + word + "' is not a swgpu subcommand" +
+                            (best <= std::max<std::size_t>(2, word.size() / 3)
+                                 ? "; did you mean '" + nearest + "'? Run"
+                                 : std::string("; run")) +
+                            " 'swgpu --help' for the list");
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {  // --help, --version

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <future>
@@ -273,7 +274,8 @@ struct fetched_chunk {
 database_scan scan(const query_strands& queries, const scoring& sc, std::size_t max_hits, const chunk_reader& next_chunk,
                    const std::function<bool()>& reader_exhausted, const score_pass& search,
                    const std::function<void(const scan_progress&)>& progress, early_finish* early,
-                   std::chrono::steady_clock::time_point* searched_at, const chunk_preparer& prepare = {}) {
+                   std::chrono::steady_clock::time_point* searched_at, const chunk_preparer& prepare = {},
+                   const chunk_filter& searched_here = {}) {
     if (!queries.search_plus && !queries.search_minus) throw usage_error("no strand selected to search");
     if (queries.search_minus && queries.minus.size() != queries.size())
         throw runtime_failure("minus-strand queries do not match the plus-strand queries");
@@ -288,6 +290,7 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
     // The database stream: a reader thread reads, encodes and prepares chunk k + 1 while chunk k is searched (two
     // chunks in memory at most). The reader and `reader_exhausted` are only ever called from that thread, one call
     // at a time.
+    std::size_t fetched = 0;  // non-empty chunks read (reader thread)
     const auto fetch = [&] {
         fetched_chunk f;
         f.ok = next_chunk(f.chunk);
@@ -295,7 +298,8 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
         f.last = reader_exhausted && reader_exhausted();
         if (f.chunk.empty()) return f;
         f.unknown = encode(f.chunk, sc.matrix);
-        if (prepare) f.prepared = prepare(f.chunk);
+        if (prepare && (!searched_here || searched_here(fetched))) f.prepared = prepare(f.chunk);
+        ++fetched;
         return f;
     };
     std::future<fetched_chunk> ahead = std::async(std::launch::async, fetch);
@@ -315,6 +319,14 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
         scan.unknown_residues += f.unknown;
         opt.subject_offset = static_cast<std::uint32_t>(first);
         opt.prepared = f.prepared.get();
+        if (searched_here && !searched_here(scan.chunks)) {  // another process's share: counted only
+            scan.residues += chunk.total_residues();
+            scan.sequences += chunk.size();
+            ++scan.chunks;
+            if (progress) progress({scan.chunks, scan.residues, scan.sequences});
+            dropped = std::async(std::launch::async, [old = std::move(f)]() mutable { old = fetched_chunk{}; });
+            continue;
+        }
 
         if (early && f.last) {
             // The last chunk: queries are finished as the backend reports them final. A subject is in this chunk or
@@ -404,8 +416,117 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
 
 database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
                             const chunk_reader& next_chunk, const score_pass& search,
-                            const std::function<void(const scan_progress&)>& progress, const chunk_preparer& prepare) {
-    return scan(queries, sc, max_hits, next_chunk, {}, search, progress, nullptr, nullptr, prepare);
+                            const std::function<void(const scan_progress&)>& progress, const chunk_preparer& prepare,
+                            const chunk_filter& searched_here) {
+    return scan(queries, sc, max_hits, next_chunk, {}, search, progress, nullptr, nullptr, prepare, searched_here);
+}
+
+namespace {
+
+// Plain little byte writer and reader for pack_scan.
+struct byte_writer {
+    std::string out;
+    template <class T>
+    void put(const T& v) {
+        out.append(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+    void put_bytes(const void* p, std::size_t n) {
+        put<std::uint64_t>(n);
+        out.append(static_cast<const char*>(p), n);
+    }
+};
+struct byte_reader {
+    std::string_view in;
+    template <class T>
+    T get() {
+        if (in.size() < sizeof(T)) throw runtime_failure("internal error: a packed scan is truncated");
+        T v;
+        std::memcpy(&v, in.data(), sizeof v);
+        in.remove_prefix(sizeof v);
+        return v;
+    }
+    std::string_view get_bytes() {
+        const auto n = get<std::uint64_t>();
+        if (in.size() < n) throw runtime_failure("internal error: a packed scan is truncated");
+        const auto v = in.substr(0, n);
+        in.remove_prefix(n);
+        return v;
+    }
+};
+
+}  // namespace
+
+std::string pack_scan(const database_scan& scan) {
+    byte_writer w;
+    w.put<std::uint64_t>(scan.residues);
+    w.put<std::uint64_t>(scan.sequences);
+    w.put<std::uint64_t>(scan.unknown_residues);
+    w.put<std::uint64_t>(scan.chunks);
+    w.put<double>(scan.reader_wait_s);
+    w.put<double>(scan.backend_s);
+    w.put<std::uint64_t>(scan.hits.size());
+    for (const auto& list : scan.hits) {
+        w.put<std::uint64_t>(list.size());
+        for (const auto& h : list) {
+            w.put<std::int32_t>(h.score);
+            w.put<std::uint32_t>(h.subject);
+            w.put<std::uint8_t>(h.str == strand::minus ? 1 : 0);
+        }
+    }
+    w.put<std::uint64_t>(scan.subjects.size());
+    for (const auto& [id, rec] : scan.subjects) {
+        w.put<std::uint32_t>(id);
+        w.put_bytes(rec.name.data(), rec.name.size());
+        w.put_bytes(rec.residues.data(), rec.residues.size());
+    }
+    return std::move(w.out);
+}
+
+database_scan unpack_scan(std::string_view bytes) {
+    byte_reader r{bytes};
+    database_scan scan;
+    scan.residues = r.get<std::uint64_t>();
+    scan.sequences = r.get<std::uint64_t>();
+    scan.unknown_residues = r.get<std::uint64_t>();
+    scan.chunks = static_cast<std::size_t>(r.get<std::uint64_t>());
+    scan.reader_wait_s = r.get<double>();
+    scan.backend_s = r.get<double>();
+    scan.hits.resize(static_cast<std::size_t>(r.get<std::uint64_t>()));
+    for (auto& list : scan.hits) {
+        list.resize(static_cast<std::size_t>(r.get<std::uint64_t>()));
+        for (auto& h : list) {
+            h.score = r.get<std::int32_t>();
+            h.subject = r.get<std::uint32_t>();
+            h.str = r.get<std::uint8_t>() ? strand::minus : strand::plus;
+        }
+    }
+    const auto subjects = r.get<std::uint64_t>();
+    for (std::uint64_t k = 0; k < subjects; ++k) {
+        const auto id = r.get<std::uint32_t>();
+        const auto name = r.get_bytes();
+        const auto residues = r.get_bytes();
+        scan.subjects.emplace(id, subject_record{std::string(name), {residues.begin(), residues.end()}});
+    }
+    if (!r.in.empty()) throw runtime_failure("internal error: a packed scan has trailing bytes");
+    return scan;
+}
+
+void merge_scan(database_scan& into, database_scan&& other, std::size_t max_hits) {
+    if (into.hits.size() < other.hits.size()) into.hits.resize(other.hits.size());
+    for (std::size_t q = 0; q < other.hits.size(); ++q) {
+        auto& list = into.hits[q];
+        list.insert(list.end(), other.hits[q].begin(), other.hits[q].end());
+        std::sort(list.begin(), list.end(), [](const strand_hit& a, const strand_hit& b) { return better(a, b); });
+        if (list.size() > max_hits) list.resize(max_hits);
+    }
+    into.subjects.merge(other.subjects);
+    std::set<std::uint32_t> referenced;
+    for (const auto& list : into.hits)
+        for (const auto& h : list) referenced.insert(h.subject);
+    for (auto it = into.subjects.begin(); it != into.subjects.end();)
+        it = referenced.count(it->first) ? std::next(it) : into.subjects.erase(it);
+    into.reader_wait_s = std::max(into.reader_wait_s, other.reader_wait_s);
+    into.backend_s = std::max(into.backend_s, other.backend_s);
 }
 
 std::vector<std::vector<printed_hit>> finish_hits(const database_scan& scan, const query_strands& queries,
@@ -430,8 +551,19 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
     search_results res;
     early_finish early{queries, sc, opt, pool, {}, {}, {}, {}, 0, {}, {}};
     res.score_pass_done = std::chrono::steady_clock::now();
+    const bool overlap = opt.overlap && !opt.combine;
     res.scan = scan(queries, sc, opt.max_hits, next_chunk, reader_exhausted, search, progress,
-                    opt.overlap ? &early : nullptr, &res.score_pass_done, opt.prepare);
+                    overlap ? &early : nullptr, &res.score_pass_done, opt.prepare, opt.searched_here);
+    if (opt.combine) {
+        auto merged = opt.combine(std::move(res.scan));
+        res.score_pass_done = std::chrono::steady_clock::now();
+        if (!merged) {
+            res.scan = database_scan{};
+            res.finished_here = false;
+            return res;
+        }
+        res.scan = std::move(*merged);
+    }
     if (early.started()) {
         res.statistics = std::move(early.statistics);
         res.hits = std::move(early.out);

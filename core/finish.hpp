@@ -27,6 +27,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -103,10 +104,23 @@ struct scan_progress {
 // reader thread.
 using chunk_preparer = std::function<std::unique_ptr<prepared_chunk>(const sequence_set& chunk)>;
 
+// Which chunks this process searches (chunk index from 0, empty chunks not counted); the others are read and counted
+// (residues, sequences: the whole database's size, for E-values) but not searched. Several processes that each
+// search their share and merge their scans (merge_scan) give the scan of one process.
+using chunk_filter = std::function<bool(std::size_t chunk)>;
+
 database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
                             const chunk_reader& next_chunk, const score_pass& search,
                             const std::function<void(const scan_progress&)>& progress = {},
-                            const chunk_preparer& prepare = {});
+                            const chunk_preparer& prepare = {}, const chunk_filter& searched_here = {});
+
+// A scan as bytes and back, to send it to another process (same build, same byte order).
+std::string pack_scan(const database_scan& scan);
+database_scan unpack_scan(std::string_view bytes);
+// Merges the scan of other chunks of the same database (another process's share) into `into`: per query the best
+// max_hits of both (better()), the subjects they refer to. The database's size is taken as it is (every process
+// counts every chunk).
+void merge_scan(database_scan& into, database_scan&& other, std::size_t max_hits);
 
 struct printed_hit {
     std::uint32_t subject = 0;
@@ -149,6 +163,11 @@ struct finish_options {
     // (subject_windows::align: short queries against long subjects scored through windows).
     std::function<std::optional<alignment>(const scored_pair&)> window_aligner;
     chunk_preparer prepare;  // see scan_database
+    // Several processes (MPI): this one searches the chunks searched_here accepts; combine then receives its scan
+    // and returns the merged scan of every process on the one that finishes and prints, nullopt on the others (which
+    // then finish nothing). No early finishing (overlap) then.
+    chunk_filter searched_here;
+    std::function<std::optional<database_scan>(database_scan&&)> combine;
 };
 
 // Per query (in input order), the printed hits in the order of better(). Throws runtime_failure when an alignment does
@@ -175,6 +194,11 @@ struct search_run_options {
     std::size_t long_min_side = 0;
     std::function<std::optional<alignment>(const scored_pair&)> window_aligner;
     chunk_preparer prepare;  // see scan_database
+    // Several processes (MPI): this one searches the chunks searched_here accepts; combine then receives its scan
+    // and returns the merged scan of every process on the one that finishes and prints, nullopt on the others (which
+    // then finish nothing). No early finishing (overlap) then.
+    chunk_filter searched_here;
+    std::function<std::optional<database_scan>(database_scan&&)> combine;
 };
 struct search_results {
     database_scan scan;
@@ -182,6 +206,7 @@ struct search_results {
     std::vector<std::vector<printed_hit>> hits;        // per query, as finish_hits gives them
     std::size_t queries_finished_during_search = 0;    // aligned while the backend was still searching
     std::chrono::steady_clock::time_point score_pass_done;  // when the backend's last search returned
+    bool finished_here = true;  // false on the processes that left finishing to another one (combine)
 };
 search_results search_and_finish(const query_strands& queries, const scoring& sc, const search_run_options& opt,
                                  const chunk_reader& next_chunk, const std::function<bool()>& reader_exhausted,

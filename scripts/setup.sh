@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake make g++ pkg-config libhts-dev libseqan3-dev libcli11-dev catch2 zlib1g-dev patchelf
+          libopenmpi-dev openmpi-bin
           fasta3 ncbi-blast+ libparasail-dev)
 missing=()
 for p in "${packages[@]}"; do

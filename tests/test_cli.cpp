@@ -334,6 +334,9 @@ TEST_CASE("command-line errors: exit code and one line naming the problem", "[cl
         {"align data/demo_queries.fa", 2, "DB is required"},
         {"align", 2, "QUERY is required"},
         {"", 2, "subcommand"},
+        {"algn data/demo_queries.fa data/demo_db.fa", 2, "'algn' is not a swgpu subcommand; did you mean 'align'?"},
+        {"makdeb x.fa y", 2, "did you mean 'makedb'?"},
+        {"frobnicate", 2, "'frobnicate' is not a swgpu subcommand; run 'swgpu --help'"},
         {"align - -", 2, "stdin"},
         {"align no_such_query.fa data/demo_db.fa", 1, "no_such_query.fa"},
         {"align data/demo_queries.fa no_such_db.fa", 1, "no_such_db.fa"},
@@ -402,4 +405,63 @@ TEST_CASE("an interrupted run (SIGINT, SIGTERM) leaves neither the output file n
         for (const auto& e : fs::directory_iterator(dir.path))
             CHECK(e.path().filename().string().rfind(".hits.tsv", 0) != 0);
     }
+}
+
+TEST_CASE("align with --batch: each query file gets the output a run with that file alone writes", "[cli]") {
+    // The demo queries cut into three files (the first holds one query); outputs in the -o folder or named.
+    temp_dir dir;
+    const auto queries = lines_of(slurp(fs::path(source_dir) / "data/demo_queries.fa"));
+    std::vector<std::string> parts(3);
+    std::size_t record = 0;
+    for (const auto& l : queries) {
+        if (!l.empty() && l[0] == '>') ++record;
+        parts[record == 1 ? 0 : record <= 3 ? 1 : 2] += l + "\n";
+    }
+    REQUIRE(!parts[2].empty());
+    const std::string a = dir.file("a.fa", parts[0]), b = dir.file("b.fa", parts[1]), c = dir.file("c.fa", parts[2]);
+    const std::string named = (dir.path / "named.tsv").string();
+    const std::string list =
+        dir.file("list.txt", "# the demo in three files\n" + a + "\n\n" + b + "\t" + named + "\n" + c + "\n");
+    for (const std::string fmt : {"6", "'6 std score cigar'", "sam", "7"}) {
+        INFO("format " << fmt);
+        const auto r = run_swgpu("align --backend cpu --batch " + list + " data/demo_db.fa -k 7 --outfmt " + fmt +
+                                 " -o " + dir.path.string());
+        REQUIRE(r.code == 0);
+        const std::vector<std::pair<std::string, std::string>> expect = {
+            {a, (dir.path / "a.fa.out").string()}, {b, named}, {c, (dir.path / "c.fa.out").string()}};
+        for (const auto& [query, out] : expect) {
+            const auto alone = run_swgpu("align --backend cpu " + query + " data/demo_db.fa -k 7 --outfmt " + fmt);
+            REQUIRE(alone.code == 0);
+            CHECK(alone.out.size() > 100);
+            if (fmt == "sam") CHECK(without_pg(slurp(out)) == without_pg(alone.out));  // @PG: the command line
+            else CHECK(slurp(out) == alone.out);
+        }
+    }
+}
+
+TEST_CASE("align with --batch: errors in the list are reported before any search and leave no output", "[cli]") {
+    temp_dir dir;
+    const std::string q = (fs::path(source_dir) / "data/demo_queries.fa").string();
+    const struct {
+        std::string list, message;
+    } cases[] = {
+        {"", "names no query file"},
+        {q + "\n" + q + "\n", "listed twice"},
+        {q + " a b\n", "expected QUERY [OUTPUT]"},
+        {"-\n", "stdin cannot be"},
+        {q + " /nonexistent-folder/x.tsv\n", "not writable"},
+        {(dir.path / "missing.fa").string() + "\n", "missing.fa"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.list);
+        const std::string list = dir.file("list.txt", c.list);
+        const auto r = run_swgpu("align --backend cpu --batch " + list + " data/demo_db.fa -o " + dir.path.string());
+        CHECK(r.code != 0);
+        CHECK(r.err.find(c.message) != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(!fs::exists(dir.path / "demo_queries.fa.out"));
+    }
+    const auto both = run_swgpu("align --batch x data/demo_queries.fa data/demo_db.fa");
+    CHECK(both.code == 2);
+    CHECK(both.err.find("give only DB") != std::string::npos);
 }

@@ -443,3 +443,62 @@ TEST_CASE("search_and_finish: an error of the reader thread reaches the caller",
                         [&] { return reader.exhausted(); }, pass, pool),
                     error);
 }
+
+TEST_CASE("scans of shares of the chunks, packed, unpacked and merged, are the scan of one process", "[finish]") {
+    const auto [db, q] = make_data(16, 150, 25, "ACGT");
+    const setup s = make_setup(q, {substitution_matrix::match_mismatch(2, -3), gap_costs{5, 2}, seq_type::dna}, true,
+                               true);
+    thread_pool pool(2);
+    const score_pass pass = [&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
+        return search_cpu(qs, d, s.sc, o, pool);
+    };
+    for (const std::size_t max_hits : {std::size_t(1), std::size_t(6)}) {
+        const auto want = reference(s, db, 11, max_hits, true, true);
+        for (const std::size_t processes : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(20)}) {
+            INFO("max_hits " << max_hits << ", processes " << processes);
+            database_scan merged;
+            for (std::size_t rank = 0; rank < processes; ++rank) {
+                chunked_db reader{db, 11};
+                std::size_t searched = 0;
+                const score_pass counted = [&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
+                    ++searched;
+                    return pass(qs, d, o);
+                };
+                auto part = scan_database(s.queries, s.sc, max_hits, [&](sequence_set& c) { return reader.read(c); },
+                                          counted, {}, {},
+                                          [&](std::size_t chunk) { return chunk % processes == rank; });
+                CHECK(part.residues == want.scan.residues);  // every process counts the whole database
+                CHECK(part.sequences == want.scan.sequences);
+                CHECK(searched == (14 + processes - 1 - rank) / processes);  // 150 records in chunks of 11: 14
+                auto copy = unpack_scan(pack_scan(part));
+                CHECK(copy.hits == part.hits);
+                CHECK(copy.subjects.size() == part.subjects.size());
+                if (rank == 0) merged = std::move(copy);
+                else merge_scan(merged, std::move(copy), max_hits);
+            }
+            CHECK(merged.hits == want.scan.hits);
+            CHECK(merged.residues == want.scan.residues);
+            CHECK(merged.sequences == want.scan.sequences);
+            // Every subject a kept hit refers to, as read (one process also keeps those of its per-strand lists).
+            for (const auto& list : want.scan.hits)
+                for (const auto& h : list) {
+                    REQUIRE(merged.subjects.count(h.subject) == 1);
+                    CHECK(merged.subjects.at(h.subject).name == want.scan.subjects.at(h.subject).name);
+                    CHECK(merged.subjects.at(h.subject).residues == want.scan.subjects.at(h.subject).residues);
+                }
+            // and the printed hits finished from it
+            evalue_calculator stats(s.sc, merged.residues, merged.sequences);
+            finish_options fo;
+            fo.statistics = &stats;
+            const auto printed = finish_hits(merged, s.queries, s.sc, fo, pool);
+            REQUIRE(printed.size() == want.hits.size());
+            for (std::size_t k = 0; k < printed.size(); ++k) {
+                REQUIRE(printed[k].size() == want.hits[k].size());
+                for (std::size_t h = 0; h < printed[k].size(); ++h) {
+                    CHECK(printed[k][h].aln == want.hits[k][h].aln);
+                    CHECK(printed[k][h].evalue == want.hits[k][h].evalue);
+                }
+            }
+        }
+    }
+}

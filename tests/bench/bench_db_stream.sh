@@ -7,6 +7,8 @@
 #   no-prepare   packing inside the score pass (SWGPU_NO_PREPARE=1), for comparison
 #   logical-2/4  the score pass spread over 2 or 4 logical devices on the GPU (SWGPU_LOGICAL_DEVICES): the cost of
 #                the multi-GPU path itself
+#   chunk-250M   --db-chunk 250000000 (fewer, larger chunks)
+#   batch-4      the queries as 4 files through --batch (one pass); their outputs, concatenated, must be the file
 # TCUPS = query residues x database residues / wall seconds. Every configuration must write the same file.
 set -uo pipefail
 BIN=$1
@@ -47,7 +49,7 @@ run() {
 run warmup -- > /dev/null
 for config in "default|SWGPU_SEARCH_PROFILE=1|" "gpu-mem-2G|SWGPU_SEARCH_PROFILE=1|--gpu-mem 2G" \
               "no-prepare|SWGPU_NO_PREPARE=1 SWGPU_SEARCH_PROFILE=1|" "logical-2|SWGPU_LOGICAL_DEVICES=2|" \
-              "logical-4|SWGPU_LOGICAL_DEVICES=4|"; do
+              "logical-4|SWGPU_LOGICAL_DEVICES=4|" "chunk-250M|SWGPU_SEARCH_PROFILE=1|--db-chunk 250000000"; do
   IFS='|' read -r name envs args <<< "$config"
   times=()
   for r in $(seq "$RUNS"); do
@@ -62,3 +64,22 @@ for config in "default|SWGPU_SEARCH_PROFILE=1|" "gpu-mem-2G|SWGPU_SEARCH_PROFILE
     printf "summary: classic20 x db20k x%d %s: whole process %.2f s (median), %.2f TCUPS; output %s\n",
       c, n, m, q * d / m / 1e12, same }'
 done
+
+# The queries as 4 files through --batch.
+awk -v dir="$tmp" '/^>/ { n++ } { print > (dir "/part" int((n - 1) / 5) ".fa") }' "$queries"
+ls "$tmp"/part*.fa | sort -V > "$tmp/list.txt"
+times=()
+for r in $(seq "$RUNS"); do
+  t0=$(now)
+  "$BIN/swgpu" align --batch "$tmp/list.txt" "$db.swdb" -k 10 -v -o "$tmp" > "$tmp/batch.log" 2>&1 || {
+    echo "swgpu failed:"; cat "$tmp/batch.log"; exit 1; }
+  t1=$(now)
+  times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", b - a}')")
+done
+echo "== batch-4: wall ${times[*]} s"
+for f in $(cat "$tmp/list.txt"); do cat "$f.out"; done > "$tmp/batch.tsv"
+if cmp -s "$tmp/batch.tsv" "$tmp/warmup.tsv"; then same=identical; else same=DIFFERENT; fi
+m=$(printf '%s\n' "${times[@]}" | median)
+awk -v m="$m" -v q="$qres" -v d="$dbres" -v c="$COPIES" -v same="$same" 'BEGIN {
+  printf "summary: classic20 x db20k x%d as 4 query files, --batch: whole process %.2f s (median), %.2f TCUPS; outputs concatenated %s\n",
+    c, m, q * d / m / 1e12, same }'
