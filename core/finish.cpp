@@ -262,13 +262,16 @@ std::vector<strand_hit> query_hits(std::size_t q, const std::vector<std::vector<
     return out;
 }
 
-// A chunk as the reader thread hands it over: read, encoded, prepared by the backend.
+// A chunk as the reader thread hands it over: read, encoded, prepared by the backend; with the sizes of the chunks
+// before it that another process searches (read and counted only).
 struct fetched_chunk {
     bool ok = false;    // false at the end of the database
     bool last = false;  // the reader was exhausted by this chunk
     sequence_set chunk;
     std::uint64_t unknown = 0;
     std::unique_ptr<prepared_chunk> prepared;
+    std::uint64_t skipped_residues = 0, skipped_sequences = 0;
+    std::size_t skipped_chunks = 0;
 };
 
 database_scan scan(const query_strands& queries, const scoring& sc, std::size_t max_hits, const chunk_reader& next_chunk,
@@ -289,17 +292,33 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
 
     // The database stream: a reader thread reads, encodes and prepares chunk k + 1 while chunk k is searched (two
     // chunks in memory at most). The reader and `reader_exhausted` are only ever called from that thread, one call
-    // at a time.
+    // at a time. Chunks another process searches are read and counted on the way to the next one of this process's
+    // (neither encoded nor prepared): their reading overlaps the search too.
     std::size_t fetched = 0;  // non-empty chunks read (reader thread)
     const auto fetch = [&] {
         fetched_chunk f;
-        f.ok = next_chunk(f.chunk);
-        if (!f.ok) return f;
-        f.last = reader_exhausted && reader_exhausted();
-        if (f.chunk.empty()) return f;
-        f.unknown = encode(f.chunk, sc.matrix);
-        if (prepare && (!searched_here || searched_here(fetched))) f.prepared = prepare(f.chunk);
+        for (;;) {
+            f.ok = next_chunk(f.chunk);
+            if (!f.ok) return f;
+            f.last = reader_exhausted && reader_exhausted();
+            if (f.chunk.empty()) {
+                if (f.last) return f;
+                continue;
+            }
+            if (!searched_here || searched_here(fetched)) break;
+            ++fetched;
+            f.skipped_residues += f.chunk.total_residues();
+            f.skipped_sequences += f.chunk.size();
+            ++f.skipped_chunks;
+            f.chunk = sequence_set{};
+            if (f.last) {
+                f.ok = false;
+                return f;
+            }
+        }
         ++fetched;
+        f.unknown = encode(f.chunk, sc.matrix);
+        if (prepare) f.prepared = prepare(f.chunk);
         return f;
     };
     std::future<fetched_chunk> ahead = std::async(std::launch::async, fetch);
@@ -308,6 +327,9 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
         const auto wait_start = std::chrono::steady_clock::now();
         fetched_chunk f = ahead.get();
         scan.reader_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+        scan.residues += f.skipped_residues;
+        scan.sequences += f.skipped_sequences;
+        scan.chunks += f.skipped_chunks;
         if (!f.ok) break;
         if (!f.last) ahead = std::async(std::launch::async, fetch);
         else ahead = std::async(std::launch::deferred, [] { return fetched_chunk{}; });
@@ -319,14 +341,6 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
         scan.unknown_residues += f.unknown;
         opt.subject_offset = static_cast<std::uint32_t>(first);
         opt.prepared = f.prepared.get();
-        if (searched_here && !searched_here(scan.chunks)) {  // another process's share: counted only
-            scan.residues += chunk.total_residues();
-            scan.sequences += chunk.size();
-            ++scan.chunks;
-            if (progress) progress({scan.chunks, scan.residues, scan.sequences});
-            dropped = std::async(std::launch::async, [old = std::move(f)]() mutable { old = fetched_chunk{}; });
-            continue;
-        }
 
         if (early && f.last) {
             // The last chunk: queries are finished as the backend reports them final. A subject is in this chunk or
@@ -519,6 +533,7 @@ void merge_scan(database_scan& into, database_scan&& other, std::size_t max_hits
         std::sort(list.begin(), list.end(), [](const strand_hit& a, const strand_hit& b) { return better(a, b); });
         if (list.size() > max_hits) list.resize(max_hits);
     }
+    into.unknown_residues += other.unknown_residues;  // each process encodes only the chunks it searches
     into.subjects.merge(other.subjects);
     std::set<std::uint32_t> referenced;
     for (const auto& list : into.hits)

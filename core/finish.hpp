@@ -105,7 +105,8 @@ struct scan_progress {
 using chunk_preparer = std::function<std::unique_ptr<prepared_chunk>(const sequence_set& chunk)>;
 
 // Which chunks this process searches (chunk index from 0, empty chunks not counted); the others are read and counted
-// (residues, sequences: the whole database's size, for E-values) but not searched. Several processes that each
+// (residues, sequences: the whole database's size, for E-values) but neither encoded nor searched (their unknown
+// residues are counted by the process that searches them). Several processes that each
 // search their share and merge their scans (merge_scan) give the scan of one process.
 using chunk_filter = std::function<bool(std::size_t chunk)>;
 
