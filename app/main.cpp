@@ -12,7 +12,9 @@
 #include <CLI/CLI.hpp>
 
 #include "app/align_command.hpp"
+#include "app/ihist_command.hpp"
 #include "app/makedb_command.hpp"
+#include "app/sat_command.hpp"
 #include "core/error.hpp"
 #include "gpu/gpu.hpp"
 
@@ -59,6 +61,8 @@ int main(int argc, char** argv) {
     app.footer("Run 'swgpu align --help' for the options, output formats and conventions of database search.");
     swgpu::app::align_command align(app);
     swgpu::app::makedb_command makedb(app);
+    swgpu::app::sat_command sat(app);
+    swgpu::app::ihist_command ihist(app);
 
     // A first word that is no subcommand: name it and the nearest subcommand (CLI11 would say "A subcommand is
     // required").
@@ -88,12 +92,16 @@ int main(int argc, char** argv) {
         std::string where = "swgpu --help";
         if (align.selected() || (argc > 1 && std::strcmp(argv[1], "align") == 0)) where = "swgpu align --help";
         if (makedb.selected() || (argc > 1 && std::strcmp(argv[1], "makedb") == 0)) where = "swgpu makedb --help";
+        if (sat.selected() || (argc > 1 && std::strcmp(argv[1], "sat") == 0)) where = "swgpu sat --help";
+        if (ihist.selected() || (argc > 1 && std::strcmp(argv[1], "ihist") == 0)) where = "swgpu ihist --help";
         return fail(swgpu::exit_code::bad_command_line, std::string(e.what()) + "; run '" + where + "'");
     }
 
     try {
         if (align.selected()) return align.run(joined(argc, argv));
         if (makedb.selected()) return makedb.run();
+        if (sat.selected()) return sat.run();
+        if (ihist.selected()) return ihist.run();
         return fail(swgpu::exit_code::bad_command_line, "no command given; run 'swgpu --help'");
     } catch (const swgpu::error& e) {
         return fail(e.code(), e.what());

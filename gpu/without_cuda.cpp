@@ -11,6 +11,7 @@
 #include "gpu/engine.hpp"
 #include "gpu/scan_instances.hpp"
 #include "gpu/gpu.hpp"
+#include "gpu/sat.hpp"
 
 namespace swgpu::gpu {
 
@@ -83,6 +84,25 @@ SWGPU_FOR_EACH_SYNTHETIC_PROBLEM(SWGPU_SYNTHETIC_RUN)
 sw_gpu_result sw_score(std::span<const std::uint8_t>, std::span<const std::uint8_t>, const scoring&,
                        const schedule_choice&, int) {
     no_cuda("the GPU Smith-Waterman engine");
+}
+
+// ---- gpu/sat.hpp -------------------------------------------------------------------------------------------------------
+
+const char* table_schedule_name(table_schedule s) {
+    return s == table_schedule::row_sync ? "row_sync" : s == table_schedule::tiled_p2p ? "tiled_p2p" : "hybrid";
+}
+sat::array summed_area_table(const sat::array&, sat::dtype, table_schedule, table_report*, int) {
+    no_cuda("a summed-area table on the GPU");
+}
+sat::array integral_histogram(std::span<const std::uint16_t>, index_t, index_t, int, table_schedule, table_report*, int) {
+    no_cuda("an integral histogram on the GPU");
+}
+std::vector<std::uint64_t> summed_area_queries(const sat::array&, sat::dtype, std::span<const sat::rect>, table_report*) {
+    no_cuda("rectangle queries on the GPU");
+}
+std::vector<std::uint32_t> integral_histogram_queries(std::span<const std::uint16_t>, index_t, index_t, int,
+                                                      std::span<const sat::rect>, table_report*) {
+    no_cuda("rectangle queries on the GPU");
 }
 
 }  // namespace swgpu::gpu

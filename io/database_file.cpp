@@ -54,7 +54,7 @@ std::uint64_t write_database(const std::string& source, const std::string& prefi
     for (auto& c : all.residues) c = static_cast<std::uint8_t>(c >= 'a' && c <= 'z' ? c - 32 : c);
     std::vector<std::uint64_t> name_off(n + 1, 0);
     for (std::uint64_t k = 0; k < n; ++k) name_off[k + 1] = name_off[k] + all.names[k].size();
-    std::vector<std::uint32_t> order(static_cast<std::uint32_t>(n));  // n < 2^32, checked above
+    std::vector<std::uint32_t> order(all.size());  // fewer than 2^32, checked above
     std::iota(order.begin(), order.end(), 0u);
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {  // longest first, ties by index
         return all.length(a) != all.length(b) ? all.length(a) > all.length(b) : a < b;

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake make g++ pkg-config libhts-dev libseqan3-dev libcli11-dev catch2 zlib1g-dev patchelf
           libopenmpi-dev openmpi-bin
-          fasta3 ncbi-blast+ libparasail-dev)
+          libpng-dev libtiff-dev
+          fasta3 ncbi-blast+ libparasail-dev libopencv-core-dev libopencv-imgproc-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
