@@ -15,6 +15,7 @@
 #include "app/ihist_command.hpp"
 #include "app/makedb_command.hpp"
 #include "app/sat_command.hpp"
+#include "app/sweep3d_command.hpp"
 #include "core/error.hpp"
 #include "gpu/gpu.hpp"
 
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
     swgpu::app::makedb_command makedb(app);
     swgpu::app::sat_command sat(app);
     swgpu::app::ihist_command ihist(app);
+    swgpu::app::sweep3d_command sweep3d(app);
 
     // A first word that is no subcommand: name it and the nearest subcommand (CLI11 would say "A subcommand is
     // required").
@@ -94,6 +96,7 @@ int main(int argc, char** argv) {
         if (makedb.selected() || (argc > 1 && std::strcmp(argv[1], "makedb") == 0)) where = "swgpu makedb --help";
         if (sat.selected() || (argc > 1 && std::strcmp(argv[1], "sat") == 0)) where = "swgpu sat --help";
         if (ihist.selected() || (argc > 1 && std::strcmp(argv[1], "ihist") == 0)) where = "swgpu ihist --help";
+        if (sweep3d.selected() || (argc > 1 && std::strcmp(argv[1], "sweep3d") == 0)) where = "swgpu sweep3d --help";
         return fail(swgpu::exit_code::bad_command_line, std::string(e.what()) + "; run '" + where + "'");
     }
 
@@ -102,6 +105,7 @@ int main(int argc, char** argv) {
         if (makedb.selected()) return makedb.run();
         if (sat.selected()) return sat.run();
         if (ihist.selected()) return ihist.run();
+        if (sweep3d.selected()) return sweep3d.run();
         return fail(swgpu::exit_code::bad_command_line, "no command given; run 'swgpu --help'");
     } catch (const swgpu::error& e) {
         return fail(e.code(), e.what());

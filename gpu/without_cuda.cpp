@@ -12,6 +12,7 @@
 #include "gpu/scan_instances.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/sat.hpp"
+#include "gpu/sweep3d.hpp"
 
 namespace swgpu::gpu {
 
@@ -104,5 +105,20 @@ std::vector<std::uint32_t> integral_histogram_queries(std::span<const std::uint1
                                                       std::span<const sat::rect>, table_report*) {
     no_cuda("rectangle queries on the GPU");
 }
+
+// ---- gpu/sweep3d.hpp ---------------------------------------------------------------------------------------------------
+
+template <class T>
+std::vector<T> sweep3d_fmod(const sweep3d::fmod_params&, sweep_report*) {
+    no_cuda("a 3-D sweep on the GPU");
+}
+template <class T>
+std::vector<T> sweep3d_dd(const sweep3d::dd_params&, sweep_report*) {
+    no_cuda("a 3-D sweep on the GPU");
+}
+template std::vector<float> sweep3d_fmod<float>(const sweep3d::fmod_params&, sweep_report*);
+template std::vector<double> sweep3d_fmod<double>(const sweep3d::fmod_params&, sweep_report*);
+template std::vector<float> sweep3d_dd<float>(const sweep3d::dd_params&, sweep_report*);
+template std::vector<double> sweep3d_dd<double>(const sweep3d::dd_params&, sweep_report*);
 
 }  // namespace swgpu::gpu

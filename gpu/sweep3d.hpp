@@ -1,0 +1,26 @@
+// The 3-D sweeps of core/sweep3d.hpp on the GPU (gpu/sweep3d.cu), as the rest of the program sees them: no CUDA types.
+//
+// Schedule: hyperplanes. Step t computes the points with i + j + k == t, one thread per (j, k) slot; the points of
+// plane t - 1 that a point needs, (i-1, j, k), (i, j-1, k) and (i, j, k-1), sit in slots (j, k), (j-1, k) and
+// (j, k-1) of a plane buffer, so the reads of a step are coalesced along k (two plane buffers alternate; the fmod
+// sweep keeps one value per slot, the diamond-difference sweep three faces per angle). Each point also goes to its
+// place in the grid. Results are bit for bit the CPU's. Throws swgpu::error on device failure; stubs without CUDA.
+#pragma once
+
+#include <vector>
+
+#include "core/sweep3d.hpp"
+
+namespace swgpu::gpu {
+
+struct sweep_report {
+    double kernel_ms = 0;  // the steps (CUDA events), copies excluded
+    int steps = 0;
+};
+
+template <class T>
+std::vector<T> sweep3d_fmod(const sweep3d::fmod_params& p, sweep_report* report = nullptr);
+template <class T>
+std::vector<T> sweep3d_dd(const sweep3d::dd_params& p, sweep_report* report = nullptr);
+
+}  // namespace swgpu::gpu
