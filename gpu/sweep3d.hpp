@@ -4,7 +4,9 @@
 // plane t - 1 that a point needs, (i-1, j, k), (i, j-1, k) and (i, j, k-1), sit in slots (j, k), (j-1, k) and
 // (j, k-1) of a plane buffer, so the reads of a step are coalesced along k (two plane buffers alternate; the fmod
 // sweep keeps one value per slot, the diamond-difference sweep three faces per angle). Each point also goes to its
-// place in the grid. Results are bit for bit the CPU's. Throws swgpu::error on device failure; stubs without CUDA.
+// place in the grid. Large grids launch a kernel per step; grids up to N = 384, whose steps are short, run all
+// steps in one cooperative launch with a grid barrier between steps. Results are bit for bit the CPU's. Throws
+// swgpu::error on device failure; stubs without CUDA.
 #pragma once
 
 #include <vector>
@@ -16,6 +18,7 @@ namespace swgpu::gpu {
 struct sweep_report {
     double kernel_ms = 0;  // the steps (CUDA events), copies excluded
     int steps = 0;
+    bool grid_barrier = false;  // all steps in one cooperative launch (else a launch per step)
 };
 
 template <class T>

@@ -1,5 +1,6 @@
 // The 3-D sweeps on the GPU (gpu/sweep3d.hpp) give the CPU's bits: the fmod sweep for odd sizes and both precisions,
 // the diamond-difference sweep for several angle counts.
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -17,30 +18,39 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 
 }  // namespace
 
-GPU_TEST("sweep3d fmod: GPU hyperplanes give the CPU's bits") {
+GPU_TEST("sweep3d fmod: GPU hyperplanes give the CPU's bits, a launch per step or one grid-barrier launch") {
     using namespace swgpu;
     thread_pool pool(4);
-    for (const sweep3d::index_t n : {1, 2, 3, 31, 64, 129, 300}) {
-        for (const int loops : {1, 10}) {
-            const sweep3d::fmod_params p{n, loops, 1.0};
-            gpu::sweep_report report;
-            CHECK(same_bits(gpu::sweep3d_fmod<double>(p, &report), sweep3d::fmod_tiled<double>(p, pool, 16)));
-            CHECK_EQ(report.steps, static_cast<int>(3 * (n - 1) + 1));
-            CHECK(same_bits(gpu::sweep3d_fmod<float>(p), sweep3d::fmod_tiled<float>(p, pool, 16)));
+    for (const char* schedule : {"launch", "grid"}) {
+        ::setenv("SWGPU_SWEEP_SCHEDULE", schedule, 1);
+        for (const sweep3d::index_t n : {1, 2, 3, 31, 64, 129, 300}) {
+            for (const int loops : {1, 10}) {
+                const sweep3d::fmod_params p{n, loops, 1.0};
+                gpu::sweep_report report;
+                CHECK(same_bits(gpu::sweep3d_fmod<double>(p, &report), sweep3d::fmod_tiled<double>(p, pool, 16)));
+                CHECK_EQ(report.steps, static_cast<int>(3 * (n - 1) + 1));
+                CHECK_EQ(report.grid_barrier, std::strcmp(schedule, "grid") == 0);
+                CHECK(same_bits(gpu::sweep3d_fmod<float>(p), sweep3d::fmod_tiled<float>(p, pool, 16)));
+            }
         }
+        const sweep3d::fmod_params p{77, 3, 3.75};
+        CHECK(same_bits(gpu::sweep3d_fmod<double>(p), sweep3d::fmod_naive<double>(p)));
     }
-    const sweep3d::fmod_params p{77, 3, 3.75};
-    CHECK(same_bits(gpu::sweep3d_fmod<double>(p), sweep3d::fmod_naive<double>(p)));
+    ::unsetenv("SWGPU_SWEEP_SCHEDULE");
 }
 
-GPU_TEST("sweep3d dd: GPU hyperplanes give the CPU's bits") {
+GPU_TEST("sweep3d dd: GPU hyperplanes give the CPU's bits, a launch per step or one grid-barrier launch") {
     using namespace swgpu;
     thread_pool pool(4);
-    for (const sweep3d::index_t n : {1, 7, 65}) {
-        for (const int angles : {1, 4, 8}) {
-            const sweep3d::dd_params p{n, angles, 0.9, 1.1};
-            CHECK(same_bits(gpu::sweep3d_dd<double>(p), sweep3d::dd_tiled<double>(p, pool, 8)));
-            CHECK(same_bits(gpu::sweep3d_dd<float>(p), sweep3d::dd_tiled<float>(p, pool, 8)));
+    for (const char* schedule : {"launch", "grid"}) {
+        ::setenv("SWGPU_SWEEP_SCHEDULE", schedule, 1);
+        for (const sweep3d::index_t n : {1, 7, 65}) {
+            for (const int angles : {1, 4, 8}) {
+                const sweep3d::dd_params p{n, angles, 0.9, 1.1};
+                CHECK(same_bits(gpu::sweep3d_dd<double>(p), sweep3d::dd_tiled<double>(p, pool, 8)));
+                CHECK(same_bits(gpu::sweep3d_dd<float>(p), sweep3d::dd_tiled<float>(p, pool, 8)));
+            }
         }
     }
+    ::unsetenv("SWGPU_SWEEP_SCHEDULE");
 }
