@@ -15,16 +15,8 @@ BIN=$1
 DATA=$2
 COPIES=${3:-100}
 RUNS=${4:-3}
-tmp=${TMPDIR:-/tmp}/swgpu_bench_db_stream
-mkdir -p "$tmp"
-queries=$DATA/classic20_queries.fa
-db=$tmp/db20kx$COPIES
-if [[ ! -s $db.swdb ]]; then
-  zcat "$DATA/uniprot_db20k.fasta.gz" > "$tmp/db20k.fa"
-  for i in $(seq "$COPIES"); do cat "$tmp/db20k.fa"; done > "$db.fa"
-  "$BIN/swgpu" makedb "$db.fa" "$db" || exit 1
-  rm -f "$db.fa"
-fi
+. "$(dirname "$0")/db20k_copies.sh"
+db20k_copies "$BIN" "$DATA" "$COPIES" || exit 1
 qres=$(grep -v '^>' "$queries" | tr -d '\n\r ' | wc -c)
 dbres=$(zcat "$DATA/uniprot_db20k.fasta.gz" | grep -v '^>' | tr -d '\n\r ' | wc -c)
 dbres=$((dbres * COPIES))

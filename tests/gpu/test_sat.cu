@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/sat.hpp"
+#include "tests/sat_arrays.hpp"
 #include "core/thread_pool.hpp"
 #include "gpu/sat.hpp"
 #include "tests/gpu/harness.hpp"
@@ -19,22 +20,7 @@ using namespace swgpu;
 using sat::dtype;
 
 sat::array random_image(dtype t, index_t h, index_t w, index_t l, std::mt19937_64& rng) {
-    sat::array a(t, h, w, l);
-    for (std::size_t k = 0; k < a.elements(); ++k) {
-        const std::uint64_t r = rng();
-        switch (t) {
-            case dtype::u8: a.data<std::uint8_t>()[k] = static_cast<std::uint8_t>(r); break;
-            case dtype::u16: a.data<std::uint16_t>()[k] = static_cast<std::uint16_t>(r); break;
-            case dtype::u32: a.data<std::uint32_t>()[k] = static_cast<std::uint32_t>(r); break;
-            case dtype::u64: a.data<std::uint64_t>()[k] = r >> 24; break;
-            case dtype::i16: a.data<std::int16_t>()[k] = static_cast<std::int16_t>(r); break;
-            case dtype::i64: a.data<std::int64_t>()[k] = static_cast<std::int64_t>(r) >> 24; break;
-            case dtype::f32: a.data<float>()[k] = static_cast<float>(static_cast<double>(r >> 11) / 9007199254740992.0 * 2 - 1); break;
-            case dtype::f64: a.data<double>()[k] = static_cast<double>(r >> 11) / 9007199254740992.0 * 2 - 1; break;
-            default: break;
-        }
-    }
-    return a;
+    return testing::random_array(t, h, w, l, rng, 1);
 }
 
 bool same_bytes(const sat::array& a, const sat::array& b) {
