@@ -13,8 +13,10 @@
 
 #include "app/align_command.hpp"
 #include "app/ihist_command.hpp"
+#include "app/levels_command.hpp"
 #include "app/makedb_command.hpp"
 #include "app/sat_command.hpp"
+#include "app/sor_command.hpp"
 #include "app/sweep3d_command.hpp"
 #include "core/error.hpp"
 #include "gpu/gpu.hpp"
@@ -64,7 +66,9 @@ int main(int argc, char** argv) {
     swgpu::app::makedb_command makedb(app);
     swgpu::app::sat_command sat(app);
     swgpu::app::ihist_command ihist(app);
+    swgpu::app::levels_command levels(app);
     swgpu::app::sweep3d_command sweep3d(app);
+    swgpu::app::sor_command sor(app);
 
     // A first word that is no subcommand: name it and the nearest subcommand (CLI11 would say "A subcommand is
     // required").
@@ -96,7 +100,9 @@ int main(int argc, char** argv) {
         if (makedb.selected() || (argc > 1 && std::strcmp(argv[1], "makedb") == 0)) where = "swgpu makedb --help";
         if (sat.selected() || (argc > 1 && std::strcmp(argv[1], "sat") == 0)) where = "swgpu sat --help";
         if (ihist.selected() || (argc > 1 && std::strcmp(argv[1], "ihist") == 0)) where = "swgpu ihist --help";
+        if (levels.selected() || (argc > 1 && std::strcmp(argv[1], "levels") == 0)) where = "swgpu levels --help";
         if (sweep3d.selected() || (argc > 1 && std::strcmp(argv[1], "sweep3d") == 0)) where = "swgpu sweep3d --help";
+        if (sor.selected() || (argc > 1 && std::strcmp(argv[1], "sor") == 0)) where = "swgpu sor --help";
         return fail(swgpu::exit_code::bad_command_line, std::string(e.what()) + "; run '" + where + "'");
     }
 
@@ -105,7 +111,9 @@ int main(int argc, char** argv) {
         if (makedb.selected()) return makedb.run();
         if (sat.selected()) return sat.run();
         if (ihist.selected()) return ihist.run();
+        if (levels.selected()) return levels.run();
         if (sweep3d.selected()) return sweep3d.run();
+        if (sor.selected()) return sor.run();
         return fail(swgpu::exit_code::bad_command_line, "no command given; run 'swgpu --help'");
     } catch (const swgpu::error& e) {
         return fail(e.code(), e.what());

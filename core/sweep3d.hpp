@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/host_device.hpp"
+#include "core/rounded.hpp"
 #include "core/thread_pool.hpp"
 
 namespace swgpu::sweep3d {
@@ -52,25 +53,9 @@ SWGPU_HD T initial_value(index_t i, index_t j, index_t k) {
     return T((i + 2 * j + 3 * k) % 10) / T(10);
 }
 
-// Rounded operations that the GPU compiler may not fuse.
-template <class T>
-SWGPU_HD T add_rn(T a, T b) {
-#ifdef __CUDA_ARCH__
-    if constexpr (sizeof(T) == 4) return __fadd_rn(a, b);
-    else return __dadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
-template <class T>
-SWGPU_HD T mul_rn(T a, T b) {
-#ifdef __CUDA_ARCH__
-    if constexpr (sizeof(T) == 4) return __fmul_rn(a, b);
-    else return __dmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
+using swgpu::add_rn;
+using swgpu::mul_rn;
+
 template <class T>
 SWGPU_HD T fmod_of(T x, T c) {
     if constexpr (sizeof(T) == 4) return ::fmodf(x, c);

@@ -12,6 +12,8 @@
 #include "gpu/scan_instances.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/sat.hpp"
+#include "gpu/levels.hpp"
+#include "gpu/sor.hpp"
 #include "gpu/sweep3d.hpp"
 
 namespace swgpu::gpu {
@@ -120,5 +122,29 @@ template std::vector<float> sweep3d_fmod<float>(const sweep3d::fmod_params&, swe
 template std::vector<double> sweep3d_fmod<double>(const sweep3d::fmod_params&, sweep_report*);
 template std::vector<float> sweep3d_dd<float>(const sweep3d::dd_params&, sweep_report*);
 template std::vector<double> sweep3d_dd<double>(const sweep3d::dd_params&, sweep_report*);
+
+// ---- gpu/levels.hpp ----------------------------------------------------------------------------------------------------
+
+const char* solve_schedule_name(solve_schedule s) {
+    return s == solve_schedule::syncfree ? "syncfree" : s == solve_schedule::syncfree_by_level ? "syncfree_by_level" : "level_sync";
+}
+struct triangular_solver::state {};
+triangular_solver::triangular_solver(const levels::csr_matrix&, levels::triangle) { no_cuda("a triangular solve on the GPU"); }
+triangular_solver::~triangular_solver() = default;
+std::vector<levels::level_t> triangular_solver::levels() const { no_cuda("a triangular solve on the GPU"); }
+std::vector<std::int64_t> triangular_solver::widths() const { no_cuda("a triangular solve on the GPU"); }
+float triangular_solver::analysis_ms() const { no_cuda("a triangular solve on the GPU"); }
+std::vector<double> triangular_solver::solve(std::span<const double>, solve_schedule, float*) {
+    no_cuda("a triangular solve on the GPU");
+}
+std::vector<levels::level_t> loop_levels(const levels::indirect_loop&, float*) { no_cuda("loop levels on the GPU"); }
+std::vector<double> run_loop(const levels::indirect_loop&, levels::loop_body, std::span<const double>, float*) {
+    no_cuda("a loop on the GPU");
+}
+
+// ---- gpu/sor.hpp -------------------------------------------------------------------------------------------------------
+
+sor::solution sor_solve(const sor::problem&, const sor::options&, sor_report*) { no_cuda("SOR on the GPU"); }
+std::vector<double> sor_sweeps(const sor::problem&, sor::method, double, int, sor_report*) { no_cuda("SOR on the GPU"); }
 
 }  // namespace swgpu::gpu

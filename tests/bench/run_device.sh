@@ -37,8 +37,10 @@ STEPS=(
   "bench_long_pair_1M_align|\$BIN/bench_long_pair --length 1000000 --reps 5"
   "reads_vs_genome|python3 $repo/tests/bench/make_reads.py 5000000 100000 150 \$OUTDIR/rg && /usr/bin/time -f 'summary: 100k reads x 5 Mbp, both strands, -k 1, whole process %e s' \$BIN/swgpu align \$OUTDIR/rg.reads.fa \$OUTDIR/rg.genome.fa -k 1 --outfmt '6 std score' -o \$OUTDIR/rg.tsv"
   "bench_sweep3d|$repo/tests/bench/bench_sweep3d.sh \$BIN"
+  "bench_sor|$repo/tests/bench/bench_sor.sh \$BIN 8192 512"
   "bench_db_stream|$repo/tests/bench/bench_db_stream.sh \$BIN \${SWGPU_DATA:-data} \${DB_COPIES:-100} \${DB_RUNS:-3}"
   "bench_sat|\$BIN/bench_sat --reps 7 && \$BIN/bench_sat_cpu --size 16384 --reps 3"
+  "bench_levels|\$BIN/bench_levels --lap3d 100 --reps 7 && \$BIN/bench_levels --lap3d 216 --reps 5"
   "bench_gpu_search_query500_early|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 1 5 --check 4 --early --label query500_db20k_batches_in_flight"
 )
 

@@ -1,0 +1,31 @@
+// `swgpu levels`: run-time levelization (core/levels.hpp, gpu/levels.hpp) of
+//   sparse triangular solves:  --matrix A.mtx [--rhs B.npy] -o X.npy [--lower|--upper] [--stats FILE.tsv] [--repeat R]
+//   generic indirect loops:    --writes W.npy [--reads R.npy] [--array A0.npy] [--body sum|max|fmod] -o A.npy
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "app/sat_command.hpp"
+
+namespace swgpu::app {
+
+class levels_command {
+public:
+    explicit levels_command(CLI::App& app);
+    bool selected() const { return sub_->parsed(); }
+    int run();
+
+private:
+    int run_solve();
+    int run_loop();
+
+    CLI::App* sub_ = nullptr;
+    std::string matrix_, rhs_, output_, stats_, writes_, reads_, array_, body_ = "sum", schedule_ = "syncfree";
+    bool lower_ = false, upper_ = false, require_triangular_ = false;
+    long long repeat_ = 1, locations_ = 0;
+    table_backend backend_;
+};
+
+}  // namespace swgpu::app

@@ -1,0 +1,29 @@
+// `swgpu sor --rhs F.npy --boundary G.npy -o U.npy [--method lex|redblack|ssor] [--omega W] [--tol T]
+//  [--max-sweeps S] [--backend auto|cpu|gpu]` (or --model N for the model problem): SOR for the 2-D Poisson problem
+// (core/sor.hpp, gpu/sor.hpp), with the residual history as TSV and an SVG plot of it.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "app/sat_command.hpp"
+
+namespace swgpu::app {
+
+class sor_command {
+public:
+    explicit sor_command(CLI::App& app);
+    bool selected() const { return sub_->parsed(); }
+    int run();
+
+private:
+    CLI::App* sub_ = nullptr;
+    std::string rhs_, boundary_, output_, method_ = "lex", history_, plot_;
+    long long model_ = 0;
+    double omega_ = 0, tol_ = 1e-8;
+    int max_sweeps_ = 10000;
+    table_backend backend_;
+};
+
+}  // namespace swgpu::app

@@ -1,0 +1,182 @@
+#include "core/levels.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/error.hpp"
+
+namespace swgpu::levels {
+
+namespace {
+
+// Rows (or iterations) per task of the thread pool; a level narrower than two tasks runs on the calling thread,
+// where waking the pool would cost more than the level.
+constexpr std::int64_t chunk = 2048;
+
+template <class F>
+void for_level(const level_sets& sets, level_t l, thread_pool& pool, F&& body) {
+    const std::int64_t begin = sets.offsets[static_cast<std::size_t>(l) - 1], end = sets.offsets[static_cast<std::size_t>(l)];
+    const std::int64_t width = end - begin;
+    if (width < 2 * chunk || pool.size() == 1) {
+        for (std::int64_t p = begin; p < end; ++p) body(sets.order[static_cast<std::size_t>(p)]);
+        return;
+    }
+    const auto tasks = static_cast<std::size_t>((width + chunk - 1) / chunk);
+    pool.parallel_for(tasks, [&](std::size_t t) {
+        const std::int64_t b = begin + static_cast<std::int64_t>(t) * chunk, e = std::min(end, b + chunk);
+        for (std::int64_t p = b; p < e; ++p) body(sets.order[static_cast<std::size_t>(p)]);
+    });
+}
+
+}  // namespace
+
+std::int64_t level_sets::max_width() const {
+    std::int64_t w = 0;
+    for (level_t l = 1; l <= count(); ++l) w = std::max(w, width(l));
+    return w;
+}
+
+level_sets group_by_level(std::vector<level_t> level) {
+    level_sets s;
+    level_t top = 0;
+    for (const level_t l : level) top = std::max(top, l);
+    s.offsets.assign(static_cast<std::size_t>(top) + 1, 0);
+    for (const level_t l : level) ++s.offsets[static_cast<std::size_t>(l)];
+    for (std::size_t l = 1; l < s.offsets.size(); ++l) s.offsets[l] += s.offsets[l - 1];
+    // offsets[l] now counts levels <= l; place iteration i of level l at offsets[l-1] + rank, ascending.
+    std::vector<std::int64_t> next(s.offsets.begin(), s.offsets.end() - (s.offsets.empty() ? 0 : 1));
+    s.order.resize(level.size());
+    for (std::size_t i = 0; i < level.size(); ++i)
+        s.order[static_cast<std::size_t>(next[static_cast<std::size_t>(level[i]) - 1]++)] = static_cast<std::int32_t>(i);
+    s.level = std::move(level);
+    return s;
+}
+
+// ---- generic indirect loops ----------------------------------------------------------------------------------------
+
+const char* body_name(loop_body b) { return b == loop_body::sum ? "sum" : b == loop_body::max ? "max" : "fmod"; }
+
+std::optional<loop_body> parse_body(std::string_view name) {
+    for (const loop_body b : {loop_body::sum, loop_body::max, loop_body::fmod})
+        if (name == body_name(b)) return b;
+    return std::nullopt;
+}
+
+void check_loop(const indirect_loop& loop, const std::string& where) {
+    constexpr std::int64_t limit = std::numeric_limits<std::int32_t>::max();
+    if (loop.locations <= 0) throw input_error(where, "the loop's array has no element");
+    if (loop.locations > limit || loop.iterations() > limit)
+        throw input_error(where, "more than 2^31-1 iterations or array elements; split the loop");
+    if (loop.reads_per_iteration < 0 ||
+        static_cast<std::int64_t>(loop.reads.size()) != loop.iterations() * loop.reads_per_iteration)
+        throw input_error(where, "the read indices (" + std::to_string(loop.reads.size()) +
+                                     ") are not one row of k per iteration (" + std::to_string(loop.iterations()) +
+                                     " iterations); give reads as an (n,) or (n, k) array with n = len(writes)");
+    const auto check = [&](const std::vector<std::int64_t>& idx, const char* what) {
+        for (std::size_t k = 0; k < idx.size(); ++k)
+            if (idx[k] < 0 || idx[k] >= loop.locations)
+                throw input_error(where, std::string(what) + " index " + std::to_string(idx[k]) + " at element " +
+                                             std::to_string(k) + " is outside the array [0, " +
+                                             std::to_string(loop.locations) + ")");
+    };
+    check(loop.writes, "write");
+    check(loop.reads, "read");
+}
+
+std::vector<level_t> loop_levels(const indirect_loop& loop) {
+    const auto n = static_cast<std::size_t>(loop.iterations());
+    const auto k = static_cast<std::size_t>(loop.reads_per_iteration);
+    std::vector<level_t> writer(static_cast<std::size_t>(loop.locations), 0);  // level of the last writer
+    std::vector<level_t> reader(static_cast<std::size_t>(loop.locations), 0);  // highest level of a reader since
+    std::vector<level_t> level(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto w = static_cast<std::size_t>(loop.writes[i]);
+        level_t l = std::max(writer[w], reader[w]);  // output and anti dependences
+        for (std::size_t r = 0; r < k; ++r) l = std::max(l, writer[static_cast<std::size_t>(loop.reads[i * k + r])]);
+        level[i] = ++l;
+        for (std::size_t r = 0; r < k; ++r) {
+            level_t& rl = reader[static_cast<std::size_t>(loop.reads[i * k + r])];
+            rl = std::max(rl, l);
+        }
+        // Readers before this write are at lower levels than l; later ones depend on this writer.
+        writer[w] = l;
+        reader[w] = 0;
+    }
+    return level;
+}
+
+namespace {
+
+void run_iteration(const indirect_loop& loop, loop_body b, std::span<double> a, std::size_t i, std::vector<double>& v) {
+    const auto k = static_cast<std::size_t>(loop.reads_per_iteration);
+    for (std::size_t r = 0; r < k; ++r) v[r] = a[static_cast<std::size_t>(loop.reads[i * k + r])];
+    a[static_cast<std::size_t>(loop.writes[i])] = apply_body(b, v.data(), static_cast<int>(k));
+}
+
+}  // namespace
+
+void run_sequential(const indirect_loop& loop, loop_body b, std::span<double> a) {
+    std::vector<double> v(static_cast<std::size_t>(loop.reads_per_iteration) + 1);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(loop.iterations()); ++i) run_iteration(loop, b, a, i, v);
+}
+
+void run_by_levels(const indirect_loop& loop, loop_body b, const level_sets& sets, std::span<double> a, thread_pool& pool) {
+    for (level_t l = 1; l <= sets.count(); ++l)
+        for_level(sets, l, pool, [&](std::int32_t i) {
+            double v[16];
+            std::vector<double> big;
+            const int k = loop.reads_per_iteration;
+            double* vp = v;
+            if (k > 16) big.resize(static_cast<std::size_t>(k)), vp = big.data();
+            const auto base = static_cast<std::size_t>(i) * static_cast<std::size_t>(k);
+            for (int r = 0; r < k; ++r) vp[r] = a[static_cast<std::size_t>(loop.reads[base + static_cast<std::size_t>(r)])];
+            a[static_cast<std::size_t>(loop.writes[static_cast<std::size_t>(i)])] = apply_body(b, vp, k);
+        });
+}
+
+// ---- sparse triangular solves -------------------------------------------------------------------------------------
+
+void check_triangular(const csr_matrix& t, triangle part, const std::string& where) {
+    const bool upper = part == triangle::upper;
+    for (std::int64_t i = 0; i < t.rows; ++i) {
+        const std::int64_t b = t.row_ptr[static_cast<std::size_t>(i)], e = t.row_ptr[static_cast<std::size_t>(i) + 1];
+        const std::string row = "row " + std::to_string(i + 1);
+        for (std::int64_t k = b; k < e; ++k) {
+            const std::int64_t j = t.col[static_cast<std::size_t>(k)];
+            if (upper ? j < i : j > i)
+                throw input_error(where, row + " has an entry in column " + std::to_string(j + 1) + ", outside the " +
+                                             (upper ? "upper" : "lower") + " triangle");
+        }
+        const std::int64_t d = upper ? b : e - 1;
+        if (b == e || t.col[static_cast<std::size_t>(d)] != i)
+            throw input_error(where, row + " has no diagonal entry; a triangular solve needs every T[i][i] != 0");
+        if (t.val[static_cast<std::size_t>(d)] == 0.0)
+            throw input_error(where, row + " has a zero on the diagonal; the triangular system is singular");
+    }
+}
+
+std::vector<level_t> triangular_levels(const csr_matrix& t, triangle part) {
+    const bool upper = part == triangle::upper;
+    std::vector<level_t> level(static_cast<std::size_t>(t.rows));
+    for (std::int64_t p = 0; p < t.rows; ++p) {
+        const std::int64_t i = upper ? t.rows - 1 - p : p;
+        std::int64_t k = t.row_ptr[static_cast<std::size_t>(i)], e = t.row_ptr[static_cast<std::size_t>(i) + 1];
+        if (upper) ++k; else --e;
+        level_t l = 0;
+        for (; k < e; ++k) l = std::max(l, level[static_cast<std::size_t>(t.col[static_cast<std::size_t>(k)])]);
+        level[static_cast<std::size_t>(i)] = l + 1;
+    }
+    return level;
+}
+
+void triangular_solve(const csr_matrix& t, triangle part, const level_sets& sets, std::span<const double> b,
+                      std::span<double> x, thread_pool& pool) {
+    const bool upper = part == triangle::upper;
+    for (level_t l = 1; l <= sets.count(); ++l)
+        for_level(sets, l, pool, [&](std::int32_t i) {
+            x[static_cast<std::size_t>(i)] =
+                solve_row(t.row_ptr.data(), t.col.data(), t.val.data(), x.data(), b[static_cast<std::size_t>(i)], i, upper);
+        });
+}
+
+}  // namespace swgpu::levels

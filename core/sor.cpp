@@ -1,0 +1,145 @@
+#include "core/sor.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace swgpu::sor {
+
+method parse_method(const std::string& name) {
+    if (name == "lex") return method::lex;
+    if (name == "redblack") return method::redblack;
+    if (name == "ssor") return method::ssor;
+    throw usage_error("--method must be lex, redblack or ssor (got '" + name + "')");
+}
+
+const char* method_name(method m) {
+    switch (m) {
+        case method::lex: return "lex";
+        case method::redblack: return "redblack";
+        case method::ssor: return "ssor";
+    }
+    return "?";
+}
+
+double model_solution(index_t n, index_t i, index_t j) {
+    const double pi = std::acos(-1.0), h = 1.0 / double(n - 1);
+    return std::sin(pi * double(i) * h) * std::sin(pi * double(j) * h);
+}
+
+problem model_problem(index_t n) {
+    if (n < 3) throw usage_error("the grid needs at least 3 x 3 points (got " + std::to_string(n) + ")");
+    problem p;
+    p.n = n;
+    const auto cells = static_cast<std::size_t>(n * n);
+    p.f.assign(cells, 0.0);
+    p.u.assign(cells, 0.0);
+    const double pi2 = 2 * std::acos(-1.0) * std::acos(-1.0);
+    for (index_t i = 0; i < n; ++i)
+        for (index_t j = 0; j < n; ++j) p.f[static_cast<std::size_t>(i * n + j)] = pi2 * model_solution(n, i, j);
+    return p;
+}
+
+problem from_arrays(index_t n, std::vector<double> f, const std::vector<double>& boundary, const std::string& where) {
+    if (n < 3) throw input_error(where, "the grid needs at least 3 x 3 points (got " + std::to_string(n) + ")");
+    const auto cells = static_cast<std::size_t>(n * n);
+    if (f.size() != cells || boundary.size() != cells) throw input_error(where, "f and the boundary must both be N x N");
+    for (const double v : f)
+        if (!std::isfinite(v)) throw input_error(where, "f holds a value that is not finite");
+    problem p;
+    p.n = n;
+    p.f = std::move(f);
+    p.u.assign(cells, 0.0);
+    for (index_t i = 0; i < n; ++i)
+        for (index_t j = 0; j < n; ++j)
+            if (i == 0 || j == 0 || i == n - 1 || j == n - 1) {
+                const double v = boundary[static_cast<std::size_t>(i * n + j)];
+                if (!std::isfinite(v)) throw input_error(where, "the boundary holds a value that is not finite");
+                p.u[static_cast<std::size_t>(i * n + j)] = v;
+            }
+    return p;
+}
+
+double optimal_omega(index_t n) { return 2.0 / (1.0 + std::sin(std::acos(-1.0) / double(n - 1))); }
+
+void check(const options& o) {
+    if (!(o.omega > 0 && o.omega < 2)) throw usage_error("--omega must be in (0, 2)");
+    if (!(o.tol > 0) || !std::isfinite(o.tol)) throw usage_error("--tol must be a positive number");
+    if (o.max_sweeps < 1) throw usage_error("--max-sweeps must be at least 1");
+}
+
+std::vector<double> scaled_rhs(const problem& p) {
+    const double h = 1.0 / double(p.n - 1);
+    std::vector<double> out(p.f.size());
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = h * h * p.f[k];
+    return out;
+}
+
+namespace {
+
+inline void update(index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, index_t i,
+                   index_t j) {
+    const auto s = static_cast<std::size_t>(i * n + j), N = static_cast<std::size_t>(n);
+    u[s] = point(u[s], u[s - N], u[s + N], u[s - 1], u[s + 1], h2f[s], omega);
+}
+
+}  // namespace
+
+void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, thread_pool& pool) {
+    switch (m) {
+        case method::lex:
+            for (index_t i = 1; i < n - 1; ++i)
+                for (index_t j = 1; j < n - 1; ++j) update(n, u, h2f, omega, i, j);
+            return;
+        case method::ssor:
+            for (index_t i = 1; i < n - 1; ++i)
+                for (index_t j = 1; j < n - 1; ++j) update(n, u, h2f, omega, i, j);
+            for (index_t i = n - 2; i >= 1; --i)
+                for (index_t j = n - 2; j >= 1; --j) update(n, u, h2f, omega, i, j);
+            return;
+        case method::redblack:
+            for (int colour = 0; colour < 2; ++colour)
+                pool.parallel_for(static_cast<std::size_t>(n - 2), [&](std::size_t r) {
+                    const index_t i = index_t(r) + 1;
+                    for (index_t j = 1 + ((i + 1 + colour) & 1); j < n - 1; j += 2) update(n, u, h2f, omega, i, j);
+                });
+            return;
+    }
+}
+
+double residual(const problem& p, const std::vector<double>& u) {
+    const index_t n = p.n;
+    const double inv_h2 = double(n - 1) * double(n - 1);
+    double r2 = 0, f2 = 0;
+    for (index_t i = 1; i < n - 1; ++i)
+        for (index_t j = 1; j < n - 1; ++j) {
+            const auto s = static_cast<std::size_t>(i * n + j), N = static_cast<std::size_t>(n);
+            const double au = (4 * u[s] - u[s - N] - u[s + N] - u[s - 1] - u[s + 1]) * inv_h2;
+            const double r = p.f[s] - au;
+            r2 += r * r;
+            f2 += p.f[s] * p.f[s];
+        }
+    const double scale = f2 > 0 ? std::sqrt(f2) : 1.0;  // absolute when f is 0
+    return std::sqrt(r2) / scale;
+}
+
+solution solve(const problem& p, const options& o, thread_pool& pool) {
+    check(o);
+    const auto start = std::chrono::steady_clock::now();
+    solution s;
+    s.u = p.u;
+    const auto h2f = scaled_rhs(p);
+    for (int k = 1; k <= o.max_sweeps; ++k) {
+        sweep(o.m, p.n, s.u, h2f, o.omega, pool);
+        const double r = residual(p, s.u);
+        s.history.push_back({k, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+        if (r <= o.tol) {
+            s.converged = true;
+            break;
+        }
+    }
+    return s;
+}
+
+}  // namespace swgpu::sor

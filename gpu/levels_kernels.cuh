@@ -1,0 +1,340 @@
+// Kernels of the GPU levels (gpu/levels.hpp): the sync-free pass over a dependence order, the level-by-level solve,
+// and the generic loop's inspector. Shared by gpu/levels.cu and the benchmark program.
+//
+// Synchronization protocol of every sync-free pass (levels, solve, loop):
+//   * Work is a sequence of positions p = 0..n-1 in which every dependence of p has a smaller position. Each warp takes
+//     the next 32 positions from an atomic ticket; a position only waits on positions of smaller tickets, held by warps
+//     that are already running, so the pass cannot deadlock whatever the block scheduling.
+//   * A finished position writes its results (x[i], A[W[i]]), then publishes with st.release.gpu: level[i] (> 0) or
+//     flag[i] = epoch. A waiting lane checks with ld.acquire.gpu, and reads the results only after seeing the flag.
+//   * Lanes of one warp advance in rounds (check what is ready, finish what can be finished, __syncwarp), so a lane
+//     never spins on a lane of its own warp; a round in which no lane advanced backs off (spin_backoff: a trap after
+//     20 s instead of a hang).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/levels.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_buffer.cuh"
+
+namespace swgpu::gpu::levels_kernels {
+
+__device__ __forceinline__ int load_acquire(const int* p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_release(int* p, int v) {
+    asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+struct csr_view {
+    int n = 0;
+    bool upper = false;
+    const std::int64_t* row_ptr = nullptr;
+    const std::int32_t* col = nullptr;
+    const double* val = nullptr;
+};
+
+// One sync-free pass over the rows of a triangular matrix.
+//   Levels: publishes level[row] (the readiness flag is the level itself, 0 = not yet); Solve: x[row].
+//   Solve without Levels: readiness is flag[row] == epoch (flags of earlier solves hold smaller epochs).
+// order: the row at each position, or null for the natural dependence order (ascending rows, descending for upper).
+struct syncfree_args {
+    csr_view m;
+    const std::int32_t* order = nullptr;
+    int* level = nullptr;
+    int* flag = nullptr;
+    int epoch = 1;
+    const double* b = nullptr;
+    double* x = nullptr;
+    unsigned* ticket = nullptr;
+};
+
+template <bool Levels, bool Solve>
+__global__ void __launch_bounds__(256) syncfree_rows(syncfree_args a) {
+    const unsigned lane = threadIdx.x & 31u;
+    unsigned t = 0;
+    if (lane == 0) t = atomicAdd(a.ticket, 1u);
+    t = __shfl_sync(0xffffffffu, t, 0);
+    const std::int64_t p = static_cast<std::int64_t>(t) * 32 + lane;
+    bool done = p >= a.m.n;
+    int row = 0;
+    std::int64_t k = 0, end = 0, diag = 0;
+    double s = 0;
+    int lvl = 0;
+    int* ready = Levels ? a.level : a.flag;
+    if (!done) {
+        row = a.order ? a.order[p] : (a.m.upper ? a.m.n - 1 - static_cast<int>(p) : static_cast<int>(p));
+        k = a.m.row_ptr[row];
+        end = a.m.row_ptr[row + 1];
+        diag = a.m.upper ? k++ : --end;
+        if (Solve) s = a.b[row];
+    }
+    unsigned spins = 0;
+    std::uint64_t since = 0;
+    for (;;) {
+        bool advanced = false;
+        if (!done) {
+            while (k < end) {
+                const int j = __ldg(a.m.col + k);
+                const int r = load_acquire(ready + j);
+                if (Levels ? r == 0 : r != a.epoch) break;
+                if (Levels) lvl = r > lvl ? r : lvl;
+                if (Solve) s = levels::mul_sub(s, __ldg(a.m.val + k), a.x[j]);
+                ++k;
+                advanced = true;
+            }
+            if (k == end) {
+                if (Solve) a.x[row] = s / __ldg(a.m.val + diag);
+                store_release(ready + row, Levels ? lvl + 1 : a.epoch);
+                done = advanced = true;
+            }
+        }
+        if (__all_sync(0xffffffffu, done)) break;
+        if (__any_sync(0xffffffffu, advanced)) {
+            spins = 0;
+            since = 0;
+        } else {
+            spin_backoff(spins, since);
+        }
+        __syncwarp();
+    }
+}
+
+// The rows order[begin..end) of one level: every row they read is final (earlier launches).
+__global__ void __launch_bounds__(256) solve_level(csr_view m, const std::int32_t* order, std::int64_t begin,
+                                                   std::int64_t end, const double* b, double* x) {
+    const std::int64_t p = begin + blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+    if (p >= end) return;
+    const int row = order[p];
+    x[row] = levels::solve_row(m.row_ptr, m.col, m.val, x, b[row], row, m.upper);
+}
+
+__global__ void iota(std::int32_t* out, std::int64_t n) {
+    for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < n;
+         k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+        out[k] = static_cast<std::int32_t>(k);
+}
+
+// ---- generic loops ------------------------------------------------------------------------------------------------
+
+// Iteration i of `A[W[i]] = f(A[R[i][0..k)])`, with the writers and readers of every location as sorted lists:
+// wloc/witer (all writes sorted by (location, iteration)), rloc/riter (all reads, likewise). Its dependences, all on
+// smaller iterations: the last writer before i of each location it reads (true), the previous writer of W[i]
+// (output), and every reader of W[i] between that writer and i (anti); each read belongs to the anti range of only
+// one writer, so the pass reads every list once in total.
+struct loop_args {
+    int n = 0, k = 0;
+    const std::int32_t* w = nullptr;  // W[i]
+    const std::int32_t* r = nullptr;  // R[i][j] at i * k + j
+    const std::int32_t* wloc = nullptr;
+    const std::int32_t* witer = nullptr;
+    const std::int32_t* rloc = nullptr;
+    const std::int32_t* riter = nullptr;
+    std::int64_t reads = 0;  // n * k
+    int* level = nullptr;
+    unsigned* ticket = nullptr;
+    levels::loop_body body = levels::loop_body::sum;
+    double* a = nullptr;  // executed when not null
+};
+
+// First index in [lo, hi) of sorted keys where (key, val) >= (key_v, val_v), comparing keys then vals.
+__device__ __forceinline__ std::int64_t lower_pair(const std::int32_t* key, const std::int32_t* val, std::int64_t lo,
+                                                   std::int64_t hi, int key_v, int val_v) {
+    while (lo < hi) {
+        const std::int64_t mid = (lo + hi) >> 1;
+        const int km = key[mid];
+        if (km < key_v || (km == key_v && val[mid] < val_v)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+template <bool Execute>
+__global__ void __launch_bounds__(256) syncfree_loop(loop_args a) {
+    const unsigned lane = threadIdx.x & 31u;
+    unsigned t = 0;
+    if (lane == 0) t = atomicAdd(a.ticket, 1u);
+    t = __shfl_sync(0xffffffffu, t, 0);
+    const std::int64_t i64 = static_cast<std::int64_t>(t) * 32 + lane;
+    bool done = i64 >= a.n;
+    const int i = static_cast<int>(i64);
+    // Dependences are enumerated by d: 0..k-1 the reads' last writers, k the previous writer, then the anti range.
+    int d = 0, total = 0, lvl = 0;
+    std::int64_t anti_begin = 0;
+    int prev_writer = -1;
+    if (!done) {
+        const int w = a.w[i];
+        const std::int64_t pos = lower_pair(a.wloc, a.witer, 0, a.n, w, i);  // this write's place among the writes
+        prev_writer = pos > 0 && a.wloc[pos - 1] == w ? a.witer[pos - 1] : -1;
+        anti_begin = lower_pair(a.rloc, a.riter, 0, a.reads, w, prev_writer + 1);
+        const std::int64_t anti_end = lower_pair(a.rloc, a.riter, anti_begin, a.reads, w, i);
+        total = a.k + 1 + static_cast<int>(anti_end - anti_begin);
+    }
+    const auto target = [&](int dd) -> int {
+        if (dd < a.k) {
+            const int loc = a.r[static_cast<std::int64_t>(i) * a.k + dd];
+            const std::int64_t q = lower_pair(a.wloc, a.witer, 0, a.n, loc, i);
+            return q > 0 && a.wloc[q - 1] == loc ? a.witer[q - 1] : -1;
+        }
+        if (dd == a.k) return prev_writer;
+        return a.riter[anti_begin + (dd - a.k - 1)];
+    };
+    int cur = done ? -1 : (total > 0 ? target(0) : -1);
+    unsigned spins = 0;
+    std::uint64_t since = 0;
+    for (;;) {
+        bool advanced = false;
+        if (!done) {
+            while (d < total) {
+                if (cur >= 0) {
+                    const int r = load_acquire(a.level + cur);
+                    if (r == 0) break;
+                    lvl = r > lvl ? r : lvl;
+                }
+                ++d;
+                advanced = true;
+                if (d < total) cur = target(d);
+            }
+            if (d == total) {
+                if (Execute) {
+                    double v[8];
+                    double acc = 0;
+                    if (a.k <= 8) {
+                        for (int j = 0; j < a.k; ++j) v[j] = a.a[a.r[static_cast<std::int64_t>(i) * a.k + j]];
+                        acc = levels::apply_body(a.body, v, a.k);
+                    }
+                    a.a[a.w[i]] = acc;
+                }
+                store_release(a.level + i, lvl + 1);
+                done = advanced = true;
+            }
+        }
+        if (__all_sync(0xffffffffu, done)) break;
+        if (__any_sync(0xffffffffu, advanced)) {
+            spins = 0;
+            since = 0;
+        } else {
+            spin_backoff(spins, since);
+        }
+        __syncwarp();
+    }
+}
+
+// ---- host side: a triangular system on the device ------------------------------------------------------------------
+
+inline int bits_for(std::int64_t v) {
+    int b = 1;
+    while (b < 31 && (std::int64_t{1} << b) <= v) ++b;
+    return b;
+}
+
+// The matrix, its analysis (levels, rows by level, widths) and the solve buffers, on one stream.
+struct device_triangular {
+    csr_view m;
+    device_buffer<std::int64_t> row_ptr;
+    device_buffer<std::int32_t> col, order, rows_iota;
+    device_buffer<double> val, b, x;
+    device_buffer<int> level, sorted_level, flag, widths, runs;
+    device_buffer<unsigned> ticket;
+    device_buffer<unsigned char> temp;
+    std::vector<std::int64_t> offsets;  // host copy of the level offsets (after analyze(..., true))
+    int epoch = 0;
+
+    device_triangular(const levels::csr_matrix& t, levels::triangle part, cudaStream_t s) {
+        m.n = static_cast<int>(t.rows);
+        m.upper = part == levels::triangle::upper;
+        row_ptr.upload(t.row_ptr, s);
+        col.upload(t.col, s);
+        val.upload(t.val, s);
+        m.row_ptr = row_ptr.data();
+        m.col = col.data();
+        m.val = val.data();
+        const auto n = static_cast<std::size_t>(m.n);
+        order.allocate(n);
+        rows_iota.allocate(n);
+        level.allocate(n);
+        sorted_level.allocate(n);
+        flag.allocate(n);
+        flag.zero(s);
+        widths.allocate(n);
+        runs.allocate(2 + n);  // number of runs, then the unique levels
+        b.allocate(n);
+        x.allocate(n);
+        ticket.allocate(1);
+        std::size_t sort_bytes = 0, rle_bytes = 0;
+        SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, level.data(), sorted_level.data(),
+                                                         rows_iota.data(), order.data(), m.n, 0, bits_for(m.n), s));
+        SWGPU_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, sorted_level.data(), runs.data() + 2,
+                                                            widths.data(), runs.data(), m.n, s));
+        temp.allocate(std::max(sort_bytes, rle_bytes));
+    }
+
+    unsigned blocks() const { return static_cast<unsigned>((static_cast<std::int64_t>(m.n) + 255) / 256); }
+
+    // One sync-free pass; Levels and/or Solve (see syncfree_rows). by_level: rows in level order (after analyze).
+    template <bool Levels, bool Solve>
+    void pass(bool by_level, cudaStream_t s) {
+        ticket.zero(s);
+        if (Levels) level.zero(s);
+        syncfree_args a;
+        a.m = m;
+        a.order = by_level ? order.data() : nullptr;
+        a.level = level.data();
+        a.flag = flag.data();
+        a.epoch = ++epoch;
+        a.b = b.data();
+        a.x = x.data();
+        a.ticket = ticket.data();
+        syncfree_rows<Levels, Solve><<<blocks(), 256, 0, s>>>(a);
+        SWGPU_CUDA_CHECK_LAUNCH("syncfree_rows");
+    }
+
+    // Rows sorted by level and the level widths, from `level`.
+    void group(cudaStream_t s) {
+        iota<<<std::min(blocks(), 4096u), 256, 0, s>>>(rows_iota.data(), m.n);
+        SWGPU_CUDA_CHECK_LAUNCH("iota");
+        std::size_t bytes = temp.size();
+        SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, level.data(), sorted_level.data(),
+                                                         rows_iota.data(), order.data(), m.n, 0, bits_for(m.n), s));
+        bytes = temp.size();
+        SWGPU_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(temp.data(), bytes, sorted_level.data(), runs.data() + 2,
+                                                            widths.data(), runs.data(), m.n, s));
+    }
+
+    // The analysis: levels, then rows by level and widths.
+    void analyze(cudaStream_t s) {
+        pass<true, false>(false, s);
+        group(s);
+    }
+
+    // Level offsets on the host (for level_sync); synchronizes the stream.
+    const std::vector<std::int64_t>& level_offsets(cudaStream_t s) {
+        if (!offsets.empty()) return offsets;
+        const int count = runs.download(1, s)[0];
+        const std::vector<int> w = widths.download(static_cast<std::size_t>(count), s);
+        offsets.assign(1, 0);
+        for (const int c : w) offsets.push_back(offsets.back() + c);
+        return offsets;
+    }
+
+    void solve_by_levels(cudaStream_t s) {
+        const auto& off = level_offsets(s);
+        for (std::size_t l = 1; l < off.size(); ++l) {
+            const std::int64_t width = off[l] - off[l - 1];
+            solve_level<<<static_cast<unsigned>((width + 255) / 256), 256, 0, s>>>(m, order.data(), off[l - 1], off[l],
+                                                                                 b.data(), x.data());
+            SWGPU_CUDA_CHECK_LAUNCH("solve_level");
+        }
+    }
+};
+
+}  // namespace swgpu::gpu::levels_kernels

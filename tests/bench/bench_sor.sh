@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# bench_sor.sh BIN_DIR [N_SWEEP] [N_TOL]: `swgpu sor` on the model problem.
+#   per sweep: N_SWEEP^2 (default 8192), 20 sweeps of each method on the GPU and the CPU (all cores), time per sweep
+#              (residual included: the run reports a residual after every sweep) against the copy bound of a sweep
+#              (u read and written, f read: 24 bytes per point at 2995 GB/s)
+#   to tolerance: N_TOL^2 (default 1024), tol 1e-8, each method on the GPU: sweeps and seconds
+set -uo pipefail
+BIN=$1
+NS=${2:-8192}
+NT=${3:-1024}
+for backend in gpu cpu; do
+  for m in lex redblack ssor; do
+    line=$("$BIN/swgpu" sor --model "$NS" --method "$m" --tol 1e-300 --max-sweeps 20 --backend "$backend" -q)
+    awk -v b="$backend" -v m="$m" -v n="$NS" -v line="$line" 'BEGIN {
+      split(line, f, " "); s = f[8]; t = f[13];
+      bound = 24.0 * n * n / 2995e9;
+      printf "summary: sor %s N=%d %s: %.2f ms per sweep (%d sweeps in %.3f s), copy bound %.2f ms (%.1f %%)\n",
+        m, n, b, 1000 * t / s, s, t, 1000 * bound, 100 * bound * s / t }'
+  done
+done
+for m in lex redblack ssor; do
+  omega=""
+  [[ $m == ssor ]] && omega="--omega 1.9"
+  # shellcheck disable=SC2086
+  line=$("$BIN/swgpu" sor --model "$NT" --method "$m" $omega --tol 1e-8 --max-sweeps 20000 --backend gpu -q)
+  echo "summary: sor to tolerance 1e-8, N=$NT, gpu: $line"
+done
