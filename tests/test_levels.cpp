@@ -22,6 +22,7 @@
 #include "core/thread_pool.hpp"
 #include "io/matrix_market.hpp"
 #include "io/npy.hpp"
+#include "tests/cli_support.hpp"
 
 namespace {
 
@@ -113,26 +114,10 @@ std::vector<double> dense_substitution(const levels::csr_matrix& t, bool upper, 
     return x;
 }
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        std::string templ = (fs::temp_directory_path() / "swgpu-levels-XXXXXX").string();
-        path = ::mkdtemp(templ.data());
-    }
-    ~temp_dir() { fs::remove_all(path); }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-    std::size_t count() const {
-        std::size_t n = 0;
-        for ([[maybe_unused]] const auto& e : fs::directory_iterator(path)) ++n;
-        return n;
-    }
+struct temp_dir : testing::temp_dir {
+    temp_dir() : testing::temp_dir("swgpu-levels") {}
 };
-std::string slurp(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using testing::slurp;
 void put(const std::string& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 
 std::string npy_vector_f64(const std::vector<double>& v) {

@@ -28,6 +28,7 @@
 #include "core/thread_pool.hpp"
 #include "io/image.hpp"
 #include "io/npy.hpp"
+#include "tests/cli_support.hpp"
 #include "io/rectangles.hpp"
 
 namespace fs = std::filesystem;
@@ -117,27 +118,10 @@ std::vector<std::uint64_t> executor_table(const sat::array& in, Run run) {
 
 // ---- files --------------------------------------------------------------------------------------------------------
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        std::string templ = (fs::temp_directory_path() / "swgpu-sat-XXXXXX").string();
-        path = ::mkdtemp(templ.data());
-    }
-    ~temp_dir() { fs::remove_all(path); }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-    std::size_t count() const {
-        std::size_t n = 0;
-        for ([[maybe_unused]] const auto& e : fs::directory_iterator(path)) ++n;
-        return n;
-    }
+struct temp_dir : testing::temp_dir {
+    temp_dir() : testing::temp_dir("swgpu-sat") {}
 };
-
-std::string slurp(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using testing::slurp;
 
 void put(const std::string& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 

@@ -3,8 +3,6 @@
 // writes the solution, the history and the plot, and refuses bad input with the documented exit codes.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -21,6 +19,7 @@
 #include "core/sor.hpp"
 #include "core/thread_pool.hpp"
 #include "io/npy.hpp"
+#include "tests/cli_support.hpp"
 
 namespace {
 
@@ -121,20 +120,12 @@ TEST_CASE("sor: lex, red-black and ssor converge on the model problem to its sol
 
 TEST_CASE("swgpu sor: solution, history and plot; bad input refused with its exit code", "[sor][cli]") {
     namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / ("swgpu_sor_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    const std::string bin = SWGPU_BINARY;
+    const testing::temp_dir tmp("swgpu-sor");
+    const fs::path dir = tmp.path;
     auto run = [&](const std::string& args, std::string* out = nullptr) {
-        const std::string cmd = "'" + bin + "' sor " + args + " --backend cpu > '" + (dir / "out").string() + "' 2> '" +
-                                (dir / "err").string() + "'";
-        const int status = std::system(cmd.c_str());
-        if (out) {
-            std::ifstream f(dir / "out");
-            std::stringstream ss;
-            ss << f.rdbuf();
-            *out = ss.str();
-        }
-        return WEXITSTATUS(status);
+        const auto r = testing::run_program("sor " + args + " --backend cpu");
+        if (out) *out = r.out;
+        return r.code;
     };
     const auto file = [&](const char* name) { return "'" + (dir / name).string() + "'"; };
     std::string printed;
@@ -179,5 +170,4 @@ TEST_CASE("swgpu sor: solution, history and plot; bad input refused with its exi
     io::write_npy(f, (dir / "nan.npy").string());
     CHECK(run("--rhs " + file("nan.npy") + " --boundary " + file("g.npy") + " -o " + file("x.npy")) == 1);
     CHECK(!fs::exists(dir / "x.npy"));
-    fs::remove_all(dir);
 }

@@ -3,8 +3,6 @@
 // the diamond-difference sweep equals a plain sweep written here; `swgpu sweep3d` writes the grid and refuses bad input.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +21,7 @@
 #include "core/thread_pool.hpp"
 #include "core/wavefront.hpp"
 #include "io/npy.hpp"
+#include "tests/cli_support.hpp"
 
 namespace {
 
@@ -152,20 +151,12 @@ TEST_CASE("sweep3d: bad parameters are refused", "[sweep3d]") {
 
 TEST_CASE("swgpu sweep3d: the grid as .npy, the checksum, errors with their exit codes", "[sweep3d][cli]") {
     namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / ("swgpu_sweep3d_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    const std::string bin = SWGPU_BINARY;
+    const testing::temp_dir tmp("swgpu-sweep3d");
+    const fs::path dir = tmp.path;
     auto run = [&](const std::string& args, std::string* out = nullptr) {
-        const std::string cmd = "'" + bin + "' sweep3d " + args + " --backend cpu > '" + (dir / "out").string() +
-                                "' 2> '" + (dir / "err").string() + "'";
-        const int status = std::system(cmd.c_str());
-        if (out) {
-            std::ifstream f(dir / "out");
-            std::stringstream ss;
-            ss << f.rdbuf();
-            *out = ss.str();
-        }
-        return WEXITSTATUS(status);
+        const auto r = testing::run_program("sweep3d " + args + " --backend cpu");
+        if (out) *out = r.out;
+        return r.code;
     };
     std::string printed;
     REQUIRE(run("--n 9 --loops 2 -o '" + (dir / "g.npy").string() + "'", &printed) == 0);
@@ -189,5 +180,4 @@ TEST_CASE("swgpu sweep3d: the grid as .npy, the checksum, errors with their exit
     CHECK(run("--n 4 --precision half") == 2);
     CHECK(run("--n 4 -o '" + (dir / "no-such-dir" / "g.npy").string() + "'") == 5);
     CHECK(!fs::exists(dir / "no-such-dir"));
-    fs::remove_all(dir);
 }

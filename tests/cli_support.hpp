@@ -1,0 +1,58 @@
+// What the tests that run the built program share: a temporary folder, reading a file, running `swgpu ARGS`.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace swgpu::testing {
+
+// A fresh folder under the system's temporary folder, removed with everything in it at the end of its scope.
+struct temp_dir {
+    std::filesystem::path path;
+    explicit temp_dir(const std::string& prefix = "swgpu-test") {
+        std::string templ = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+        path = ::mkdtemp(templ.data());
+    }
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
+    ~temp_dir() { std::filesystem::remove_all(path); }
+    std::string operator/(const std::string& name) const { return (path / name).string(); }
+    std::size_t count() const {
+        std::size_t n = 0;
+        for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(path)) ++n;
+        return n;
+    }
+};
+
+inline std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+struct program_result {
+    int code = -1;
+    std::string out, err;
+};
+
+// Runs the built swgpu (SWGPU_BINARY) with `args` (a shell fragment), stdin from /dev/null.
+inline program_result run_program(const std::string& args) {
+    const temp_dir io("swgpu-run");
+    const std::string cmd =
+        "'" + std::string(SWGPU_BINARY) + "' " + args + " </dev/null >'" + (io / "out") + "' 2>'" + (io / "err") + "'";
+    const int status = std::system(cmd.c_str());
+    program_result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(io / "out");
+    r.err = slurp(io / "err");
+    return r;
+}
+
+}  // namespace swgpu::testing
