@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 
 #include "core/error.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
+#include "gpu/row_sync.cuh"
+#include "gpu/tiled_p2p.cuh"
+#include "gpu/weighted_scan.cuh"
 
 namespace swgpu::gpu {
 
@@ -65,6 +70,99 @@ __global__ void residual_sums(index_t n, const double* u, const double* f, doubl
     }
 }
 
+}  // namespace
+
+namespace sor_detail {
+
+// A lexicographic sweep as a wavefront problem of the engine (core/wavefront.hpp) over (+, ·): the interior rows in
+// order, and in a row  x_{j+1} = a x_j + b_j  with x_j the new value left of point j, a = omega / 4 and
+//   b_j = (1 - omega) u_old[j] + (omega / 4) (((up_new + down_old) + right_old) + h^2 f),
+// so a row is a weighted scan (the compensation method) once the row above is done. Reads `old`, writes `out` (both
+// full grids with the boundary); `reverse` sweeps from the last interior point backwards (ssor's second half). The
+// result is the lexicographic sweep's up to rounding: the scan re-associates the row.
+struct sor_lex_problem {
+    using op = plus_times<double>;
+    using cell = double;
+    struct gathered {
+        double b;
+    };
+    static constexpr bool constant_weight = true;
+
+    index_t n = 0;
+    const double* old = nullptr;
+    const double* h2f = nullptr;
+    double* out = nullptr;
+    double omega = 1;
+    bool reverse = false;
+
+    SWGPU_HD index_t rows() const { return n - 2; }
+    SWGPU_HD index_t cols() const { return n - 2; }
+    // Full-grid index of interior point (i, j) in the sweep's order, and the steps to the next row and column.
+    SWGPU_HD index_t at(index_t i, index_t j) const { return reverse ? (n - 2 - i) * n + (n - 2 - j) : (i + 1) * n + j + 1; }
+    SWGPU_HD index_t row_step() const { return reverse ? -n : n; }
+    SWGPU_HD index_t col_step() const { return reverse ? -1 : 1; }
+    SWGPU_HD cell top(index_t j) const { return old[at(-1, j)]; }     // the boundary row before the first
+    SWGPU_HD cell left(index_t i) const { return old[at(i, -1)]; }    // the boundary column before the first
+    SWGPU_HD double incoming(index_t i) const { return old[at(i, -1)]; }
+    SWGPU_HD double weight(index_t) const { return omega * 0.25; }
+    SWGPU_HD gathered gather(index_t i, index_t j, const cell& up, const cell&) const {
+        const index_t s = at(i, j);
+        const double around = ((up + old[s + row_step()]) + old[s + col_step()]) + h2f[s];
+        return {(1 - omega) * old[s] + omega * 0.25 * around};
+    }
+    SWGPU_HD linear_map<op> carry(index_t, index_t, const gathered& g) const { return {omega * 0.25, g.b}; }
+    SWGPU_HD cell finish(index_t i, index_t j, const gathered& g, double x) {
+        const double v = x * (omega * 0.25) + g.b;
+        out[at(i, j)] = v;
+        return v;
+    }
+};
+static_assert(compensable_problem<sor_lex_problem> && constant_weight_problem<sor_lex_problem>);
+}  // namespace sor_detail
+
+namespace {
+
+using sor_detail::sor_lex_problem;
+using sor_algebra = weighted_algebra<plus_times<double>>;
+
+// How a lexicographic sweep runs on the GPU: the compensation method on the engine's tiled P2P schedule (default) or
+// row-sync schedule, or anti-diagonal by anti-diagonal (bit for bit the CPU's sweep). SWGPU_SOR_LEX=tiled|rowsync|
+// diagonal chooses (tests and measurements).
+enum class lex_schedule { tiled, row_sync, diagonal };
+lex_schedule lex_schedule_asked() {
+    if (const char* e = std::getenv("SWGPU_SOR_LEX")) {
+        if (std::strcmp(e, "diagonal") == 0) return lex_schedule::diagonal;
+        if (std::strcmp(e, "rowsync") == 0) return lex_schedule::row_sync;
+    }
+    return lex_schedule::tiled;
+}
+
+// The grids of a compensation sweep: it reads one and writes the other, so u alternates between two buffers.
+struct lex_workspace {
+    device_buffer<double> other;
+    tiled_workspace<sor_lex_problem> tiled;
+    row_sync_workspace<sor_lex_problem, sor_algebra> rows;
+};
+
+void compensation_sweep(index_t n, device_buffer<double>& u, const double* h2f, double omega, bool reverse,
+                        lex_schedule how, lex_workspace& ws) {
+    if (ws.other.size() != u.size()) {
+        ws.other.allocate(u.size());
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(ws.other.data(), u.data(), u.size() * sizeof(double), cudaMemcpyDeviceToDevice,
+                                         nullptr));  // the boundary, which no sweep writes
+    }
+    sor_lex_problem p;
+    p.n = n;
+    p.old = u.data();
+    p.h2f = h2f;
+    p.out = ws.other.data();
+    p.omega = omega;
+    p.reverse = reverse;
+    if (how == lex_schedule::row_sync) run_row_sync<sor_lex_problem, sor_algebra>(p, row_barrier::launch, ws.rows, nullptr);
+    else run_tiled_p2p<sor_lex_problem, sor_algebra>(p, 0, 0, ws.tiled, nullptr);
+    std::swap(u, ws.other);
+}
+
 void run_sweep(sor::method m, index_t n, double* u, const double* h2f, double omega) {
     const auto diagonal_at = [&](index_t t) {
         const index_t i_lo = std::max<index_t>(1, t - (n - 2)), i_hi = std::min<index_t>(n - 2, t - 1);
@@ -93,6 +191,18 @@ void run_sweep(sor::method m, index_t n, double* u, const double* h2f, double om
     }
 }
 
+// One sweep of a method: lex and ssor through the compensation method unless the diagonal schedule is asked for.
+void sweep_on_device(sor::method m, index_t n, device_buffer<double>& u, const double* h2f, double omega,
+                     lex_workspace& ws) {
+    const lex_schedule how = lex_schedule_asked();
+    if (m == sor::method::redblack || how == lex_schedule::diagonal) {
+        run_sweep(m, n, u.data(), h2f, omega);
+        return;
+    }
+    compensation_sweep(n, u, h2f, omega, false, how, ws);
+    if (m == sor::method::ssor) compensation_sweep(n, u, h2f, omega, true, how, ws);
+}
+
 struct device_problem {
     device_buffer<double> u, h2f, f;
     explicit device_problem(const sor::problem& p) {
@@ -109,7 +219,8 @@ std::vector<double> sor_sweeps(const sor::problem& p, sor::method m, double omeg
     device_problem d(p);
     cuda_event start, stop;
     start.record(nullptr);
-    for (int k = 0; k < sweeps; ++k) run_sweep(m, p.n, d.u.data(), d.h2f.data(), omega);
+    lex_workspace ws;
+    for (int k = 0; k < sweeps; ++k) sweep_on_device(m, p.n, d.u, d.h2f.data(), omega, ws);
     stop.record(nullptr);
     stop.synchronize();
     if (report) report->sweeps_ms = stop.since(start);
@@ -124,12 +235,13 @@ sor::solution sor_solve(const sor::problem& p, const sor::options& o, sor_report
     const auto t0 = std::chrono::steady_clock::now();  // the sweeps' time, not the copies
     const double inv_h2 = double(p.n - 1) * double(p.n - 1);
     sor::solution s;
+    lex_workspace ws;
     cuda_event a, b, c;
     double sweeps_ms = 0, residual_ms = 0;
     const dim3 blocks(static_cast<unsigned>((p.n - 2 + threads - 1) / threads), static_cast<unsigned>(p.n - 2));
     for (int k = 1; k <= o.max_sweeps; ++k) {
         a.record(nullptr);
-        run_sweep(o.m, p.n, d.u.data(), d.h2f.data(), o.omega);
+        sweep_on_device(o.m, p.n, d.u, d.h2f.data(), o.omega, ws);
         b.record(nullptr);
         sums.zero();
         residual_sums<<<blocks, threads>>>(p.n, d.u.data(), d.f.data(), inv_h2, sums.data());

@@ -1,11 +1,14 @@
 // SOR (core/sor.hpp) on the GPU (gpu/sor.cu), as the rest of the program sees it: no CUDA types.
 //
-//   lex, ssor   anti-diagonals i + j = t in order (reverse order for the backward sweep of ssor), one launch each:
-//               the points of a diagonal need only the diagonals before and after it, so this is the lexicographic
-//               sweep exactly (bit for bit the CPU's)
-//   redblack    one launch per colour
-// The residual is summed on the device after each sweep (its last digits may differ from the CPU's sum; the iterates
-// do not). The history's seconds count from the first sweep (the copies to the device excluded). Throws swgpu::error on device failure; stubs without CUDA.
+//   lex, ssor   the compensation method: each row's in-row recurrence x_{j+1} = (omega/4) x_j + b_j is a (+,·)
+//               weighted scan, run by the engine's tiled P2P schedule (the backward half of ssor reads the grid in
+//               reverse); its iterates are the lexicographic sweep's up to rounding. SWGPU_SOR_LEX=rowsync takes the
+//               engine's row-sync schedule, SWGPU_SOR_LEX=diagonal updates anti-diagonal after anti-diagonal (one
+//               launch each), which is the lexicographic sweep bit for bit
+//   redblack    one launch per colour (bit for bit the CPU's)
+// The residual is summed on the device after each sweep (its last digits may differ from the CPU's sum). The
+// history's seconds count from the first sweep (the copies to the device excluded). Throws swgpu::error on device
+// failure; stubs without CUDA.
 #pragma once
 
 #include <vector>
