@@ -23,7 +23,8 @@ const char* const sor_footer =
     "  interior is ignored); 5-point stencil. F.npy and G.npy: (N, N) float64. --model N: f = 2 pi^2 sin(pi x)\n"
     "  sin(pi y), zero boundary (exact solution sin(pi x) sin(pi y)).\n"
     "Methods: lex (SOR in lexicographic order), redblack, ssor (a forward and a backward lexicographic sweep per\n"
-    "  iteration). --omega defaults to 2 / (1 + sin(pi h)), the optimum of SOR for the model problem.\n"
+    "  iteration), mlssor (K = --layers forward sweeps, then K backward ones, per iteration). --omega defaults to\n"
+    "  2 / (1 + sin(pi h)), the optimum of SOR for the model problem.\n"
     "Stops when ||f - A u|| / ||f|| <= --tol (absolute when f = 0), or after --max-sweeps.\n"
     "Output: U.npy (N, N) float64, boundary included; --history FILE: sweep, residual, seconds (TSV); --plot FILE:\n"
     "  SVG of the residual against sweeps and against time. One line on stdout: method, sweeps, residual, time.\n"
@@ -91,10 +92,12 @@ sor_command::sor_command(CLI::App& app) {
     sub_->add_option("--boundary", boundary_, "u on the edges, as an (N, N) float64 .npy (its interior is ignored)");
     sub_->add_option("--model", model_, "Solve the model problem on an N x N grid instead of --rhs/--boundary");
     sub_->add_option("-o,--out", output_, "The solution as an (N, N) float64 .npy, written atomically");
-    sub_->add_option("--method", method_, "lex, redblack or ssor")
-        ->check(CLI::IsMember({"lex", "redblack", "ssor"}))
+    sub_->add_option("--method", method_, "lex, redblack, ssor or mlssor")
+        ->check(CLI::IsMember({"lex", "redblack", "ssor", "mlssor"}))
         ->capture_default_str();
     sub_->add_option("--omega", omega_, "Relaxation factor in (0, 2) [default: 2 / (1 + sin(pi h))]");
+    sub_->add_option("--layers", layers_, "mlssor: K, the forward (then backward) sweeps of one iteration")
+        ->capture_default_str();
     sub_->add_option("--tol", tol_, "Stop when the relative residual is at most this")->capture_default_str();
     sub_->add_option("--max-sweeps", max_sweeps_, "Stop after this many sweeps")->capture_default_str();
     sub_->add_option("--history", history_, "Write sweep, residual and seconds as TSV");
@@ -123,6 +126,7 @@ int sor_command::run() {
     o.omega = omega_ != 0 ? omega_ : sor::optimal_omega(p.n);
     o.tol = tol_;
     o.max_sweeps = max_sweeps_;
+    o.layers = layers_;
     sor::check(o);
     // Outputs fail before the solve when they cannot be written.
     std::optional<io::output_file> out, history, plot;

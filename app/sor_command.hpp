@@ -22,7 +22,7 @@ private:
     std::string rhs_, boundary_, output_, method_ = "lex", history_, plot_;
     long long model_ = 0;
     double omega_ = 0, tol_ = 1e-8;
-    int max_sweeps_ = 10000;
+    int max_sweeps_ = 10000, layers_ = 3;
     table_backend backend_;
 };
 

@@ -11,7 +11,8 @@ method parse_method(const std::string& name) {
     if (name == "lex") return method::lex;
     if (name == "redblack") return method::redblack;
     if (name == "ssor") return method::ssor;
-    throw usage_error("--method must be lex, redblack or ssor (got '" + name + "')");
+    if (name == "mlssor") return method::mlssor;
+    throw usage_error("--method must be lex, redblack, ssor or mlssor (got '" + name + "')");
 }
 
 const char* method_name(method m) {
@@ -19,6 +20,7 @@ const char* method_name(method m) {
         case method::lex: return "lex";
         case method::redblack: return "redblack";
         case method::ssor: return "ssor";
+        case method::mlssor: return "mlssor";
     }
     return "?";
 }
@@ -67,6 +69,7 @@ void check(const options& o) {
     if (!(o.omega > 0 && o.omega < 2)) throw usage_error("--omega must be in (0, 2)");
     if (!(o.tol > 0) || !std::isfinite(o.tol)) throw usage_error("--tol must be a positive number");
     if (o.max_sweeps < 1) throw usage_error("--max-sweeps must be at least 1");
+    if (o.layers < 1 || o.layers > 1000) throw usage_error("--layers must be 1 to 1000");
 }
 
 std::vector<double> scaled_rhs(const problem& p) {
@@ -86,8 +89,17 @@ inline void update(index_t n, std::vector<double>& u, const std::vector<double>&
 
 }  // namespace
 
-void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, thread_pool& pool) {
+void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, thread_pool& pool,
+           int layers) {
     switch (m) {
+        case method::mlssor:
+            for (int k = 0; k < layers; ++k)
+                for (index_t i = 1; i < n - 1; ++i)
+                    for (index_t j = 1; j < n - 1; ++j) update(n, u, h2f, omega, i, j);
+            for (int k = 0; k < layers; ++k)
+                for (index_t i = n - 2; i >= 1; --i)
+                    for (index_t j = n - 2; j >= 1; --j) update(n, u, h2f, omega, i, j);
+            return;
         case method::lex:
             for (index_t i = 1; i < n - 1; ++i)
                 for (index_t j = 1; j < n - 1; ++j) update(n, u, h2f, omega, i, j);
@@ -131,7 +143,7 @@ solution solve(const problem& p, const options& o, thread_pool& pool) {
     s.u = p.u;
     const auto h2f = scaled_rhs(p);
     for (int k = 1; k <= o.max_sweeps; ++k) {
-        sweep(o.m, p.n, s.u, h2f, o.omega, pool);
+        sweep(o.m, p.n, s.u, h2f, o.omega, pool, o.layers);
         const double r = residual(p, s.u);
         s.history.push_back({k, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
         if (r <= o.tol) {

@@ -13,6 +13,8 @@
 //   redblack   the points with i + j even, then the odd ones: a different iteration (its own convergence), fully
 //              parallel.
 //   ssor       a lexicographic sweep, then one in reverse order (one SSOR iteration counts as one sweep here).
+//   mlssor     the K-layer SSOR method of the K-layer paper: K lexicographic sweeps, then K in reverse order (one
+//              iteration counts as one sweep here; `layers` = K).
 // Residual: ||f - A u||_2 / ||f||_2 over the interior (absolute when f is 0), after every sweep; the run stops when
 // it is at most tol, or after max_sweeps.
 #pragma once
@@ -29,7 +31,7 @@ namespace swgpu::sor {
 
 using index_t = std::int64_t;
 
-enum class method { lex, redblack, ssor };
+enum class method { lex, redblack, ssor, mlssor };
 method parse_method(const std::string& name);  // usage_error for others
 const char* method_name(method m);
 
@@ -54,8 +56,9 @@ struct options {
     double omega = 1.0;
     double tol = 1e-8;
     int max_sweeps = 10000;
+    int layers = 3;  // K of mlssor
 };
-void check(const options& o);  // usage_error: omega outside (0, 2), tol not positive, max_sweeps < 1
+void check(const options& o);  // usage_error: omega outside (0, 2), tol not positive, max_sweeps or layers < 1
 
 struct history_entry {
     int sweep = 0;
@@ -75,7 +78,8 @@ SWGPU_HD T point(T u, T up, T down, T left, T right, T h2f, T omega) {
 }
 
 // One sweep of a method on the CPU, in place (h2f = h^2 f, precomputed).
-void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, thread_pool& pool);
+void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, thread_pool& pool,
+           int layers = 1);
 // The relative residual of u.
 double residual(const problem& p, const std::vector<double>& u);
 // h^2 f.

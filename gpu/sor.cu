@@ -163,7 +163,7 @@ void compensation_sweep(index_t n, device_buffer<double>& u, const double* h2f, 
     std::swap(u, ws.other);
 }
 
-void run_sweep(sor::method m, index_t n, double* u, const double* h2f, double omega) {
+void run_sweep(sor::method m, index_t n, double* u, const double* h2f, double omega, int layers) {
     const auto diagonal_at = [&](index_t t) {
         const index_t i_lo = std::max<index_t>(1, t - (n - 2)), i_hi = std::min<index_t>(n - 2, t - 1);
         const index_t count = i_hi - i_lo + 1;
@@ -179,6 +179,12 @@ void run_sweep(sor::method m, index_t n, double* u, const double* h2f, double om
             for (index_t t = 2; t <= 2 * (n - 2); ++t) diagonal_at(t);
             for (index_t t = 2 * (n - 2); t >= 2; --t) diagonal_at(t);
             return;
+        case sor::method::mlssor:
+            for (int k = 0; k < layers; ++k)
+                for (index_t t = 2; t <= 2 * (n - 2); ++t) diagonal_at(t);
+            for (int k = 0; k < layers; ++k)
+                for (index_t t = 2 * (n - 2); t >= 2; --t) diagonal_at(t);
+            return;
         case sor::method::redblack: {
             const index_t half = (n - 2 + 1) / 2;
             const dim3 grid(static_cast<unsigned>((half + threads - 1) / threads), static_cast<unsigned>(n - 2));
@@ -193,14 +199,16 @@ void run_sweep(sor::method m, index_t n, double* u, const double* h2f, double om
 
 // One sweep of a method: lex and ssor through the compensation method unless the diagonal schedule is asked for.
 void sweep_on_device(sor::method m, index_t n, device_buffer<double>& u, const double* h2f, double omega,
-                     lex_workspace& ws) {
+                     int layers, lex_workspace& ws) {
     const lex_schedule how = lex_schedule_asked();
     if (m == sor::method::redblack || how == lex_schedule::diagonal) {
-        run_sweep(m, n, u.data(), h2f, omega);
+        run_sweep(m, n, u.data(), h2f, omega, layers);
         return;
     }
-    compensation_sweep(n, u, h2f, omega, false, how, ws);
-    if (m == sor::method::ssor) compensation_sweep(n, u, h2f, omega, true, how, ws);
+    const int forward = m == sor::method::mlssor ? layers : 1;
+    const int backward = m == sor::method::mlssor ? layers : m == sor::method::ssor ? 1 : 0;
+    for (int k = 0; k < forward; ++k) compensation_sweep(n, u, h2f, omega, false, how, ws);
+    for (int k = 0; k < backward; ++k) compensation_sweep(n, u, h2f, omega, true, how, ws);
 }
 
 struct device_problem {
@@ -215,12 +223,13 @@ struct device_problem {
 
 }  // namespace
 
-std::vector<double> sor_sweeps(const sor::problem& p, sor::method m, double omega, int sweeps, sor_report* report) {
+std::vector<double> sor_sweeps(const sor::problem& p, sor::method m, double omega, int sweeps, sor_report* report,
+                               int layers) {
     device_problem d(p);
     cuda_event start, stop;
     start.record(nullptr);
     lex_workspace ws;
-    for (int k = 0; k < sweeps; ++k) sweep_on_device(m, p.n, d.u, d.h2f.data(), omega, ws);
+    for (int k = 0; k < sweeps; ++k) sweep_on_device(m, p.n, d.u, d.h2f.data(), omega, layers, ws);
     stop.record(nullptr);
     stop.synchronize();
     if (report) report->sweeps_ms = stop.since(start);
@@ -241,7 +250,7 @@ sor::solution sor_solve(const sor::problem& p, const sor::options& o, sor_report
     const dim3 blocks(static_cast<unsigned>((p.n - 2 + threads - 1) / threads), static_cast<unsigned>(p.n - 2));
     for (int k = 1; k <= o.max_sweeps; ++k) {
         a.record(nullptr);
-        sweep_on_device(o.m, p.n, d.u, d.h2f.data(), o.omega, ws);
+        sweep_on_device(o.m, p.n, d.u, d.h2f.data(), o.omega, o.layers, ws);
         b.record(nullptr);
         sums.zero();
         residual_sums<<<blocks, threads>>>(p.n, d.u.data(), d.f.data(), inv_h2, sums.data());

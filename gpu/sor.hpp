@@ -5,6 +5,7 @@
 //               reverse); its iterates are the lexicographic sweep's up to rounding. SWGPU_SOR_LEX=rowsync takes the
 //               engine's row-sync schedule, SWGPU_SOR_LEX=diagonal updates anti-diagonal after anti-diagonal (one
 //               launch each), which is the lexicographic sweep bit for bit
+//   mlssor      K forward sweeps then K backward ones, each as lex or ssor's halves
 //   redblack    one launch per colour (bit for bit the CPU's)
 // The residual is summed on the device after each sweep (its last digits may differ from the CPU's sum). The
 // history's seconds count from the first sweep (the copies to the device excluded). Throws swgpu::error on device
@@ -26,6 +27,6 @@ sor::solution sor_solve(const sor::problem& p, const sor::options& o, sor_report
 
 // `sweeps` sweeps of a method from p.u, no residual (for tests and benchmarks).
 std::vector<double> sor_sweeps(const sor::problem& p, sor::method m, double omega, int sweeps,
-                               sor_report* report = nullptr);
+                               sor_report* report = nullptr, int layers = 1);
 
 }  // namespace swgpu::gpu

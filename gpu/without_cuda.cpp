@@ -145,6 +145,8 @@ std::vector<double> run_loop(const levels::indirect_loop&, levels::loop_body, st
 // ---- gpu/sor.hpp -------------------------------------------------------------------------------------------------------
 
 sor::solution sor_solve(const sor::problem&, const sor::options&, sor_report*) { no_cuda("SOR on the GPU"); }
-std::vector<double> sor_sweeps(const sor::problem&, sor::method, double, int, sor_report*) { no_cuda("SOR on the GPU"); }
+std::vector<double> sor_sweeps(const sor::problem&, sor::method, double, int, sor_report*, int) {
+    no_cuda("SOR on the GPU");
+}
 
 }  // namespace swgpu::gpu

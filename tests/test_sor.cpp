@@ -39,13 +39,23 @@ double textbook_point(const std::vector<double>& u, const std::vector<double>& h
     return u[s] + omega * (g - u[s]);
 }
 
-void textbook_sweep(sor::method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega) {
+void textbook_sweep(sor::method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega,
+                    int layers = 1) {
     auto at = [&](index_t i, index_t j) { u[static_cast<std::size_t>(i * n + j)] = textbook_point(u, h2f, n, i, j, omega); };
     if (m == sor::method::redblack) {
         for (int colour = 0; colour < 2; ++colour)
             for (index_t i = 1; i < n - 1; ++i)
                 for (index_t j = 1; j < n - 1; ++j)
                     if ((i + j) % 2 == colour) at(i, j);
+        return;
+    }
+    if (m == sor::method::mlssor) {
+        for (int k = 0; k < layers; ++k)
+            for (index_t i = 1; i < n - 1; ++i)
+                for (index_t j = 1; j < n - 1; ++j) at(i, j);
+        for (int k = 0; k < layers; ++k)
+            for (index_t i = n - 2; i >= 1; --i)
+                for (index_t j = n - 2; j >= 1; --j) at(i, j);
         return;
     }
     for (index_t i = 1; i < n - 1; ++i)
@@ -69,14 +79,14 @@ sor::problem random_problem(index_t n, std::uint64_t seed) {
 TEST_CASE("sor: every method's sweep gives the textbook loop's bits", "[sor]") {
     thread_pool pool(3);
     for (const index_t n : {index_t(3), index_t(4), index_t(17), index_t(40)}) {
-        for (const auto m : {sor::method::lex, sor::method::redblack, sor::method::ssor}) {
+        for (const auto m : {sor::method::lex, sor::method::redblack, sor::method::ssor, sor::method::mlssor}) {
             INFO("n " << n << ", method " << sor::method_name(m));
             const auto p = random_problem(n, 7 + std::uint64_t(n));
             const auto h2f = sor::scaled_rhs(p);
             auto got = p.u, want = p.u;
             for (int k = 0; k < 3; ++k) {
-                sor::sweep(m, n, got, h2f, 1.7, pool);
-                textbook_sweep(m, n, want, h2f, 1.7);
+                sor::sweep(m, n, got, h2f, 1.7, pool, 3);
+                textbook_sweep(m, n, want, h2f, 1.7, 3);
             }
             CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(double)) == 0);
         }
@@ -88,17 +98,17 @@ TEST_CASE("sor: lex, red-black and ssor converge on the model problem to its sol
     const index_t n = 33;
     const auto p = sor::model_problem(n);
     std::vector<double> lex;
-    for (const auto m : {sor::method::lex, sor::method::redblack, sor::method::ssor}) {
+    for (const auto m : {sor::method::lex, sor::method::redblack, sor::method::ssor, sor::method::mlssor}) {
         INFO(sor::method_name(m));
         sor::options o;
         o.m = m;
-        o.omega = m == sor::method::ssor ? 1.5 : sor::optimal_omega(n);
+        o.omega = m == sor::method::ssor || m == sor::method::mlssor ? 1.5 : sor::optimal_omega(n);
         o.tol = 1e-11;
         o.max_sweeps = 2000;
         const auto s = sor::solve(p, o, pool);
         REQUIRE(s.converged);
         CHECK(s.history.back().residual <= 1e-11);
-        if (m != sor::method::ssor) CHECK(s.history.size() < 400);  // optimal omega: O(N) sweeps, not O(N^2)
+        if (m == sor::method::lex || m == sor::method::redblack) CHECK(s.history.size() < 400);  // optimal omega: O(N) sweeps, not O(N^2)
         double err = 0;
         for (index_t i = 0; i < n; ++i)
             for (index_t j = 0; j < n; ++j)
@@ -164,7 +174,10 @@ TEST_CASE("swgpu sor: solution, history and plot; bad input refused with its exi
     CHECK(run("--rhs " + file("rect.npy") + " --boundary " + file("rect.npy") + " -o " + file("x.npy")) == 1);
     CHECK(run("--model 9 --omega 2.5 -o " + file("x.npy")) == 2);
     CHECK(run("--model 2 -o " + file("x.npy")) == 2);
-    CHECK(run("--model 9 --method mlssor") == 2);
+    CHECK(run("--model 9 --method jacobi") == 2);
+    CHECK(run("--model 9 --method mlssor --layers 0") == 2);
+    REQUIRE(run("--model 9 --method mlssor --layers 2", &printed) == 0);
+    CHECK(printed.find("method mlssor") == 0);
     CHECK(run("--model 9 --rhs " + file("f.npy")) == 2);
     f.data<double>()[40] = std::nan("");
     io::write_npy(f, (dir / "nan.npy").string());

@@ -3,13 +3,14 @@
 #   per sweep: N_SWEEP^2 (default 8192), 20 sweeps of each method on the GPU and the CPU (all cores), time per sweep
 #              (residual included: the run reports a residual after every sweep) against the copy bound of a sweep
 #              (u read and written, f read: 24 bytes per point at 2995 GB/s)
-#   to tolerance: N_TOL^2 (default 1024), tol 1e-8, each method on the GPU: sweeps and seconds
+#   to tolerance: N_TOL^2 (default 1024), tol 1e-8, each method on the GPU: sweeps and seconds (mlssor: K = 3 layers;
+#   its sweeps count iterations of 2K sweeps)
 set -uo pipefail
 BIN=$1
 NS=${2:-8192}
 NT=${3:-1024}
 for backend in gpu cpu; do
-  for m in lex redblack ssor; do
+  for m in lex redblack ssor mlssor; do
     line=$("$BIN/swgpu" sor --model "$NS" --method "$m" --tol 1e-300 --max-sweeps 20 --backend "$backend" -q)
     awk -v b="$backend" -v m="$m" -v n="$NS" -v line="$line" 'BEGIN {
       split(line, f, " "); s = f[8]; t = f[13];
@@ -18,9 +19,9 @@ for backend in gpu cpu; do
         m, n, b, 1000 * t / s, s, t, 1000 * bound, 100 * bound * s / t }'
   done
 done
-for m in lex redblack ssor; do
+for m in lex redblack ssor mlssor; do
   omega=""
-  [[ $m == ssor ]] && omega="--omega 1.9"
+  [[ $m == ssor || $m == mlssor ]] && omega="--omega 1.9"
   # shellcheck disable=SC2086
   line=$("$BIN/swgpu" sor --model "$NT" --method "$m" $omega --tol 1e-8 --max-sweeps 20000 --backend gpu -q)
   echo "summary: sor to tolerance 1e-8, N=$NT, gpu: $line"

@@ -24,17 +24,17 @@ swgpu::sor::problem random_problem(swgpu::sor::index_t n) {
 
 }  // namespace
 
-GPU_TEST("sor: GPU sweeps anti-diagonal by anti-diagonal give the CPU's bits for lex, redblack and ssor") {
+GPU_TEST("sor: GPU sweeps anti-diagonal by anti-diagonal give the CPU's bits for every method") {
     using namespace swgpu;
     thread_pool pool(4);
     ::setenv("SWGPU_SOR_LEX", "diagonal", 1);
     for (const sor::index_t n : {3, 4, 17, 64, 101}) {
         const auto p = random_problem(n);
         const auto h2f = sor::scaled_rhs(p);
-        for (const auto m : {sor::method::lex, sor::method::redblack, sor::method::ssor}) {
+        for (const auto m : {sor::method::lex, sor::method::redblack, sor::method::ssor, sor::method::mlssor}) {
             auto cpu = p.u;
-            for (int k = 0; k < 4; ++k) sor::sweep(m, n, cpu, h2f, 1.8, pool);
-            const auto gpu_u = gpu::sor_sweeps(p, m, 1.8, 4);
+            for (int k = 0; k < 4; ++k) sor::sweep(m, n, cpu, h2f, 1.8, pool, 3);
+            const auto gpu_u = gpu::sor_sweeps(p, m, 1.8, 4, nullptr, 3);
             CHECK(std::memcmp(cpu.data(), gpu_u.data(), cpu.size() * sizeof(double)) == 0);
         }
     }
@@ -51,10 +51,10 @@ GPU_TEST("sor: the compensation method (tiled P2P and row-sync) gives the lexico
         for (const sor::index_t n : {3, 4, 17, 100, 301, 1030}) {
             const auto p = random_problem(n);
             const auto h2f = sor::scaled_rhs(p);
-            for (const auto m : {sor::method::lex, sor::method::ssor}) {
+            for (const auto m : {sor::method::lex, sor::method::ssor, sor::method::mlssor}) {
                 auto cpu = p.u;
-                for (int k = 0; k < 4; ++k) sor::sweep(m, n, cpu, h2f, 1.8, pool);
-                const auto gpu_u = gpu::sor_sweeps(p, m, 1.8, 4);
+                for (int k = 0; k < 4; ++k) sor::sweep(m, n, cpu, h2f, 1.8, pool, 2);
+                const auto gpu_u = gpu::sor_sweeps(p, m, 1.8, 4, nullptr, 2);
                 REQUIRE(gpu_u.size() == cpu.size());
                 double scale = 1, worst = 0;
                 for (const double v : cpu) scale = std::max(scale, std::abs(v));
