@@ -26,6 +26,21 @@
 
 namespace swgpu::gpu::levels_kernels {
 
+// The end of one round of a warp's sync-free loop: true when every lane is done; else the warp backs off when no
+// lane advanced this round (and starts the deadline over when one did).
+__device__ __forceinline__ bool warp_round_over(bool done, bool advanced, unsigned& spins, std::uint64_t& since) {
+    if (__all_sync(0xffffffffu, done)) return true;
+    if (__any_sync(0xffffffffu, advanced)) {
+        spins = 0;
+        since = 0;
+    } else {
+        spin_backoff(spins, since);
+    }
+    __syncwarp();
+    return false;
+}
+
+
 __device__ __forceinline__ int load_acquire(const int* p) {
     int v;
     asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -98,14 +113,7 @@ __global__ void __launch_bounds__(256) syncfree_rows(syncfree_args a) {
                 done = advanced = true;
             }
         }
-        if (__all_sync(0xffffffffu, done)) break;
-        if (__any_sync(0xffffffffu, advanced)) {
-            spins = 0;
-            since = 0;
-        } else {
-            spin_backoff(spins, since);
-        }
-        __syncwarp();
+        if (warp_round_over(done, advanced, spins, since)) break;
     }
 }
 
@@ -218,14 +226,7 @@ __global__ void __launch_bounds__(256) syncfree_loop(loop_args a) {
                 done = advanced = true;
             }
         }
-        if (__all_sync(0xffffffffu, done)) break;
-        if (__any_sync(0xffffffffu, advanced)) {
-            spins = 0;
-            since = 0;
-        } else {
-            spin_backoff(spins, since);
-        }
-        __syncwarp();
+        if (warp_round_over(done, advanced, spins, since)) break;
     }
 }
 
