@@ -8,8 +8,8 @@ swgpu=$2
 cd "$3"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# Run as root in containers, and 3 ranks on a machine with fewer cores.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# Run as root in containers, 3 ranks on a machine with fewer cores, and launched locally (no ssh needed).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_plm=isolated
 strip_pg() { grep -v '^@PG' "$1" || true; }
 checks=0
 check() {  # check NAME INPUTS ARGS...
