@@ -120,20 +120,27 @@ void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double
     }
 }
 
-double residual(const problem& p, const std::vector<double>& u) {
+double residual(const problem& p, const std::vector<double>& u, thread_pool& pool) {
     const index_t n = p.n;
     const double inv_h2 = double(n - 1) * double(n - 1);
-    double r2 = 0, f2 = 0;
-    for (index_t i = 1; i < n - 1; ++i)
+    std::vector<double> r2(static_cast<std::size_t>(n), 0.0), f2(static_cast<std::size_t>(n), 0.0);
+    pool.parallel_for(static_cast<std::size_t>(n - 2), [&](std::size_t row) {
+        const index_t i = index_t(row) + 1;
+        double r_sum = 0, f_sum = 0;
         for (index_t j = 1; j < n - 1; ++j) {
             const auto s = static_cast<std::size_t>(i * n + j), N = static_cast<std::size_t>(n);
             const double au = (4 * u[s] - u[s - N] - u[s + N] - u[s - 1] - u[s + 1]) * inv_h2;
             const double r = p.f[s] - au;
-            r2 += r * r;
-            f2 += p.f[s] * p.f[s];
+            r_sum += r * r;
+            f_sum += p.f[s] * p.f[s];
         }
-    const double scale = f2 > 0 ? std::sqrt(f2) : 1.0;  // absolute when f is 0
-    return std::sqrt(r2) / scale;
+        r2[row] = r_sum;
+        f2[row] = f_sum;
+    });
+    double r = 0, f = 0;
+    for (std::size_t row = 0; row < r2.size(); ++row) r += r2[row], f += f2[row];
+    const double scale = f > 0 ? std::sqrt(f) : 1.0;  // absolute when f is 0
+    return std::sqrt(r) / scale;
 }
 
 solution solve(const problem& p, const options& o, thread_pool& pool) {
@@ -144,7 +151,7 @@ solution solve(const problem& p, const options& o, thread_pool& pool) {
     const auto h2f = scaled_rhs(p);
     for (int k = 1; k <= o.max_sweeps; ++k) {
         sweep(o.m, p.n, s.u, h2f, o.omega, pool, o.layers);
-        const double r = residual(p, s.u);
+        const double r = residual(p, s.u, pool);
         s.history.push_back({k, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
         if (r <= o.tol) {
             s.converged = true;

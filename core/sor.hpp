@@ -80,8 +80,9 @@ SWGPU_HD T point(T u, T up, T down, T left, T right, T h2f, T omega) {
 // One sweep of a method on the CPU, in place (h2f = h^2 f, precomputed).
 void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, thread_pool& pool,
            int layers = 1);
-// The relative residual of u.
-double residual(const problem& p, const std::vector<double>& u);
+// The relative residual of u: rows on the pool's threads, their sums added in row order (the same value for any
+// number of threads).
+double residual(const problem& p, const std::vector<double>& u, thread_pool& pool);
 // h^2 f.
 std::vector<double> scaled_rhs(const problem& p);
 
