@@ -125,13 +125,15 @@ void launch_all_steps(index_t n, T* buf0, T* buf1, Slot slot) {
     int device = 0, sms = 0, per_sm = 0;
     SWGPU_CUDA_CHECK(cudaGetDevice(&device));
     SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, step_threads, 0));
+    int threads = step_threads;  // SWGPU_SWEEP_BLOCK: threads per block, for measurements
+    if (const char* e = std::getenv("SWGPU_SWEEP_BLOCK")) threads = std::clamp(std::atoi(e) / 32 * 32, 32, 1024);
+    SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
     if (per_sm < 1) throw runtime_failure("sweep3d: the grid-barrier kernel does not fit on this GPU");
-    const index_t widest = (n * n + step_threads - 1) / step_threads;
+    const index_t widest = (n * n + threads - 1) / threads;
     const unsigned blocks = static_cast<unsigned>(std::max<index_t>(1, std::min<index_t>(widest, index_t(per_sm) * sms)));
     void* args[] = {&n, &buf0, &buf1, &slot};
     SWGPU_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(blocks),
-                                                 dim3(step_threads), args, 0, nullptr));
+                                                 dim3(static_cast<unsigned>(threads)), args, 0, nullptr));
 }
 
 template <class T>
