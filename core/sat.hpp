@@ -19,8 +19,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/linear_map.hpp"
@@ -39,14 +41,31 @@ bool is_unsigned(dtype t);
 bool is_signed(dtype t);
 bool is_float(dtype t);
 
+// An allocator that leaves value-initialised words uninitialised, so that an array its owner fills entirely is not
+// zero-filled first (on one thread: for a 16384² uint64 table that took longer than computing it).
+template <class T>
+struct uninitialized_allocator : std::allocator<T> {
+    template <class U>
+    struct rebind {
+        using other = uninitialized_allocator<U>;
+    };
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+        if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
+        else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+
 // An H x W x C array, row-major with the C lanes innermost, owning its elements (aligned for any dtype).
 struct array {
     dtype type = dtype::u8;
     index_t rows = 0, cols = 0, lanes = 1;
-    std::vector<std::uint64_t> storage;  // 8-byte words, so every dtype is aligned
+    std::vector<std::uint64_t, uninitialized_allocator<std::uint64_t>> storage;  // 8-byte words: every dtype aligned
 
     array() = default;
-    array(dtype t, index_t r, index_t c, index_t l);
+    array(dtype t, index_t r, index_t c, index_t l);  // zero-filled
+    // Elements left uninitialised, for a caller that writes every one of them.
+    static array uninitialized(dtype t, index_t r, index_t c, index_t l);
     std::size_t elements() const { return static_cast<std::size_t>(rows * cols * lanes); }
     std::size_t bytes() const { return elements() * size_of(type); }
     template <class T>
