@@ -55,4 +55,9 @@ inline program_result run_program(const std::string& args) {
     return r;
 }
 
+// True when stderr is exactly one line starting "swgpu: error: " (the error convention).
+inline bool one_error_line(const std::string& err) {
+    return err.rfind("swgpu: error: ", 0) == 0 && err.find('\n') == err.size() - 1;
+}
+
 }  // namespace swgpu::testing

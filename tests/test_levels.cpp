@@ -128,20 +128,9 @@ std::string npy_vector_i64(const std::vector<std::int64_t>& v, const std::string
     return io::npy_header(sat::dtype::i64, shape) + std::string(reinterpret_cast<const char*>(v.data()), v.size() * 8);
 }
 
-struct run_result {
-    int code = -1;
-    std::string err;
-};
-run_result run_swgpu(const std::string& args) {
-    static temp_dir io;
-    const std::string cmd = std::string("'") + SWGPU_BINARY + "' " + args + " </dev/null >/dev/null 2>'" + (io / "stderr") + "'";
-    const int status = std::system(cmd.c_str());
-    run_result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.err = slurp(io / "stderr");
-    return r;
-}
-bool one_error_line(const std::string& err) { return err.rfind("swgpu: error: ", 0) == 0 && err.find('\n') == err.size() - 1; }
+using testing::run_program;
+testing::program_result run_swgpu(const std::string& args) { return run_program(args); }
+using testing::one_error_line;
 
 exit_code code_of(const std::function<void()>& f) {
     try {

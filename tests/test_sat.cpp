@@ -168,26 +168,10 @@ swgpu::error caught(F&& f) {
 
 // ---- the program --------------------------------------------------------------------------------------------------
 
-struct run_result {
-    int code = -1;
-    std::string out, err;
-};
+using testing::run_program;
+testing::program_result run_swgpu(const std::string& args) { return run_program(args); }
 
-run_result run_swgpu(const std::string& args) {
-    static temp_dir io;
-    const std::string cmd = std::string("'") + SWGPU_BINARY + "' " + args + " </dev/null >'" + (io / "stdout") + "' 2>'" +
-                            (io / "stderr") + "'";
-    const int status = std::system(cmd.c_str());
-    run_result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(io / "stdout");
-    r.err = slurp(io / "stderr");
-    return r;
-}
-
-bool one_error_line(const std::string& err) {
-    return err.rfind("swgpu: error: ", 0) == 0 && err.find('\n') == err.size() - 1;
-}
+using testing::one_error_line;
 
 }  // namespace
 
