@@ -255,9 +255,10 @@ array summed_area_table_naive(const array& in, dtype table) {
     return out;
 }
 
-array summed_area_table(const array& in, dtype table, thread_pool& pool) {
-    array out = array::uninitialized(table, in.rows, in.cols, in.lanes);  // sat_cpu writes every element
-    if (in.elements() == 0) return out;
+void summed_area_table_into(const array& in, dtype table, array& out, thread_pool& pool) {
+    if (out.type != table || out.rows != in.rows || out.cols != in.cols || out.lanes != in.lanes)
+        out = array::uninitialized(table, in.rows, in.cols, in.lanes);  // sat_cpu writes every element
+    if (in.elements() == 0) return;
     visit(in.type, [&](auto iv) {
         using In = decltype(iv);
         visit_table(table, [&](auto tv) {
@@ -265,6 +266,11 @@ array summed_area_table(const array& in, dtype table, thread_pool& pool) {
             sat_cpu<In, T>(in.data<In>(), out.data<T>(), in.rows, in.cols, in.lanes, pool);
         });
     });
+}
+
+array summed_area_table(const array& in, dtype table, thread_pool& pool) {
+    array out;
+    summed_area_table_into(in, table, out, pool);
     return out;
 }
 

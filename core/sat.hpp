@@ -126,6 +126,9 @@ array summed_area_table_naive(const array& in, dtype table);
 // sequential pass turns those sums into the table row just above every band, then every band writes its rows in one
 // pass (each row = the row above + the running row prefix). Input read twice, table written once.
 array summed_area_table(const array& in, dtype table, thread_pool& pool);
+// The same into `out`, which is reused when it already has the table's type and shape (else it is made so): for a
+// caller computing many tables of one shape, which then skips allocating and first touching a fresh output.
+void summed_area_table_into(const array& in, dtype table, array& out, thread_pool& pool);
 
 // ---- integral histograms ------------------------------------------------------------------------------------------
 
