@@ -20,6 +20,7 @@
 #include "core/thread_pool.hpp"
 #include "io/dotplot.hpp"
 #include "io/output.hpp"
+#include "tests/cli_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace swgpu;
@@ -27,21 +28,10 @@ using io::path_point;
 
 namespace {
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        std::string templ = (fs::temp_directory_path() / "swgpu-dotplot-XXXXXX").string();
-        path = ::mkdtemp(templ.data());
-    }
-    ~temp_dir() { fs::remove_all(path); }
+struct temp_dir : testing::temp_dir {
+    temp_dir() : testing::temp_dir("swgpu-dotplot") {}
 };
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using testing::slurp;
 
 // A whole run through the core API (queries and database as letters), without statistics.
 struct run_result {
