@@ -13,6 +13,7 @@
 #include "gpu/device_buffer.cuh"
 #include "gpu/sat.hpp"
 #include "gpu/sat_kernels.cuh"
+#include "gpu/strip_kernels.cuh"
 
 namespace swgpu::gpu {
 
@@ -20,14 +21,22 @@ namespace {
 
 using namespace sat_kernels;
 
-table_schedule resolve(table_schedule s, index_t lanes) {
+// The strips take tables of one lane and histograms of up to 32 bins (strip_kernels::max_bins).
+bool strips_apply(index_t lanes, bool histogram) { return histogram ? lanes <= strip_kernels::max_bins : lanes == 1; }
+
+table_schedule resolve(table_schedule s, index_t lanes, bool histogram) {
     if (s != table_schedule::hybrid) {
         if (s == table_schedule::tiled_p2p && lanes > max_tiled_lanes)
             throw usage_error("the tiled GPU schedule takes at most " + std::to_string(max_tiled_lanes) +
                               " lanes (channels or bins); use row_sync");
+        if (s == table_schedule::strips && !strips_apply(lanes, histogram))
+            throw usage_error(histogram ? "the strips GPU schedule takes at most 32 bins; use row_sync"
+                                        : "the strips GPU schedule takes one-channel tables; use tiled_p2p");
         return s;
     }
-    // The hybrid: tiles wherever they apply; row_sync only for lane counts the tiles do not take.
+    // The hybrid: strips wherever they apply (they never wait between blocks: measured faster than the tiles at
+    // 16384^2 and 4096^2 x 32 bins, README), then tiles, then row_sync for lane counts neither takes.
+    if (strips_apply(lanes, histogram)) return table_schedule::strips;
     return lanes <= max_tiled_lanes ? table_schedule::tiled_p2p : table_schedule::row_sync;
 }
 
@@ -35,21 +44,33 @@ table_schedule resolve(table_schedule s, index_t lanes) {
 template <class Out, class Local, class Loader>
 table_report run_table(Out* d_out, index_t rows, index_t cols, int lanes, Loader load, table_schedule s, int repeats,
                        cudaStream_t stream) {
+    constexpr bool histogram = std::is_same_v<Loader, bin_loader>;
     table_report rep;
-    rep.used = resolve(s, lanes);
+    rep.used = resolve(s, lanes, histogram);
     const index_t row_len = cols * lanes;
     device_buffer<unsigned char> workspace;
     tiled_state<Out, Local> st{};
+    strip_kernels::strip_state<Out> strips{};
     std::size_t flags_bytes = 0;
     if (rep.used == table_schedule::tiled_p2p) {
         workspace.allocate(tiled_workspace_bytes<Out, Local>(rows, row_len, lanes, &flags_bytes));
         st = make_tiled_state<Out, Local>(d_out, rows, row_len, lanes, workspace.data());
+    } else if (rep.used == table_schedule::strips) {
+        const index_t width = histogram ? strip_kernels::histogram_width : strip_kernels::table_width;
+        workspace.allocate(strip_kernels::strip_workspace_bytes<Out>(rows, cols, lanes, width));
+        strips = strip_kernels::make_strip_state<Out>(rows, cols, lanes, width, workspace.data());
     }
     cuda_event start, stop;
     for (int r = 0; r < std::max(1, repeats); ++r) {
         start.record(stream);
-        if (rep.used == table_schedule::tiled_p2p) launch_tiled(st, load, flags_bytes, stream);
-        else launch_row_sync(d_out, rows, cols, lanes, load, stream);
+        if (rep.used == table_schedule::tiled_p2p) {
+            launch_tiled(st, load, flags_bytes, stream);
+        } else if (rep.used == table_schedule::strips) {
+            if constexpr (histogram) strip_kernels::launch_histogram_strips(strips, load.bin, d_out, stream);
+            else strip_kernels::launch_table_strips(strips, load, d_out, stream);
+        } else {
+            launch_row_sync(d_out, rows, cols, lanes, load, stream);
+        }
         stop.record(stream);
         stop.synchronize();
         rep.ms.push_back(stop.since(start));
@@ -147,10 +168,6 @@ void histogram_on_device(std::span<const std::uint16_t> bin, index_t rows, index
 }
 
 }  // namespace
-
-const char* table_schedule_name(table_schedule s) {
-    return s == table_schedule::row_sync ? "row_sync" : s == table_schedule::tiled_p2p ? "tiled_p2p" : "hybrid";
-}
 
 sat::array summed_area_table(const sat::array& in, sat::dtype table, table_schedule s, table_report* report, int repeats) {
     sat::array out(table, in.rows, in.cols, in.lanes);

@@ -10,8 +10,11 @@
 //               found by decoupled look-back along the tile row and the tile column (per-tile flags, aggregates
 //               published before inclusive prefixes); tiles are taken in row-major order from an atomic counter, so
 //               a tile only waits for tiles already running. Input read once, table written once. Lanes <= 32.
+//   strips      two passes over the input, one over the table (gpu/strip_kernels.cuh): the sums of every cell of
+//               128 rows x 256 columns first, then each cell writes its rows with the sums above and left of it in
+//               hand, so no block ever waits for another. Tables of one lane, histograms of up to 32 bins.
 //   row_sync    the library baseline: a CUB BlockScan along every row, then a pass down the columns. Any lane count.
-//   hybrid      tiled_p2p where it applies (lanes <= 32), else row_sync.
+//   hybrid      strips where they apply, else tiled_p2p (lanes <= 32), else row_sync.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +25,15 @@
 
 namespace swgpu::gpu {
 
-enum class table_schedule { row_sync, tiled_p2p, hybrid };
-const char* table_schedule_name(table_schedule s);
+enum class table_schedule { row_sync, tiled_p2p, strips, hybrid };
+inline const char* table_schedule_name(table_schedule s) {
+    switch (s) {
+        case table_schedule::row_sync: return "row_sync";
+        case table_schedule::tiled_p2p: return "tiled_p2p";
+        case table_schedule::strips: return "strips";
+        default: return "hybrid";
+    }
+}
 
 // What ran and the device time of the kernels of each repeat (CUDA events; transfers excluded).
 struct table_report {

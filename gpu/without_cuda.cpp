@@ -91,9 +91,6 @@ sw_gpu_result sw_score(std::span<const std::uint8_t>, std::span<const std::uint8
 
 // ---- gpu/sat.hpp -------------------------------------------------------------------------------------------------------
 
-const char* table_schedule_name(table_schedule s) {
-    return s == table_schedule::row_sync ? "row_sync" : s == table_schedule::tiled_p2p ? "tiled_p2p" : "hybrid";
-}
 sat::array summed_area_table(const sat::array&, sat::dtype, table_schedule, table_report*, int) {
     no_cuda("a summed-area table on the GPU");
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/sat.hpp"
 #include "tests/sat_arrays.hpp"
 #include "core/thread_pool.hpp"
@@ -44,8 +45,16 @@ std::size_t float_mismatches(const sat::array& g, const sat::array& c, const sat
 }
 
 const std::vector<std::pair<index_t, index_t>> sizes = {{1, 1},   {1, 1000}, {1000, 1},  {15, 255}, {16, 256}, {17, 257},
-                                                         {31, 255}, {32, 256}, {33, 257}, {100, 3001}, {4097, 3001}};
-const gpu::table_schedule schedules[] = {gpu::table_schedule::tiled_p2p, gpu::table_schedule::row_sync};
+                                                         {31, 255}, {32, 256}, {33, 257}, {100, 3001}, {127, 511},
+                                                         {128, 512}, {129, 513}, {257, 1025}, {4097, 3001}};
+const gpu::table_schedule schedules[] = {gpu::table_schedule::tiled_p2p, gpu::table_schedule::strips, gpu::table_schedule::row_sync};
+
+// The strips take one-channel tables and histograms of up to 32 bins; the tiles up to 32 lanes.
+bool applies(gpu::table_schedule s, index_t lanes, bool histogram) {
+    if (s == gpu::table_schedule::strips) return histogram ? lanes <= 32 : lanes == 1;
+    if (s == gpu::table_schedule::tiled_p2p) return lanes <= 32;
+    return true;
+}
 
 }  // namespace
 
@@ -60,6 +69,7 @@ GPU_TEST("[sat] integer tables: every schedule equals the CPU byte for byte") {
                 const dtype table = sat::table_type(t, sat::precision::automatic);
                 const auto cpu = sat::summed_area_table(in, table, pool);
                 for (const auto s : schedules) {
+                    if (!applies(s, lanes, false)) continue;
                     gpu::table_report rep;
                     const auto g = gpu::summed_area_table(in, table, s, &rep);
                     if (!same_bytes(g, cpu))
@@ -80,6 +90,7 @@ GPU_TEST("[sat] floating tables are within the error bound of the CPU's") {
                     const auto in = random_image(t, h, w, lanes, rng);
                     const auto cpu = sat::summed_area_table(in, table, pool);
                     for (const auto s : schedules) {
+                        if (!applies(s, lanes, false)) continue;
                         const auto g = gpu::summed_area_table(in, table, s);
                         const auto bad = float_mismatches(g, cpu, in);
                         if (bad)
@@ -114,7 +125,7 @@ GPU_TEST("[sat] integral histograms: every schedule equals the CPU") {
             const auto bin = sat::bin_indices(in, {bins, {}});
             const auto cpu = sat::integral_histogram(bin, h, w, bins, pool);
             for (const auto s : schedules) {
-                if (s == gpu::table_schedule::tiled_p2p && bins > 32) continue;
+                if (!applies(s, bins, true)) continue;
                 gpu::table_report rep;
                 const auto g = gpu::integral_histogram(bin, h, w, bins, s, &rep);
                 if (!same_bytes(g, cpu))
@@ -129,6 +140,27 @@ GPU_TEST("[sat] integral histograms: every schedule equals the CPU") {
     const auto in = random_image(dtype::u8, 300, 200, 1, rng);
     const auto bin = sat::bin_indices(in, {4, {10, 50, 100, 150, 200}});
     CHECK(same_bytes(gpu::integral_histogram(bin, 300, 200, 4), sat::integral_histogram(bin, 300, 200, 4, pool)));
+}
+
+GPU_TEST("[sat] a schedule asked for where it does not apply is a usage error") {
+    std::mt19937_64 rng(18);
+    const auto colour = random_image(dtype::u8, 20, 30, 3, rng);
+    bool refused = false;
+    try {
+        (void)gpu::summed_area_table(colour, dtype::u64, gpu::table_schedule::strips);
+    } catch (const error& e) {
+        refused = e.code() == exit_code::bad_command_line;
+    }
+    CHECK(refused);
+    const auto grey = random_image(dtype::u8, 20, 30, 1, rng);
+    const auto bin = sat::bin_indices(grey, {40, {}});
+    refused = false;
+    try {
+        (void)gpu::integral_histogram(bin, 20, 30, 40, gpu::table_schedule::strips);
+    } catch (const error& e) {
+        refused = e.code() == exit_code::bad_command_line;
+    }
+    CHECK(refused);
 }
 
 GPU_TEST("[sat] rectangle queries on the device equal the CPU's") {

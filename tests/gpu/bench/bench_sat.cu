@@ -3,7 +3,8 @@
 //
 //   bench_sat [--size 16384] [--ihist-size 4096] [--bins 32] [--queries 10000000] [--reps 7]
 //
-// Rows printed, per workload: swgpu tiled_p2p (one pass, decoupled look-back), swgpu row_sync (CUB BlockScan along
+// Rows printed, per workload: swgpu strips (two passes over the input, none waiting; the default), swgpu tiled_p2p
+// (one pass, decoupled look-back), swgpu row_sync (CUB BlockScan along
 // the rows, then a pass down the columns: the "rows-then-columns with CUB" library baseline), NPP's nppiIntegral
 // (8u32s and 8u32f; loaded at run time from libnppist when the host has it, skipped otherwise; its 32-bit integer
 // table overflows past 2^31, which is the point of 64-bit tables), and the device-to-device copy of the same bytes.
@@ -23,10 +24,12 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/sat_kernels.cuh"
+#include "gpu/strip_kernels.cuh"
 
 using namespace swgpu;
 using namespace swgpu::gpu;
 using namespace swgpu::gpu::sat_kernels;
+namespace sk = swgpu::gpu::strip_kernels;
 
 namespace {
 
@@ -141,6 +144,13 @@ void row(const char* what, double ms, double bound_ms, const char* note = "") {
     std::printf("  %-44s %9.3f ms  %6.1f %% bound  %s\n", what, ms, 100.0 * bound_ms / ms, note);
 }
 
+// Where the strips' time goes: each step timed alone (run after the checks: the scans are not idempotent).
+template <class A, class B, class C>
+void breakdown(int reps, cudaStream_t s, A count, B scans, C pass) {
+    const float a = median_ms(reps, s, count), b = median_ms(reps, s, scans), c = median_ms(reps, s, pass);
+    std::printf("    strips alone: count %.3f ms, scans %.3f ms, table pass %.3f ms\n", a, b, c);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -186,6 +196,7 @@ int main(int argc, char** argv) {
         npp_library npp;
         const auto ctx = npp_context(s);
         double sat8_tiled = 0, sat8_cub = 0, sat8_npp = 0, satf_tiled = 0, satf_cub = 0, ih_tiled = 0, ih_cub = 0, qps = 0;
+        double sat8_strips = 0, satf_strips = 0, ih_strips = 0;
 
         {  // 8-bit -> uint64
             device_buffer<std::uint64_t> out(px), out2(px);
@@ -199,6 +210,15 @@ int main(int argc, char** argv) {
             sat8_tiled = median_ms(o.reps, s, [&] { launch_tiled(st, load8, flags, s); });
             sat8_cub = median_ms(o.reps, s, [&] { launch_row_sync(out2.data(), n, n, 1, load8w, s); });
             const auto bad = differences(out.data(), out2.data(), px);
+            {
+                device_buffer<unsigned char> sws(sk::strip_workspace_bytes<std::uint64_t>(n, n, 1, sk::table_width));
+                const auto sst = sk::make_strip_state<std::uint64_t>(n, n, 1, sk::table_width, sws.data());
+                sat8_strips = median_ms(o.reps, s, [&] { sk::launch_table_strips(sst, load8, out.data(), s); });
+                row("swgpu strips (two input passes, no waiting)", sat8_strips, b,
+                    differences(out.data(), out2.data(), px) ? "MISMATCH with row_sync" : "= row_sync");
+                breakdown(o.reps, s, [&] { sk::launch_table_count(sst, load8, s); }, [&] { sk::launch_strip_scans(sst, s); },
+                          [&] { sk::launch_table_pass(sst, load8, out.data(), s); });
+            }
             row("swgpu tiled_p2p (one pass)", sat8_tiled, b, bad ? "MISMATCH with row_sync" : "= row_sync");
             row("swgpu row_sync (CUB rows, then columns)", sat8_cub, b);
             if (npp.i32) {
@@ -235,6 +255,14 @@ int main(int argc, char** argv) {
             const pixel_loader<float, float> load{inf.data(), n};
             satf_tiled = median_ms(o.reps, s, [&] { launch_tiled(st, load, flags, s); });
             satf_cub = median_ms(o.reps, s, [&] { launch_row_sync(out2.data(), n, n, 1, load, s); });
+            {
+                device_buffer<unsigned char> sws(sk::strip_workspace_bytes<float>(n, n, 1, sk::table_width));
+                const auto sst = sk::make_strip_state<float>(n, n, 1, sk::table_width, sws.data());
+                satf_strips = median_ms(o.reps, s, [&] { sk::launch_table_strips(sst, load, out.data(), s); });
+                row("swgpu strips (two input passes, no waiting)", satf_strips, b);
+                breakdown(o.reps, s, [&] { sk::launch_table_count(sst, load, s); }, [&] { sk::launch_strip_scans(sst, s); },
+                          [&] { sk::launch_table_pass(sst, load, out.data(), s); });
+            }
             row("swgpu tiled_p2p (one pass)", satf_tiled, b);
             row("swgpu row_sync (CUB rows, then columns)", satf_cub, b);
         }
@@ -259,6 +287,17 @@ int main(int argc, char** argv) {
             }
             ih_cub = median_ms(o.reps, s, [&] { launch_row_sync(out2.data(), m, m, o.bins, load, s); });
             const auto bad = o.bins <= max_tiled_lanes ? differences(out.data(), out2.data(), outn) : 0;
+            const float set_ms = median_ms(o.reps, s, [&] { SWGPU_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, outn * 4, s)); });
+            row("cudaMemset of the same bytes (writes alone)", set_ms, b);
+            if (o.bins <= sk::max_bins) {
+                device_buffer<unsigned char> sws(sk::strip_workspace_bytes<std::uint32_t>(m, m, o.bins, sk::histogram_width));
+                const auto sst = sk::make_strip_state<std::uint32_t>(m, m, o.bins, sk::histogram_width, sws.data());
+                ih_strips = median_ms(o.reps, s, [&] { sk::launch_histogram_strips(sst, bins.data(), out.data(), s); });
+                row("swgpu strips (two input passes, no waiting)", ih_strips, b,
+                    differences(out.data(), out2.data(), outn) ? "MISMATCH with row_sync" : "= row_sync");
+                breakdown(o.reps, s, [&] { sk::launch_histogram_count(sst, bins.data(), s); }, [&] { sk::launch_strip_scans(sst, s); },
+                          [&] { sk::launch_histogram_pass(sst, bins.data(), out.data(), s); });
+            }
             if (ih_tiled > 0) row("swgpu tiled_p2p (one pass)", ih_tiled, b, bad ? "MISMATCH with row_sync" : "= row_sync");
             row("swgpu row_sync (CUB rows, then columns)", ih_cub, b);
         }
@@ -288,14 +327,14 @@ int main(int argc, char** argv) {
         }
         const double b8 = bound(static_cast<double>(px) * 9), bf = bound(static_cast<double>(px) * 8);
         const double bh = bound(static_cast<double>(o.ihist_size * o.ihist_size) * o.bins * 4);
-        std::printf("\nsummary: copy %.0f GB/s; SAT %lld^2 u8->u64 tiled %.3f ms = %.1f %% of copy bound, %.2fx CUB rows-then-columns",
-                    copy_gbs, static_cast<long long>(n), sat8_tiled, 100 * b8 / sat8_tiled, sat8_cub / sat8_tiled);
-        if (sat8_npp > 0) std::printf(", %.2fx NPP 8u32s", sat8_npp / sat8_tiled);
-        std::printf("\nsummary: SAT %lld^2 f32->f32 tiled %.3f ms = %.1f %% of copy bound, %.2fx CUB rows-then-columns\n",
-                    static_cast<long long>(n), satf_tiled, 100 * bf / satf_tiled, satf_cub / satf_tiled);
-        if (ih_tiled > 0)
-            std::printf("summary: IHist %lld^2 %d bins tiled %.3f ms = %.1f %% of output-write bound, %.2fx row_sync\n",
-                        static_cast<long long>(o.ihist_size), o.bins, ih_tiled, 100 * bh / ih_tiled, ih_cub / ih_tiled);
+        std::printf("\nsummary: copy %.0f GB/s; SAT %lld^2 u8->u64 strips %.3f ms = %.1f %% of copy bound (tiled %.3f ms), %.2fx CUB rows-then-columns",
+                    copy_gbs, static_cast<long long>(n), sat8_strips, 100 * b8 / sat8_strips, sat8_tiled, sat8_cub / sat8_strips);
+        if (sat8_npp > 0) std::printf(", %.2fx NPP 8u32s", sat8_npp / sat8_strips);
+        std::printf("\nsummary: SAT %lld^2 f32->f32 strips %.3f ms = %.1f %% of copy bound (tiled %.3f ms), %.2fx CUB rows-then-columns\n",
+                    static_cast<long long>(n), satf_strips, 100 * bf / satf_strips, satf_tiled, satf_cub / satf_strips);
+        if (ih_strips > 0)
+            std::printf("summary: IHist %lld^2 %d bins strips %.3f ms = %.1f %% of output-write bound (tiled %.3f ms), %.2fx row_sync\n",
+                        static_cast<long long>(o.ihist_size), o.bins, ih_strips, 100 * bh / ih_strips, ih_tiled, ih_cub / ih_strips);
         std::printf("summary: rectangle sums %.3g queries/s\n", qps);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_sat: %s\n", e.what());
