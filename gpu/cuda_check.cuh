@@ -53,6 +53,17 @@ __device__ __forceinline__ std::uint64_t device_time_ns() {
     return t;
 }
 
+// Flags between blocks: a release store after a block's writes (and __threadfence), an acquire load before a
+// block reads what the flag announces.
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 // Backs off while spinning and traps once the deadline has passed. `spins` and `since` start at 0 for each wait.
 __device__ __forceinline__ void spin_backoff(unsigned& spins, std::uint64_t& since) {
     ++spins;

@@ -74,14 +74,6 @@ __device__ __forceinline__ T shfl_up(T v, unsigned d) {
         return __shfl_up_sync(0xffffffffu, v, d);
 }
 
-__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
 
 template <class In, class Local>
 struct pixel_loader {
@@ -175,7 +167,7 @@ __device__ __forceinline__ int look_back_window(const unsigned* flags, index_t p
     std::uint64_t since = 0;
     for (;;) {
         const index_t q = p - lane;
-        const unsigned f = q >= 0 ? ld_acquire(flags + id_of(q)) : flag_inclusive;
+        const unsigned f = q >= 0 ? load_acquire(flags + id_of(q)) : flag_inclusive;
         const unsigned inc = __ballot_sync(0xffffffffu, f == flag_inclusive);
         const unsigned zero = __ballot_sync(0xffffffffu, f == 0);
         const int k = inc ? __ffs(static_cast<int>(inc)) - 1 : 32;
@@ -247,7 +239,7 @@ __global__ void __launch_bounds__(block_threads) tiled_table_kernel(tiled_state<
         }
         __threadfence();
         __syncthreads();
-        if (tid == 0) st_release(st.hflag + tile, flag_inclusive);
+        if (tid == 0) store_release(st.hflag + tile, flag_inclusive);
     } else {
         for (int e = tid; e < nh; e += block_threads) {
             left[e] = Out(0);
@@ -255,7 +247,7 @@ __global__ void __launch_bounds__(block_threads) tiled_table_kernel(tiled_state<
         }
         __threadfence();
         __syncthreads();
-        if (tid == 0) st_release(st.hflag + tile, flag_aggregate);
+        if (tid == 0) store_release(st.hflag + tile, flag_aggregate);
         // Warp 0 finds the window; the whole block sums it (TH·L values per tile: up to 1024 for 32 lanes).
         index_t p = tc - 1;
         for (;;) {
@@ -281,7 +273,7 @@ __global__ void __launch_bounds__(block_threads) tiled_table_kernel(tiled_state<
         for (int e = tid; e < nh; e += block_threads) st.h_inc[tile * nh + e] = left[e] + static_cast<Out>(htot[e]);
         __threadfence();
         __syncthreads();
-        if (tid == 0) st_release(st.hflag + tile, flag_inclusive);
+        if (tid == 0) store_release(st.hflag + tile, flag_inclusive);
     }
 
     // 3. vertical look-back
@@ -292,13 +284,13 @@ __global__ void __launch_bounds__(block_threads) tiled_table_kernel(tiled_state<
         st.v_inc[tile * block_threads + tid] = bottom;
         __threadfence();
         __syncthreads();
-        if (tid == 0) st_release(st.vflag + tile, flag_inclusive);
+        if (tid == 0) store_release(st.vflag + tile, flag_inclusive);
     } else {
         st.v_loc[tile * block_threads + tid] = v[TH - 1];
         if (tid < L) st.x_agg[tile * L + tid] = left[(TH - 1) * L + tid];
         __threadfence();
         __syncthreads();
-        if (tid == 0) st_release(st.vflag + tile, flag_aggregate);
+        if (tid == 0) store_release(st.vflag + tile, flag_aggregate);
         index_t p = tr - 1;
         for (;;) {
             if (warp == 0) {
@@ -320,7 +312,7 @@ __global__ void __launch_bounds__(block_threads) tiled_table_kernel(tiled_state<
         st.v_inc[tile * block_threads + tid] = top + bottom;
         __threadfence();
         __syncthreads();
-        if (tid == 0) st_release(st.vflag + tile, flag_inclusive);
+        if (tid == 0) store_release(st.vflag + tile, flag_inclusive);
     }
 
     // 4. the table

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <cooperative_groups.h>
 
@@ -111,12 +112,106 @@ __global__ void all_steps(index_t n, T* buf0, T* buf1, Slot slot) {
     }
 }
 
-// The schedule: a launch per step, or every step in one cooperative launch (SWGPU_SWEEP_SCHEDULE=launch|grid forces
-// one, for measurements). Grids up to grid_barrier_max take the grid barrier.
+// The fmod sweep in 3-D tiles of TS^3 points, one block of TS^2 threads (one per (j, k) column of the tile) per tile.
+// Blocks take tiles from a ticket counter in the order of their diagonals ti + tj + tk (`order`), wait for the done
+// flags of the (up to) three tiles upstream, load their inflow faces from the grid (through L2) into shared memory,
+// sweep the tile's own hyperplanes with a block barrier between them, write the tile to the grid row by row (coalesced
+// along k) and raise their own flag. A tile only waits for tiles of earlier tickets, whose blocks are running: no
+// deadlock, whatever the grid size, and no barrier or launch between diagonals. The points and their inputs are those
+// of every other schedule, so are the bits (the initial values from a table of T(m) / T(10), the same expression).
+template <class T, int TS>
+__global__ void __launch_bounds__(TS * TS) fmod_tiles(index_t n, index_t nt, int loops, T c, const unsigned* __restrict__ order,
+                                                      unsigned* counter, unsigned* done, T* grid) {
+    constexpr int E = TS + 1;  // s[a][b][c], a, b, c in 0..TS: index 0 is the inflow face, point (a, b, c) at +1
+    __shared__ T s[E * E * E];
+    __shared__ T tenths[10];
+    __shared__ unsigned ticket;
+    const int tid = static_cast<int>(threadIdx.x);
+    if (tid == 0) ticket = atomicAdd(counter, 1u);
+    if (tid < 10) tenths[tid] = T(tid) / T(10);
+    __syncthreads();
+    const unsigned packed = order[ticket];
+    const index_t ti = packed >> 20, tj = (packed >> 10) & 1023u, tk = packed & 1023u;
+    const auto id = [&](index_t a, index_t b, index_t k) { return (a * nt + b) * nt + k; };
+    if (tid == 0) {
+        unsigned spins = 0;
+        std::uint64_t since = 0;
+        if (ti > 0) while (load_acquire(done + id(ti - 1, tj, tk)) == 0) spin_backoff(spins, since);
+        if (tj > 0) while (load_acquire(done + id(ti, tj - 1, tk)) == 0) spin_backoff(spins, since);
+        if (tk > 0) while (load_acquire(done + id(ti, tj, tk - 1)) == 0) spin_backoff(spins, since);
+    }
+    __syncthreads();
+    const index_t i0 = ti * TS, j0 = tj * TS, k0 = tk * TS;
+    const int ei = static_cast<int>(n - i0 < TS ? n - i0 : TS), ej = static_cast<int>(n - j0 < TS ? n - j0 : TS),
+              ek = static_cast<int>(n - k0 < TS ? n - k0 : TS);
+    const auto at = [&](index_t i, index_t j, index_t k) { return __ldcg(grid + (i * n + j) * n + k); };
+    {  // the three inflow faces: (0, b, c), (a, 0, c), (a, b, 0)
+        const int u = tid / TS, v = tid % TS;
+        s[(0 * E + u + 1) * E + v + 1] = (i0 > 0 && u < ej && v < ek) ? at(i0 - 1, j0 + u, k0 + v) : T(0);
+        s[((u + 1) * E + 0) * E + v + 1] = (j0 > 0 && u < ei && v < ek) ? at(i0 + u, j0 - 1, k0 + v) : T(0);
+        s[((u + 1) * E + v + 1) * E + 0] = (k0 > 0 && u < ei && v < ej) ? at(i0 + u, j0 + v, k0 - 1) : T(0);
+    }
+    __syncthreads();
+    const int b = tid / TS, cc = tid % TS;
+    const int m0 = static_cast<int>((i0 + 2 * (j0 + b) + 3 * (k0 + cc)) % 10);  // (i + 2j + 3k) mod 10 at a = 0
+    for (int u = 0; u <= ei + ej + ek - 3; ++u) {
+        const int a = u - b - cc;
+        if (a >= 0 && a < ei && b < ej && cc < ek) {
+            const T top = s[(a * E + b + 1) * E + cc + 1], north = s[((a + 1) * E + b) * E + cc + 1],
+                    west = s[((a + 1) * E + b + 1) * E + cc];
+            s[((a + 1) * E + b + 1) * E + cc + 1] = sweep3d::fmod_point(tenths[(m0 + a) % 10], top, north, west, c, loops);
+        }
+        __syncthreads();
+    }
+    for (int e = tid; e < ei * ej * TS; e += TS * TS) {
+        const int a = e / (ej * TS), rest = e % (ej * TS), bb = rest / TS, k = rest % TS;
+        if (k < ek) grid[((i0 + a) * n + j0 + bb) * n + k0 + k] = s[((a + 1) * E + bb + 1) * E + k + 1];
+    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) store_release(done + id(ti, tj, tk), 1u);
+}
+
+// The schedule: the fmod sweep in tiles (a launch per diagonal of tiles); the dd sweep, and the fmod sweep when
+// SWGPU_SWEEP_SCHEDULE=launch|grid|tiles asks (for measurements and tests), a launch per hyperplane or every
+// hyperplane in one cooperative launch, which grids up to grid_barrier_max take.
 constexpr index_t grid_barrier_max = 384;
-bool use_grid_barrier(index_t n) {
-    if (const char* e = std::getenv("SWGPU_SWEEP_SCHEDULE")) return std::strcmp(e, "grid") == 0;
-    return n <= grid_barrier_max;
+enum class sweep_schedule { launch, grid, tiles };
+sweep_schedule schedule_for(index_t n, bool fmod) {
+    if (const char* e = std::getenv("SWGPU_SWEEP_SCHEDULE")) {
+        if (std::strcmp(e, "grid") == 0) return sweep_schedule::grid;
+        if (std::strcmp(e, "tiles") == 0 && fmod) return sweep_schedule::tiles;
+        if (std::strcmp(e, "launch") == 0) return sweep_schedule::launch;
+    }
+    if (fmod) return sweep_schedule::tiles;
+    return n <= grid_barrier_max ? sweep_schedule::grid : sweep_schedule::launch;
+}
+const char* name_of(sweep_schedule s) {
+    return s == sweep_schedule::grid ? "grid" : s == sweep_schedule::tiles ? "tiles" : "launch";
+}
+
+// Tile edge: 8 up to N = 256 (more tiles per diagonal to fill the GPU), else 16; SWGPU_SWEEP_TILE=8|16 forces one.
+int tile_edge(index_t n) {
+    if (const char* e = std::getenv("SWGPU_SWEEP_TILE")) return std::atoi(e) == 16 ? 16 : 8;
+    return n <= 256 ? 8 : 16;
+}
+
+template <class T, int TS>
+void launch_fmod_tiles(index_t n, int loops, T c, T* grid, sweep_report* report) {
+    const index_t nt = (n + TS - 1) / TS;
+    std::vector<unsigned> order;  // tiles by diagonal, packed ti << 20 | tj << 10 | tk (nt <= 512)
+    order.reserve(static_cast<std::size_t>(nt * nt * nt));
+    for (index_t d = 0; d <= 3 * (nt - 1); ++d)
+        for (index_t ti = std::max<index_t>(0, d - 2 * (nt - 1)); ti <= std::min(d, nt - 1); ++ti)
+            for (index_t tj = std::max<index_t>(0, d - ti - (nt - 1)); tj <= std::min(d - ti, nt - 1); ++tj)
+                order.push_back(static_cast<unsigned>((ti << 20) | (tj << 10) | (d - ti - tj)));
+    device_buffer<unsigned> d_order, flags(order.size() + 1);
+    d_order.upload(order);
+    flags.zero();
+    fmod_tiles<T, TS><<<static_cast<unsigned>(order.size()), TS * TS>>>(n, nt, loops, c, d_order.data(), flags.data(),
+                                                                       flags.data() + 1, grid);
+    SWGPU_CUDA_CHECK_LAUNCH("sweep3d tiles");
+    if (report) report->steps = static_cast<int>(3 * (nt - 1) + 1);
 }
 
 template <class T, class Slot>
@@ -158,12 +253,16 @@ struct dd_slots {
     }
 };
 
-// Runs the steps, one launch each (step(t, range, blocks)) or all in one cooperative launch (all()), timed.
-template <class Step, class All>
-void run_steps(index_t n, sweep_report* report, Step&& step, All&& all) {
+// Runs the steps, one launch each (step(t, range, blocks)), all in one cooperative launch (all()) or in tiles
+// (tiles()), timed.
+template <class Step, class All, class Tiles>
+void run_steps(index_t n, sweep_schedule sched, sweep_report* report, Step&& step, All&& all, Tiles&& tiles) {
     cuda_event start, stop;
     start.record(nullptr);
-    if (use_grid_barrier(n)) {
+    if (report) report->steps = static_cast<int>(3 * (n - 1) + 1);
+    if (sched == sweep_schedule::tiles) {
+        tiles();
+    } else if (sched == sweep_schedule::grid) {
         all();
         SWGPU_CUDA_CHECK_LAUNCH("sweep3d all steps");
     } else {
@@ -179,8 +278,7 @@ void run_steps(index_t n, sweep_report* report, Step&& step, All&& all) {
     stop.synchronize();
     if (report) {
         report->kernel_ms = stop.since(start);
-        report->steps = static_cast<int>(3 * (n - 1) + 1);
-        report->grid_barrier = use_grid_barrier(n);
+        report->schedule = name_of(sched);
     }
 }
 
@@ -196,12 +294,16 @@ std::vector<T> sweep3d_fmod(const sweep3d::fmod_params& p, sweep_report* report)
     b.zero();
     T* bufs[2] = {a.data(), b.data()};
     run_steps(
-        n, report,
+        n, schedule_for(n, true), report,
         [&](index_t t, const step_range& r, dim3 blocks) {
             fmod_step<T><<<blocks, step_threads>>>(n, t, r, p.loops, T(p.c), bufs[(t + 1) & 1], bufs[t & 1],
                                                    grid.data());
         },
-        [&] { launch_all_steps(n, bufs[0], bufs[1], fmod_slots<T>{n, p.loops, T(p.c), grid.data()}); });
+        [&] { launch_all_steps(n, bufs[0], bufs[1], fmod_slots<T>{n, p.loops, T(p.c), grid.data()}); },
+        [&] {
+            if (tile_edge(n) == 8) launch_fmod_tiles<T, 8>(n, p.loops, T(p.c), grid.data(), report);
+            else launch_fmod_tiles<T, 16>(n, p.loops, T(p.c), grid.data(), report);
+        });
     return grid.download(plane * static_cast<std::size_t>(n));
 }
 
@@ -221,7 +323,7 @@ std::vector<T> sweep3d_dd(const sweep3d::dd_params& p, sweep_report* report) {
     const T weight = T(1) / T(p.angles);
     T* bufs[2] = {a.data(), b.data()};
     run_steps(
-        n, report,
+        n, schedule_for(n, false), report,
         [&](index_t t, const step_range& r, dim3 blocks) {
             dd_step<T><<<blocks, step_threads>>>(n, t, r, p.angles, d_coef.data(), T(p.source), weight,
                                                  bufs[(t + 1) & 1], bufs[t & 1], phi.data());
@@ -229,7 +331,8 @@ std::vector<T> sweep3d_dd(const sweep3d::dd_params& p, sweep_report* report) {
         [&] {
             launch_all_steps(n, bufs[0], bufs[1],
                              dd_slots<T>{n, p.angles, d_coef.data(), T(p.source), weight, phi.data()});
-        });
+        },
+        [] {});
     return phi.download(plane * static_cast<std::size_t>(n));
 }
 

@@ -1,6 +1,8 @@
 // The 3-D sweeps of core/sweep3d.hpp on the GPU (gpu/sweep3d.cu), as the rest of the program sees them: no CUDA types.
 //
-// Schedule: hyperplanes. Step t computes the points with i + j + k == t, one thread per (j, k) slot; the points of
+// Schedules. The fmod sweep: 3-D tiles (8^3 up to N = 256, else 16^3) in wavefront order, a launch per diagonal of
+// tiles, each tile sweeping its hyperplanes in shared memory with its inflow faces read from the grid. The dd sweep
+// (whose faces are per angle) and, on request (SWGPU_SWEEP_SCHEDULE), the fmod sweep: hyperplanes. Step t computes the points with i + j + k == t, one thread per (j, k) slot; the points of
 // plane t - 1 that a point needs, (i-1, j, k), (i, j-1, k) and (i, j, k-1), sit in slots (j, k), (j-1, k) and
 // (j, k-1) of a plane buffer, so the reads of a step are coalesced along k (two plane buffers alternate; the fmod
 // sweep keeps one value per slot, the diamond-difference sweep three faces per angle). Each point also goes to its
@@ -17,8 +19,8 @@ namespace swgpu::gpu {
 
 struct sweep_report {
     double kernel_ms = 0;  // the steps (CUDA events), copies excluded
-    int steps = 0;
-    bool grid_barrier = false;  // all steps in one cooperative launch (else a launch per step)
+    int steps = 0;         // hyperplanes, or diagonals of tiles
+    const char* schedule = "";  // "tiles", "grid" (one cooperative launch) or "launch" (a launch per hyperplane)
 };
 
 template <class T>

@@ -230,14 +230,6 @@ __device__ __forceinline__ void store_cg(T* p, const T& v) {
     }
 }
 
-__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
 // Single-copy-atomic 64-bit accesses without ordering: a status and its value travel in one word.
 __device__ __forceinline__ unsigned long long load_relaxed(const unsigned long long* p) {
     unsigned long long v;

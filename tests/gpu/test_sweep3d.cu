@@ -18,18 +18,20 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 
 }  // namespace
 
-GPU_TEST("sweep3d fmod: GPU hyperplanes give the CPU's bits, a launch per step or one grid-barrier launch") {
+GPU_TEST("sweep3d fmod: GPU tiles and hyperplanes (a launch per step or one grid-barrier launch) give the CPU's bits") {
     using namespace swgpu;
     thread_pool pool(4);
-    for (const char* schedule : {"launch", "grid"}) {
+    for (const char* schedule : {"tiles", "launch", "grid"}) {
         ::setenv("SWGPU_SWEEP_SCHEDULE", schedule, 1);
-        for (const sweep3d::index_t n : {1, 2, 3, 31, 64, 129, 300}) {
+        for (const sweep3d::index_t n : {1, 2, 3, 7, 8, 9, 17, 31, 64, 129, 257, 300}) {
             for (const int loops : {1, 10}) {
                 const sweep3d::fmod_params p{n, loops, 1.0};
                 gpu::sweep_report report;
                 CHECK(same_bits(gpu::sweep3d_fmod<double>(p, &report), sweep3d::fmod_tiled<double>(p, pool, 16)));
-                CHECK_EQ(report.steps, static_cast<int>(3 * (n - 1) + 1));
-                CHECK_EQ(report.grid_barrier, std::strcmp(schedule, "grid") == 0);
+                CHECK(std::strcmp(report.schedule, schedule) == 0);
+                const sweep3d::index_t edge = std::strcmp(schedule, "tiles") != 0 ? 1 : n <= 256 ? 8 : 16;
+                const sweep3d::index_t units = (n + edge - 1) / edge;  // hyperplanes run points, tiles run tiles
+                CHECK_EQ(report.steps, static_cast<int>(3 * (units - 1) + 1));
                 CHECK(same_bits(gpu::sweep3d_fmod<float>(p), sweep3d::fmod_tiled<float>(p, pool, 16)));
             }
         }
