@@ -1,7 +1,10 @@
 #include "app/levels_command.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -29,15 +32,24 @@ const char* const levels_footer =
     "  the CPU and the GPU give the same bits as a sequential substitution.\n"
     "Generic loops: for i in 0..n-1: A[W[i]] = f(A[R[i][0]], ..., A[R[i][k-1]]), W (n,) and R (n,) or (n, k)\n"
     "  integer .npy arrays, A0 float64 .npy (all ones without --array; --locations N sets its size otherwise, default\n"
-    "  1 + the largest index). f: sum = v0+...+v(k-1)+1, max = max(v)+1, fmod = fmod(v0+...+v(k-1)+1, 1021).\n"
-    "  Output: the final A (float64 .npy), equal to the sequential loop's.\n"
+    "  1 + the largest index). f over the k values read, left to right, each operation rounded on its own:\n"
+    "    sum  = v0+...+v(k-1)+1          max = max(v)+1          fmod = fmod(v0+...+v(k-1)+1, 1021)\n"
+    "    wsum = c0*v0+...+c(k-1)*v(k-1)  (--coefficients: k values, one per read position)\n"
+    "    dot  = beta*v0 + (alpha*v1)*v2 + ... + (alpha*v(k-2))*v(k-1)  (k odd; --coefficients alpha,beta)\n"
+    "  Any number of reads per iteration. Output: the final A (float64 .npy), equal to the sequential loop's.\n"
+    "--sequential runs the plain sequential loop (solves: the substitution row after row) on one thread instead of\n"
+    "  the levels: the reference every backend is checked against, timed on the summary line; no levels computed.\n"
     "Levels: an iteration's level is 1 + the highest level of an iteration it depends on (true, anti and output\n"
     "  dependences through A; rows read for a solve). --stats writes 'level<TAB>width' lines after a '#' header.\n"
-    "  A summary (levels, widths, analysis and per-solve times) goes to stderr unless -q.\n"
+    "  A summary (levels, widths, analysis and per-solve times) goes to stderr unless -q. Loops: the CPU reports\n"
+    "  'inspector I ms, executor E ms, total T ms'; the GPU 'inspector I ms, inspector + executor E ms, total T ms,\n"
+    "  with transfers X ms' (device times; the GPU finds the levels and runs them in one pass, inspecting later\n"
+    "  iterations while earlier ones execute); --sequential 'sequential loop T ms'.\n"
     "Exit codes: 0 success, 1 bad input (malformed or truncated .mtx, array format, non-square, a missing or zero\n"
     "  diagonal entry, an entry outside the triangle with --require-triangular, a vector of the wrong length, an\n"
-    "  index out of range, mismatched lengths), 2 bad command line, 3 device failure (or --backend gpu without a\n"
-    "  GPU), 4 out of memory, 5 output could not be written. A failed run leaves no output file.\n";
+    "  index out of range, mismatched lengths), 2 bad command line (also --coefficients that do not fit the body\n"
+    "  and the reads), 3 device failure (or --backend gpu without a GPU), 4 out of memory, 5 output could not be\n"
+    "  written. A failed run leaves no output file.\n";
 
 std::vector<double> read_vector(const std::string& path, std::int64_t n) {
     const sat::array a = io::read_npy(path);
@@ -91,6 +103,17 @@ std::vector<std::int64_t> widths_of(const levels::level_sets& s) {
     return w;
 }
 
+// A coefficient as the double nearest its decimal (or hexadecimal) text: strtod rounds once, where a detour through
+// long double could round twice.
+double parse_coefficient(const std::string& text) {
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
+        throw usage_error("--coefficients: '" + text + "' is not a finite number");
+    return v;
+}
+
 double ms_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
@@ -134,9 +157,14 @@ levels_command::levels_command(CLI::App& app) {
     sub_->add_option("--array", array_, "Generic loop: the initial array A0 (.npy) [default: all ones]");
     sub_->add_option("--locations", locations_, "Generic loop: size of A without --array [default: 1 + the largest index]")
         ->check(CLI::Range(1LL, (1LL << 31) - 1));
-    sub_->add_option("--body", body_, "Generic loop body: sum, max or fmod")
-        ->check(CLI::IsMember({"sum", "max", "fmod"}))
+    sub_->add_option("--body", body_, "Generic loop body: sum, max, fmod, wsum or dot (see below)")
+        ->check(CLI::IsMember({"sum", "max", "fmod", "wsum", "dot"}))
         ->capture_default_str();
+    sub_->add_option("--coefficients", coefficients_,
+                     "The body's coefficients, comma-separated (wsum: one per read; dot: alpha,beta)")
+        ->delimiter(',');
+    sub_->add_flag("--sequential", sequential_,
+                   "Run the plain sequential loop or substitution (one thread, no levels): the timed reference");
     backend_.add_options(sub_);
     sub_->footer(levels_footer);
 }
@@ -154,12 +182,16 @@ int levels_command::run() {
         throw usage_error("--rhs, --lower, --upper and --require-triangular belong to a solve (--matrix)");
     if (!writes_.empty() && !array_.empty() && locations_ != 0)
         throw usage_error("--locations is the size of A without --array; the array gives its own size");
+    if (!matrix_.empty() && (!coefficients_.empty() || sub_->count("--body") > 0))
+        throw usage_error("--body and --coefficients belong to a generic loop (--writes), not to --matrix");
+    if (sequential_ && backend_.name == "gpu") throw usage_error("--sequential runs on the CPU; drop --backend gpu");
+    if (sequential_ && !stats_.empty()) throw usage_error("--sequential computes no levels; drop --stats");
     return matrix_.empty() ? run_loop() : run_solve();
 }
 
 int levels_command::run_solve() {
     const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
-    const bool gpu = backend_.use_gpu();
+    const bool gpu = !sequential_ && backend_.use_gpu();
     std::optional<io::output_file> out, stats;
     if (!output_.empty()) out.emplace(output_);
     if (!stats_.empty()) stats.emplace(stats_);
@@ -171,7 +203,13 @@ int levels_command::run_solve() {
     std::vector<std::int64_t> widths;
     double analysis_ms = 0;
     std::vector<double> solve_ms;
-    if (gpu) {
+    if (sequential_) {
+        for (long long r = 0; r < repeat_; ++r) {
+            const auto t1 = std::chrono::steady_clock::now();
+            levels::triangular_solve_sequential(t, part, b, x);
+            solve_ms.push_back(ms_since(t1));
+        }
+    } else if (gpu) {
         const gpu::solve_schedule sched = schedule_ == "level_sync"          ? gpu::solve_schedule::level_sync
                                           : schedule_ == "syncfree_by_level" ? gpu::solve_schedule::syncfree_by_level
                                                                              : gpu::solve_schedule::syncfree;
@@ -195,7 +233,13 @@ int levels_command::run_solve() {
         }
         widths = widths_of(sets);
     }
-    if (!backend_.quiet) {
+    if (!backend_.quiet && sequential_) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "sequential substitution %.3f ms (median of %lld, CPU, 1 thread)\n",
+                      median(solve_ms), repeat_);
+        std::cerr << "swgpu: levels: " << (upper_ ? "upper" : "lower") << " triangle of " << matrix_ << ", "
+                  << t.nonzeros() << " nonzeros, " << t.rows << " rows; " << buf;
+    } else if (!backend_.quiet) {
         char buf[200];
         std::snprintf(buf, sizeof buf, "; analysis %.3f ms, solve %.3f ms (median of %lld, %s)\n", analysis_ms,
                       median(solve_ms), repeat_, gpu ? (std::string("GPU ") + schedule_).c_str() : "CPU");
@@ -214,7 +258,7 @@ int levels_command::run_solve() {
 }
 
 int levels_command::run_loop() {
-    const bool gpu = backend_.use_gpu();
+    const bool gpu = !sequential_ && backend_.use_gpu();
     std::optional<io::output_file> out, stats;
     if (!output_.empty()) out.emplace(output_);
     if (!stats_.empty()) stats.emplace(stats_);
@@ -246,35 +290,45 @@ int levels_command::run_loop() {
         if (loop.locations > 0 && loop.locations < (1LL << 31)) a.assign(static_cast<std::size_t>(loop.locations), 1.0);
     }
     levels::check_loop(loop, writes_);
+    levels::body_spec body;
+    body.kind = levels::parse_body(body_).value();
+    for (const std::string& c : coefficients_) body.coefficients.push_back(parse_coefficient(c));
+    if (const std::string why = levels::body_mismatch(body, loop.reads_per_iteration); !why.empty())
+        throw usage_error(why);
 
     std::vector<std::int64_t> widths;
-    double analysis_ms = 0, run_ms = 0;
-    if (gpu) {
-        float ms = 0;
-        if (stats || !backend_.quiet) {
-            const levels::level_sets sets = levels::group_by_level(gpu::loop_levels(loop, &ms));
-            analysis_ms = ms;
-            widths = widths_of(sets);
-        }
-        a = gpu::run_loop(loop, levels::parse_body(body_).value(), a, &ms);
-        run_ms = ms;
+    char times[240];
+    if (sequential_) {
+        const auto t0 = std::chrono::steady_clock::now();
+        levels::run_sequential(loop, body, a);
+        std::snprintf(times, sizeof times, "sequential loop %.3f ms (CPU, 1 thread)", ms_since(t0));
+    } else if (gpu) {
+        gpu::loop_report rep;
+        const auto t0 = std::chrono::steady_clock::now();
+        a = gpu::run_loop(loop, body, a, &rep, stats.has_value() || !backend_.quiet);
+        const double wall = ms_since(t0);
+        if (!rep.levels.empty()) widths = widths_of(levels::group_by_level(std::move(rep.levels)));
+        std::snprintf(times, sizeof times,
+                      "inspector %.3f ms, inspector + executor %.3f ms, total %.3f ms, with transfers %.3f ms (GPU; "
+                      "%.3f ms with host conversions)",
+                      rep.inspect_ms, rep.run_ms, rep.inspect_ms + rep.run_ms,
+                      rep.upload_ms + rep.inspect_ms + rep.run_ms + rep.download_ms, wall);
     } else {
         thread_pool pool(backend_.threads);
         const auto t0 = std::chrono::steady_clock::now();
         const levels::level_sets sets = levels::group_by_level(levels::loop_levels(loop));
-        analysis_ms = ms_since(t0);
+        const double inspect_ms = ms_since(t0);
         const auto t1 = std::chrono::steady_clock::now();
-        levels::run_by_levels(loop, levels::parse_body(body_).value(), sets, a, pool);
-        run_ms = ms_since(t1);
+        levels::run_by_levels(loop, body, sets, a, pool);
+        const double run_ms = ms_since(t1);
         widths = widths_of(sets);
+        std::snprintf(times, sizeof times, "inspector %.3f ms, executor %.3f ms, total %.3f ms (CPU, %u thread%s)",
+                      inspect_ms, run_ms, inspect_ms + run_ms, pool.size(), pool.size() == 1 ? "" : "s");
     }
-    if (!backend_.quiet) {
-        char buf[200];
-        std::snprintf(buf, sizeof buf, "; inspector %.3f ms, %s %.3f ms (%s)\n", analysis_ms,
-                      gpu ? "inspector + executor in one pass" : "executor", run_ms, gpu ? "GPU" : "CPU");
+    if (!backend_.quiet)
         std::cerr << "swgpu: levels: loop of " << loop.reads_per_iteration << " reads per iteration over "
-                  << loop.locations << " locations, " << summary(n, widths) << buf;
-    }
+                  << loop.locations << " locations, "
+                  << (sequential_ ? std::to_string(n) + " iterations" : summary(n, widths)) << "; " << times << '\n';
     if (stats) {
         write_stats(*stats, widths, n, std::string("loop ") + writes_);
         stats->commit();

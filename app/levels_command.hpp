@@ -1,9 +1,12 @@
 // `swgpu levels`: run-time levelization (core/levels.hpp, gpu/levels.hpp) of
 //   sparse triangular solves:  --matrix A.mtx [--rhs B.npy] -o X.npy [--lower|--upper] [--stats FILE.tsv] [--repeat R]
-//   generic indirect loops:    --writes W.npy [--reads R.npy] [--array A0.npy] [--body sum|max|fmod] -o A.npy
+//   generic indirect loops:    --writes W.npy [--reads R.npy] [--array A0.npy] [--body sum|max|fmod|wsum|dot]
+//                              [--coefficients C0,C1,...] -o A.npy
+//   either, as the plain sequential loop (the reference, timed): --sequential
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -23,7 +26,8 @@ private:
 
     CLI::App* sub_ = nullptr;
     std::string matrix_, rhs_, output_, stats_, writes_, reads_, array_, body_ = "sum", schedule_ = "syncfree";
-    bool lower_ = false, upper_ = false, require_triangular_ = false;
+    std::vector<std::string> coefficients_;  // parsed with strtod (correctly rounded to double)
+    bool lower_ = false, upper_ = false, require_triangular_ = false, sequential_ = false;
     long long repeat_ = 1, locations_ = 0;
     table_backend backend_;
 };

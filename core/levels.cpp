@@ -54,12 +54,41 @@ level_sets group_by_level(std::vector<level_t> level) {
 
 // ---- generic indirect loops ----------------------------------------------------------------------------------------
 
-const char* body_name(loop_body b) { return b == loop_body::sum ? "sum" : b == loop_body::max ? "max" : "fmod"; }
+const char* body_name(loop_body b) {
+    switch (b) {
+        case loop_body::sum: return "sum";
+        case loop_body::max: return "max";
+        case loop_body::fmod: return "fmod";
+        case loop_body::wsum: return "wsum";
+        case loop_body::dot: return "dot";
+    }
+    return "?";
+}
 
 std::optional<loop_body> parse_body(std::string_view name) {
-    for (const loop_body b : {loop_body::sum, loop_body::max, loop_body::fmod})
+    for (const loop_body b : {loop_body::sum, loop_body::max, loop_body::fmod, loop_body::wsum, loop_body::dot})
         if (name == body_name(b)) return b;
     return std::nullopt;
+}
+
+std::string body_mismatch(const body_spec& b, int k) {
+    const auto given = b.coefficients.size();
+    switch (b.kind) {
+        case loop_body::wsum:
+            if (given != static_cast<std::size_t>(k))
+                return "the wsum body takes one coefficient per read; " + std::to_string(given) + " given for " +
+                       std::to_string(k) + " reads per iteration";
+            return {};
+        case loop_body::dot:
+            if (given != 2) return "the dot body takes two coefficients (alpha, beta); " + std::to_string(given) + " given";
+            if (k % 2 == 0)
+                return "the dot body reads the written element and then pairs of factors (an odd number of reads); " +
+                       std::to_string(k) + " reads per iteration given";
+            return {};
+        default:
+            if (given != 0) return std::string("the ") + body_name(b.kind) + " body takes no coefficients";
+            return {};
+    }
 }
 
 void check_loop(const indirect_loop& loop, const std::string& where) {
@@ -107,31 +136,24 @@ std::vector<level_t> loop_levels(const indirect_loop& loop) {
 
 namespace {
 
-void run_iteration(const indirect_loop& loop, loop_body b, std::span<double> a, std::size_t i, std::vector<double>& v) {
-    const auto k = static_cast<std::size_t>(loop.reads_per_iteration);
-    for (std::size_t r = 0; r < k; ++r) v[r] = a[static_cast<std::size_t>(loop.reads[i * k + r])];
-    a[static_cast<std::size_t>(loop.writes[i])] = apply_body(b, v.data(), static_cast<int>(k));
+// One iteration: A[W[i]] = f(A[R[i][0]], ..., A[R[i][k-1]]), the reads folded into f as they are made.
+inline void run_iteration(const indirect_loop& loop, const body_spec& b, double* a, std::size_t i) {
+    const int k = loop.reads_per_iteration;
+    const std::int64_t* r = loop.reads.data() + i * static_cast<std::size_t>(k);
+    const double v = apply_body(b.kind, b.coefficients.data(), k, [&](int j) { return a[r[j]]; });
+    a[loop.writes[i]] = v;
 }
 
 }  // namespace
 
-void run_sequential(const indirect_loop& loop, loop_body b, std::span<double> a) {
-    std::vector<double> v(static_cast<std::size_t>(loop.reads_per_iteration) + 1);
-    for (std::size_t i = 0; i < static_cast<std::size_t>(loop.iterations()); ++i) run_iteration(loop, b, a, i, v);
+void run_sequential(const indirect_loop& loop, const body_spec& b, std::span<double> a) {
+    for (std::size_t i = 0; i < static_cast<std::size_t>(loop.iterations()); ++i) run_iteration(loop, b, a.data(), i);
 }
 
-void run_by_levels(const indirect_loop& loop, loop_body b, const level_sets& sets, std::span<double> a, thread_pool& pool) {
+void run_by_levels(const indirect_loop& loop, const body_spec& b, const level_sets& sets, std::span<double> a,
+                   thread_pool& pool) {
     for (level_t l = 1; l <= sets.count(); ++l)
-        for_level(sets, l, pool, [&](std::int32_t i) {
-            double v[16];
-            std::vector<double> big;
-            const int k = loop.reads_per_iteration;
-            double* vp = v;
-            if (k > 16) big.resize(static_cast<std::size_t>(k)), vp = big.data();
-            const auto base = static_cast<std::size_t>(i) * static_cast<std::size_t>(k);
-            for (int r = 0; r < k; ++r) vp[r] = a[static_cast<std::size_t>(loop.reads[base + static_cast<std::size_t>(r)])];
-            a[static_cast<std::size_t>(loop.writes[static_cast<std::size_t>(i)])] = apply_body(b, vp, k);
-        });
+        for_level(sets, l, pool, [&](std::int32_t i) { run_iteration(loop, b, a.data(), static_cast<std::size_t>(i)); });
 }
 
 // ---- sparse triangular solves -------------------------------------------------------------------------------------
@@ -167,6 +189,15 @@ std::vector<level_t> triangular_levels(const csr_matrix& t, triangle part) {
         level[static_cast<std::size_t>(i)] = l + 1;
     }
     return level;
+}
+
+void triangular_solve_sequential(const csr_matrix& t, triangle part, std::span<const double> b, std::span<double> x) {
+    const bool upper = part == triangle::upper;
+    for (std::int64_t p = 0; p < t.rows; ++p) {
+        const std::int64_t i = upper ? t.rows - 1 - p : p;
+        x[static_cast<std::size_t>(i)] =
+            solve_row(t.row_ptr.data(), t.col.data(), t.val.data(), x.data(), b[static_cast<std::size_t>(i)], i, upper);
+    }
 }
 
 void triangular_solve(const csr_matrix& t, triangle part, const level_sets& sets, std::span<const double> b,

@@ -60,22 +60,84 @@ level_sets group_by_level(std::vector<level_t> level);
 
 // ---- generic indirect loops ----------------------------------------------------------------------------------------
 
-// The bodies f of a generic loop, over the k values read, v_0..v_{k-1} (k >= 0), left to right:
+// The bodies f of a generic loop, over the k values read, v_0..v_{k-1} (k >= 0), left to right, every operation
+// rounded on its own (no fused multiply-add on any backend):
 //   sum:  v_0 + v_1 + ... + v_{k-1} + 1            (1 for k = 0)
 //   max:  max(v_0, ..., v_{k-1}) + 1               (1 for k = 0)
-//   fmod: fmod(v_0 + ... + v_{k-1} + 1, 1021)      (the paper's randAcc body: a bounded accumulator)
-// The +1 makes every write change the array, so a wrong order shows in the result. All three are exact functions of
-// their inputs on every backend (additions in a fixed order, no multiply).
-enum class loop_body { sum, max, fmod };
+//   fmod: fmod(v_0 + ... + v_{k-1} + 1, 1021)      (a bounded accumulator, the body of the randAcc benchmarks)
+//   wsum: c_0·v_0 + c_1·v_1 + ... + c_{k-1}·v_{k-1}   (0 for k = 0), one coefficient per read position: a stencil
+//         (2dconv's 3x3 convolution, fdtd-2d's updates)
+//   dot:  β·v_0 + (α·v_1)·v_2 + (α·v_3)·v_4 + ... + (α·v_{k-2})·v_{k-1}, k odd, coefficients (α, β): a dot product
+//         accumulated onto the written element (gemm's C[i][j] = β·C[i][j] + Σ_k α·A[i][k]·B[k][j]; mvt with α = β = 1)
+// The +1 of sum, max and fmod makes every write change the array, so a wrong order shows in the result. Every body
+// is an exact function of its inputs on every backend: the same operations in the same order (fmod is exact in IEEE
+// arithmetic), so the CPU, its threads and the GPU give the same bits as the sequential loop. Bodies take any number
+// of reads on every backend: the values are folded one at a time as they are read.
+enum class loop_body { sum, max, fmod, wsum, dot };
 const char* body_name(loop_body b);
 std::optional<loop_body> parse_body(std::string_view name);
 
-SWGPU_HD double apply_body(loop_body b, const double* v, int k) {
-    const bool is_max = b == loop_body::max;
-    double acc = is_max && k > 0 ? v[0] : 0.0;
-    for (int r = is_max && k > 0 ? 1 : 0; r < k; ++r) acc = is_max ? (v[r] > acc ? v[r] : acc) : acc + v[r];
-    acc = acc + 1.0;
+// A body with its coefficients (wsum: k of them; dot: α and β; the others: none).
+struct body_spec {
+    loop_body kind = loop_body::sum;
+    std::vector<double> coefficients;
+};
+
+// Empty when `b` can run a loop of k reads per iteration; else why not (the number of coefficients, or dot's odd k).
+std::string body_mismatch(const body_spec& b, int k);
+
+// a + b and a·b rounded once each, also where the compiler could contract them (nvcc fuses a·b + c by default).
+SWGPU_HD double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+    return __dadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+SWGPU_HD double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+    return __dmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+
+// f(v_0..v_{k-1}) with v_r = read(r), read once each in ascending r; c: the coefficients (body_mismatch empty).
+template <class Read>
+SWGPU_HD double apply_body(loop_body b, const double* c, int k, Read&& read) {
+    double acc = 0.0;
+    switch (b) {
+        case loop_body::max:
+            for (int r = 0; r < k; ++r) {
+                const double v = read(r);
+                acc = r == 0 || v > acc ? v : acc;
+            }
+            return add_rn(acc, 1.0);
+        case loop_body::wsum:
+            for (int r = 0; r < k; ++r) {
+                const double t = mul_rn(c[r], read(r));
+                acc = r == 0 ? t : add_rn(acc, t);
+            }
+            return acc;
+        case loop_body::dot:
+            if (k > 0) acc = mul_rn(c[1], read(0));
+            for (int r = 1; r + 1 < k; r += 2) {
+                const double x = mul_rn(c[0], read(r));
+                acc = add_rn(acc, mul_rn(x, read(r + 1)));
+            }
+            return acc;
+        case loop_body::sum:
+        case loop_body::fmod:
+            break;
+    }
+    for (int r = 0; r < k; ++r) acc = add_rn(acc, read(r));
+    acc = add_rn(acc, 1.0);
     return b == loop_body::fmod ? ::fmod(acc, 1021.0) : acc;  // fmod is exact in IEEE arithmetic, host and device
+}
+
+// The same over values in an array.
+SWGPU_HD double apply_body(loop_body b, const double* c, const double* v, int k) {
+    return apply_body(b, c, k, [v](int r) { return v[r]; });
 }
 
 // s - a·b with two roundings everywhere: nvcc would otherwise fuse it into one FMA on the device.
@@ -104,8 +166,10 @@ void check_loop(const indirect_loop& loop, const std::string& where);
 std::vector<level_t> loop_levels(const indirect_loop& loop);
 
 // The sequential loop (the oracle), and the executor: levels in order, each level's iterations on the pool.
-void run_sequential(const indirect_loop& loop, loop_body b, std::span<double> a);
-void run_by_levels(const indirect_loop& loop, loop_body b, const level_sets& sets, std::span<double> a, thread_pool& pool);
+// `b` must fit the loop (body_mismatch(b, loop.reads_per_iteration) empty).
+void run_sequential(const indirect_loop& loop, const body_spec& b, std::span<double> a);
+void run_by_levels(const indirect_loop& loop, const body_spec& b, const level_sets& sets, std::span<double> a,
+                   thread_pool& pool);
 
 // ---- sparse triangular solves -------------------------------------------------------------------------------------
 
@@ -127,6 +191,9 @@ void check_triangular(const csr_matrix& t, triangle part, const std::string& whe
 
 // Row levels: 1 + the highest level of a row it reads (level-set analysis), in one pass in dependence order.
 std::vector<level_t> triangular_levels(const csr_matrix& t, triangle part);
+
+// x = T^-1 b by the sequential substitution (rows in dependence order, one thread): the oracle of the solves.
+void triangular_solve_sequential(const csr_matrix& t, triangle part, std::span<const double> b, std::span<double> x);
 
 // x = T^-1 b by levels on the pool (rows of one level in chunks); the same bits as the sequential substitution.
 void triangular_solve(const csr_matrix& t, triangle part, const level_sets& sets, std::span<const double> b,

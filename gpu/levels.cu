@@ -5,6 +5,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
@@ -71,61 +72,99 @@ std::vector<double> triangular_solver::solve(std::span<const double> b, solve_sc
 
 namespace {
 
+unsigned grid_for(std::int64_t count) {
+    return static_cast<unsigned>(std::min<std::int64_t>((count + 255) / 256, 8192));
+}
+
 struct device_loop {
     loop_args a;
-    device_buffer<std::int32_t> w, r, wloc, witer, rloc, riter, iters;
+    device_buffer<std::int32_t> w, r, wloc, witer, rloc, riter, wbeg, wend;
+    device_buffer<std::int64_t> rbeg, rend;
     device_buffer<int> level;
     device_buffer<unsigned> ticket;
-    device_buffer<double> arr;
-    device_buffer<unsigned char> temp;
+    device_buffer<double> arr, coef;
 
-    device_loop(const levels::indirect_loop& loop, cudaStream_t s) {
-        const auto n = static_cast<std::size_t>(loop.iterations());
-        const auto reads = loop.reads.size();
-        std::vector<std::int32_t> hw(loop.writes.begin(), loop.writes.end()), hr(loop.reads.begin(), loop.reads.end());
-        std::vector<std::int32_t> hi(std::max(n, reads));
-        for (std::size_t k = 0; k < reads; ++k) hi[k] = static_cast<std::int32_t>(k / static_cast<std::size_t>(loop.reads_per_iteration));
+    // Uploads the index arrays, narrowed to int32 by the caller (check_loop keeps every index below 2^31).
+    device_loop(const std::vector<std::int32_t>& hw, const std::vector<std::int32_t>& hr, int k, cudaStream_t s) {
         w.upload(hw, s);
         r.upload(hr, s);
-        wloc.allocate(std::max<std::size_t>(n, 1));
-        witer.allocate(std::max<std::size_t>(n, 1));
-        rloc.allocate(std::max<std::size_t>(reads, 1));
-        riter.allocate(std::max<std::size_t>(reads, 1));
-        level.allocate(std::max<std::size_t>(n, 1));
-        ticket.allocate(1);
-        // The writers' list: (location, iteration) by location; iterations ascending within a location (stable).
-        std::vector<std::int32_t> seq(n);
-        for (std::size_t k = 0; k < n; ++k) seq[k] = static_cast<std::int32_t>(k);
-        iters.upload(seq, s);
-        const int bits = bits_for(loop.locations);
-        std::size_t b1 = 0, b2 = 0;
-        device_buffer<std::int32_t> read_iters;
-        read_iters.upload(hi.data(), reads, s);
-        SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b1, w.data(), wloc.data(), iters.data(), witer.data(),
-                                                         static_cast<std::int64_t>(n), 0, bits, s));
-        SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b2, r.data(), rloc.data(), read_iters.data(),
-                                                         riter.data(), static_cast<std::int64_t>(reads), 0, bits, s));
-        temp.allocate(std::max({b1, b2, std::size_t{1}}));
-        if (n) {
-            b1 = temp.size();
-            SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), b1, w.data(), wloc.data(), iters.data(),
-                                                             witer.data(), static_cast<std::int64_t>(n), 0, bits, s));
-        }
-        if (reads) {
-            b2 = temp.size();
-            SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), b2, r.data(), rloc.data(), read_iters.data(),
-                                                             riter.data(), static_cast<std::int64_t>(reads), 0, bits, s));
-        }
-        SWGPU_CUDA_CHECK(cudaStreamSynchronize(s));  // read_iters is freed at the end of this scope
-        a.n = static_cast<int>(n);
-        a.k = loop.reads_per_iteration;
+        a.n = static_cast<int>(hw.size());
+        a.k = k;
+        a.reads = static_cast<std::int64_t>(hr.size());
         a.w = w.data();
         a.r = r.data();
+        level.allocate(std::max<std::size_t>(hw.size(), 1));
+        ticket.allocate(1);
+    }
+
+    // The inspector's lists and ranges (allocated before the inspector is timed).
+    void allocate(std::int64_t locations) {
+        const auto n = static_cast<std::int64_t>(a.n);
+        const std::int64_t reads = a.reads;
+        wloc.allocate(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
+        witer.allocate(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
+        rloc.allocate(static_cast<std::size_t>(std::max<std::int64_t>(reads, 1)));
+        riter.allocate(static_cast<std::size_t>(std::max<std::int64_t>(reads, 1)));
+        wbeg.allocate(static_cast<std::size_t>(locations));
+        wend.allocate(static_cast<std::size_t>(locations));
+        rbeg.allocate(static_cast<std::size_t>(locations));
+        rend.allocate(static_cast<std::size_t>(locations));
+    }
+
+    // The inspector's sorts and location ranges.
+    void inspect(std::int64_t locations, cudaStream_t s) {
+        const auto n = static_cast<std::int64_t>(a.n);
+        const std::int64_t reads = a.reads;
+        const int bits = bits_for(locations);
+        wbeg.zero(s);
+        wend.zero(s);
+        rbeg.zero(s);
+        rend.zero(s);
+        {
+            // Writes: (location, iteration) by location, iterations ascending within a location (the sort is stable).
+            device_buffer<std::int32_t> src(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
+            device_buffer<unsigned char> temp;
+            std::size_t bytes = 0;
+            SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, w.data(), wloc.data(), src.data(),
+                                                             witer.data(), n, 0, bits, s));
+            temp.allocate(std::max<std::size_t>(bytes, 1));
+            if (n) {
+                iota<<<grid_for(n), 256, 0, s>>>(src.data(), n);
+                SWGPU_CUDA_CHECK_LAUNCH("iota");
+                bytes = temp.size();
+                SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, w.data(), wloc.data(), src.data(),
+                                                                 witer.data(), n, 0, bits, s));
+                mark_ranges<<<grid_for(n), 256, 0, s>>>(wloc.data(), n, wbeg.data(), wend.data());
+                SWGPU_CUDA_CHECK_LAUNCH("mark_ranges");
+            }
+            SWGPU_CUDA_CHECK(cudaStreamSynchronize(s));  // src and temp are freed at the end of this scope
+        }
+        {
+            device_buffer<std::int32_t> src(static_cast<std::size_t>(std::max<std::int64_t>(reads, 1)));
+            device_buffer<unsigned char> temp;
+            std::size_t bytes = 0;
+            SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, r.data(), rloc.data(), src.data(),
+                                                             riter.data(), reads, 0, bits, s));
+            temp.allocate(std::max<std::size_t>(bytes, 1));
+            if (reads) {
+                read_iterations<<<grid_for(reads), 256, 0, s>>>(src.data(), reads, a.k);
+                SWGPU_CUDA_CHECK_LAUNCH("read_iterations");
+                bytes = temp.size();
+                SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, r.data(), rloc.data(), src.data(),
+                                                                 riter.data(), reads, 0, bits, s));
+                mark_ranges<<<grid_for(reads), 256, 0, s>>>(rloc.data(), reads, rbeg.data(), rend.data());
+                SWGPU_CUDA_CHECK_LAUNCH("mark_ranges");
+            }
+            SWGPU_CUDA_CHECK(cudaStreamSynchronize(s));
+        }
         a.wloc = wloc.data();
         a.witer = witer.data();
         a.rloc = rloc.data();
         a.riter = riter.data();
-        a.reads = static_cast<std::int64_t>(reads);
+        a.wbeg = wbeg.data();
+        a.wend = wend.data();
+        a.rbeg = rbeg.data();
+        a.rend = rend.data();
         a.level = level.data();
         a.ticket = ticket.data();
     }
@@ -142,32 +181,66 @@ struct device_loop {
 
 }  // namespace
 
+namespace {
+
+std::vector<std::int32_t> narrow(const std::vector<std::int64_t>& v) { return {v.begin(), v.end()}; }
+
+}  // namespace
+
 std::vector<levels::level_t> loop_levels(const levels::indirect_loop& loop, float* ms) {
     cuda_stream stream;
-    device_loop d(loop, stream.get());
+    const cudaStream_t st = stream.get();
+    std::optional<device_loop> d;
+    {
+        const std::vector<std::int32_t> hw = narrow(loop.writes), hr = narrow(loop.reads);
+        d.emplace(hw, hr, loop.reads_per_iteration, st);
+        stream.synchronize();  // the host copies are freed at the end of this scope
+    }
+    d->allocate(loop.locations);
     cuda_event e0, e1;
-    e0.record(stream.get());
-    d.pass<false>(stream.get());
-    e1.record(stream.get());
-    auto out = d.level.download(static_cast<std::size_t>(loop.iterations()), stream.get());
+    e0.record(st);
+    d->inspect(loop.locations, st);
+    d->pass<false>(st);
+    e1.record(st);
+    auto out = d->level.download(static_cast<std::size_t>(loop.iterations()), st);
     if (ms) *ms = e1.since(e0);
     return out;
 }
 
-std::vector<double> run_loop(const levels::indirect_loop& loop, levels::loop_body b, std::span<const double> a, float* ms) {
-    if (loop.reads_per_iteration > 8)
-        throw runtime_failure("the GPU runs loops of at most 8 reads per iteration; use --backend cpu");
+std::vector<double> run_loop(const levels::indirect_loop& loop, const levels::body_spec& b, std::span<const double> a,
+                             loop_report* report, bool want_levels) {
+    if (const std::string why = levels::body_mismatch(b, loop.reads_per_iteration); !why.empty()) throw runtime_failure(why);
     cuda_stream stream;
-    device_loop d(loop, stream.get());
-    d.arr.upload(a.data(), a.size(), stream.get());
-    d.a.a = d.arr.data();
-    d.a.body = b;
-    cuda_event e0, e1;
-    e0.record(stream.get());
-    d.pass<true>(stream.get());
-    e1.record(stream.get());
-    auto out = d.arr.download(a.size(), stream.get());
-    if (ms) *ms = e1.since(e0);
+    const cudaStream_t st = stream.get();
+    cuda_event e0, e1, e2, e3, e4;
+    std::optional<device_loop> d;
+    {
+        const std::vector<std::int32_t> hw = narrow(loop.writes), hr = narrow(loop.reads);
+        e0.record(st);
+        d.emplace(hw, hr, loop.reads_per_iteration, st);
+        d->arr.upload(a.data(), a.size(), st);
+        d->coef.upload(b.coefficients.data(), b.coefficients.size(), st);
+        d->allocate(loop.locations);
+        e1.record(st);
+        stream.synchronize();  // the host copies are freed at the end of this scope
+    }
+    d->a.a = d->arr.data();
+    d->a.coef = b.coefficients.empty() ? nullptr : d->coef.data();
+    d->a.body = b.kind;
+    d->inspect(loop.locations, st);
+    e2.record(st);
+    d->pass<true>(st);
+    e3.record(st);
+    auto out = d->arr.download(a.size(), st);
+    if (want_levels && report) report->levels = d->level.download(static_cast<std::size_t>(loop.iterations()), st);
+    e4.record(st);
+    e4.synchronize();
+    if (report) {
+        report->upload_ms = e1.since(e0);
+        report->inspect_ms = e2.since(e1);
+        report->run_ms = e3.since(e2);
+        report->download_ms = e4.since(e3);
+    }
     return out;
 }
 

@@ -1,4 +1,5 @@
-// Sparse triangular solves by levels on the GPU (gpu/levels.cu), as the rest of the program sees them: no CUDA types.
+// Sparse triangular solves and generic indirect loops by levels on the GPU (gpu/levels.cu), as the rest of the
+// program sees them: no CUDA types.
 // The matrices, levels and solves are those of core/levels.hpp: the levels equal levels::triangular_levels exactly,
 // and x equals levels::triangular_solve bit for bit (each row is levels::solve_row, the same operations in the same
 // order, no fused multiply-add). Every function throws swgpu::error (runtime_failure, out_of_memory) on device failure;
@@ -50,12 +51,28 @@ private:
     std::unique_ptr<state> s_;
 };
 
-// The levels of a generic indirect loop (core/levels.hpp) computed on the device: equal to levels::loop_levels.
-// The loop must have passed levels::check_loop. `ms` receives the device time of the inspector.
+// Generic indirect loops (core/levels.hpp) on the device. Inspector: the writes and the reads sorted by (location,
+// iteration) (CUB radix sorts) and each location's range in both lists, so an iteration finds its dependences with
+// short searches: the last writer before it of each location it reads (true), the previous writer of the location it
+// writes (output), and the reads of that location in between (anti). Then one sync-free pass in iteration order
+// (the protocol of gpu/levels_kernels.cuh) publishes every iteration's level and, when executing, runs the body as
+// soon as its dependences are published: the inspection of later iterations overlaps the execution of earlier ones,
+// and no level waits for a whole earlier level to finish.
+struct loop_report {
+    float upload_ms = 0;   // index arrays, A and the coefficients to the device
+    float inspect_ms = 0;  // the sorts and location ranges
+    float run_ms = 0;      // the sync-free pass (levels, and the body when executing)
+    float download_ms = 0; // A (and the levels, when asked for) back
+    std::vector<levels::level_t> levels;  // per iteration, when asked for
+};
+
+// The levels of the loop computed on the device: equal to levels::loop_levels. The loop must have passed
+// levels::check_loop. `ms` receives the device time of the inspector (sorts, ranges and the pass).
 std::vector<levels::level_t> loop_levels(const levels::indirect_loop& loop, float* ms = nullptr);
 
-// The loop run on the device, level by level (one sync-free pass): the array levels::run_sequential leaves.
-std::vector<double> run_loop(const levels::indirect_loop& loop, levels::loop_body b, std::span<const double> a,
-                             float* ms = nullptr);
+// The loop run on the device: the array levels::run_sequential leaves, bit for bit. `b` must fit the loop
+// (levels::body_mismatch empty). With want_levels, report->levels receives the levels of the same pass.
+std::vector<double> run_loop(const levels::indirect_loop& loop, const levels::body_spec& b, std::span<const double> a,
+                             loop_report* report = nullptr, bool want_levels = false);
 
 }  // namespace swgpu::gpu

@@ -135,10 +135,11 @@ __global__ void iota(std::int32_t* out, std::int64_t n) {
 // ---- generic loops ------------------------------------------------------------------------------------------------
 
 // Iteration i of `A[W[i]] = f(A[R[i][0..k)])`, with the writers and readers of every location as sorted lists:
-// wloc/witer (all writes sorted by (location, iteration)), rloc/riter (all reads, likewise). Its dependences, all on
-// smaller iterations: the last writer before i of each location it reads (true), the previous writer of W[i]
-// (output), and every reader of W[i] between that writer and i (anti); each read belongs to the anti range of only
-// one writer, so the pass reads every list once in total.
+// wloc/witer (all writes sorted by (location, iteration)), rloc/riter (all reads, likewise), and each location's
+// range in both lists ([wbeg, wend), [rbeg, rend); empty for a location never written or never read). Its
+// dependences, all on smaller iterations: the last writer before i of each location it reads (true), the previous
+// writer of W[i] (output), and every reader of W[i] between that writer and i (anti); each read belongs to the anti
+// range of only one writer, so the pass reads every list once in total, and every search stays within one location.
 struct loop_args {
     int n = 0, k = 0;
     const std::int32_t* w = nullptr;  // W[i]
@@ -147,23 +148,45 @@ struct loop_args {
     const std::int32_t* witer = nullptr;
     const std::int32_t* rloc = nullptr;
     const std::int32_t* riter = nullptr;
+    const std::int32_t* wbeg = nullptr;  // per location
+    const std::int32_t* wend = nullptr;
+    const std::int64_t* rbeg = nullptr;
+    const std::int64_t* rend = nullptr;
     std::int64_t reads = 0;  // n * k
     int* level = nullptr;
     unsigned* ticket = nullptr;
     levels::loop_body body = levels::loop_body::sum;
-    double* a = nullptr;  // executed when not null
+    const double* coef = nullptr;  // the body's coefficients
+    double* a = nullptr;           // executed when not null
 };
 
-// First index in [lo, hi) of sorted keys where (key, val) >= (key_v, val_v), comparing keys then vals.
-__device__ __forceinline__ std::int64_t lower_pair(const std::int32_t* key, const std::int32_t* val, std::int64_t lo,
-                                                   std::int64_t hi, int key_v, int val_v) {
+// First index in [lo, hi) of ascending vals where val >= v (every key in the range is the same location).
+__device__ __forceinline__ std::int64_t lower_val(const std::int32_t* val, std::int64_t lo, std::int64_t hi, int v) {
     while (lo < hi) {
         const std::int64_t mid = (lo + hi) >> 1;
-        const int km = key[mid];
-        if (km < key_v || (km == key_v && val[mid] < val_v)) lo = mid + 1;
+        if (val[mid] < v) lo = mid + 1;
         else hi = mid;
     }
     return lo;
+}
+
+// The location ranges of a sorted key list: beg[key] and end[key] at the first and one past the last position of
+// each key present (beg and end zeroed beforehand, so absent keys have an empty range).
+template <class Pos>
+__global__ void mark_ranges(const std::int32_t* sorted, std::int64_t count, Pos* beg, Pos* end) {
+    for (std::int64_t p = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; p < count;
+         p += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+        const int key = sorted[p];
+        if (p == 0 || sorted[p - 1] != key) beg[key] = static_cast<Pos>(p);
+        if (p == count - 1 || sorted[p + 1] != key) end[key] = static_cast<Pos>(p + 1);
+    }
+}
+
+// The iteration of every read: position p of R belongs to iteration p / k.
+__global__ void read_iterations(std::int32_t* out, std::int64_t reads, int k) {
+    for (std::int64_t p = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; p < reads;
+         p += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+        out[p] = static_cast<std::int32_t>(p / k);
 }
 
 template <bool Execute>
@@ -176,22 +199,24 @@ __global__ void __launch_bounds__(256) syncfree_loop(loop_args a) {
     bool done = i64 >= a.n;
     const int i = static_cast<int>(i64);
     // Dependences are enumerated by d: 0..k-1 the reads' last writers, k the previous writer, then the anti range.
-    int d = 0, total = 0, lvl = 0;
-    std::int64_t anti_begin = 0;
+    std::int64_t d = 0, total = 0, anti_begin = 0;
+    int lvl = 0;
     int prev_writer = -1;
     if (!done) {
         const int w = a.w[i];
-        const std::int64_t pos = lower_pair(a.wloc, a.witer, 0, a.n, w, i);  // this write's place among the writes
-        prev_writer = pos > 0 && a.wloc[pos - 1] == w ? a.witer[pos - 1] : -1;
-        anti_begin = lower_pair(a.rloc, a.riter, 0, a.reads, w, prev_writer + 1);
-        const std::int64_t anti_end = lower_pair(a.rloc, a.riter, anti_begin, a.reads, w, i);
-        total = a.k + 1 + static_cast<int>(anti_end - anti_begin);
+        const std::int64_t wb = a.wbeg[w];
+        const std::int64_t pos = lower_val(a.witer, wb, a.wend[w], i);  // this write's place among the writes of w
+        prev_writer = pos > wb ? a.witer[pos - 1] : -1;
+        anti_begin = lower_val(a.riter, a.rbeg[w], a.rend[w], prev_writer + 1);
+        const std::int64_t anti_end = lower_val(a.riter, anti_begin, a.rend[w], i);
+        total = a.k + 1 + (anti_end - anti_begin);
     }
-    const auto target = [&](int dd) -> int {
+    const auto target = [&](std::int64_t dd) -> int {
         if (dd < a.k) {
             const int loc = a.r[static_cast<std::int64_t>(i) * a.k + dd];
-            const std::int64_t q = lower_pair(a.wloc, a.witer, 0, a.n, loc, i);
-            return q > 0 && a.wloc[q - 1] == loc ? a.witer[q - 1] : -1;
+            const std::int64_t wb = a.wbeg[loc];
+            const std::int64_t q = lower_val(a.witer, wb, a.wend[loc], i);
+            return q > wb ? a.witer[q - 1] : -1;
         }
         if (dd == a.k) return prev_writer;
         return a.riter[anti_begin + (dd - a.k - 1)];
@@ -214,13 +239,9 @@ __global__ void __launch_bounds__(256) syncfree_loop(loop_args a) {
             }
             if (d == total) {
                 if (Execute) {
-                    double v[8];
-                    double acc = 0;
-                    if (a.k <= 8) {
-                        for (int j = 0; j < a.k; ++j) v[j] = a.a[a.r[static_cast<std::int64_t>(i) * a.k + j]];
-                        acc = levels::apply_body(a.body, v, a.k);
-                    }
-                    a.a[a.w[i]] = acc;
+                    const std::int32_t* rr = a.r + static_cast<std::int64_t>(i) * a.k;
+                    double* const arr = a.a;  // not read-only: other iterations write it during the pass
+                    a.a[a.w[i]] = levels::apply_body(a.body, a.coef, a.k, [rr, arr](int j) { return arr[rr[j]]; });
                 }
                 store_release(a.level + i, lvl + 1);
                 done = advanced = true;

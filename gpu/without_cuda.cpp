@@ -135,7 +135,8 @@ std::vector<double> triangular_solver::solve(std::span<const double>, solve_sche
     no_cuda("a triangular solve on the GPU");
 }
 std::vector<levels::level_t> loop_levels(const levels::indirect_loop&, float*) { no_cuda("loop levels on the GPU"); }
-std::vector<double> run_loop(const levels::indirect_loop&, levels::loop_body, std::span<const double>, float*) {
+std::vector<double> run_loop(const levels::indirect_loop&, const levels::body_spec&, std::span<const double>, loop_report*,
+                             bool) {
     no_cuda("a loop on the GPU");
 }
 

@@ -23,10 +23,12 @@
 #include "io/matrix_market.hpp"
 #include "io/npy.hpp"
 #include "tests/cli_support.hpp"
+#include "tests/levels_workloads.hpp"
 
 namespace {
 
 using namespace swgpu;
+using namespace swgpu::testing::loops;
 namespace fs = std::filesystem;
 
 // Levels from the definition: every earlier iteration that conflicts (writes what i reads or writes, or reads what
@@ -50,7 +52,20 @@ std::vector<levels::level_t> levels_by_pairs(const levels::indirect_loop& loop) 
     return level;
 }
 
-double body_of(levels::loop_body b, const std::vector<double>& v) {
+// The bodies from their definitions (core/levels.hpp), written out separately.
+double body_of(const levels::body_spec& spec, const std::vector<double>& v) {
+    const levels::loop_body b = spec.kind;
+    const auto& c = spec.coefficients;
+    if (b == levels::loop_body::wsum) {
+        double acc = 0;
+        for (std::size_t r = 0; r < v.size(); ++r) acc = r == 0 ? c[r] * v[r] : acc + c[r] * v[r];
+        return acc;
+    }
+    if (b == levels::loop_body::dot) {
+        double acc = c[1] * v[0];
+        for (std::size_t r = 1; r + 1 < v.size(); r += 2) acc = acc + (c[0] * v[r]) * v[r + 1];
+        return acc;
+    }
     double acc = 0;
     if (b == levels::loop_body::max) {
         acc = v.empty() ? 0 : v[0];
@@ -60,17 +75,6 @@ double body_of(levels::loop_body b, const std::vector<double>& v) {
     }
     acc += 1;
     return b == levels::loop_body::fmod ? std::fmod(acc, 1021.0) : acc;
-}
-
-levels::indirect_loop random_loop(std::int64_t n, std::int64_t locations, int k, std::mt19937_64& rng) {
-    levels::indirect_loop loop;
-    loop.locations = locations;
-    loop.reads_per_iteration = k;
-    for (std::int64_t i = 0; i < n; ++i) {
-        loop.writes.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(locations)));
-        for (int r = 0; r < k; ++r) loop.reads.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(locations)));
-    }
-    return loop;
 }
 
 // A Matrix Market text of the lower factor pattern of a 2-D or 3-D Laplacian, with integer values: -1 off the
@@ -185,24 +189,120 @@ TEST_CASE("levels of indirect loops equal the definition: every dependence kind,
 TEST_CASE("the level executor equals the sequential loop for every body and thread count", "[levels]") {
     std::mt19937_64 rng(2);
     for (const unsigned threads : {1u, 2u, 4u})
-        for (const auto body : {levels::loop_body::sum, levels::loop_body::max, levels::loop_body::fmod}) {
+        for (const auto kind : {levels::loop_body::sum, levels::loop_body::max, levels::loop_body::fmod,
+                                levels::loop_body::wsum, levels::loop_body::dot}) {
             thread_pool pool(threads);
             for (const std::int64_t n : {0, 1, 7, 5000, 60000}) {
-                const auto loop = random_loop(n, std::max<std::int64_t>(1, n / 3), 2, rng);
+                // dot takes an odd number of reads (the written element, then pairs); the others two here.
+                const int k = kind == levels::loop_body::dot ? 3 : 2;
+                const auto loop = random_loop(n, std::max<std::int64_t>(1, n / 3), k, rng);
+                levels::body_spec body{kind, {}};
+                if (kind == levels::loop_body::wsum) body.coefficients = {0.75, -0.5};
+                if (kind == levels::loop_body::dot) body.coefficients = {0.5, 0.25};  // alpha, beta
+                REQUIRE(levels::body_mismatch(body, k).empty());
                 std::vector<double> a(static_cast<std::size_t>(loop.locations));
-                for (auto& v : a) v = static_cast<double>(rng() % 50);
+                for (auto& v : a) v = static_cast<double>(rng() % 50) / 8;
                 std::vector<double> ref = a;
                 for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
-                    std::vector<double> v = {ref[static_cast<std::size_t>(loop.reads[2 * i])], ref[static_cast<std::size_t>(loop.reads[2 * i + 1])]};
+                    std::vector<double> v;
+                    for (int r = 0; r < k; ++r) v.push_back(ref[static_cast<std::size_t>(loop.reads[static_cast<std::size_t>(k) * i + static_cast<std::size_t>(r)])]);
                     ref[static_cast<std::size_t>(loop.writes[i])] = body_of(body, v);
                 }
+                std::vector<double> seq = a;
+                levels::run_sequential(loop, body, seq);
+                CHECK(seq == ref);
                 const auto sets = levels::group_by_level(levels::loop_levels(loop));
                 levels::run_by_levels(loop, body, sets, a, pool);
                 CHECK(a == ref);
             }
         }
     CHECK(levels::parse_body("fmod") == levels::loop_body::fmod);
+    CHECK(levels::parse_body("wsum") == levels::loop_body::wsum);
+    CHECK(levels::parse_body("dot") == levels::loop_body::dot);
     CHECK(!levels::parse_body("min"));
+}
+
+TEST_CASE("loop bodies: the documented formulas, any number of reads, coefficients checked", "[levels]") {
+    using levels::loop_body;
+    const std::vector<double> v = {3, -1.5, 8, 0.25, 2};
+    const auto f = [&](loop_body b, std::vector<double> c, int k) { return levels::apply_body(b, c.data(), v.data(), k); };
+    CHECK(f(loop_body::sum, {}, 0) == 1);
+    CHECK(f(loop_body::sum, {}, 5) == 3 - 1.5 + 8 + 0.25 + 2 + 1);
+    CHECK(f(loop_body::max, {}, 0) == 1);
+    CHECK(f(loop_body::max, {}, 5) == 9);
+    CHECK(f(loop_body::fmod, {}, 5) == 12.75);
+    CHECK(f(loop_body::wsum, {}, 0) == 0);
+    CHECK(f(loop_body::wsum, {2, 4, 0.5, -8, 1}, 5) == 6 - 6 + 4 - 2 + 2);
+    CHECK(f(loop_body::dot, {2, 0.5}, 1) == 1.5);                          // beta * v0
+    CHECK(f(loop_body::dot, {2, 0.5}, 5) == 1.5 + (2 * -1.5) * 8 + (2 * 0.25) * 2);
+    // fmod keeps the accumulator below 1021 (the randAcc body).
+    const std::vector<double> big = {1020, 5};
+    CHECK(levels::apply_body(loop_body::fmod, nullptr, big.data(), 2) == 5);
+    // One rounding per operation, left to right.
+    const std::vector<double> c = {0.1, 0.2}, t = {3, 3};
+    CHECK(levels::apply_body(loop_body::wsum, c.data(), t.data(), 2) == 0.1 * 3 + 0.2 * 3);
+    // A thousand reads (more than any fixed buffer): the sum of 1..1000 plus one.
+    std::vector<double> many(1000);
+    for (std::size_t r = 0; r < many.size(); ++r) many[r] = static_cast<double>(r + 1);
+    CHECK(levels::apply_body(loop_body::sum, nullptr, many.data(), 1000) == 500501);
+
+    CHECK(levels::body_mismatch({loop_body::wsum, {1, 2}}, 2).empty());
+    CHECK(!levels::body_mismatch({loop_body::wsum, {1, 2}}, 3).empty());
+    CHECK(levels::body_mismatch({loop_body::dot, {1, 2}}, 5).empty());
+    CHECK(!levels::body_mismatch({loop_body::dot, {1, 2}}, 4).empty());
+    CHECK(!levels::body_mismatch({loop_body::dot, {1}}, 3).empty());
+    CHECK(!levels::body_mismatch({loop_body::sum, {1}}, 1).empty());
+    CHECK(levels::body_mismatch({loop_body::fmod, {}}, 0).empty());
+}
+
+TEST_CASE("the paper's workloads: levels equal the definition, every backend equals the sequential loop and the loop nest", "[levels]") {
+    std::mt19937_64 rng(4);
+    struct named {
+        std::string name;
+        workload w;
+        std::vector<double> direct;
+        int levels;  // per kernel; 0: not known in advance
+    };
+    std::vector<named> all;
+    {
+        auto w = rand_acc(3000, 1, rng);
+        auto d = rand_acc_direct(w);
+        all.push_back({"randAcc", std::move(w), std::move(d), 0});
+        w = rand_acc(3000, 3, rng);
+        d = rand_acc_direct(w);
+        all.push_back({"randAcc3", std::move(w), std::move(d), 0});
+        w = do_all(3000, rng);
+        d = w.a0;
+        for (auto& v : d) v = v + 1;
+        all.push_back({"doAll", std::move(w), std::move(d), 1});
+        w = conv2d(21, rng);
+        d = conv2d_direct(w, 21);
+        all.push_back({"2dconv", std::move(w), std::move(d), 1});
+        w = fdtd2d(13, rng);
+        d = fdtd2d_direct(w, 13);
+        all.push_back({"fdtd-2d", std::move(w), std::move(d), 1});
+        w = gemm(9, rng);
+        d = gemm_direct(w, 9);
+        all.push_back({"gemm", std::move(w), std::move(d), 1});
+        w = mvt(17, rng);
+        d = mvt_direct(w, 17);
+        all.push_back({"mvt", std::move(w), std::move(d), 1});
+    }
+    thread_pool one(1), three(3);
+    for (const auto& [name, w, direct, expect_levels] : all) {
+        INFO(name);
+        for (const auto& kn : w.kernels) {
+            levels::check_loop(kn.loop, name);
+            REQUIRE(levels::body_mismatch(kn.body, kn.loop.reads_per_iteration).empty());
+            const auto lv = levels::loop_levels(kn.loop);
+            CHECK(lv == levels_by_pairs(kn.loop));
+            if (expect_levels) CHECK(levels::group_by_level(lv).count() == expect_levels);
+        }
+        const auto seq = run_workload(w, nullptr);
+        CHECK(seq == direct);
+        CHECK(run_workload(w, &one) == seq);
+        CHECK(run_workload(w, &three) == seq);
+    }
 }
 
 TEST_CASE("out-of-range indices and mismatched lengths are refused", "[levels]") {
@@ -386,5 +486,136 @@ TEST_CASE("swgpu levels: bad inputs give one error line, the documented exit cod
         CHECK(r.code == c.code);
         CHECK(one_error_line(r.err));
         CHECK(dir.count() == files_before);
+    }
+}
+
+TEST_CASE("swgpu levels: --sequential, wsum and dot bodies, --coefficients through the command line", "[levels][cli]") {
+    temp_dir dir;
+    std::mt19937_64 rng(6);
+    const workload w = fdtd2d(9, rng);
+    put(dir / "a0.npy", npy_vector_f64(w.a0));
+    std::vector<double> ref = w.a0;
+    std::string cur_seq = dir / "a0.npy", cur_lv = dir / "a0.npy";
+    for (const auto& kn : w.kernels) {
+        put(dir / (kn.name + ".w.npy"), npy_vector_i64(kn.loop.writes, "(" + std::to_string(kn.loop.writes.size()) + ",)"));
+        put(dir / (kn.name + ".r.npy"), npy_vector_i64(kn.loop.reads, "(" + std::to_string(kn.loop.writes.size()) + ", " +
+                                                                         std::to_string(kn.loop.reads_per_iteration) + ")"));
+        std::string coef;
+        for (const double c : kn.body.coefficients) coef += (coef.empty() ? "" : ",") + std::to_string(c);
+        const std::string loop = "levels --writes " + (dir / (kn.name + ".w.npy")) + " --reads " + (dir / (kn.name + ".r.npy")) +
+                                 " --body wsum --coefficients " + coef;
+        auto r = run_swgpu(loop + " --array " + cur_seq + " -o " + (dir / (kn.name + ".seq.npy")) + " --sequential");
+        REQUIRE(r.code == 0);
+        CHECK(r.err.find("sequential loop ") != std::string::npos);
+        r = run_swgpu(loop + " --array " + cur_lv + " -o " + (dir / (kn.name + ".lv.npy")) + " --backend cpu -t 3");
+        REQUIRE(r.code == 0);
+        CHECK(r.err.find(", 1 levels (") != std::string::npos);
+        CHECK(r.err.find(", total ") != std::string::npos);
+        cur_seq = dir / (kn.name + ".seq.npy");
+        cur_lv = dir / (kn.name + ".lv.npy");
+        levels::run_sequential(kn.loop, kn.body, ref);  // 1, +-0.5, +-0.7 survive std::to_string's six decimals
+    }
+    CHECK(slurp(cur_seq) == npy_vector_f64(ref));
+    CHECK(slurp(cur_lv) == npy_vector_f64(ref));
+
+    // dot: x = beta*x + sum (alpha*a)*b over pairs; a 5-iteration chain through location 0.
+    put(dir / "dw.npy", npy_vector_i64({0, 0, 1, 0, 2}, "(5,)"));
+    put(dir / "dr.npy", npy_vector_i64({0, 1, 2, 0, 2, 3, 1, 0, 0, 0, 3, 3, 2, 1, 1}, "(5, 3)"));
+    put(dir / "da.npy", npy_vector_f64({1, 2, 3, 4}));
+    std::vector<double> a = {1, 2, 3, 4};
+    const std::vector<std::int64_t> dw = {0, 0, 1, 0, 2}, dr = {0, 1, 2, 0, 2, 3, 1, 0, 0, 0, 3, 3, 2, 1, 1};
+    for (std::size_t i = 0; i < 5; ++i) {
+        const auto v = [&](std::size_t r) { return a[static_cast<std::size_t>(dr[3 * i + r])]; };
+        a[static_cast<std::size_t>(dw[i])] = 0.5 * v(0) + (3 * v(1)) * v(2);
+    }
+    for (const std::string how : {" --sequential", " --backend cpu -t 1", " --backend cpu -t 2"}) {
+        INFO(how);
+        const auto r = run_swgpu("levels --writes " + (dir / "dw.npy") + " --reads " + (dir / "dr.npy") + " --array " +
+                                 (dir / "da.npy") + " --body dot --coefficients 3,0.5 -q -o " + (dir / "d.npy") + how);
+        REQUIRE(r.code == 0);
+        CHECK(slurp(dir / "d.npy") == npy_vector_f64(a));
+    }
+
+    // The sequential substitution equals the levels' solve.
+    const std::string mtx = laplacian_mtx({6, 5, 4}, false);
+    put(dir / "a.mtx", mtx);
+    REQUIRE(run_swgpu("levels --matrix " + (dir / "a.mtx") + " -o " + (dir / "x1.npy") + " --sequential -q").code == 0);
+    REQUIRE(run_swgpu("levels --matrix " + (dir / "a.mtx") + " -o " + (dir / "x2.npy") + " --backend cpu -q").code == 0);
+    CHECK(slurp(dir / "x1.npy") == slurp(dir / "x2.npy"));
+
+    // Coefficients that do not fit the body or the reads, and --sequential with what it cannot do: exit 2.
+    const std::string dot = "levels --writes " + (dir / "dw.npy") + " --reads " + (dir / "dr.npy") + " -o " + (dir / "e.npy");
+    const std::size_t files_before = dir.count();
+    for (const std::string& bad : std::vector<std::string>{" --body dot", " --body dot --coefficients 1,2,3", " --body wsum --coefficients 1,2",
+                                  " --body sum --coefficients 1", " --body dot --coefficients 1,x",
+                                  " --body dot --coefficients 1,inf", " --body dot --coefficients 1,2 --sequential --backend gpu",
+                                  " --body dot --coefficients 1,2 --sequential --stats " + (dir / "s.tsv")}) {
+        INFO(bad);
+        const auto r = run_swgpu(dot + bad + (bad.find("--backend") == std::string::npos ? " --backend cpu" : ""));
+        CHECK(r.code == 2);
+        CHECK(one_error_line(r.err));
+        CHECK(dir.count() == files_before);
+    }
+    const auto r = run_swgpu("levels --matrix " + (dir / "a.mtx") + " --body dot -o " + (dir / "e.npy"));
+    CHECK(r.code == 2);
+}
+
+TEST_CASE("scripts/make_loops.py writes the workloads built here; swgpu runs them as the sequential loop does", "[levels][cli]") {
+    if (std::system("python3 -c 'import numpy' >/dev/null 2>&1") != 0) {
+        WARN("python3 with numpy is not available: scripts/make_loops.py not checked");
+        return;
+    }
+    temp_dir dir;
+    std::mt19937_64 rng(7);
+    // The deterministic index arrays at --size small, as built by this file.
+    const std::map<std::string, workload> built = {
+        {"doAll", do_all(4096, rng)}, {"2dconv", conv2d(48, rng)}, {"fdtd-2d", fdtd2d(40, rng)},
+        {"gemm", gemm(16, rng)},      {"mvt", mvt(48, rng)}};
+    for (const std::string name : {"randAcc", "randAcc3", "doAll", "2dconv", "fdtd-2d", "gemm", "mvt"}) {
+        INFO(name);
+        const std::string out = dir / name;
+        REQUIRE(std::system(("python3 '" + std::string(SWGPU_SOURCE_DIR) + "/scripts/make_loops.py' " + name +
+                             " --size small -o '" + out + "' >/dev/null").c_str()) == 0);
+        std::ifstream tsv(out + "/loop.tsv");
+        std::string line;
+        std::size_t index = 0;
+        std::string cur_seq = out + "/A0.npy", cur_t1 = cur_seq, cur_t3 = cur_seq;
+        while (std::getline(tsv, line)) {
+            std::istringstream fields(line);
+            std::string kname, wfile, rfile, body, coef;
+            std::getline(fields, kname, '\t');
+            std::getline(fields, wfile, '\t');
+            std::getline(fields, rfile, '\t');
+            std::getline(fields, body, '\t');
+            std::getline(fields, coef, '\t');
+            if (const auto it = built.find(name); it != built.end()) {
+                REQUIRE(index < it->second.kernels.size());
+                const kernel& kn = it->second.kernels[index];
+                CHECK(kname == kn.name);
+                CHECK(body == levels::body_name(kn.body.kind));
+                const sat::array wa = io::read_npy(out + "/" + wfile), ra = io::read_npy(out + "/" + rfile);
+                std::vector<std::int64_t> wv(wa.elements()), rv(ra.elements());
+                for (std::size_t k = 0; k < wv.size(); ++k) wv[k] = static_cast<std::int64_t>(wa.value(k));
+                for (std::size_t k = 0; k < rv.size(); ++k) rv[k] = static_cast<std::int64_t>(ra.value(k));
+                CHECK(wv == kn.loop.writes);
+                CHECK(rv == kn.loop.reads);
+            }
+            const std::string args = "levels --writes '" + out + "/" + wfile + "' --reads '" + out + "/" + rfile +
+                                     "' --body " + body + (coef == "-" ? "" : " --coefficients " + coef) + " -q";
+            const std::string stem = out + "/" + kname;
+            REQUIRE(run_swgpu(args + " --array '" + cur_seq + "' -o '" + stem + ".seq.npy' --sequential").code == 0);
+            REQUIRE(run_swgpu(args + " --array '" + cur_t1 + "' -o '" + stem + ".t1.npy' --backend cpu -t 1").code == 0);
+            REQUIRE(run_swgpu(args + " --array '" + cur_t3 + "' -o '" + stem + ".t3.npy' --backend cpu -t 3").code == 0);
+            cur_seq = stem + ".seq.npy";
+            cur_t1 = stem + ".t1.npy";
+            cur_t3 = stem + ".t3.npy";
+            ++index;
+        }
+        CHECK(index > 0);
+        if (const auto it = built.find(name); it != built.end()) CHECK(index == it->second.kernels.size());
+        const std::string seq = slurp(cur_seq);
+        CHECK(seq.size() > 128);
+        CHECK(slurp(cur_t1) == seq);
+        CHECK(slurp(cur_t3) == seq);
     }
 }

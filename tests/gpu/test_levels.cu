@@ -2,6 +2,7 @@
 // tests/test_levels.cpp): levels equal exactly; x equals the CPU solve bit for bit for every schedule; generic loops'
 // levels equal and their arrays equal the sequential loop's.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -11,6 +12,7 @@
 #include "core/thread_pool.hpp"
 #include "gpu/levels.hpp"
 #include "tests/gpu/harness.hpp"
+#include "tests/levels_workloads.hpp"
 
 namespace {
 
@@ -78,14 +80,16 @@ GPU_TEST("levels: GPU levels and solves equal the CPU's exactly, every schedule,
 
 GPU_TEST("levels: GPU inspector of generic loops equals the CPU's; the GPU loop equals the sequential loop") {
     std::mt19937_64 rng(16);
-    thread_pool pool(2);
     struct shape {
         std::int64_t n, locations;
         int k;
     };
+    using levels::loop_body;
     for (const shape sh : {shape{0, 5, 2}, shape{1, 1, 1}, shape{50, 3, 2}, shape{1000, 1000, 0}, shape{1000, 50, 3},
-                           shape{100000, 100000, 1}, shape{200000, 20000, 2}, shape{64, 1, 1}})
-        for (const auto body : {levels::loop_body::sum, levels::loop_body::max, levels::loop_body::fmod}) {
+                           shape{100000, 100000, 1}, shape{200000, 20000, 2}, shape{64, 1, 1}, shape{3000, 2000, 9},
+                           shape{20000, 5000, 17}, shape{500, 40, 33}})
+        for (const auto kind : {loop_body::sum, loop_body::max, loop_body::fmod, loop_body::wsum, loop_body::dot}) {
+            if (kind == loop_body::dot && sh.k % 2 == 0) continue;  // dot reads the written element, then pairs
             levels::indirect_loop loop;
             loop.locations = sh.locations;
             loop.reads_per_iteration = sh.k;
@@ -94,13 +98,50 @@ GPU_TEST("levels: GPU inspector of generic loops equals the CPU's; the GPU loop 
                 for (int r = 0; r < sh.k; ++r)
                     loop.reads.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(sh.locations)));
             }
+            levels::body_spec body{kind, {}};
+            if (kind == loop_body::wsum)
+                for (int r = 0; r < sh.k; ++r) body.coefficients.push_back((r % 2 ? -0.3 : 0.7) / (r + 1));
+            if (kind == loop_body::dot) body.coefficients = {0.1, 0.9};  // alpha, beta
+            REQUIRE(levels::body_mismatch(body, sh.k).empty());
+            const int before = ::swgpu::gputest::failures();
             const auto lv = levels::loop_levels(loop);
             CHECK(gpu::loop_levels(loop) == lv);
             std::vector<double> a(static_cast<std::size_t>(sh.locations)), ref;
-            for (auto& v : a) v = static_cast<double>(rng() % 100);
+            for (auto& v : a) v = static_cast<double>(rng() % 100) / 7.0;
             ref = a;
             levels::run_sequential(loop, body, ref);
-            const auto got = gpu::run_loop(loop, body, a);
-            CHECK(got == ref);
+            gpu::loop_report rep;
+            const auto got = gpu::run_loop(loop, body, a, &rep, true);
+            CHECK(std::memcmp(got.data(), ref.data(), got.size() * sizeof(double)) == 0);
+            CHECK(rep.levels == lv);
+            if (::swgpu::gputest::failures() != before)
+                std::fprintf(stderr, "  (n %lld, locations %lld, k %d, body %s)\n", static_cast<long long>(sh.n),
+                             static_cast<long long>(sh.locations), sh.k, levels::body_name(kind));
         }
+}
+
+GPU_TEST("levels: the paper's workloads on the GPU: levels equal the CPU's, arrays equal the sequential loop's") {
+    using namespace swgpu::testing::loops;
+    std::mt19937_64 rng(17);
+    std::vector<std::pair<std::string, workload>> all;
+    all.emplace_back("randAcc", rand_acc(200000, 1, rng));
+    all.emplace_back("randAcc3", rand_acc(200000, 3, rng));
+    all.emplace_back("doAll", do_all(300000, rng));
+    all.emplace_back("2dconv", conv2d(300, rng));
+    all.emplace_back("fdtd-2d", fdtd2d(200, rng));
+    all.emplace_back("gemm", gemm(64, rng));
+    all.emplace_back("mvt", mvt(256, rng));
+    for (const auto& [name, w] : all) {
+        const int before = ::swgpu::gputest::failures();
+        std::vector<double> ref = w.a0, got = w.a0;
+        for (const auto& kn : w.kernels) {
+            const auto lv = levels::loop_levels(kn.loop);
+            CHECK(gpu::loop_levels(kn.loop) == lv);
+            levels::run_sequential(kn.loop, kn.body, ref);
+            got = gpu::run_loop(kn.loop, kn.body, got);
+        }
+        CHECK(got.size() == ref.size());
+        CHECK(std::memcmp(got.data(), ref.data(), got.size() * sizeof(double)) == 0);
+        if (::swgpu::gputest::failures() != before) std::fprintf(stderr, "  (in workload %s)\n", name.c_str());
+    }
 }
