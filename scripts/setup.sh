@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake make g++ pkg-config libhts-dev libseqan3-dev libcli11-dev catch2 zlib1g-dev patchelf
           libopenmpi-dev openmpi-bin
-          libpng-dev libtiff-dev
+          libpng-dev libtiff-dev python3-numpy
           fasta3 ncbi-blast+ libparasail-dev libopencv-core-dev libopencv-imgproc-dev)
 missing=()
 for p in "${packages[@]}"; do
