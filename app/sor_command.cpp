@@ -21,10 +21,15 @@ namespace {
 const char* const sor_footer =
     "Problem: -lap u = f on an N x N grid, h = 1/(N-1), u given on the four edges (the boundary array's edges; its\n"
     "  interior is ignored); 5-point stencil. F.npy and G.npy: (N, N) float64. --model N: f = 2 pi^2 sin(pi x)\n"
-    "  sin(pi y), zero boundary (exact solution sin(pi x) sin(pi y)).\n"
+    "  sin(pi y), zero boundary (exact solution sin(pi x) sin(pi y)). --problem NAME --size N: a built-in problem:\n"
+    "  model (as --model), rough (zero boundary, f = A w for w uniform in [0, 1): Laplace's equation from a random\n"
+    "  start), signs (w = +-1 at random), blocks (w = +-1 at random on 8 x 8 blocks).\n"
     "Methods: lex (SOR in lexicographic order), redblack, ssor (a forward and a backward lexicographic sweep per\n"
-    "  iteration), mlssor (K = --layers forward sweeps, then K backward ones, per iteration). --omega defaults to\n"
-    "  2 / (1 + sin(pi h)), the optimum of SOR for the model problem.\n"
+    "  iteration), mlssor (K = --layers forward sweeps, then K backward ones, per iteration). mlssor --subdomain AxB:\n"
+    "  the K-layer paper's parallel MLSSOR, subdomains of A x B points moving one point per layer, each cut into 2 x 2\n"
+    "  tiles run in parallel step by step (K defaults to min(A, B) / 2, the largest allowed; 2K <= A, B);\n"
+    "  --forward-only: both halves sweep forward. --omega defaults to 2 / (1 + sin(pi h)), the optimum of SOR for the\n"
+    "  model problem.\n"
     "Stops when ||f - A u|| / ||f|| <= --tol (absolute when f = 0), or after --max-sweeps.\n"
     "Output: U.npy (N, N) float64, boundary included; --history FILE: sweep, residual, seconds (TSV); --plot FILE:\n"
     "  SVG of the residual against sweeps and against time. One line on stdout: method, sweeps, residual, time.\n"
@@ -91,13 +96,18 @@ sor_command::sor_command(CLI::App& app) {
     sub_->add_option("--rhs", rhs_, "f as an (N, N) float64 .npy");
     sub_->add_option("--boundary", boundary_, "u on the edges, as an (N, N) float64 .npy (its interior is ignored)");
     sub_->add_option("--model", model_, "Solve the model problem on an N x N grid instead of --rhs/--boundary");
+    sub_->add_option("--problem", problem_, "A built-in problem: model, rough, signs or blocks (with --size N)");
+    sub_->add_option("--size", size_, "The grid of --problem: N x N points");
     sub_->add_option("-o,--out", output_, "The solution as an (N, N) float64 .npy, written atomically");
     sub_->add_option("--method", method_, "lex, redblack, ssor or mlssor")
         ->check(CLI::IsMember({"lex", "redblack", "ssor", "mlssor"}))
         ->capture_default_str();
     sub_->add_option("--omega", omega_, "Relaxation factor in (0, 2) [default: 2 / (1 + sin(pi h))]");
-    sub_->add_option("--layers", layers_, "mlssor: K, the forward (then backward) sweeps of one iteration")
-        ->capture_default_str();
+    layers_option_ = sub_->add_option("--layers", layers_, "mlssor: K, the forward (then backward) sweeps of one iteration")
+                         ->capture_default_str();
+    sub_->add_option("--subdomain", subdomain_,
+                     "mlssor: the K-layer paper's parallel MLSSOR on subdomains of AxB points (K defaults to min(A,B)/2)");
+    sub_->add_flag("--forward-only", forward_only_, "mlssor: both halves of an iteration sweep forward");
     sub_->add_option("--tol", tol_, "Stop when the relative residual is at most this")->capture_default_str();
     sub_->add_option("--max-sweeps", max_sweeps_, "Stop after this many sweeps")->capture_default_str();
     sub_->add_option("--history", history_, "Write sweep, residual and seconds as TSV");
@@ -107,13 +117,17 @@ sor_command::sor_command(CLI::App& app) {
 }
 
 int sor_command::run() {
-    if (model_ && (!rhs_.empty() || !boundary_.empty()))
-        throw usage_error("give either --model N or --rhs and --boundary");
-    if (!model_ && (rhs_.empty() || boundary_.empty()))
-        throw usage_error("give --rhs F.npy and --boundary G.npy (or --model N)");
+    const int inputs = (model_ ? 1 : 0) + (!problem_.empty() ? 1 : 0) + (!rhs_.empty() || !boundary_.empty() ? 1 : 0);
+    if (inputs > 1) throw usage_error("give one of --model N, --problem NAME --size N, or --rhs and --boundary");
+    if (!model_ && problem_.empty() && (rhs_.empty() || boundary_.empty()))
+        throw usage_error("give --rhs F.npy and --boundary G.npy (or --model N, or --problem NAME --size N)");
+    if (!problem_.empty() && size_ == 0) throw usage_error("--problem needs --size N");
+    if (problem_.empty() && size_ != 0) throw usage_error("--size is for --problem");
     sor::problem p;
     if (model_) {
         p = sor::model_problem(model_);
+    } else if (!problem_.empty()) {
+        p = sor::builtin_problem(problem_, size_);
     } else {
         sor::index_t n = 0, nb = 0;
         auto f = square_f64(rhs_, n);
@@ -127,6 +141,17 @@ int sor_command::run() {
     o.tol = tol_;
     o.max_sweeps = max_sweeps_;
     o.layers = layers_;
+    if (!subdomain_.empty()) {
+        sor::parse_subdomain(subdomain_, o.sub_rows, o.sub_cols);
+        if (!layers_option_->count()) {  // the paper's choice: the largest K the subdomain allows
+            const sor::index_t k = std::min(o.sub_rows, o.sub_cols) / 2;
+            if (k < 1 || k > 1000)
+                throw usage_error("--subdomain " + subdomain_ + ": the default K = min(A, B) / 2 = " + std::to_string(k) +
+                                  " is not in 1 to 1000; give --layers");
+            o.layers = int(k);
+        }
+    }
+    o.forward_only = forward_only_;
     sor::check(o);
     // Outputs fail before the solve when they cannot be written.
     std::optional<io::output_file> out, history, plot;
@@ -144,9 +169,15 @@ int sor_command::run() {
         s = sor::solve(p, o, pool);
     }
     const auto& last = s.history.back();
-    std::printf("method %s omega %.6f n %lld sweeps %d residual %.6e %s time %.6f s\n", sor::method_name(o.m), o.omega,
+    std::string extra;
+    if (o.m == sor::method::mlssor) {
+        extra = " layers " + std::to_string(o.layers);
+        if (o.sub_rows > 0) extra += " subdomain " + std::to_string(o.sub_rows) + "x" + std::to_string(o.sub_cols);
+        if (o.forward_only) extra += " forward-only";
+    }
+    std::printf("method %s omega %.6f n %lld sweeps %d residual %.6e %s time %.6f s%s\n", sor::method_name(o.m), o.omega,
                 static_cast<long long>(p.n), last.sweep, last.residual, s.converged ? "converged" : "not-converged",
-                last.seconds);
+                last.seconds, extra.c_str());
     if (out) {
         sat::array a(sat::dtype::f64, p.n, p.n, 1);
         std::copy(s.u.begin(), s.u.end(), a.data<double>());
@@ -164,7 +195,8 @@ int sor_command::run() {
         history->commit();
     }
     if (plot) {
-        plot->write(history_svg(s, std::string("swgpu sor --method ") + sor::method_name(o.m) + ", N = " +
+        plot->write(history_svg(s, std::string("swgpu sor --method ") + sor::method_name(o.m) +
+                                       (o.sub_rows > 0 ? " --subdomain " + subdomain_ : std::string()) + ", N = " +
                                        std::to_string(p.n) + (gpu ? ", GPU" : ", CPU")));
         plot->commit();
     }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <random>
 
 #include "core/error.hpp"
 
@@ -70,6 +71,89 @@ void check(const options& o) {
     if (!(o.tol > 0) || !std::isfinite(o.tol)) throw usage_error("--tol must be a positive number");
     if (o.max_sweeps < 1) throw usage_error("--max-sweeps must be at least 1");
     if (o.layers < 1 || o.layers > 1000) throw usage_error("--layers must be 1 to 1000");
+    if (o.sub_rows != 0 || o.sub_cols != 0) {
+        if (o.m != method::mlssor) throw usage_error("--subdomain is for --method mlssor");
+        if (o.sub_rows < 1 || o.sub_cols < 1) throw usage_error("--subdomain needs both sides positive");
+        if (o.sub_rows < 2 * index_t(o.layers) || o.sub_cols < 2 * index_t(o.layers))
+            throw usage_error("--subdomain " + std::to_string(o.sub_rows) + "x" + std::to_string(o.sub_cols) +
+                              " is too small for --layers " + std::to_string(o.layers) +
+                              ": both sides must be at least 2K");
+    }
+    if (o.forward_only && o.m != method::mlssor) throw usage_error("--forward-only is for --method mlssor");
+}
+
+void parse_subdomain(const std::string& text, index_t& rows, index_t& cols) {
+    const auto bad = [&] {
+        return usage_error("--subdomain must be AxB with A and B positive integers (got '" + text + "')");
+    };
+    const auto x = text.find_first_of("xX");
+    if (x == std::string::npos || x == 0 || x + 1 == text.size()) throw bad();
+    const auto number = [&](const std::string& part) {
+        if (part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos) throw bad();
+        const index_t v = std::stoll(part);
+        if (v < 1) throw bad();
+        return v;
+    };
+    rows = number(text.substr(0, x));
+    cols = number(text.substr(x + 1));
+}
+
+namespace {
+
+// w of the rough problems, n x n with a zero boundary; the generator's values in row-major order, so any platform
+// gives the same grid.
+std::vector<double> rough_solution(const std::string& name, index_t n) {
+    std::vector<double> w(static_cast<std::size_t>(n * n), 0.0);
+    std::mt19937_64 rng(name == "rough" ? 20100 : name == "signs" ? 20101 : 20102);
+    const auto uniform = [&] { return double(rng() >> 11) * 0x1.0p-53; };  // [0, 1), the same on every platform
+    if (name == "blocks") {
+        const index_t b = (n + 7) / 8;
+        std::vector<double> sign(static_cast<std::size_t>(b * b));
+        for (auto& v : sign) v = uniform() < 0.5 ? -1.0 : 1.0;
+        for (index_t i = 1; i < n - 1; ++i)
+            for (index_t j = 1; j < n - 1; ++j)
+                w[static_cast<std::size_t>(i * n + j)] = sign[static_cast<std::size_t>((i / 8) * b + j / 8)];
+        return w;
+    }
+    for (index_t i = 1; i < n - 1; ++i)
+        for (index_t j = 1; j < n - 1; ++j) {
+            const double r = uniform();
+            w[static_cast<std::size_t>(i * n + j)] = name == "signs" ? (r < 0.5 ? -1.0 : 1.0) : r;
+        }
+    return w;
+}
+
+}  // namespace
+
+const char* builtin_names() { return "model, rough, signs, blocks"; }
+
+std::vector<double> builtin_solution(const std::string& name, index_t n) {
+    if (name != "model" && name != "rough" && name != "signs" && name != "blocks")
+        throw usage_error("--problem must be one of " + std::string(builtin_names()) + " (got '" + name + "')");
+    if (n < 3) throw usage_error("the grid needs at least 3 x 3 points (got " + std::to_string(n) + ")");
+    if (name != "model") return rough_solution(name, n);
+    std::vector<double> u(static_cast<std::size_t>(n * n));
+    for (index_t i = 0; i < n; ++i)
+        for (index_t j = 0; j < n; ++j) u[static_cast<std::size_t>(i * n + j)] = model_solution(n, i, j);
+    return u;
+}
+
+problem builtin_problem(const std::string& name, index_t n) {
+    const auto w = builtin_solution(name, n);  // checks the name and n
+    if (name == "model") return model_problem(n);
+    // f = A w, zero boundary: w is the discrete solution (up to the rounding of f).
+    problem p;
+    p.n = n;
+    p.f.assign(w.size(), 0.0);
+    p.u.assign(w.size(), 0.0);
+    const double inv_h2 = double(n - 1) * double(n - 1);
+    const auto N = static_cast<std::size_t>(n);
+    for (index_t i = 1; i < n - 1; ++i)
+        for (index_t j = 1; j < n - 1; ++j) {
+            const auto s = static_cast<std::size_t>(i * n + j);
+            p.f[s] = (4 * w[s] - w[s - N] - w[s + N] - w[s - 1] - w[s + 1]) * inv_h2;
+        }
+    return p;
 }
 
 std::vector<double> scaled_rhs(const problem& p) {
@@ -88,6 +172,19 @@ inline void update(index_t n, std::vector<double>& u, const std::vector<double>&
 }
 
 }  // namespace
+
+void mlssor_subdomain_sweep(index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, int layers,
+                            index_t rows, index_t cols, thread_pool& pool, bool forward_only) {
+    if (n < 3) return;
+    const index_t si_count = subdomain_count(n - 2, rows), sj_count = subdomain_count(n - 2, cols);
+    for (const bool backward : {false, !forward_only})
+        for (int step = 0; step < 4; ++step)
+            pool.parallel_for(static_cast<std::size_t>(si_count), [&](std::size_t si) {
+                for (index_t sj = 0; sj < sj_count; ++sj)
+                    mlssor_tile(n, u.data(), h2f.data(), omega, layers, rows, cols, index_t(si), sj, step / 2,
+                                step % 2, backward);
+            });
+}
 
 void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, thread_pool& pool,
            int layers) {
@@ -150,7 +247,13 @@ solution solve(const problem& p, const options& o, thread_pool& pool) {
     s.u = p.u;
     const auto h2f = scaled_rhs(p);
     for (int k = 1; k <= o.max_sweeps; ++k) {
-        sweep(o.m, p.n, s.u, h2f, o.omega, pool, o.layers);
+        if (o.m == method::mlssor && o.sub_rows > 0) {
+            mlssor_subdomain_sweep(p.n, s.u, h2f, o.omega, o.layers, o.sub_rows, o.sub_cols, pool, o.forward_only);
+        } else if (o.m == method::mlssor && o.forward_only) {
+            for (int l = 0; l < 2 * o.layers; ++l) sweep(method::lex, p.n, s.u, h2f, o.omega, pool);
+        } else {
+            sweep(o.m, p.n, s.u, h2f, o.omega, pool, o.layers);
+        }
         const double r = residual(p, s.u, pool);
         s.history.push_back({k, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
         if (r <= o.tol) {

@@ -14,7 +14,9 @@
 //              parallel.
 //   ssor       a lexicographic sweep, then one in reverse order (one SSOR iteration counts as one sweep here).
 //   mlssor     the K-layer SSOR method of the K-layer paper: K lexicographic sweeps, then K in reverse order (one
-//              iteration counts as one sweep here; `layers` = K).
+//              iteration counts as one sweep here; `layers` = K). With subdomains (options::sub_rows x sub_cols), the
+//              paper's parallel MLSSOR instead (its section IV; see `tile_span` below): a different iteration, whose
+//              convergence depends on the subdomain size.
 // Residual: ||f - A u||_2 / ||f||_2 over the interior (absolute when f is 0), after every sweep; the run stops when
 // it is at most tol, or after max_sweeps.
 #pragma once
@@ -51,14 +53,35 @@ problem from_arrays(index_t n, std::vector<double> f, const std::vector<double>&
 // The optimal omega of SOR for the model problem on this grid: 2 / (1 + sin(pi h)).
 double optimal_omega(index_t n);
 
+// The built-in problems (`--problem NAME --size N`), all with a known discrete solution:
+//   model   the model problem above
+//   rough   zero boundary, f = A w for w uniform in [0, 1) (a fixed seed): the discrete solution is w, and from
+//           u = 0 the error is -w, so the iterates' errors are those of Laplace's equation with zero boundary started
+//           from a random grid (the K-layer paper's setting, equation (2)); ||f - A u|| / ||f|| is then the residual
+//           relative to the initial one. Mostly high frequencies: tens of sweeps reach 1e-3 (fewer as N grows).
+//   signs   the same with w = +-1 at random: no mean, even rougher
+//   blocks  w = +-1 at random on blocks of 8 x 8 points (from the grid's corner): rough at a coarser scale, so
+//           slower to smooth out, still independent of N
+problem builtin_problem(const std::string& name, index_t n);  // usage_error for an unknown name or n < 3
+// The discrete solution of a built-in problem (the exact one for `model`), n x n with the boundary.
+std::vector<double> builtin_solution(const std::string& name, index_t n);
+const char* builtin_names();  // "model, rough, signs, blocks"
+
 struct options {
     method m = method::lex;
     double omega = 1.0;
     double tol = 1e-8;
     int max_sweeps = 10000;
     int layers = 3;  // K of mlssor
+    // mlssor: the paper's subdomains of sub_rows x sub_cols points (0 x 0: whole sweeps); each needs 2K <= it.
+    index_t sub_rows = 0, sub_cols = 0;
+    bool forward_only = false;  // mlssor: both halves of an iteration sweep forward (the paper's bracketed column)
 };
-void check(const options& o);  // usage_error: omega outside (0, 2), tol not positive, max_sweeps or layers < 1
+// usage_error: omega outside (0, 2), tol not positive, max_sweeps or layers < 1; subdomains for another method,
+// subdomains smaller than 2K or given for one axis only, forward_only for another method.
+void check(const options& o);
+// "AxB" (A, B positive integers) as {A, B}; usage_error otherwise.
+void parse_subdomain(const std::string& text, index_t& rows, index_t& cols);
 
 struct history_entry {
     int sweep = 0;
@@ -76,6 +99,83 @@ SWGPU_HD T point(T u, T up, T down, T left, T right, T h2f, T omega) {
     const T g = mul_rn(add_rn(add_rn(add_rn(add_rn(up, down), left), right), h2f), T(0.25));
     return add_rn(u, mul_rn(omega, add_rn(g, -u)));
 }
+
+// The parallel MLSSOR of the K-layer paper (section IV), on the interior's coordinates x = 0 .. len-1 along each axis
+// (grid index 1 + x). One iteration is a forward K-layer half, then a backward one (a second forward one with
+// forward_only). In layer k (0 .. K-1) of a half, with drift d = k forward and d = K-1-k backward (the backward half
+// retraces the forward one's subdomains: its layer k covers the forward layer K-1-k's points), subdomain s along an
+// axis with size A covers
+//   [sA + d, (s+1)A + d)   clipped to [0, len), and [0, A + d) for s = 0
+// (the cutting planes (6) of the paper, moving by one point per layer; the first subdomain keeps the edge). Each
+// subdomain is cut into two tiles along each axis by a plane that moves the other way (the paper's (8) with m = 2):
+//   forward   T1 = the points below c = sA + A - 1 - d  (A - 1 - 2k points inside the grid, the paper's largest)
+//   backward  T1 = the points at or above c = sA + 2K - 1 - d  (the mirror image: the backward half sweeps down)
+// and T2 = the rest. A half runs four steps, (T1, T1), (T1, T2), (T2, T1), (T2, T2) by (row, column) tiles; in a
+// step every subdomain runs its tile (in parallel: with 2K <= A, B no two tiles of a step touch a point that another
+// writes), and a tile runs its K layers one after the other, each point by point in the half's lexicographic order
+// (forward: rows and columns ascending; backward: both descending), in place, with the one-point update above. A
+// point therefore reads the newest value in the grid, which is where the paper's iteration differs from the
+// sequential one near the subdomains' edges. With one subdomain covering the grid (A, B >= N - 2) the tiles respect
+// every dependence and the iteration is the whole-sweep MLSSOR, bit for bit.
+struct span {
+    index_t lo = 0, hi = 0;
+    SWGPU_HD bool empty() const { return hi <= lo; }
+};
+// The points of subdomain s (size `size`) along one axis of `len` points, in layer k of a half, tile part 0 (T1) or
+// 1 (T2).
+SWGPU_HD span tile_span(index_t len, index_t size, int layers, index_t s, int k, int part, bool backward) {
+    const index_t d = backward ? layers - 1 - k : k;
+    const index_t start = s == 0 ? 0 : s * size + d;
+    const index_t end = (s + 1) * size + d < len ? (s + 1) * size + d : len;
+    if (start >= end) return {0, 0};
+    const index_t cut = backward ? s * size + 2 * layers - 1 - d : s * size + size - 1 - d;
+    const bool below = (part == 0) != backward;  // forward T1 and backward T2 lie below the cut
+    if (below) return {start, cut < end ? cut : end};
+    return {cut > start ? cut : start, end};
+}
+// How many subdomains an axis of len points has.
+SWGPU_HD index_t subdomain_count(index_t len, index_t size) { return (len + size - 1) / size; }
+
+// One tile of one step (row part pi, column part pj) of a half: its K layers, in place on the n x n grid u.
+SWGPU_HD void mlssor_tile(index_t n, double* u, const double* h2f, double omega, int layers, index_t rows,
+                          index_t cols, index_t si, index_t sj, int pi, int pj, bool backward) {
+    const index_t len = n - 2;
+    for (int k = 0; k < layers; ++k) {
+        const span ri = tile_span(len, rows, layers, si, k, pi, backward);
+        const span rj = tile_span(len, cols, layers, sj, k, pj, backward);
+        if (ri.empty() || rj.empty()) continue;
+        for (index_t t = 0; t < ri.hi - ri.lo; ++t) {
+            const index_t x = backward ? ri.hi - 1 - t : ri.lo + t;
+            double* row = u + (x + 1) * n + 1;  // row[y]: interior column y; row[-1] and row[len]: the boundary
+            const double* up = row - n;
+            const double* down = row + n;
+            const double* f = h2f + (x + 1) * n + 1;
+            if (!backward) {
+                double left = row[rj.lo - 1], centre = row[rj.lo];
+                for (index_t y = rj.lo; y < rj.hi; ++y) {
+                    const double right = row[y + 1];
+                    const double v = point(centre, up[y], down[y], left, right, f[y], omega);
+                    row[y] = v;
+                    left = v;
+                    centre = right;
+                }
+            } else {
+                double right = row[rj.hi], centre = row[rj.hi - 1];
+                for (index_t y = rj.hi - 1; y >= rj.lo; --y) {
+                    const double left = row[y - 1];
+                    const double v = point(centre, up[y], down[y], left, right, f[y], omega);
+                    row[y] = v;
+                    right = v;
+                    centre = left;
+                }
+            }
+        }
+    }
+}
+
+// One iteration of the parallel MLSSOR on the CPU (subdomain rows on the pool's threads), in place.
+void mlssor_subdomain_sweep(index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, int layers,
+                            index_t rows, index_t cols, thread_pool& pool, bool forward_only = false);
 
 // One sweep of a method on the CPU, in place (h2f = h^2 f, precomputed).
 void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, thread_pool& pool,

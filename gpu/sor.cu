@@ -41,6 +41,14 @@ __global__ void colour_pass(index_t n, int colour, double* u, const double* h2f,
     if (j < n - 1) update(n, u, h2f, omega, i, j);
 }
 
+// One step (row part pi, column part pj) of a half of the parallel MLSSOR: thread (x, y) runs the tile of subdomain
+// (y, x) (sor::mlssor_tile, the CPU's code); no two tiles of a step write a point that another reads or writes.
+__global__ void mlssor_step(index_t n, double* u, const double* h2f, double omega, int layers, index_t rows,
+                            index_t cols, index_t sj_count, int pi, int pj, bool backward) {
+    const index_t sj = index_t(blockIdx.x) * blockDim.x + threadIdx.x, si = index_t(blockIdx.y);
+    if (sj < sj_count) sor::mlssor_tile(n, u, h2f, omega, layers, rows, cols, si, sj, pi, pj, backward);
+}
+
 // Sums of r^2 and f^2 over the interior (r = f - A u), into sums[0..1]: block (x, y) takes row 1 + y, columns
 // 1 + x * threads ... (no division per point), then one atomic add per block and sum.
 __global__ void residual_sums(index_t n, const double* u, const double* f, double inv_h2, double* sums) {
@@ -197,10 +205,29 @@ void run_sweep(sor::method m, index_t n, double* u, const double* h2f, double om
     }
 }
 
+constexpr int tile_threads = 64;  // subdomains per block: small blocks spread the few long tiles of large subdomains
+
+// One iteration of the parallel MLSSOR: four launches per half.
+void mlssor_subdomain_iteration(index_t n, double* u, const double* h2f, const sor::options& o) {
+    const index_t si_count = sor::subdomain_count(n - 2, o.sub_rows), sj_count = sor::subdomain_count(n - 2, o.sub_cols);
+    if (n < 3) return;
+    const dim3 grid(static_cast<unsigned>((sj_count + tile_threads - 1) / tile_threads), static_cast<unsigned>(si_count));
+    for (const bool backward : {false, !o.forward_only})
+        for (int step = 0; step < 4; ++step) {
+            mlssor_step<<<grid, tile_threads>>>(n, u, h2f, o.omega, o.layers, o.sub_rows, o.sub_cols, sj_count, step / 2,
+                                                step % 2, backward);
+            SWGPU_CUDA_CHECK_LAUNCH("sor mlssor step");
+        }
+}
+
 // One sweep of a method: lex and ssor through the compensation method unless the diagonal schedule is asked for.
 void sweep_on_device(sor::method m, index_t n, device_buffer<double>& u, const double* h2f, double omega,
-                     int layers, lex_workspace& ws) {
+                     int layers, lex_workspace& ws, bool forward_only = false) {
     const lex_schedule how = lex_schedule_asked();
+    if (m == sor::method::mlssor && forward_only) {  // 2K forward sweeps
+        for (int k = 0; k < 2 * layers; ++k) sweep_on_device(sor::method::lex, n, u, h2f, omega, 1, ws);
+        return;
+    }
     if (m == sor::method::redblack || how == lex_schedule::diagonal) {
         run_sweep(m, n, u.data(), h2f, omega, layers);
         return;
@@ -209,6 +236,12 @@ void sweep_on_device(sor::method m, index_t n, device_buffer<double>& u, const d
     const int backward = m == sor::method::mlssor ? layers : m == sor::method::ssor ? 1 : 0;
     for (int k = 0; k < forward; ++k) compensation_sweep(n, u, h2f, omega, false, how, ws);
     for (int k = 0; k < backward; ++k) compensation_sweep(n, u, h2f, omega, true, how, ws);
+}
+
+// One iteration of the method and variant in o.
+void iterate_on_device(const sor::options& o, index_t n, device_buffer<double>& u, const double* h2f, lex_workspace& ws) {
+    if (o.m == sor::method::mlssor && o.sub_rows > 0) mlssor_subdomain_iteration(n, u.data(), h2f, o);
+    else sweep_on_device(o.m, n, u, h2f, o.omega, o.layers, ws, o.m == sor::method::mlssor && o.forward_only);
 }
 
 struct device_problem {
@@ -250,7 +283,7 @@ sor::solution sor_solve(const sor::problem& p, const sor::options& o, sor_report
     const dim3 blocks(static_cast<unsigned>((p.n - 2 + threads - 1) / threads), static_cast<unsigned>(p.n - 2));
     for (int k = 1; k <= o.max_sweeps; ++k) {
         a.record(nullptr);
-        sweep_on_device(o.m, p.n, d.u, d.h2f.data(), o.omega, o.layers, ws);
+        iterate_on_device(o, p.n, d.u, d.h2f.data(), ws);
         b.record(nullptr);
         sums.zero();
         residual_sums<<<blocks, threads>>>(p.n, d.u.data(), d.f.data(), inv_h2, sums.data());

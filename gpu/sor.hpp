@@ -5,7 +5,10 @@
 //               reverse); its iterates are the lexicographic sweep's up to rounding. SWGPU_SOR_LEX=rowsync takes the
 //               engine's row-sync schedule, SWGPU_SOR_LEX=diagonal updates anti-diagonal after anti-diagonal (one
 //               launch each), which is the lexicographic sweep bit for bit
-//   mlssor      K forward sweeps then K backward ones, each as lex or ssor's halves
+//   mlssor      K forward sweeps then K backward ones, each as lex or ssor's halves; with subdomains (options
+//               sub_rows x sub_cols) the K-layer paper's parallel MLSSOR as the paper maps it: one thread per
+//               subdomain, one launch per step of a half (four per half), each thread running its tile's K layers
+//               in order with the CPU's code (sor::mlssor_tile), so the iterates are the CPU's bit for bit
 //   redblack    one launch per colour (bit for bit the CPU's)
 // The residual is summed on the device after each sweep (its last digits may differ from the CPU's sum). The
 // history's seconds count from the first sweep (the copies to the device excluded). Throws swgpu::error on device

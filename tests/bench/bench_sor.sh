@@ -5,13 +5,25 @@
 #              (u read and written, f read: 24 bytes per point at 2995 GB/s)
 #   to tolerance: N_TOL^2 (default 1024), tol 1e-8, each method on the GPU: sweeps and seconds (mlssor: K = 3 layers;
 #   its sweeps count iterations of 2K sweeps)
+#   mlssor-4x4, mlssor-32x32: the K-layer paper's parallel MLSSOR (--subdomain, K = 2 and 16), per sweep only: an
+#   iteration is 2K sweeps, so its time per iteration is divided by 2K (the line says both)
 set -uo pipefail
 BIN=$1
 NS=${2:-8192}
 NT=${3:-1024}
 for backend in gpu cpu; do
-  for m in lex redblack ssor mlssor; do
-    line=$("$BIN/swgpu" sor --model "$NS" --method "$m" --tol 1e-300 --max-sweeps 20 --backend "$backend" -q)
+  for m in lex redblack ssor mlssor mlssor-4x4 mlssor-32x32; do
+    args=(--method "$m")
+    [[ $m == mlssor-4x4 ]] && args=(--method mlssor --subdomain 4x4)
+    [[ $m == mlssor-32x32 ]] && args=(--method mlssor --subdomain 32x32)
+    line=$("$BIN/swgpu" sor --model "$NS" "${args[@]}" --tol 1e-300 --max-sweeps 20 --backend "$backend" -q)
+    if [[ $m == mlssor-* ]]; then
+      awk -v b="$backend" -v m="$m" -v n="$NS" -v line="$line" 'BEGIN {
+        split(line, f, " "); s = f[8]; t = f[13]; k = f[16];
+        printf "summary: sor %s N=%d %s: %.2f ms per iteration of %d sweeps, %.3f ms per sweep (%d iterations in %.3f s)\n",
+          m, n, b, 1000 * t / s, 2 * k, 1000 * t / (s * 2 * k), s, t }'
+      continue
+    fi
     awk -v b="$backend" -v m="$m" -v n="$NS" -v line="$line" 'BEGIN {
       split(line, f, " "); s = f[8]; t = f[13];
       bound = 24.0 * n * n / 2995e9;

@@ -1,4 +1,5 @@
-// SOR on the GPU (gpu/sor.hpp): the sweeps of every method give the CPU's bits; the solve converges as the CPU's does.
+// SOR on the GPU (gpu/sor.hpp): the sweeps of every method give the CPU's bits (the compensation method's within
+// rounding); the subdomain MLSSOR gives the CPU's bits; the solve converges as the CPU's does.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -90,5 +91,69 @@ GPU_TEST("sor: the GPU solve converges on the model problem like the CPU's") {
         CHECK(std::abs(cpu.history[0].residual - gpu_s.history[0].residual) <= 1e-9 * cpu.history[0].residual);
         const std::size_t common = std::min(cpu.history.size(), gpu_s.history.size());
         CHECK(std::abs(cpu.history[common - 1].residual - gpu_s.history[common - 1].residual) <= 1e-11);
+    }
+}
+
+GPU_TEST("sor: the subdomain MLSSOR (one thread per subdomain) gives the CPU's bits") {
+    // Each thread runs its tile with the CPU's code and no two tiles of a step touch a point another writes, so the
+    // iterates are the CPU's bit for bit; the residuals, summed on the device in another order, agree to rounding.
+    using namespace swgpu;
+    thread_pool pool(4);
+    struct shape {
+        sor::index_t a, b;
+        int layers;
+    };
+    for (const sor::index_t n : {3, 4, 17, 64, 101, 300, 1030}) {
+        const auto p = random_problem(n);
+        for (const shape s : {shape{2, 2, 1}, shape{4, 4, 2}, shape{5, 7, 2}, shape{6, 3, 1}, shape{8, 8, 4},
+                              shape{13, 11, 5}, shape{32, 32, 16}, shape{n, n + 5, 1}})
+            for (const bool forward_only : {false, true}) {
+                if (2 * s.layers > std::min(s.a, s.b)) continue;
+                sor::options o;
+                o.m = sor::method::mlssor;
+                o.omega = 1.6;
+                o.tol = 1e-300;
+                o.max_sweeps = 3;
+                o.layers = s.layers;
+                o.sub_rows = s.a;
+                o.sub_cols = s.b;
+                o.forward_only = forward_only;
+                const auto cpu = sor::solve(p, o, pool);
+                const auto gpu_s = gpu::sor_solve(p, o);
+                REQUIRE(gpu_s.u.size() == cpu.u.size());
+                CHECK(std::memcmp(cpu.u.data(), gpu_s.u.data(), cpu.u.size() * sizeof(double)) == 0);
+                REQUIRE(gpu_s.history.size() == cpu.history.size());
+                // Sums of ~n^2 squares in another order, each residual f - A u formed with another rounding: within
+                // 1e-9 of the value, or 1e-12 of ||f|| where u has (nearly) solved a tiny grid and r is rounding noise.
+                for (std::size_t k = 0; k < cpu.history.size(); ++k)
+                    CHECK(std::abs(gpu_s.history[k].residual - cpu.history[k].residual) <=
+                          1e-9 * cpu.history[k].residual + 1e-12);
+            }
+    }
+}
+
+GPU_TEST("sor: the GPU subdomain MLSSOR converges on the rough problem like the CPU's") {
+    using namespace swgpu;
+    thread_pool pool(4);
+    const auto p = sor::builtin_problem("rough", 257);
+    for (const sor::index_t a : {4, 16}) {
+        sor::options o;
+        o.m = sor::method::mlssor;
+        o.omega = 1.25;
+        o.tol = 1e-4;  // 573 sweeps with 4 x 4 subdomains, 79 with 16 x 16 (the CPU, N = 257)
+        o.max_sweeps = 3000;
+        o.layers = int(a / 2);
+        o.sub_rows = o.sub_cols = a;
+        const auto cpu = sor::solve(p, o, pool);
+        const auto gpu_s = gpu::sor_solve(p, o);
+        CHECK(cpu.converged);
+        CHECK(gpu_s.converged);
+        // the same iterates: only the residual's last digits differ, so the counts agree to one iteration
+        const long diff = long(gpu_s.history.size()) - long(cpu.history.size());
+        CHECK((diff >= -1 && diff <= 1));
+        const std::size_t common = std::min(cpu.history.size(), gpu_s.history.size());
+        if (diff == 0) CHECK(std::memcmp(cpu.u.data(), gpu_s.u.data(), cpu.u.size() * sizeof(double)) == 0);
+        CHECK(std::abs(cpu.history[common - 1].residual - gpu_s.history[common - 1].residual) <=
+              1e-12 * cpu.history[common - 1].residual);
     }
 }
