@@ -41,6 +41,8 @@ STEPS=(
   "bench_db_stream|$repo/tests/bench/bench_db_stream.sh \$BIN \${SWGPU_DATA:-data} \${DB_COPIES:-100} \${DB_RUNS:-3}"
   "bench_sat|\$BIN/bench_sat --reps 7 && \$BIN/bench_sat_cpu --size 16384 --reps 3"
   "bench_levels|\$BIN/bench_levels --lap3d 100 --reps 7 && \$BIN/bench_levels --lap3d 216 --reps 5"
+  "bench_levels_loops|$repo/tests/bench/bench_levels_loops.sh \$BIN \$OUTDIR/loops medium"
+  "bench_sor_table2|INPUTS='1 2' $repo/tests/bench/bench_sor_table2.sh \$BIN 8192 && INPUTS=3 BRACKETS=all $repo/tests/bench/bench_sor_table2.sh \$BIN 1026"
   "bench_gpu_search_query500_early|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 1 5 --check 4 --early --label query500_db20k_batches_in_flight"
 )
 
