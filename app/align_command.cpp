@@ -521,12 +521,15 @@ int align_command::run_here(const std::string& command_line) {
     // --gpu-mem (or what it has free). SWGPU_LOGICAL_DEVICES=K (a test option) makes each GPU count K times, the K
     // workers of a GPU sharing its memory: the multi-GPU path, exercised on one GPU.
     std::optional<spread_pass> spread;
+    std::vector<int> long_devices;  // long pairs split their forward pass over these (one device: empty)
     if (use_gpu && group.size() == 1) {  // under MPI, each rank drives one GPU
         const int physical = gpu::device_count();
         const int used = s_.gpus == 0 ? physical : std::min(s_.gpus, physical);
         int logical = 1;
         if (const char* e = std::getenv("SWGPU_LOGICAL_DEVICES")) logical = std::clamp(std::atoi(e), 1, 64);
         if (used * logical > 1) {
+            for (int d = 0; d < used; ++d)
+                for (int k = 0; k < logical; ++k) long_devices.push_back(d);
             std::vector<score_pass> passes;
             std::vector<chunk_preparer> preparers;
             for (int d = 0; d < used; ++d) {
@@ -572,7 +575,7 @@ int align_command::run_here(const std::string& command_line) {
         std::unique_ptr<long_pair::backend> be;
         if (use_gpu) {
             if (gpu_ready.valid()) gpu_ready.get();
-            be = gpu::long_pair_backend(q, d, sc, gpu_mem);
+            be = gpu::long_pair_backend(q, d, sc, gpu_mem, long_devices);
         } else {
             be = std::make_unique<long_pair::cpu_backend>(q, d, sc, pool);
         }

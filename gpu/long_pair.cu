@@ -49,6 +49,7 @@
 #include <cstring>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -105,6 +106,13 @@ struct band_params {
     long long stride;             // nibbles per column
     int target;
     unsigned long long* first_hit;
+    // A forward pass split by columns over devices (multi_gpu_backend): the left border comes from the part to the
+    // left band by band (left_h/left_f in memory every device reaches; left_ready[band] != 0 once that band's rows are
+    // there), and this part's right border (H of its last column, F entering the next) goes out the same way.
+    const unsigned* left_ready;
+    int* right_h;
+    int* right_f;
+    unsigned* right_ready;
 };
 
 __device__ __forceinline__ unsigned long long load_acquire(const unsigned long long* p) {
@@ -115,6 +123,21 @@ __device__ __forceinline__ unsigned long long load_acquire(const unsigned long l
 __device__ __forceinline__ void store_release(unsigned long long* p, unsigned long long v) {
     asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+// System-scope flags between devices (their memory is pinned host memory every device maps).
+__device__ __forceinline__ unsigned load_acquire_sys(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_release_sys(unsigned* p, unsigned v) {
+    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void wait_flag_sys(const unsigned* p) {
+    unsigned spins = 0;
+    std::uint64_t since = 0;
+    while (load_acquire_sys(p) == 0) spin_backoff(spins, since);
+}
+
 // Waits until *p >= need. `seen` caches the last value read: a counter only grows, so a wait that the cached value
 // already satisfies costs no load (the acquire that read it ordered everything up to that value).
 __device__ __forceinline__ void wait_at_least(const unsigned long long* p, unsigned long long need,
@@ -191,13 +214,16 @@ __device__ __forceinline__ void row_cells_h(const std::uint32_t* __restrict__ pr
     }
 }
 
-// Kernel kinds: the forward pass with row_cells (6.5 instructions per cell) or row_cells_h (5.5), and the trace.
-enum band_kind : int { forward_x = 0, forward_h = 1, trace_kind = 2 };
+// Kernel kinds: the forward pass with row_cells (6.5 instructions per cell) or row_cells_h (5.5), the trace, and the
+// forward pass of one part of a pass split over devices (row_cells; waits for its left border and publishes its right
+// border band by band: a kind of its own, so that the other kernels carry none of it).
+enum band_kind : int { forward_x = 0, forward_h = 1, trace_kind = 2, forward_split = 3 };
 
 // The bands of one rectangle, for the warp with index gw among p.warps (wib: its index in the block).
 template <int R, int Kind>
 __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib) {
     constexpr bool Trace = Kind == trace_kind;
+    constexpr bool Split = Kind == forward_split;
     constexpr int S = warp_size * R;
     constexpr int stripe = kernels::chunk_stripe_words(R);
     constexpr int row_words = kernels::chunk_row_words(warp_size, R);
@@ -241,6 +267,18 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
 
         using cell_t = std::conditional_t<Trace, int, std::uint32_t>;
         cell_t h[R], f[R];
+        // A left border streamed from the part to the left is read once that part has finished this band and the one
+        // above (whose last row is this band's corner): lane 0's system-scope acquire, then __syncwarp, orders every
+        // lane's reads after the other device's writes (and no line of it was read before: none is stale).
+        if constexpr (Split) {
+            if (p.left_ready) {  // not on the first part
+                if (lane == 0) {
+                    wait_flag_sys(p.left_ready + band);
+                    if (band > 0) wait_flag_sys(p.left_ready + band - 1);
+                }
+                __syncwarp();
+            }
+        }
 #pragma unroll
         for (int c = 0; c < R; ++c) {
             const long long row = my_row + c;
@@ -360,6 +398,20 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                 else if (k0 + warp_size >= steps) atomicAdd(p.done_chunks, static_cast<unsigned long long>(chunk % 32 + 1));
             }
         }
+        if (Split && p.right_ready) {
+            // The right border for the part to the right: after its last column a lane still holds H of that column
+            // and F entering the next; every lane's stores, then the band's flag.
+#pragma unroll
+            for (int c = 0; c < R; ++c) {
+                if (my_row + c < rows) {
+                    p.right_h[my_row + c] = static_cast<int>(h[c]);
+                    p.right_f[my_row + c] = static_cast<int>(f[c]);
+                }
+            }
+            __threadfence_system();
+            __syncwarp();
+            if (lane == 0) store_release_sys(p.right_ready + band, 1u);
+        }
     }
 }
 
@@ -423,6 +475,14 @@ private:
     T* ptr_ = nullptr;
     cudaStream_t stream_ = nullptr;
     std::size_t count_ = 0;
+};
+
+// The border between two parts of a forward pass split by columns: H of the left part's last column and F entering
+// the right part's first, per row, and a flag per band; in pinned host memory that every device maps.
+struct border_exchange {
+    int* h = nullptr;
+    int* f = nullptr;
+    unsigned* ready = nullptr;
 };
 
 // A grid's checkpoint lines in device memory; the walk copies the few it needs.
@@ -505,6 +565,7 @@ public:
         // SWGPU_LONG_ENTRY picks another one for measurements.
         forward_entries_ = {configure<32, forward_x>(), configure<16, forward_x>(), configure<8, forward_x>(),
                             configure<32, forward_h>(), configure<16, forward_h>(), configure<8, forward_h>()};
+        split_entries_ = {configure<32, forward_split>(), configure<16, forward_split>(), configure<8, forward_split>()};
         for (const auto& e : forward_entries_)
             if (!fwd_.resident_warps && e.resident_warps) fwd_ = e;
         if (const char* e = std::getenv("SWGPU_LONG_ENTRY")) {
@@ -527,6 +588,13 @@ public:
 
     void forward(const long_pair::rect& area, const long_pair::borders& b, std::int64_t K,
                  long_pair::grid& g) override {
+        forward_part(area, b, K, g, nullptr, nullptr);
+    }
+
+    // forward() of one part of a pass split by columns: its left border streamed from `left` (b's left border is
+    // then ignored), its right border streamed to `right` (either may be null).
+    void forward_part(const long_pair::rect& area, const long_pair::borders& b, std::int64_t K, long_pair::grid& g,
+                      const border_exchange* left, const border_exchange* right) {
         if (K <= 0 || K % spacing_multiple() != 0)
             throw runtime_failure("internal error: long-pair grid spacing is not a band multiple");
         const cudaStream_t s = stream_.get();
@@ -546,7 +614,23 @@ public:
         p.col_h = lines->col_h.data();
         p.col_f = lines->col_f.data();
         p.block_max = block_max.data();
-        launch(forward_entry(area.rows()), p, area);
+        if (left) {
+            p.left_h = left->h;
+            p.left_f = left->f;
+            p.left_ready = left->ready;
+        }
+        if (right) {
+            p.right_h = right->h;
+            p.right_f = right->f;
+            p.right_ready = right->ready;
+        }
+        const kernel_config* cfg = &forward_entry(area.rows());
+        if (left || right) {  // the split kind with the same bands (every part numbers its bands alike)
+            for (const auto& e : split_entries_)
+                if (e.rows == cfg->rows && e.resident_warps) cfg = &e;
+            if (cfg->kind != forward_split) throw runtime_failure("the split long-pair kernel does not fit on this GPU");
+        }
+        launch(*cfg, p, area);
         g.block_max.resize(block_max.size());
         SWGPU_CUDA_CHECK(cudaMemcpyAsync(g.block_max.data(), block_max.data(), block_max.size() * sizeof(int),
                                          cudaMemcpyDeviceToHost, s));
@@ -916,6 +1000,13 @@ private:
     }
 
 public:
+    // Checkpoint lines of an A x B grid over rows x cols on this backend's device (for a grid gathered here).
+    std::shared_ptr<device_grid_lines> new_lines(std::int64_t A, std::int64_t B, std::int64_t rows, std::int64_t cols) {
+        auto lines = std::make_shared<device_grid_lines>(A, B, rows, cols, stream_.get());
+        stream_.synchronize();
+        return lines;
+    }
+
     ~gpu_backend() override {
         for (auto* p : pinned_)
             if (p) (void)cudaFreeHost(p);
@@ -942,7 +1033,7 @@ private:
     pooled<int2> ring_;
     pooled<unsigned long long> flags_;
     pooled<int2> row_buffer_;
-    std::vector<kernel_config> forward_entries_;
+    std::vector<kernel_config> forward_entries_, split_entries_;
     bool forced_entry_ = false;
     std::size_t batch_ = [] {
         const char* e = std::getenv("SWGPU_LONG_BATCH");
@@ -952,11 +1043,164 @@ private:
     kernel_config fwd_, trc_;
 };
 
+// Long pairs on several devices. The forward pass of a large rectangle (the whole matrix, first of all) is split by
+// block columns, part i on device i; part i streams its right border to part i+1 band by band (border_exchange), so
+// the parts run at once, each a band behind the one to its left. The parts' grids are then gathered into one grid on
+// the first device (their right borders are the checkpoint columns between them), where everything else runs: the
+// search for the end cell, the traceback and every smaller rectangle. Parts on one physical device (logical devices,
+// a test option) run one after the other, in order: a persistent kernel waiting on a part that cannot get onto the
+// GPU beside it would wait for ever. Output is the single device's: the grid is the same grid.
+class multi_gpu_backend final : public long_pair::backend {
+public:
+    multi_gpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
+                      std::size_t device_memory, std::vector<int> devices)
+        : devices_(std::move(devices)) {
+        for (const int d : devices_) {
+            use_device(d);
+            parts_.push_back(std::make_unique<gpu_backend>(query, subject, sc, device_memory));
+        }
+        use_device(devices_[0]);
+        std::vector<int> sorted = devices_;
+        std::sort(sorted.begin(), sorted.end());
+        concurrent_ = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+        if (const char* e = std::getenv("SWGPU_LONG_SPLIT_CELLS")) split_cells_ = std::atof(e);
+    }
+
+    std::int64_t spacing_multiple() const override { return parts_[0]->spacing_multiple(); }
+    double leaf_cells() const override { return parts_[0]->leaf_cells(); }
+    std::size_t grid_budget() const override { return parts_[0]->grid_budget(); }
+    std::size_t trace_batch() const override { return parts_[0]->trace_batch(); }
+    void trace_rect(const long_pair::rect& area, const long_pair::borders& b, int target,
+                    long_pair::trace& out) override {
+        parts_[0]->trace_rect(area, b, target, out);
+    }
+    void trace_blocks(const long_pair::grid& g, const long_pair::borders& outer,
+                      std::span<const std::pair<std::int64_t, std::int64_t>> blocks,
+                      std::vector<long_pair::trace>& out) override {
+        parts_[0]->trace_blocks(g, outer, blocks, out);
+    }
+
+    void forward(const long_pair::rect& area, const long_pair::borders& b, std::int64_t K,
+                 long_pair::grid& g) override {
+        const std::int64_t blocks = (area.cols() + K - 1) / K;
+        const int n = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(parts_.size()), blocks));
+        parts_[0]->progress = progress;
+        if (n < 2 || area.cells() < split_cells_) {
+            parts_[0]->forward(area, b, K, g);
+            return;
+        }
+        const std::int64_t rows = area.rows(), cols = area.cols();
+        std::vector<std::int64_t> cut(static_cast<std::size_t>(n) + 1);  // column cuts on block boundaries
+        for (int i = 0; i < n; ++i) cut[static_cast<std::size_t>(i)] = area.c0 + blocks * i / n * K;
+        cut[static_cast<std::size_t>(n)] = area.c1;
+        // The exchanges, in mapped pinned memory: per border, H and F of every row and a flag per band (bands are at
+        // least 256 rows).
+        const std::size_t flags = static_cast<std::size_t>(rows / 256 + 2);
+        const std::size_t per = 2 * static_cast<std::size_t>(rows) * sizeof(int) + flags * sizeof(unsigned);
+        void* host = nullptr;
+        SWGPU_CUDA_CHECK(cudaHostAlloc(&host, per * static_cast<std::size_t>(n - 1),
+                                       cudaHostAllocMapped | cudaHostAllocPortable));
+        std::unique_ptr<void, void (*)(void*)> owner(host, [](void* h) { (void)cudaFreeHost(h); });
+        std::vector<border_exchange> ex(static_cast<std::size_t>(n - 1));
+        for (int i = 0; i + 1 < n; ++i) {
+            auto* base = static_cast<unsigned char*>(host) + per * static_cast<std::size_t>(i);
+            auto& e = ex[static_cast<std::size_t>(i)];
+            e.h = reinterpret_cast<int*>(base);
+            e.f = e.h + rows;
+            e.ready = reinterpret_cast<unsigned*>(e.f + rows);
+            std::memset(e.ready, 0, flags * sizeof(unsigned));
+        }
+        std::vector<long_pair::grid> grids(static_cast<std::size_t>(n));
+        const auto run = [&](int i) {
+            const auto u = static_cast<std::size_t>(i);
+            use_device(devices_[u]);
+            const long_pair::rect a{area.r0, area.r1, cut[u], cut[u + 1]};
+            const std::size_t off = static_cast<std::size_t>(cut[u] - area.c0), w = static_cast<std::size_t>(a.cols());
+            long_pair::borders bi;
+            bi.top_h.assign(b.top_h.begin() + static_cast<std::ptrdiff_t>(off), b.top_h.begin() + static_cast<std::ptrdiff_t>(off + w + 1));
+            bi.top_e.assign(b.top_e.begin() + static_cast<std::ptrdiff_t>(off), b.top_e.begin() + static_cast<std::ptrdiff_t>(off + w));
+            if (i == 0) {
+                bi.left_h = b.left_h;
+                bi.left_f = b.left_f;
+            } else {
+                bi.left_h.assign(static_cast<std::size_t>(rows), 0);  // streamed instead
+                bi.left_f.assign(static_cast<std::size_t>(rows), 0);
+            }
+            parts_[u]->forward_part(a, bi, K, grids[u], i > 0 ? &ex[u - 1] : nullptr, i + 1 < n ? &ex[u] : nullptr);
+        };
+        if (concurrent_) {
+            std::vector<std::exception_ptr> failed(static_cast<std::size_t>(n));
+            std::vector<std::thread> threads;
+            for (int i = 0; i < n; ++i)
+                threads.emplace_back([&, i] {
+                    try {
+                        run(i);
+                    } catch (...) {
+                        failed[static_cast<std::size_t>(i)] = std::current_exception();
+                    }
+                });
+            for (auto& t : threads) t.join();
+            for (const auto& f : failed)
+                if (f) std::rethrow_exception(f);
+        } else {
+            for (int i = 0; i < n; ++i) run(i);
+        }
+        // The grid, gathered on the first device.
+        use_device(devices_[0]);
+        g = long_pair::grid{};
+        g.area = area;
+        g.K = K;
+        g.A = (rows + K - 1) / K;
+        g.B = blocks;
+        g.block_max.assign(static_cast<std::size_t>(g.A * g.B), 0);
+        auto lines = parts_[0]->new_lines(g.A, g.B, rows, cols);
+        for (int i = 0; i < n; ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            const long_pair::grid& gi = grids[u];
+            const std::int64_t boff = (cut[u] - area.c0) / K, wi = cut[u + 1] - cut[u];
+            for (std::int64_t a = 0; a < g.A; ++a)
+                for (std::int64_t bb = 0; bb < gi.B; ++bb)
+                    g.block_max[static_cast<std::size_t>(a * g.B + boff + bb)] = gi.block_max[static_cast<std::size_t>(a * gi.B + bb)];
+            const auto* li = dynamic_cast<const device_grid_lines*>(gi.lines.get());
+            if (!li) throw runtime_failure("internal error: a long-pair part kept its grid off the device");
+            if (g.A > 1) {
+                for (auto [to, from] : {std::pair{lines->row_h.data(), li->row_h.data()}, std::pair{lines->row_e.data(), li->row_e.data()}})
+                    SWGPU_CUDA_CHECK(cudaMemcpy2D(to + (cut[u] - area.c0), static_cast<std::size_t>(cols) * sizeof(int), from,
+                                                  static_cast<std::size_t>(wi) * sizeof(int), static_cast<std::size_t>(wi) * sizeof(int),
+                                                  static_cast<std::size_t>(g.A - 1), cudaMemcpyDefault));
+            }
+            const std::size_t col_words = static_cast<std::size_t>((gi.B - 1) * rows);
+            if (col_words) {
+                SWGPU_CUDA_CHECK(cudaMemcpy(lines->col_h.data() + boff * rows, li->col_h.data(), col_words * sizeof(int), cudaMemcpyDefault));
+                SWGPU_CUDA_CHECK(cudaMemcpy(lines->col_f.data() + boff * rows, li->col_f.data(), col_words * sizeof(int), cudaMemcpyDefault));
+            }
+            if (i + 1 < n) {  // the border to the next part is the checkpoint column between them
+                const std::int64_t b_line = boff + gi.B - 1;
+                SWGPU_CUDA_CHECK(cudaMemcpy(lines->col_h.data() + b_line * rows, ex[u].h, static_cast<std::size_t>(rows) * sizeof(int), cudaMemcpyDefault));
+                SWGPU_CUDA_CHECK(cudaMemcpy(lines->col_f.data() + b_line * rows, ex[u].f, static_cast<std::size_t>(rows) * sizeof(int), cudaMemcpyDefault));
+            }
+        }
+        g.lines = std::move(lines);
+        for (int i = 0; i < n; ++i) {  // each part's grid goes back to its own device's pool
+            use_device(devices_[static_cast<std::size_t>(i)]);
+            grids[static_cast<std::size_t>(i)] = long_pair::grid{};
+        }
+        use_device(devices_[0]);
+    }
+
+private:
+    std::vector<int> devices_;
+    std::vector<std::unique_ptr<gpu_backend>> parts_;
+    bool concurrent_ = false;
+    double split_cells_ = 1e9;  // smaller rectangles stay on the first device (SWGPU_LONG_SPLIT_CELLS, for tests)
+};
+
 }  // namespace
 
 std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8_t> query,
                                                       std::span<const std::uint8_t> subject, const scoring& sc,
-                                                      std::size_t device_memory) {
+                                                      std::size_t device_memory, std::vector<int> devices) {
+    if (devices.size() > 1) return std::make_unique<multi_gpu_backend>(query, subject, sc, device_memory, std::move(devices));
     return std::make_unique<gpu_backend>(query, subject, sc, device_memory);
 }
 

@@ -47,7 +47,7 @@ std::vector<std::vector<score_hit>> search(const sequence_set&, const sequence_s
 std::unique_ptr<prepared_chunk> prepare_chunk(const sequence_set&, const scoring&, std::size_t) { return nullptr; }
 
 std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8_t>, std::span<const std::uint8_t>,
-                                                      const scoring&, std::size_t) {
+                                                      const scoring&, std::size_t, std::vector<int>) {
     no_cuda("a long pair on the GPU");
 }
 

@@ -274,6 +274,14 @@ GPU_TEST("align: long pairs (--mode pairwise and auto) print what the search pas
                     CHECK(got.out == search.out);
                 }
             }
+        // The long pair's forward pass split over 3 logical devices (every rectangle split): the same output.
+        const auto split = run("align --backend gpu --mode pairwise " + in + cols, dir,
+                               "SWGPU_LOGICAL_DEVICES=3 SWGPU_LONG_SPLIT_CELLS=0");
+        CHECK_EQ(split.code, 0);
+        if (split.out != search.out) {
+            std::fprintf(stderr, "a long pair split over 3 logical devices differs from --mode search on %s\n", in.c_str());
+            CHECK(split.out == search.out);
+        }
     }
     // Every format, long-pair path against the search pass.
     for (const std::string fmt : {"sam", "paf", "pair", "json"}) {

@@ -2,6 +2,7 @@
 // the [sw] host tests check against textbook Gotoh) and as the CPU long-pair backend, for random and related pairs
 // around band, chunk and grid edges; grids forced down to several levels with small budgets; pairs large enough to
 // run several generations of bands through the rings.
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,8 +26,9 @@ scoring dna_scoring(int match, int mismatch, int open, int extend) {
 
 bool same(const alignment& a, const alignment& b) { return a == b; }
 
-void check_pair(const codes& q, const codes& s, const scoring& sc, std::size_t budget, const char* what) {
-    auto be = gpu::long_pair_backend(q, s, sc, budget);
+void check_pair(const codes& q, const codes& s, const scoring& sc, std::size_t budget, const char* what,
+                std::vector<int> devices = {}) {
+    auto be = gpu::long_pair_backend(q, s, sc, budget, devices);
     const auto m = std::int64_t(q.size()), n = std::int64_t(s.size());
     const auto want = sw_align(q, s, sc);
     const auto end = long_pair::score(*be, m, n, sc);
@@ -106,4 +108,29 @@ GPU_TEST("long_pair: both score-pass policies (anti-diagonal bands, compensation
         choice.sched = gpu::schedule::tiled_p2p;
         CHECK(gpu::sw_score(q, s, sc, choice).end == want);
     }
+}
+
+GPU_TEST("long_pair: a forward pass split by columns over 2, 3 and 5 logical devices gives sw_align's alignment") {
+    // Every rectangle is split (SWGPU_LONG_SPLIT_CELLS=0); a small budget makes K the smallest spacing, so the parts
+    // have few block columns each, the last one partial, and the end cell and the path cross parts.
+    ::setenv("SWGPU_LONG_SPLIT_CELLS", "0", 1);
+    std::mt19937_64 rng(29);
+    const auto sc = dna_scoring(2, -3, 5, 2);
+    for (const int parts : {2, 3, 5}) {
+        const std::vector<int> devices(static_cast<std::size_t>(parts), 0);
+        for (int k = 0; k < 4; ++k) {
+            const auto q = random_sequence(rng, 3000 + rng() % 5000, dna4, sc.matrix);
+            const auto s = k % 2 ? mutate(rng, q, 0.04, 8, 80, dna4, sc.matrix)
+                                 : random_sequence(rng, 4000 + rng() % 6000, dna4, sc.matrix);
+            check_pair(q, s, sc, std::size_t(1) << 16, "split", devices);
+            check_pair(q, s, sc, 0, "split, one level", devices);
+        }
+    }
+    const auto q = random_sequence(rng, 60000, dna4, sc.matrix);
+    const auto s = mutate(rng, q, 0.05, 40, 500, dna4, sc.matrix);
+    auto one = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20);
+    auto three = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20, {0, 0, 0});
+    const auto want = long_pair::align(*one, std::int64_t(q.size()), std::int64_t(s.size()), sc);
+    CHECK(long_pair::align(*three, std::int64_t(q.size()), std::int64_t(s.size()), sc) == want);
+    ::unsetenv("SWGPU_LONG_SPLIT_CELLS");
 }
