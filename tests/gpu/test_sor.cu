@@ -42,14 +42,14 @@ GPU_TEST("sor: GPU sweeps anti-diagonal by anti-diagonal give the CPU's bits for
     ::unsetenv("SWGPU_SOR_LEX");
 }
 
-GPU_TEST("sor: the compensation method (tiled P2P and row-sync) gives the lexicographic sweeps within rounding") {
+GPU_TEST("sor: column strips and the compensation method (tiled P2P, row-sync) give the lexicographic sweeps within rounding") {
     // The row's recurrence x_{j+1} = (omega/4) x_j + b_j solved by the weighted scan re-associates it: each value
     // may move by a few units in the last place, and the contraction of the iteration keeps that from growing.
     using namespace swgpu;
     thread_pool pool(4);
-    for (const char* schedule : {"tiled", "rowsync"}) {
+    for (const char* schedule : {"strips", "tiled", "rowsync"}) {
         ::setenv("SWGPU_SOR_LEX", schedule, 1);
-        for (const sor::index_t n : {3, 4, 17, 100, 301, 1030}) {
+        for (const sor::index_t n : {3, 4, 17, 100, 301, 1025, 1026, 1027, 1030, 2100}) {
             const auto p = random_problem(n);
             const auto h2f = sor::scaled_rhs(p);
             for (const auto m : {sor::method::lex, sor::method::ssor, sor::method::mlssor}) {
