@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -313,7 +314,9 @@ int levels_command::run_loop() {
                       "%.3f ms with host conversions)",
                       rep.inspect_ms, rep.run_ms, rep.inspect_ms + rep.run_ms,
                       rep.upload_ms + rep.inspect_ms + rep.run_ms + rep.download_ms, wall);
-    } else {
+    } else if (const char* e = std::getenv("SWGPU_LEVELS_CPU_PIPELINE");
+               backend_.threads == 1 || (e && std::strcmp(e, "0") == 0)) {
+        // The inspector, then the executor: on one thread, or when asked (measurements: what the pipelining saves).
         thread_pool pool(backend_.threads);
         const auto t0 = std::chrono::steady_clock::now();
         const levels::level_sets sets = levels::group_by_level(levels::loop_levels(loop));
@@ -324,6 +327,14 @@ int levels_command::run_loop() {
         widths = widths_of(sets);
         std::snprintf(times, sizeof times, "inspector %.3f ms, executor %.3f ms, total %.3f ms (CPU, %u thread%s)",
                       inspect_ms, run_ms, inspect_ms + run_ms, pool.size(), pool.size() == 1 ? "" : "s");
+    } else {
+        thread_pool pool(backend_.threads);
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<levels::level_t> level = levels::run_pipelined(loop, body, a, pool);
+        const double total_ms = ms_since(t0);
+        widths = widths_of(levels::group_by_level(std::move(level)));
+        std::snprintf(times, sizeof times, "inspector and executor pipelined, total %.3f ms (CPU, %u threads and the inspector's)",
+                      total_ms, pool.size());
     }
     if (!backend_.quiet)
         std::cerr << "swgpu: levels: loop of " << loop.reads_per_iteration << " reads per iteration over "

@@ -1,7 +1,10 @@
 #include "core/levels.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 #include "core/error.hpp"
 
@@ -154,6 +157,72 @@ void run_by_levels(const indirect_loop& loop, const body_spec& b, const level_se
                    thread_pool& pool) {
     for (level_t l = 1; l <= sets.count(); ++l)
         for_level(sets, l, pool, [&](std::int32_t i) { run_iteration(loop, b, a.data(), static_cast<std::size_t>(i)); });
+}
+
+std::vector<level_t> run_pipelined(const indirect_loop& loop, const body_spec& b, std::span<double> a, thread_pool& pool,
+                                   std::size_t per_chunk) {
+    const auto n = static_cast<std::size_t>(loop.iterations());
+    const auto k = static_cast<std::size_t>(loop.reads_per_iteration);
+    if (per_chunk == 0) per_chunk = std::max<std::size_t>(65536, n / 16);
+    const std::size_t chunks = (n + per_chunk - 1) / per_chunk;
+    std::vector<level_t> level(n);
+    struct grouped {
+        std::vector<std::int64_t> offsets;  // per level from `first`, into order
+        std::vector<std::int32_t> order;    // the chunk's iterations by (level, iteration)
+    };
+    std::vector<grouped> ready(chunks);
+    std::size_t inspected = 0;
+    std::mutex m;
+    std::condition_variable cv;
+    std::thread inspector([&] {
+        std::vector<level_t> writer(static_cast<std::size_t>(loop.locations), 0), reader(writer.size(), 0);
+        for (std::size_t c = 0; c < chunks; ++c) {
+            const std::size_t lo = c * per_chunk, hi = std::min(n, lo + per_chunk);
+            level_t low = std::numeric_limits<level_t>::max(), high = 0;
+            for (std::size_t i = lo; i < hi; ++i) {  // loop_levels, one iteration
+                const auto w = static_cast<std::size_t>(loop.writes[i]);
+                level_t l = std::max(writer[w], reader[w]);
+                for (std::size_t r = 0; r < k; ++r) l = std::max(l, writer[static_cast<std::size_t>(loop.reads[i * k + r])]);
+                level[i] = ++l;
+                for (std::size_t r = 0; r < k; ++r) {
+                    level_t& rl = reader[static_cast<std::size_t>(loop.reads[i * k + r])];
+                    rl = std::max(rl, l);
+                }
+                writer[w] = l;
+                reader[w] = 0;
+                low = std::min(low, l);
+                high = std::max(high, l);
+            }
+            grouped g;  // counting sort of the chunk by level
+            g.offsets.assign(static_cast<std::size_t>(high - low) + 2, 0);
+            for (std::size_t i = lo; i < hi; ++i) ++g.offsets[static_cast<std::size_t>(level[i] - low) + 1];
+            for (std::size_t x = 1; x < g.offsets.size(); ++x) g.offsets[x] += g.offsets[x - 1];
+            g.order.resize(hi - lo);
+            std::vector<std::int64_t> next(g.offsets.begin(), g.offsets.end() - 1);
+            for (std::size_t i = lo; i < hi; ++i)
+                g.order[static_cast<std::size_t>(next[static_cast<std::size_t>(level[i] - low)]++)] = static_cast<std::int32_t>(i);
+            {
+                const std::lock_guard<std::mutex> lock(m);
+                ready[c] = std::move(g);
+                inspected = c + 1;
+            }
+            cv.notify_one();
+        }
+    });
+    for (std::size_t c = 0; c < chunks; ++c) {
+        {
+            std::unique_lock<std::mutex> lock(m);
+            cv.wait(lock, [&] { return inspected > c; });
+        }
+        grouped g = std::move(ready[c]);
+        level_sets sets;  // the chunk's levels, numbered from 1, for for_level
+        sets.offsets = std::move(g.offsets);
+        sets.order = std::move(g.order);
+        for (level_t l = 1; l <= sets.count(); ++l)
+            for_level(sets, l, pool, [&](std::int32_t i) { run_iteration(loop, b, a.data(), static_cast<std::size_t>(i)); });
+    }
+    inspector.join();
+    return level;
 }
 
 // ---- sparse triangular solves -------------------------------------------------------------------------------------

@@ -186,7 +186,7 @@ TEST_CASE("levels of indirect loops equal the definition: every dependence kind,
     CHECK(levels::loop_levels(output) == std::vector<levels::level_t>{1, 2, 3});
 }
 
-TEST_CASE("the level executor equals the sequential loop for every body and thread count", "[levels]") {
+TEST_CASE("the level executor, pipelined or not, equals the sequential loop for every body and thread count", "[levels]") {
     std::mt19937_64 rng(2);
     for (const unsigned threads : {1u, 2u, 4u})
         for (const auto kind : {levels::loop_body::sum, levels::loop_body::max, levels::loop_body::fmod,
@@ -211,7 +211,14 @@ TEST_CASE("the level executor equals the sequential loop for every body and thre
                 std::vector<double> seq = a;
                 levels::run_sequential(loop, body, seq);
                 CHECK(seq == ref);
-                const auto sets = levels::group_by_level(levels::loop_levels(loop));
+                // inspection pipelined with execution, chunks of every size (the default, one iteration, odd sizes)
+                const auto lv = levels::loop_levels(loop);
+                for (const std::size_t per_chunk : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(1000)}) {
+                    std::vector<double> piped = a;
+                    CHECK(levels::run_pipelined(loop, body, piped, pool, per_chunk) == lv);
+                    CHECK(piped == ref);
+                }
+                const auto sets = levels::group_by_level(lv);
                 levels::run_by_levels(loop, body, sets, a, pool);
                 CHECK(a == ref);
             }
