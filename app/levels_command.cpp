@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <thread>
 #include <span>
 
 #include "core/error.hpp"
@@ -164,6 +165,9 @@ levels_command::levels_command(CLI::App& app) {
     sub_->add_option("--coefficients", coefficients_,
                      "The body's coefficients, comma-separated (wsum: one per read; dot: alpha,beta)")
         ->delimiter(',');
+    sub_->add_flag("--pipeline", pipeline_,
+                   "CPU loops: inspect the next chunk of iterations while the threads run this one (the paper's software "
+                   "pipelining; one of the -t threads inspects)");
     sub_->add_flag("--sequential", sequential_,
                    "Run the plain sequential loop or substitution (one thread, no levels): the timed reference");
     backend_.add_options(sub_);
@@ -187,6 +191,8 @@ int levels_command::run() {
         throw usage_error("--body and --coefficients belong to a generic loop (--writes), not to --matrix");
     if (sequential_ && backend_.name == "gpu") throw usage_error("--sequential runs on the CPU; drop --backend gpu");
     if (sequential_ && !stats_.empty()) throw usage_error("--sequential computes no levels; drop --stats");
+    if (pipeline_ && (sequential_ || !matrix_.empty() || backend_.name == "gpu"))
+        throw usage_error("--pipeline applies to loops (--writes) on the CPU backend");
     return matrix_.empty() ? run_loop() : run_solve();
 }
 
@@ -314,9 +320,8 @@ int levels_command::run_loop() {
                       "%.3f ms with host conversions)",
                       rep.inspect_ms, rep.run_ms, rep.inspect_ms + rep.run_ms,
                       rep.upload_ms + rep.inspect_ms + rep.run_ms + rep.download_ms, wall);
-    } else if (const char* e = std::getenv("SWGPU_LEVELS_CPU_PIPELINE");
-               backend_.threads == 1 || (e && std::strcmp(e, "0") == 0)) {
-        // The inspector, then the executor: on one thread, or when asked (measurements: what the pipelining saves).
+    } else if (!pipeline_ || backend_.threads == 1) {
+        // The inspector, then the executor (the default: the pipeline was slower on 16 cores, README).
         thread_pool pool(backend_.threads);
         const auto t0 = std::chrono::steady_clock::now();
         const levels::level_sets sets = levels::group_by_level(levels::loop_levels(loop));
@@ -328,13 +333,15 @@ int levels_command::run_loop() {
         std::snprintf(times, sizeof times, "inspector %.3f ms, executor %.3f ms, total %.3f ms (CPU, %u thread%s)",
                       inspect_ms, run_ms, inspect_ms + run_ms, pool.size(), pool.size() == 1 ? "" : "s");
     } else {
-        thread_pool pool(backend_.threads);
+        // The inspector's thread takes one of the threads asked for (all of them when -t is 0), the pool the rest.
+        const unsigned all = backend_.threads ? backend_.threads : std::max(2u, std::thread::hardware_concurrency());
+        thread_pool pool(std::max(1u, all - 1));
         const auto t0 = std::chrono::steady_clock::now();
         std::vector<levels::level_t> level = levels::run_pipelined(loop, body, a, pool);
         const double total_ms = ms_since(t0);
         widths = widths_of(levels::group_by_level(std::move(level)));
-        std::snprintf(times, sizeof times, "inspector and executor pipelined, total %.3f ms (CPU, %u threads and the inspector's)",
-                      total_ms, pool.size());
+        std::snprintf(times, sizeof times, "inspector and executor pipelined, total %.3f ms (CPU, %u thread%s and the inspector's)",
+                      total_ms, pool.size(), pool.size() == 1 ? "" : "s");
     }
     if (!backend_.quiet)
         std::cerr << "swgpu: levels: loop of " << loop.reads_per_iteration << " reads per iteration over "

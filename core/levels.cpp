@@ -163,7 +163,7 @@ std::vector<level_t> run_pipelined(const indirect_loop& loop, const body_spec& b
                                    std::size_t per_chunk) {
     const auto n = static_cast<std::size_t>(loop.iterations());
     const auto k = static_cast<std::size_t>(loop.reads_per_iteration);
-    if (per_chunk == 0) per_chunk = std::max<std::size_t>(65536, n / 16);
+    if (per_chunk == 0) per_chunk = std::max<std::size_t>(65536, n / 4);
     const std::size_t chunks = (n + per_chunk - 1) / per_chunk;
     std::vector<level_t> level(n);
     struct grouped {

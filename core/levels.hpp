@@ -175,7 +175,7 @@ void run_by_levels(const indirect_loop& loop, const body_spec& b, const level_se
 // CPU): the iterations are cut into chunks, and a thread of its own finds the levels of chunk c+1 (as loop_levels
 // does, carrying its state from chunk to chunk) while the pool runs chunk c level by level. An iteration depends only
 // on earlier ones, so the chunks in order, each by its levels, respect every dependence: `a` ends as the sequential
-// loop leaves it. Returns the levels (loop_levels'). per_chunk = 0: n / 16 iterations, at least 65536.
+// loop leaves it. Returns the levels (loop_levels'). per_chunk = 0: n / 4 iterations, at least 65536.
 std::vector<level_t> run_pipelined(const indirect_loop& loop, const body_spec& b, std::span<double> a, thread_pool& pool,
                                    std::size_t per_chunk = 0);
 

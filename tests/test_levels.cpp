@@ -478,6 +478,7 @@ TEST_CASE("swgpu levels: bad inputs give one error line, the documented exit cod
         {"levels --matrix " + (dir / "ok.mtx") + " --rhs " + (dir / "b3.npy") + o, 1},
         {"levels --writes " + (dir / "w.npy") + " --locations 3" + o, 1},
         {"levels --writes " + (dir / "w2.npy") + " --reads " + (dir / "r3.npy") + o, 1},
+        {"levels --matrix " + (dir / "ok.mtx") + o + " --pipeline", 2},
         {"levels --matrix " + (dir / "ok.mtx") + " --lower --upper" + o, 2},
         {"levels --matrix " + (dir / "ok.mtx"), 2},
         {"levels --matrix " + (dir / "ok.mtx") + " -o " + (dir / "o.txt"), 2},
@@ -518,6 +519,11 @@ TEST_CASE("swgpu levels: --sequential, wsum and dot bodies, --coefficients throu
         REQUIRE(r.code == 0);
         CHECK(r.err.find(", 1 levels (") != std::string::npos);
         CHECK(r.err.find(", total ") != std::string::npos);
+        // the pipelined inspector: the same array
+        r = run_swgpu(loop + " --array " + cur_lv + " -o " + (dir / (kn.name + ".pipe.npy")) + " --backend cpu -t 3 --pipeline");
+        REQUIRE(r.code == 0);
+        CHECK(r.err.find("pipelined, total ") != std::string::npos);
+        CHECK(slurp(dir / (kn.name + ".pipe.npy")) == slurp(dir / (kn.name + ".lv.npy")));
         cur_seq = dir / (kn.name + ".seq.npy");
         cur_lv = dir / (kn.name + ".lv.npy");
         levels::run_sequential(kn.loop, kn.body, ref);  // 1, +-0.5, +-0.7 survive std::to_string's six decimals
