@@ -1,5 +1,6 @@
 #include "core/sor.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -186,26 +187,48 @@ void mlssor_subdomain_sweep(index_t n, std::vector<double>& u, const std::vector
             });
 }
 
+void lexicographic_sweep(index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega,
+                         thread_pool& pool, bool backward, index_t tile) {
+    const index_t len = n - 2;
+    if (len <= 0) return;
+    if (tile <= 0) tile = std::clamp<index_t>(len / (4 * static_cast<index_t>(pool.size())), 32, 512);
+    const index_t tiles = (len + tile - 1) / tile;
+    // Tile (a, b) in the sweep's order: interior rows [a·tile, ...) and columns likewise, counted from the end when
+    // backward.
+    const auto run_tile = [&](index_t a, index_t b) {
+        const index_t r0 = a * tile, r1 = std::min(len, r0 + tile), c0 = b * tile, c1 = std::min(len, c0 + tile);
+        for (index_t r = r0; r < r1; ++r) {
+            const index_t i = backward ? n - 2 - r : 1 + r;
+            for (index_t c = c0; c < c1; ++c) update(n, u, h2f, omega, i, backward ? n - 2 - c : 1 + c);
+        }
+    };
+    if (pool.size() == 1 || tiles == 1) {
+        for (index_t a = 0; a < tiles; ++a)
+            for (index_t b = 0; b < tiles; ++b) run_tile(a, b);  // row after row of tiles: the sweep's own order
+        return;
+    }
+    for (index_t d = 0; d < 2 * tiles - 1; ++d) {
+        const index_t a_lo = std::max<index_t>(0, d - (tiles - 1)), a_hi = std::min(tiles - 1, d);
+        pool.parallel_for(static_cast<std::size_t>(a_hi - a_lo + 1), [&](std::size_t k) {
+            const index_t a = a_lo + static_cast<index_t>(k);
+            run_tile(a, d - a);
+        });
+    }
+}
+
 void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, thread_pool& pool,
            int layers) {
     switch (m) {
         case method::mlssor:
-            for (int k = 0; k < layers; ++k)
-                for (index_t i = 1; i < n - 1; ++i)
-                    for (index_t j = 1; j < n - 1; ++j) update(n, u, h2f, omega, i, j);
-            for (int k = 0; k < layers; ++k)
-                for (index_t i = n - 2; i >= 1; --i)
-                    for (index_t j = n - 2; j >= 1; --j) update(n, u, h2f, omega, i, j);
+            for (int k = 0; k < layers; ++k) lexicographic_sweep(n, u, h2f, omega, pool, false);
+            for (int k = 0; k < layers; ++k) lexicographic_sweep(n, u, h2f, omega, pool, true);
             return;
         case method::lex:
-            for (index_t i = 1; i < n - 1; ++i)
-                for (index_t j = 1; j < n - 1; ++j) update(n, u, h2f, omega, i, j);
+            lexicographic_sweep(n, u, h2f, omega, pool, false);
             return;
         case method::ssor:
-            for (index_t i = 1; i < n - 1; ++i)
-                for (index_t j = 1; j < n - 1; ++j) update(n, u, h2f, omega, i, j);
-            for (index_t i = n - 2; i >= 1; --i)
-                for (index_t j = n - 2; j >= 1; --j) update(n, u, h2f, omega, i, j);
+            lexicographic_sweep(n, u, h2f, omega, pool, false);
+            lexicographic_sweep(n, u, h2f, omega, pool, true);
             return;
         case method::redblack:
             for (int colour = 0; colour < 2; ++colour)

@@ -177,7 +177,16 @@ SWGPU_HD void mlssor_tile(index_t n, double* u, const double* h2f, double omega,
 void mlssor_subdomain_sweep(index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, int layers,
                             index_t rows, index_t cols, thread_pool& pool, bool forward_only = false);
 
-// One sweep of a method on the CPU, in place (h2f = h^2 f, precomputed).
+// One lexicographic sweep on the CPU, in place, forward (rows and columns ascending) or backward: tiles of
+// tile x tile interior points in anti-diagonal waves on the pool's threads, each tile's points in the sweep's order.
+// With the 5-point stencil, a point reads the new values above and left of it (in tiles of earlier waves or its own)
+// and the old values below and right (tiles of later waves or its own), and no two tiles of a wave touch a point the
+// other writes: the bits of the sequential sweep. tile = 0: from the grid and the threads (32 to 512).
+void lexicographic_sweep(index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega,
+                         thread_pool& pool, bool backward, index_t tile = 0);
+
+// One sweep of a method on the CPU, in place (h2f = h^2 f, precomputed). lex, ssor and mlssor through
+// lexicographic_sweep.
 void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, thread_pool& pool,
            int layers = 1);
 // The relative residual of u: rows on the pool's threads, their sums added in row order (the same value for any

@@ -93,6 +93,33 @@ TEST_CASE("sor: every method's sweep gives the textbook loop's bits", "[sor]") {
     }
 }
 
+TEST_CASE("sor: the lexicographic sweep in tile waves on threads gives the sequential sweep's bits", "[sor]") {
+    // Every tile size from one point up, forward and backward, 1 to 4 threads, grids whose sides are and are not
+    // multiples of the tile.
+    for (const unsigned threads : {1u, 2u, 4u}) {
+        thread_pool pool(threads);
+        for (const index_t n : {index_t(3), index_t(5), index_t(34), index_t(101), index_t(258)})
+            for (const index_t tile : {index_t(1), index_t(3), index_t(8), index_t(32), index_t(0)})
+                for (const bool backward : {false, true}) {
+                    INFO("threads " << threads << ", n " << n << ", tile " << tile << (backward ? ", backward" : ""));
+                    const auto p = random_problem(n, 11 + std::uint64_t(n));
+                    const auto h2f = sor::scaled_rhs(p);
+                    auto got = p.u, want = p.u;
+                    for (int k = 0; k < 2; ++k) {
+                        sor::lexicographic_sweep(n, got, h2f, 1.6, pool, backward, tile);
+                        if (!backward) {
+                            textbook_sweep(sor::method::lex, n, want, h2f, 1.6);
+                        } else {  // rows and columns descending (the backward half of ssor)
+                            for (index_t i = n - 2; i >= 1; --i)
+                                for (index_t j = n - 2; j >= 1; --j)
+                                    want[static_cast<std::size_t>(i * n + j)] = textbook_point(want, h2f, n, i, j, 1.6);
+                        }
+                    }
+                    CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(double)) == 0);
+                }
+    }
+}
+
 TEST_CASE("sor: lex, red-black and ssor converge on the model problem to its solution", "[sor]") {
     thread_pool pool(2);
     const index_t n = 33;
