@@ -115,25 +115,39 @@ void check_loop(const indirect_loop& loop, const std::string& where) {
     check(loop.reads, "read");
 }
 
+namespace {
+
+// What the inspector knows of a location: the level of its last writer and the highest level of a reader since that
+// write (side by side: one cache line per location visited, the loop's accesses being random).
+struct location_state {
+    level_t writer = 0, reader = 0;
+};
+
+// The level of iteration i (one more than the highest level it depends on), updating the locations' state.
+inline level_t inspect(const indirect_loop& loop, std::size_t k, std::size_t i, location_state* loc) {
+    location_state& w = loc[loop.writes[i]];
+    level_t l = std::max(w.writer, w.reader);  // output and anti dependences
+    const std::int64_t* r = loop.reads.data() + i * k;
+    for (std::size_t x = 0; x < k; ++x) l = std::max(l, loc[r[x]].writer);
+    ++l;
+    for (std::size_t x = 0; x < k; ++x) {
+        level_t& rl = loc[r[x]].reader;
+        rl = std::max(rl, l);
+    }
+    // Readers before this write are at lower levels than l; later ones depend on this writer.
+    w.writer = l;
+    w.reader = 0;
+    return l;
+}
+
+}  // namespace
+
 std::vector<level_t> loop_levels(const indirect_loop& loop) {
     const auto n = static_cast<std::size_t>(loop.iterations());
     const auto k = static_cast<std::size_t>(loop.reads_per_iteration);
-    std::vector<level_t> writer(static_cast<std::size_t>(loop.locations), 0);  // level of the last writer
-    std::vector<level_t> reader(static_cast<std::size_t>(loop.locations), 0);  // highest level of a reader since
+    std::vector<location_state> loc(static_cast<std::size_t>(loop.locations));
     std::vector<level_t> level(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        const auto w = static_cast<std::size_t>(loop.writes[i]);
-        level_t l = std::max(writer[w], reader[w]);  // output and anti dependences
-        for (std::size_t r = 0; r < k; ++r) l = std::max(l, writer[static_cast<std::size_t>(loop.reads[i * k + r])]);
-        level[i] = ++l;
-        for (std::size_t r = 0; r < k; ++r) {
-            level_t& rl = reader[static_cast<std::size_t>(loop.reads[i * k + r])];
-            rl = std::max(rl, l);
-        }
-        // Readers before this write are at lower levels than l; later ones depend on this writer.
-        writer[w] = l;
-        reader[w] = 0;
-    }
+    for (std::size_t i = 0; i < n; ++i) level[i] = inspect(loop, k, i, loc.data());
     return level;
 }
 
@@ -175,21 +189,12 @@ std::vector<level_t> run_pipelined(const indirect_loop& loop, const body_spec& b
     std::mutex m;
     std::condition_variable cv;
     std::thread inspector([&] {
-        std::vector<level_t> writer(static_cast<std::size_t>(loop.locations), 0), reader(writer.size(), 0);
+        std::vector<location_state> loc(static_cast<std::size_t>(loop.locations));
         for (std::size_t c = 0; c < chunks; ++c) {
             const std::size_t lo = c * per_chunk, hi = std::min(n, lo + per_chunk);
             level_t low = std::numeric_limits<level_t>::max(), high = 0;
-            for (std::size_t i = lo; i < hi; ++i) {  // loop_levels, one iteration
-                const auto w = static_cast<std::size_t>(loop.writes[i]);
-                level_t l = std::max(writer[w], reader[w]);
-                for (std::size_t r = 0; r < k; ++r) l = std::max(l, writer[static_cast<std::size_t>(loop.reads[i * k + r])]);
-                level[i] = ++l;
-                for (std::size_t r = 0; r < k; ++r) {
-                    level_t& rl = reader[static_cast<std::size_t>(loop.reads[i * k + r])];
-                    rl = std::max(rl, l);
-                }
-                writer[w] = l;
-                reader[w] = 0;
+            for (std::size_t i = lo; i < hi; ++i) {
+                const level_t l = level[i] = inspect(loop, k, i, loc.data());
                 low = std::min(low, l);
                 high = std::max(high, l);
             }
