@@ -120,43 +120,34 @@ struct device_loop {
         wend.zero(s);
         rbeg.zero(s);
         rend.zero(s);
-        {
-            // Writes: (location, iteration) by location, iterations ascending within a location (the sort is stable).
-            device_buffer<std::int32_t> src(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
+        // (location, iteration) pairs sorted by location, iterations ascending within a location (the sort is stable),
+        // and each location's range in them: the writes (iteration i for W[i]), then the reads (i for R[i][*]).
+        const auto by_location = [&](const auto& keys, std::int64_t count, auto& loc, auto& iter, auto& beg, auto& end,
+                                     auto fill_iterations) {
+            device_buffer<std::int32_t> src(static_cast<std::size_t>(std::max<std::int64_t>(count, 1)));
             device_buffer<unsigned char> temp;
             std::size_t bytes = 0;
-            SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, w.data(), wloc.data(), src.data(),
-                                                             witer.data(), n, 0, bits, s));
+            SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), loc.data(), src.data(),
+                                                             iter.data(), count, 0, bits, s));
             temp.allocate(std::max<std::size_t>(bytes, 1));
-            if (n) {
-                iota<<<grid_for(n), 256, 0, s>>>(src.data(), n);
-                SWGPU_CUDA_CHECK_LAUNCH("iota");
+            if (count) {
+                fill_iterations(src.data());
                 bytes = temp.size();
-                SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, w.data(), wloc.data(), src.data(),
-                                                                 witer.data(), n, 0, bits, s));
-                mark_ranges<<<grid_for(n), 256, 0, s>>>(wloc.data(), n, wbeg.data(), wend.data());
+                SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), loc.data(), src.data(),
+                                                                 iter.data(), count, 0, bits, s));
+                mark_ranges<<<grid_for(count), 256, 0, s>>>(loc.data(), count, beg.data(), end.data());
                 SWGPU_CUDA_CHECK_LAUNCH("mark_ranges");
             }
-            SWGPU_CUDA_CHECK(cudaStreamSynchronize(s));  // src and temp are freed at the end of this scope
-        }
-        {
-            device_buffer<std::int32_t> src(static_cast<std::size_t>(std::max<std::int64_t>(reads, 1)));
-            device_buffer<unsigned char> temp;
-            std::size_t bytes = 0;
-            SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, r.data(), rloc.data(), src.data(),
-                                                             riter.data(), reads, 0, bits, s));
-            temp.allocate(std::max<std::size_t>(bytes, 1));
-            if (reads) {
-                read_iterations<<<grid_for(reads), 256, 0, s>>>(src.data(), reads, a.k);
-                SWGPU_CUDA_CHECK_LAUNCH("read_iterations");
-                bytes = temp.size();
-                SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, r.data(), rloc.data(), src.data(),
-                                                                 riter.data(), reads, 0, bits, s));
-                mark_ranges<<<grid_for(reads), 256, 0, s>>>(rloc.data(), reads, rbeg.data(), rend.data());
-                SWGPU_CUDA_CHECK_LAUNCH("mark_ranges");
-            }
-            SWGPU_CUDA_CHECK(cudaStreamSynchronize(s));
-        }
+            SWGPU_CUDA_CHECK(cudaStreamSynchronize(s));  // src and temp are freed on return
+        };
+        by_location(w, n, wloc, witer, wbeg, wend, [&](std::int32_t* src) {
+            iota<<<grid_for(n), 256, 0, s>>>(src, n);
+            SWGPU_CUDA_CHECK_LAUNCH("iota");
+        });
+        by_location(r, reads, rloc, riter, rbeg, rend, [&](std::int32_t* src) {
+            read_iterations<<<grid_for(reads), 256, 0, s>>>(src, reads, a.k);
+            SWGPU_CUDA_CHECK_LAUNCH("read_iterations");
+        });
         a.wloc = wloc.data();
         a.witer = witer.data();
         a.rloc = rloc.data();

@@ -162,6 +162,14 @@ __device__ __forceinline__ void unpack(const raw4<In>& r, Local (&v)[4]) {
     for (int q = 0; q < 4; ++q) v[q] = static_cast<Local>(x[q]);
 }
 
+// The n rows of a chunk from row c0 (the rest of the CH zero), columns j..j+3: every load issued before any is used.
+template <int CH, class In, class Local>
+__device__ __forceinline__ void load_chunk(const sat_kernels::pixel_loader<In, Local>& load, index_t c0, int n, index_t j,
+                                           index_t cols, bool vec, raw4<In> (&raw)[CH]) {
+#pragma unroll
+    for (int r = 0; r < CH; ++r) raw[r] = load_raw4(load, r < n ? c0 + r : c0, r < n ? j : cols, cols, vec);
+}
+
 // Rows per chunk: 32 words of raw input per thread in flight in the first pass; the table pass keeps a prefix per
 // row besides, and its chunk is what fits 3 blocks per SM without spilling.
 template <class In>
@@ -195,8 +203,7 @@ __global__ void __launch_bounds__(threads, 4) table_count_kernel(strip_state<Acc
     for (index_t c0 = i_begin; c0 < i_end; c0 += CH) {
         const int n = static_cast<int>(min(static_cast<index_t>(CH), i_end - c0));
         raw4<In> raw[CH];
-#pragma unroll
-        for (int r = 0; r < CH; ++r) raw[r] = load_raw4(load, r < n ? c0 + r : c0, r < n ? j : st.cols, st.cols, vec);
+        load_chunk(load, c0, n, j, st.cols, vec, raw);
 #pragma unroll
         for (int r = 0; r < CH; ++r) {
             Local v[4];
@@ -369,8 +376,7 @@ __global__ void __launch_bounds__(threads, 3) table_strip_kernel(strip_state<Out
         const int n = static_cast<int>(min(static_cast<index_t>(CH), i_end - c0));
         raw4<In> raw[CH];
         Local exc[CH];  // the sum of the row over the warp's columns left of this thread
-#pragma unroll
-        for (int r = 0; r < CH; ++r) raw[r] = load_raw4(load, r < n ? c0 + r : c0, r < n ? j : st.cols, st.cols, vec);
+        load_chunk(load, c0, n, j, st.cols, vec, raw);
 #pragma unroll
         for (int r = 0; r < CH; ++r) {
             Local v[4];
