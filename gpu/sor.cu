@@ -133,17 +133,29 @@ namespace {
 using sor_detail::sor_lex_problem;
 using sor_algebra = weighted_algebra<plus_times<double>>;
 
-// ---- the lexicographic sweep in column strips ----------------------------------------------------------------------
+// ---- the lexicographic sweep in column strips, several sweeps at once ----------------------------------------------
 //
-// Block c owns the strip of columns [c·1024, (c+1)·1024) of every row (4 per thread) and walks down the rows in the
-// sweep's order, keeping the new row above in registers. A row's recurrence x_j = a x_{j-1} + b_j over the strip is a
-// scan of affine maps (thread: its 4 points composed; warp: shuffles; block: the warps' maps through shared memory,
-// one barrier per row), applied to x_in, the new value left of the strip, which block c-1 has written (it publishes
-// its progress every publish_rows rows with a release store; each warp's lane 0 waits with an acquire load). So no
-// row waits for a flag of the row above: the strips run down the grid together, each a few rows behind the one to its
-// left, and a row costs one block barrier instead of a hop through L2; the x_in of a strip arrive 8 rows at a time.
-// The next row's inputs are in flight while a row is computed (loading 4 rows ahead was slower: 197 registers). Like
-// the tiles, the scan re-associates the row: the lexicographic sweep up to rounding.
+// Block c of a sweep owns the strip of columns [c·1024, (c+1)·1024) of every row (4 per thread) and walks down the
+// rows in the sweep's order, keeping the new row above in registers. A row's recurrence x_j = a x_{j-1} + b_j over the
+// strip is a scan of affine maps (thread: its 4 points composed; warp: shuffles; block: the warps' maps through shared
+// memory, one barrier per row), applied to x_in, the new value left of the strip, which block c-1 has written (it
+// publishes its progress every publish_rows rows with a release store; each warp's lane 0 waits with an acquire
+// load). So no row waits for a flag of the row above: the strips run down the grid together, each a few rows behind
+// the one to its left, and a row costs one block barrier instead of a hop through L2; the x_in of a strip arrive 8
+// rows at a time. The next row's inputs are in flight while a row is computed (loading 4 rows ahead was slower: 197
+// registers). Like the tiles, the scan re-associates the row: the lexicographic sweep up to rounding.
+//
+// A sweep is a chain of dependent rows (about 1.3 µs each, whatever the strip's width), so one sweep leaves most of
+// the GPU idle. A launch therefore runs `sweeps` consecutive sweeps of one direction at once, one row of blocks per
+// sweep, sweep q reading grid q % 2 and writing the other: sweep q's strip c takes rows [s, s + 8) once sweep q-1's
+// strip c has finished the rows up to s + 10 (its rows s..s+9 are read: centre, down, and one row ahead) and strip
+// c+1 those up to s + 9 (the right neighbours, one row ahead). The same waits protect what sweep q overwrites (sweep
+// q-2's iterate, which sweep q-1 has then finished reading) and what sweep q-1 still reads of its input at the strip
+// edges. Every block waits only for blocks of lower index, and the caller launches no more blocks than the GPU holds
+// at once. With Residual, each block also adds up r^2 = (f - A u)^2 over its strip of its input iterate (the rows
+// above, below, left and right of a point are all in hand but the strip's left edge, read from the input grid, which
+// sweep q+1 overwrites only after this strip has passed the row), so the residuals of the iterates inside a batch
+// come at no extra pass.
 constexpr int strip_threads = 256;
 constexpr index_t strip_cols = 4 * strip_threads;
 constexpr index_t publish_rows = 8;
@@ -156,46 +168,112 @@ __device__ __forceinline__ affine shfl_up(const affine& f, unsigned d) {
     return {__shfl_up_sync(0xffffffffu, f.a, d), __shfl_up_sync(0xffffffffu, f.b, d)};
 }
 
-__global__ void __launch_bounds__(strip_threads) lex_strips(sor_detail::sor_lex_problem p, unsigned* done) {
+// Spins (lane 0 of a warp) until *flag >= need; `seen` keeps the last value read.
+__device__ __forceinline__ void wait_rows(const unsigned* flag, unsigned need, unsigned& seen) {
+    unsigned spins = 0;
+    std::uint64_t since = 0;
+    while (seen < need) {
+        seen = load_acquire(flag);
+        if (seen < need) spin_backoff(spins, since);
+    }
+}
+
+struct strip_batch {
+    sor_detail::sor_lex_problem p;  // old: the first sweep's input; out: the other grid
+    unsigned* done = nullptr;       // sweeps x strips: rows finished
+    index_t strips = 1;
+    double inv_h2 = 0;              // Residual: 1/h^2, and res[q] += the sum of r^2 of sweep q's input
+    double* res = nullptr;
+};
+
+template <bool Residual>
+__global__ void __launch_bounds__(strip_threads) lex_strips(strip_batch sb) {
     __shared__ affine wtot[2][strip_threads / 32];
     const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
-    const index_t c = blockIdx.x, rows = p.rows(), cols = p.cols(), j0 = c * strip_cols + 4 * tid;
+    const index_t q = blockIdx.x / sb.strips, c = blockIdx.x % sb.strips;
+    sor_detail::sor_lex_problem p = sb.p;
+    if (q & 1) {
+        double* in = p.out;
+        p.out = const_cast<double*>(p.old);
+        p.old = in;
+    }
+    unsigned* const done = sb.done + q * sb.strips;
+    const unsigned* const prev = done - sb.strips;  // sweep q-1's (q > 0)
+    const index_t rows = p.rows(), cols = p.cols(), j0 = c * strip_cols + 4 * tid;
     const double a = p.omega * 0.25, keep = 1 - p.omega;
     const index_t rs = p.row_step(), cs = p.col_step();
+    const bool right_strip = c + 1 < sb.strips;
+    unsigned seen = 0, seen_prev = 0, seen_right = 0;
+    // Before rows [start, start + publish_rows): sweep q-1 far enough ahead in this strip and the next.
+    const auto wait_previous = [&](index_t start) {
+        if (q == 0) return;
+        if (lane == 0) {
+            wait_rows(prev + c, static_cast<unsigned>(min(rows, start + publish_rows + 2)), seen_prev);
+            if (right_strip) wait_rows(prev + c + 1, static_cast<unsigned>(min(rows, start + publish_rows + 1)), seen_right);
+        }
+        __syncwarp();
+    };
+    wait_previous(0);
     bool ok[4];
-    double up[4], centre[4], down[4], right[4], f[4];
+    // This row's values of the input (centre; down: the row below; above: the row above, for the residual), the new
+    // row above (up), h^2 f, and the input's values right of the thread's last point and left of its first.
+    double up[4], centre[4], down[4], f[4], above[4], right = 0, left = 0;
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        ok[q] = j0 + q < cols;
-        const index_t s = ok[q] ? p.at(0, j0 + q) : p.at(0, 0);
-        up[q] = ok[q] ? p.top(j0 + q) : 0.0;
-        centre[q] = p.old[s];
-        down[q] = p.old[s + rs];
-        right[q] = p.old[s + cs];
-        f[q] = p.h2f[s];
+    for (int k = 0; k < 4; ++k) {
+        ok[k] = j0 + k < cols;
+        const index_t s = p.at(0, min(j0 + k, cols));  // past the last column: the boundary's
+        up[k] = ok[k] ? __ldcg(p.old + p.at(-1, j0 + k)) : 0.0;  // the boundary row above the first
+        above[k] = up[k];
+        centre[k] = __ldcg(p.old + s);
+        down[k] = __ldcg(p.old + s + rs);
+        f[k] = p.h2f[s];
     }
-    unsigned seen = 0;
+    // right: lane 31's, the others take their neighbour's centre by a shuffle; left: likewise, lane 0's
+    if (lane == 31 && ok[3]) right = __ldcg(p.old + p.at(0, j0 + 4));
+    if (Residual && lane == 0 && ok[0]) left = __ldcg(p.old + p.at(0, j0 - 1));
+    double r2 = 0;
     double left_next = c == 0 ? p.left(0) : 0.0;  // strip 0: the boundary column, a row ahead
     double x_group = 0;  // lane k: x_in of row (group start + k), for the other strips
     for (index_t i = 0; i < rows; ++i) {
+        const index_t start = i - i % publish_rows;
+        if (i == start && i > 0) wait_previous(start);
         // the next row's inputs, in flight while this row is computed (its centre is this row's down)
-        double nd[4], nr[4], nf[4];
+        double nd[4] = {}, nf[4] = {}, nright = 0, nleft = 0;
         const bool more = i + 1 < rows;
         const double left_now = left_next;
         if (c == 0) left_next = more ? p.left(i + 1) : 0.0;
+        if (more) {
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            const index_t s = p.at(more ? i + 1 : i, ok[q] ? j0 + q : 0);
-            nd[q] = more ? p.old[s + rs] : 0.0;
-            nr[q] = more ? p.old[s + cs] : 0.0;
-            nf[q] = more ? p.h2f[s] : 0.0;
+            for (int k = 0; k < 4; ++k) {
+                const index_t s = p.at(i + 1, min(j0 + k, cols));
+                nd[k] = __ldcg(p.old + s + rs);
+                nf[k] = p.h2f[s];
+            }
+            if (lane == 31 && ok[3]) nright = __ldcg(p.old + p.at(i + 1, j0 + 4));
+            if (Residual && lane == 0 && ok[0]) nleft = __ldcg(p.old + p.at(i + 1, j0 - 1));
         }
+        double right3 = __shfl_down_sync(0xffffffffu, centre[0], 1);
+        if (lane == 31) right3 = right;
         double b[4];
 #pragma unroll
-        for (int q = 0; q < 4; ++q) b[q] = keep * centre[q] + a * (((up[q] + down[q]) + right[q]) + f[q]);
+        for (int k = 0; k < 4; ++k) {
+            const double r = k < 3 ? centre[k + 1] : right3;
+            b[k] = keep * centre[k] + a * (((up[k] + down[k]) + r) + f[k]);
+        }
+        if constexpr (Residual) {
+            // r = f - A u at this row of the input iterate, as (h^2 f - h^2 A u) / h^2
+            double left0 = __shfl_up_sync(0xffffffffu, centre[3], 1);
+            if (lane == 0) left0 = left;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const double l = k == 0 ? left0 : centre[k - 1], r = k < 3 ? centre[k + 1] : right3;
+                const double res = (f[k] - (4 * centre[k] - above[k] - down[k] - l - r)) * sb.inv_h2;
+                if (ok[k]) r2 += res * res;
+            }
+        }
         affine t{a, b[0]};
 #pragma unroll
-        for (int q = 1; q < 4; ++q) t = then(t, affine{a, b[q]});
+        for (int k = 1; k < 4; ++k) t = then(t, affine{a, b[k]});
 #pragma unroll
         for (unsigned d = 1; d < 32; d *= 2) {
             const affine o = shfl_up(t, d);
@@ -214,17 +292,8 @@ __global__ void __launch_bounds__(strip_threads) lex_strips(sor_detail::sor_lex_
         } else {
             // Strip c-1 publishes every publish_rows rows: wait for a whole group, then its x_in arrive together
             // (lane k loads that of row start + k) and each row takes its own by a shuffle.
-            const index_t start = i - i % publish_rows;
             if (i == start) {
-                const index_t need = start + publish_rows < rows ? start + publish_rows : rows;
-                if (lane == 0) {
-                    unsigned spins = 0;
-                    std::uint64_t since = 0;
-                    while (seen < static_cast<unsigned>(need)) {
-                        seen = load_acquire(done + c - 1);
-                        if (seen < static_cast<unsigned>(need)) spin_backoff(spins, since);
-                    }
-                }
+                if (lane == 0) wait_rows(done + c - 1, static_cast<unsigned>(min(rows, start + publish_rows)), seen);
                 __syncwarp();
                 if (lane < publish_rows && start + lane < rows) x_group = __ldcg(p.out + p.at(start + lane, c * strip_cols - 1));
             }
@@ -232,19 +301,33 @@ __global__ void __launch_bounds__(strip_threads) lex_strips(sor_detail::sor_lex_
         }
         double x = before.a * x_in + before.b;
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            x = a * x + b[q];
-            if (ok[q]) p.out[p.at(i, j0 + q)] = x;
-            up[q] = x;
-            centre[q] = down[q];
-            down[q] = nd[q];
-            right[q] = nr[q];
-            f[q] = nf[q];
+        for (int k = 0; k < 4; ++k) {
+            x = a * x + b[k];
+            if (ok[k]) p.out[p.at(i, j0 + k)] = x;
+            up[k] = x;
+            above[k] = centre[k];
+            centre[k] = down[k];
+            down[k] = nd[k];
+            f[k] = nf[k];
         }
+        right = nright;
+        left = nleft;
         if ((i + 1) % publish_rows == 0 || i + 1 == rows) {
             __threadfence();
             __syncthreads();
             if (tid == 0) store_release(done + c, static_cast<unsigned>(i + 1));
+        }
+    }
+    if constexpr (Residual) {
+        __shared__ double part[strip_threads / 32];
+#pragma unroll
+        for (int d = 16; d > 0; d /= 2) r2 += __shfl_down_sync(0xffffffffu, r2, d);
+        if (lane == 0) part[warp] = r2;
+        __syncthreads();
+        if (tid == 0) {
+            double total = 0;
+            for (int w = 0; w < strip_threads / 32; ++w) total += part[w];
+            atomicAdd(sb.res + q, total);
         }
     }
 }
@@ -270,8 +353,34 @@ struct lex_workspace {
     row_sync_workspace<sor_lex_problem, sor_algebra> rows;
 };
 
-void compensation_sweep(index_t n, device_buffer<double>& u, const double* h2f, double omega, bool reverse,
-                        lex_schedule how, lex_workspace& ws) {
+// Optional: the residuals of the iterates inside a batch of strip sweeps (strip_batch's Residual).
+struct batch_residuals {
+    double inv_h2 = 0;
+    double* res = nullptr;  // res[q] += the sum of r^2 of sweep q's input; zeroed by the caller
+};
+
+// How many sweeps one launch of the strips runs: as many as the GPU holds blocks for (every block must be resident,
+// since blocks wait for each other), at most 32 (more gained nothing measurable; SWGPU_SOR_BATCH=B caps it, 1 = one
+// sweep per launch).
+int strip_batch_limit(index_t n) {
+    static const int resident = [] {
+        int device = 0, sms = 0, per_sm = 0;
+        SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+        SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lex_strips<true>, strip_threads, 0));
+        return sms * std::max(per_sm, 1);
+    }();
+    int cap = 32;
+    if (const char* e = std::getenv("SWGPU_SOR_BATCH")) cap = std::max(1, std::atoi(e));
+    const index_t strips = (n - 2 + strip_cols - 1) / strip_cols;
+    return static_cast<int>(std::max<index_t>(1, std::min<index_t>(cap, resident / std::max<index_t>(strips, 1))));
+}
+
+// `count` lexicographic sweeps of one direction, from u into u (which swaps with ws.other as the sweeps alternate).
+// The strips run them in batches of strip_batch_limit sweeps per launch; with `r`, strips only, r->res[q] receives the
+// residual sums of the input of the q-th sweep (q < count, one batch: the caller keeps count within the limit).
+void compensation_sweeps(index_t n, device_buffer<double>& u, const double* h2f, double omega, bool reverse, int count,
+                         lex_schedule how, lex_workspace& ws, const batch_residuals* r = nullptr) {
     if (ws.other.size() != u.size()) {
         ws.other.allocate(u.size());
         SWGPU_CUDA_CHECK(cudaMemcpyAsync(ws.other.data(), u.data(), u.size() * sizeof(double), cudaMemcpyDeviceToDevice,
@@ -279,23 +388,44 @@ void compensation_sweep(index_t n, device_buffer<double>& u, const double* h2f, 
     }
     sor_lex_problem p;
     p.n = n;
-    p.old = u.data();
     p.h2f = h2f;
-    p.out = ws.other.data();
     p.omega = omega;
     p.reverse = reverse;
-    if (how == lex_schedule::strips) {
-        const index_t strips = (n - 2 + strip_cols - 1) / strip_cols;
-        ws.done.reserve(static_cast<std::size_t>(strips));
-        SWGPU_CUDA_CHECK(cudaMemsetAsync(ws.done.data(), 0, static_cast<std::size_t>(strips) * sizeof(unsigned), nullptr));
-        lex_strips<<<static_cast<unsigned>(strips), strip_threads>>>(p, ws.done.data());
-        SWGPU_CUDA_CHECK_LAUNCH("sor lex strips");
-    } else if (how == lex_schedule::row_sync) {
-        run_row_sync<sor_lex_problem, sor_algebra>(p, row_barrier::launch, ws.rows, nullptr);
-    } else {
-        run_tiled_p2p<sor_lex_problem, sor_algebra>(p, 0, 0, ws.tiled, nullptr);
+    if (how != lex_schedule::strips) {
+        for (int k = 0; k < count; ++k) {
+            p.old = u.data();
+            p.out = ws.other.data();
+            if (how == lex_schedule::row_sync) run_row_sync<sor_lex_problem, sor_algebra>(p, row_barrier::launch, ws.rows, nullptr);
+            else run_tiled_p2p<sor_lex_problem, sor_algebra>(p, 0, 0, ws.tiled, nullptr);
+            std::swap(u, ws.other);
+        }
+        return;
     }
-    std::swap(u, ws.other);
+    const index_t strips = (n - 2 + strip_cols - 1) / strip_cols;
+    const int limit = strip_batch_limit(n);
+    for (int done_sweeps = 0; done_sweeps < count;) {
+        const int batch = std::min(limit, count - done_sweeps);
+        strip_batch sb;
+        p.old = u.data();
+        p.out = ws.other.data();
+        sb.p = p;
+        sb.strips = strips;
+        const auto flags = static_cast<std::size_t>(strips) * static_cast<std::size_t>(batch);
+        ws.done.reserve(flags);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(ws.done.data(), 0, flags * sizeof(unsigned), nullptr));
+        sb.done = ws.done.data();
+        const auto blocks = static_cast<unsigned>(flags);
+        if (r) {
+            sb.inv_h2 = r->inv_h2;
+            sb.res = r->res + done_sweeps;
+            lex_strips<true><<<blocks, strip_threads>>>(sb);
+        } else {
+            lex_strips<false><<<blocks, strip_threads>>>(sb);
+        }
+        SWGPU_CUDA_CHECK_LAUNCH("sor lex strips");
+        if (batch % 2 == 1) std::swap(u, ws.other);
+        done_sweeps += batch;
+    }
 }
 
 void run_sweep(sor::method m, index_t n, double* u, const double* h2f, double omega, int layers) {
@@ -347,28 +477,32 @@ void mlssor_subdomain_iteration(index_t n, double* u, const double* h2f, const s
         }
 }
 
-// One sweep of a method: lex and ssor through the compensation method unless the diagonal schedule is asked for.
-void sweep_on_device(sor::method m, index_t n, device_buffer<double>& u, const double* h2f, double omega,
-                     int layers, lex_workspace& ws, bool forward_only = false) {
+// `iterations` iterations of a method: lex and ssor through the compensation method unless the diagonal schedule is
+// asked for (the strips run consecutive sweeps of one direction in batches).
+void sweeps_on_device(sor::method m, index_t n, device_buffer<double>& u, const double* h2f, double omega, int layers,
+                      lex_workspace& ws, int iterations, bool forward_only = false) {
     const lex_schedule how = lex_schedule_asked();
-    if (m == sor::method::mlssor && forward_only) {  // 2K forward sweeps
-        for (int k = 0; k < 2 * layers; ++k) sweep_on_device(sor::method::lex, n, u, h2f, omega, 1, ws);
-        return;
-    }
     if (m == sor::method::redblack || how == lex_schedule::diagonal) {
-        run_sweep(m, n, u.data(), h2f, omega, layers);
+        const sor::method one = m == sor::method::mlssor && forward_only ? sor::method::lex : m;
+        const int per = m == sor::method::mlssor && forward_only ? 2 * layers : 1;
+        for (int k = 0; k < iterations * per; ++k) run_sweep(one, n, u.data(), h2f, omega, layers);
         return;
     }
-    const int forward = m == sor::method::mlssor ? layers : 1;
-    const int backward = m == sor::method::mlssor ? layers : m == sor::method::ssor ? 1 : 0;
-    for (int k = 0; k < forward; ++k) compensation_sweep(n, u, h2f, omega, false, how, ws);
-    for (int k = 0; k < backward; ++k) compensation_sweep(n, u, h2f, omega, true, how, ws);
+    if (m == sor::method::lex || (m == sor::method::mlssor && forward_only)) {
+        compensation_sweeps(n, u, h2f, omega, false, iterations * (m == sor::method::lex ? 1 : 2 * layers), how, ws);
+        return;
+    }
+    const int each = m == sor::method::mlssor ? layers : 1;  // ssor, mlssor: each way in turn
+    for (int k = 0; k < iterations; ++k) {
+        compensation_sweeps(n, u, h2f, omega, false, each, how, ws);
+        compensation_sweeps(n, u, h2f, omega, true, each, how, ws);
+    }
 }
 
 // One iteration of the method and variant in o.
 void iterate_on_device(const sor::options& o, index_t n, device_buffer<double>& u, const double* h2f, lex_workspace& ws) {
     if (o.m == sor::method::mlssor && o.sub_rows > 0) mlssor_subdomain_iteration(n, u.data(), h2f, o);
-    else sweep_on_device(o.m, n, u, h2f, o.omega, o.layers, ws, o.m == sor::method::mlssor && o.forward_only);
+    else sweeps_on_device(o.m, n, u, h2f, o.omega, o.layers, ws, 1, o.m == sor::method::mlssor && o.forward_only);
 }
 
 struct device_problem {
@@ -381,6 +515,86 @@ struct device_problem {
     }
 };
 
+// The residual of every iterate of a solve: the grid's sums of r^2 and f^2 after the last sweep run.
+struct residual_pass {
+    index_t n;
+    double inv_h2;
+    device_buffer<double> sums{2};
+    explicit residual_pass(index_t n_) : n(n_), inv_h2(double(n_ - 1) * double(n_ - 1)) {}
+    void launch(const device_problem& d) {
+        const dim3 blocks(static_cast<unsigned>((n - 2 + threads - 1) / threads), static_cast<unsigned>(n - 2));
+        sums.zero();
+        residual_sums<<<blocks, threads>>>(n, d.u.data(), d.f.data(), inv_h2, sums.data());
+        SWGPU_CUDA_CHECK_LAUNCH("sor residual");
+    }
+};
+double relative(double r2, double f2) { return std::sqrt(r2) / (f2 > 0 ? std::sqrt(f2) : 1.0); }
+
+// A lex solve through the strips, in batches of sweeps run at once. The residuals of the iterates inside a batch come
+// from the strips themselves, that of its last from the residual pass; a batch's sweeps share its time evenly in the
+// history. A batch that passes the tolerance before its last sweep is run again, from a copy of the grid taken before
+// it, up to that sweep: the iterates are those of one sweep at a time, bit for bit (the same kernel code per sweep).
+// Without room for the copy, batches of one sweep.
+sor::solution lex_solve_batched(const sor::problem& p, const sor::options& o, device_problem& d, sor_report* report) {
+    residual_pass rp(p.n);
+    lex_workspace ws;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    SWGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const std::size_t grid_bytes = d.u.size() * sizeof(double);
+    int limit = strip_batch_limit(p.n);
+    device_buffer<double> before, res(static_cast<std::size_t>(limit));
+    // the copy, and ws.other if not there yet, with 256 MiB to spare
+    if (limit > 1 && free_bytes > 2 * grid_bytes + (std::size_t(256) << 20)) before.allocate(d.u.size());
+    else limit = 1;
+    batch_residuals br{rp.inv_h2, res.data()};
+    SWGPU_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto t0 = std::chrono::steady_clock::now();
+    double seconds = 0;
+    sor::solution s;
+    cuda_event a, b, c;
+    double sweeps_ms = 0, residual_ms = 0;
+    for (int k = 1; k <= o.max_sweeps;) {
+        const int batch = std::min(limit, o.max_sweeps - k + 1);
+        if (batch > 1)
+            SWGPU_CUDA_CHECK(cudaMemcpyAsync(before.data(), d.u.data(), grid_bytes, cudaMemcpyDeviceToDevice, nullptr));
+        a.record(nullptr);
+        res.zero();
+        compensation_sweeps(p.n, d.u, d.h2f.data(), o.omega, false, batch, lex_schedule::strips, ws,
+                            batch > 1 ? &br : nullptr);
+        b.record(nullptr);
+        rp.launch(d);
+        c.record(nullptr);
+        const auto sums = rp.sums.download(2);
+        const auto inside = res.download(static_cast<std::size_t>(batch));
+        sweeps_ms += b.since(a);
+        residual_ms += c.since(b);
+        const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        int last = batch;  // sweeps of this batch that count
+        for (int q = 1; q <= batch; ++q) {
+            const double r = relative(q < batch ? inside[static_cast<std::size_t>(q)] : sums[0], sums[1]);
+            s.history.push_back({k + q - 1, r, seconds + (now - seconds) * q / batch});
+            if (r <= o.tol) {
+                s.converged = true;
+                last = q;
+                break;
+            }
+        }
+        if (last < batch) {  // back to the copy, then the sweeps up to the one that converged
+            SWGPU_CUDA_CHECK(cudaMemcpyAsync(d.u.data(), before.data(), grid_bytes, cudaMemcpyDeviceToDevice, nullptr));
+            compensation_sweeps(p.n, d.u, d.h2f.data(), o.omega, false, last, lex_schedule::strips, ws);
+        }
+        seconds = now;
+        k += batch;
+        if (s.converged) break;
+    }
+    s.u = d.u.download(p.u.size());
+    if (report) {
+        report->sweeps_ms = sweeps_ms;
+        report->residual_ms = residual_ms;
+    }
+    return s;
+}
+
 }  // namespace
 
 std::vector<double> sor_sweeps(const sor::problem& p, sor::method m, double omega, int sweeps, sor_report* report,
@@ -389,7 +603,7 @@ std::vector<double> sor_sweeps(const sor::problem& p, sor::method m, double omeg
     cuda_event start, stop;
     start.record(nullptr);
     lex_workspace ws;
-    for (int k = 0; k < sweeps; ++k) sweep_on_device(m, p.n, d.u, d.h2f.data(), omega, layers, ws);
+    sweeps_on_device(m, p.n, d.u, d.h2f.data(), omega, layers, ws, sweeps);
     stop.record(nullptr);
     stop.synchronize();
     if (report) report->sweeps_ms = stop.since(start);
@@ -399,27 +613,24 @@ std::vector<double> sor_sweeps(const sor::problem& p, sor::method m, double omeg
 sor::solution sor_solve(const sor::problem& p, const sor::options& o, sor_report* report) {
     sor::check(o);
     device_problem d(p);
-    device_buffer<double> sums(2);
+    if (o.m == sor::method::lex && lex_schedule_asked() == lex_schedule::strips) return lex_solve_batched(p, o, d, report);
+    residual_pass rp(p.n);
     SWGPU_CUDA_CHECK(cudaDeviceSynchronize());
     const auto t0 = std::chrono::steady_clock::now();  // the sweeps' time, not the copies
-    const double inv_h2 = double(p.n - 1) * double(p.n - 1);
     sor::solution s;
     lex_workspace ws;
     cuda_event a, b, c;
     double sweeps_ms = 0, residual_ms = 0;
-    const dim3 blocks(static_cast<unsigned>((p.n - 2 + threads - 1) / threads), static_cast<unsigned>(p.n - 2));
     for (int k = 1; k <= o.max_sweeps; ++k) {
         a.record(nullptr);
         iterate_on_device(o, p.n, d.u, d.h2f.data(), ws);
         b.record(nullptr);
-        sums.zero();
-        residual_sums<<<blocks, threads>>>(p.n, d.u.data(), d.f.data(), inv_h2, sums.data());
-        SWGPU_CUDA_CHECK_LAUNCH("sor residual");
+        rp.launch(d);
         c.record(nullptr);
-        const auto host = sums.download(2);
+        const auto host = rp.sums.download(2);
         sweeps_ms += b.since(a);
         residual_ms += c.since(b);
-        const double r = std::sqrt(host[0]) / (host[1] > 0 ? std::sqrt(host[1]) : 1.0);
+        const double r = relative(host[0], host[1]);
         s.history.push_back({k, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
         if (r <= o.tol) {
             s.converged = true;

@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # bench_sor.sh BIN_DIR [N_SWEEP] [N_TOL]: `swgpu sor` on the model problem.
-#   per sweep: N_SWEEP^2 (default 8192), 20 sweeps of each method on the GPU and the CPU (all cores), time per sweep
-#              (residual included: the run reports a residual after every sweep) against the copy bound of a sweep
-#              (u read and written, f read: 24 bytes per point at 2995 GB/s)
+#   per sweep: N_SWEEP^2 (default 8192), 64 sweeps of each method on the GPU (lex: two batches of sweeps run at once
+#              at 8192) and 20 on the CPU (all cores), time per sweep (residual included: the run reports a residual
+#              after every sweep) against the copy bound of a sweep (u read and written, f read: 24 bytes per point at
+#              2995 GB/s)
 #   to tolerance: N_TOL^2 (default 1024), tol 1e-8, each method on the GPU: sweeps and seconds (mlssor: K = 3 layers;
 #   its sweeps count iterations of 2K sweeps)
+#   BACKENDS="gpu" (or "cpu") measures one backend per sweep only
 #   mlssor-4x4, mlssor-32x32: the K-layer paper's parallel MLSSOR (--subdomain, K = 2 and 16), per sweep only: an
 #   iteration is 2K sweeps, so its time per iteration is divided by 2K (the line says both)
 set -uo pipefail
 BIN=$1
 NS=${2:-8192}
 NT=${3:-1024}
-for backend in gpu cpu; do
+for backend in ${BACKENDS:-gpu cpu}; do
   for m in lex redblack ssor mlssor mlssor-4x4 mlssor-32x32; do
     args=(--method "$m")
     [[ $m == mlssor-4x4 ]] && args=(--method mlssor --subdomain 4x4)
     [[ $m == mlssor-32x32 ]] && args=(--method mlssor --subdomain 32x32)
-    line=$("$BIN/swgpu" sor --model "$NS" "${args[@]}" --tol 1e-300 --max-sweeps 20 --backend "$backend" -q)
+    sweeps=20
+    [[ $backend == gpu ]] && sweeps=64
+    line=$("$BIN/swgpu" sor --model "$NS" "${args[@]}" --tol 1e-300 --max-sweeps "$sweeps" --backend "$backend" -q)
     if [[ $m == mlssor-* ]]; then
       awk -v b="$backend" -v m="$m" -v n="$NS" -v line="$line" 'BEGIN {
         split(line, f, " "); s = f[8]; t = f[13]; k = f[16];

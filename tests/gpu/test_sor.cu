@@ -157,3 +157,64 @@ GPU_TEST("sor: the GPU subdomain MLSSOR converges on the rough problem like the 
               1e-12 * cpu.history[common - 1].residual);
     }
 }
+
+GPU_TEST("sor: strips running several lex sweeps per launch give one sweep per launch's bits") {
+    // A batch runs each sweep with the same code as a launch of one sweep (only the waits differ), so the grids are
+    // equal bit for bit; against the CPU, within rounding as above. Widths of 1 to 5 strips, odd and tiny grids,
+    // batches that do and do not divide the sweeps.
+    using namespace swgpu;
+    thread_pool pool(4);
+    for (const sor::index_t n : {3, 4, 5, 37, 1026, 1027, 2051, 4100, 5000}) {
+        const auto p = random_problem(n);
+        const auto h2f = sor::scaled_rhs(p);
+        for (const int sweeps : {1, 2, 7, 20}) {
+            auto cpu = p.u;
+            for (int k = 0; k < sweeps; ++k) sor::sweep(sor::method::lex, n, cpu, h2f, 1.7, pool);
+            ::setenv("SWGPU_SOR_BATCH", "1", 1);
+            const auto one = gpu::sor_sweeps(p, sor::method::lex, 1.7, sweeps);
+            for (const char* cap : {"3", "32"}) {
+                ::setenv("SWGPU_SOR_BATCH", cap, 1);
+                const auto batched = gpu::sor_sweeps(p, sor::method::lex, 1.7, sweeps);
+                REQUIRE(batched.size() == one.size());
+                CHECK(std::memcmp(batched.data(), one.data(), one.size() * sizeof(double)) == 0);
+            }
+            double scale = 1, worst = 0;
+            for (const double v : cpu) scale = std::max(scale, std::abs(v));
+            for (std::size_t k = 0; k < cpu.size(); ++k) worst = std::max(worst, std::abs(one[k] - cpu[k]));
+            CHECK(worst <= 1e-12 * scale);
+        }
+    }
+    ::unsetenv("SWGPU_SOR_BATCH");
+}
+
+GPU_TEST("sor: a batched lex solve stops at the sweep one sweep at a time stops at, with its grid") {
+    // The residuals inside a batch come from the strips, that of its last iterate from the residual pass; a batch
+    // that converges before its end is run again up to the converged sweep. So the history has the same length, the
+    // residuals agree to rounding and the grid is the same bits.
+    using namespace swgpu;
+    for (const sor::index_t n : {65, 1100}) {
+        const auto p = sor::model_problem(n);
+        for (const int max_sweeps : {5, 37, 3000}) {
+            sor::options o;
+            o.m = sor::method::lex;
+            o.omega = sor::optimal_omega(n);
+            o.tol = n == 65 ? 1e-10 : 1e-3;
+            o.max_sweeps = max_sweeps;
+            ::setenv("SWGPU_SOR_BATCH", "1", 1);
+            const auto one = gpu::sor_solve(p, o);
+            for (const char* cap : {"4", "32"}) {
+                ::setenv("SWGPU_SOR_BATCH", cap, 1);
+                const auto batched = gpu::sor_solve(p, o);
+                CHECK(batched.converged == one.converged);
+                REQUIRE(batched.history.size() == one.history.size());
+                for (std::size_t k = 0; k < one.history.size(); ++k) {
+                    CHECK(batched.history[k].sweep == one.history[k].sweep);
+                    CHECK(std::abs(batched.history[k].residual - one.history[k].residual) <=
+                          1e-9 * one.history[k].residual + 1e-14);
+                }
+                CHECK(std::memcmp(batched.u.data(), one.u.data(), one.u.size() * sizeof(double)) == 0);
+            }
+        }
+    }
+    ::unsetenv("SWGPU_SOR_BATCH");
+}
