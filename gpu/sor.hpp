@@ -4,7 +4,10 @@
 //               weighted scan, run by the engine's tiled P2P schedule (the backward half of ssor reads the grid in
 //               reverse); its iterates are the lexicographic sweep's up to rounding. SWGPU_SOR_LEX=rowsync takes the
 //               engine's row-sync schedule, SWGPU_SOR_LEX=diagonal updates anti-diagonal after anti-diagonal (one
-//               launch each), which is the lexicographic sweep bit for bit
+//               launch each), which is the lexicographic sweep bit for bit. The default column strips run
+//               consecutive sweeps of one direction (lex's, each half of mlssor's) in batches per launch, each
+//               sweep a few rows behind the one before (SWGPU_SOR_BATCH=B caps a batch); a lex solve gets the
+//               residuals inside a batch from the strips and reruns a batch that converged early up to that sweep
 //   mlssor      K forward sweeps then K backward ones, each as lex or ssor's halves; with subdomains (options
 //               sub_rows x sub_cols) the K-layer paper's parallel MLSSOR as the paper maps it: one thread per
 //               subdomain, one launch per step of a half (four per half), each thread running its tile's K layers
