@@ -25,7 +25,7 @@ private:
     int run_loop();
 
     CLI::App* sub_ = nullptr;
-    std::string matrix_, rhs_, output_, stats_, writes_, reads_, array_, body_ = "sum", schedule_ = "level_sync";
+    std::string matrix_, rhs_, output_, stats_, writes_, reads_, array_, body_ = "sum", schedule_ = "level_grid";
     std::vector<std::string> coefficients_;  // parsed with strtod (correctly rounded to double)
     bool lower_ = false, upper_ = false, require_triangular_ = false, sequential_ = false, pipeline_ = false;
     long long repeat_ = 1, locations_ = 0;

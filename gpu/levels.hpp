@@ -16,8 +16,10 @@
 //                      reset between solves), rows in natural dependence order: one launch, no level barrier
 //   syncfree_by_level  the same, rows taken in level order (a warp's rows never wait on each other)
 //   level_sync         one launch per level over that level's rows (the classic level-set executor); levels of at
-//                      most 32 blocks are chained to the one before (programmatic dependent launch). The default:
-//                      the fastest on the H100 at 10^6 and 10^7 rows (README).
+//                      most 32 blocks are chained to the one before (programmatic dependent launch)
+//   level_grid         every level in one cooperative launch of one block per SM, a grid barrier between levels (each
+//                      thread loads its next row's part of the matrix before the barrier). The default: the fastest
+//                      on the H100 at 10^6 and 10^7 rows (README)
 #pragma once
 
 #include <cstdint>
@@ -29,7 +31,7 @@
 
 namespace swgpu::gpu {
 
-enum class solve_schedule { syncfree, syncfree_by_level, level_sync };
+enum class solve_schedule { syncfree, syncfree_by_level, level_sync, level_grid };
 const char* solve_schedule_name(solve_schedule s);
 
 class triangular_solver {
@@ -45,7 +47,7 @@ public:
     float analysis_ms() const;                     // device time of the analysis (CUDA events; upload excluded)
 
     // x = T^-1 b; `ms`, when given, receives the device time of the solve (transfers excluded).
-    std::vector<double> solve(std::span<const double> b, solve_schedule s = solve_schedule::level_sync, float* ms = nullptr);
+    std::vector<double> solve(std::span<const double> b, solve_schedule s = solve_schedule::level_grid, float* ms = nullptr);
 
     struct state;
 

@@ -14,6 +14,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cooperative_groups.h>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 
@@ -26,6 +27,8 @@
 #include "gpu/device_buffer.cuh"
 
 namespace swgpu::gpu::levels_kernels {
+
+namespace cg = cooperative_groups;
 
 // The end of one round of a warp's sync-free loop: true when every lane is done; else the warp backs off when no
 // lane advanced this round (and starts the deadline over when one did).
@@ -194,6 +197,64 @@ __global__ void __launch_bounds__(256) solve_level_chained(csr_view m, const std
     for (std::int64_t kk = k + prefetch; kk < stop; ++kk)
         s = levels::mul_sub(s, __ldg(m.val + kk), __ldcg(x + __ldg(m.col + kk)));
     x[row] = s / d;
+}
+
+// Every level in one kernel: the grid takes a level's rows (strided over all threads), then waits at a grid barrier
+// (cooperative launch) before the next level, instead of one launch per level. A thread loads its first row of the
+// next level (order, row extent, b, and up to `prefetch` entries) before the barrier, since nothing in a solve writes
+// them; x is read through L2 after it. The sums and their order are those of levels::solve_row.
+__global__ void __launch_bounds__(256) solve_levels_grid(csr_view m, const std::int32_t* order,
+                                                         const std::int64_t* offsets, int levels, const double* b,
+                                                         double* x) {
+    cg::grid_group grid = cg::this_grid();
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+    const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    struct staged {
+        int row = -1;
+        std::int64_t k = 0, stop = 0;
+        double d = 1, s = 0;
+        int c[prefetch];
+        double v[prefetch];
+    };
+    const auto stage = [&](std::int64_t p, std::int64_t end, staged& r) {
+        r.row = -1;
+        if (p >= end) return;
+        r.row = __ldg(order + p);
+        r.k = __ldg(m.row_ptr + r.row);
+        r.stop = __ldg(m.row_ptr + r.row + 1);
+        const std::int64_t diag = m.upper ? r.k++ : --r.stop;
+        r.d = __ldg(m.val + diag);
+        r.s = __ldg(b + r.row);
+#pragma unroll
+        for (int q = 0; q < prefetch; ++q) {
+            r.c[q] = r.k + q < r.stop ? __ldg(m.col + r.k + q) : 0;
+            r.v[q] = r.k + q < r.stop ? __ldg(m.val + r.k + q) : 0.0;
+        }
+    };
+    const auto finish = [&](const staged& r) {
+        double s = r.s;
+#pragma unroll
+        for (int q = 0; q < prefetch; ++q)
+            if (r.k + q < r.stop) s = levels::mul_sub(s, r.v[q], __ldcg(x + r.c[q]));
+        for (std::int64_t kk = r.k + prefetch; kk < r.stop; ++kk)
+            s = levels::mul_sub(s, __ldg(m.val + kk), __ldcg(x + __ldg(m.col + kk)));
+        x[r.row] = s / r.d;
+    };
+    staged next;
+    stage(offsets[0] + first, offsets[1], next);
+    for (int l = 0; l < levels; ++l) {
+        const std::int64_t begin = offsets[l], end = offsets[l + 1];
+        if (next.row >= 0) finish(next);
+        for (std::int64_t p = begin + first + stride; p < end; p += stride) {
+            staged r;
+            stage(p, end, r);
+            finish(r);
+        }
+        if (l + 1 < levels) {
+            stage(end + first, offsets[l + 2], next);
+            grid.sync();
+        }
+    }
 }
 
 __global__ void iota(std::int32_t* out, std::int64_t n) {
@@ -416,6 +477,34 @@ struct device_triangular {
         offsets.assign(1, 0);
         for (const int c : w) offsets.push_back(offsets.back() + c);
         return offsets;
+    }
+
+    // Every level in one cooperative launch of solve_levels_grid, one block per SM: the barrier costs more with more
+    // blocks (H100, lap3d IC(0), README: 1.03 / 1.17 / 1.35 ms at 10^6 rows with 1 / 2 / 4 blocks per SM, 2.78 /
+    // 2.81 / 3.45 ms at 10^7). SWGPU_LEVELS_GRID_BLOCKS=B asks for B per SM (as far as they stay resident).
+    device_buffer<std::int64_t> offsets_dev;  // level_offsets on the device, once uploaded
+    void solve_by_levels_grid(cudaStream_t s) {
+        const auto& off = level_offsets(s);
+        if (offsets_dev.size() == 0) offsets_dev.upload(off, s);
+        static const int blocks = [] {
+            int per_sm = 0, device = 0, sms = 0;
+            SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, solve_levels_grid, 256, 0));
+            SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+            SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+            int want = 1;
+            if (const char* e = std::getenv("SWGPU_LEVELS_GRID_BLOCKS")) want = std::max(1, std::atoi(e));
+            return sms * std::max(1, std::min(per_sm, want));
+        }();
+        csr_view mv = m;
+        const std::int32_t* ord = order.data();
+        const std::int64_t* offp = offsets_dev.data();
+        int levels = static_cast<int>(off.size()) - 1;
+        const double* bp = b.data();
+        double* xp = x.data();
+        if (levels <= 0) return;
+        void* args[] = {&mv, &ord, &offp, &levels, &bp, &xp};
+        SWGPU_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(solve_levels_grid), dim3(blocks),
+                                                     dim3(256), args, 0, s));
     }
 
     // One launch per level. A narrow level (at most chain_blocks blocks) is chained (programmatic dependent launch):

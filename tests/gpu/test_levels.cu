@@ -70,7 +70,7 @@ GPU_TEST("levels: GPU levels and solves equal the CPU's exactly, every schedule,
             for (levels::level_t l = 1; l <= sets.count(); ++l) widths.push_back(sets.width(l));
             CHECK(solver.widths() == widths);
             for (const auto s : {gpu::solve_schedule::syncfree, gpu::solve_schedule::syncfree_by_level,
-                                 gpu::solve_schedule::level_sync})
+                                 gpu::solve_schedule::level_sync, gpu::solve_schedule::level_grid})
                 for (int rep = 0; rep < 2; ++rep) {  // a second solve reuses the analysis and the flags
                     const auto x = solver.solve(b, s);
                     CHECK(x.size() == ref.size() && std::memcmp(x.data(), ref.data(), x.size() * sizeof(double)) == 0);

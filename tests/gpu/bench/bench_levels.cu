@@ -199,6 +199,8 @@ int main(int argc, char** argv) {
         (void)d.level_offsets(s);
         const float t_ls = median_ms(reps, s, [&] { d.solve_by_levels(s); });
         all_same &= check("level_sync");
+        const float t_lg = median_ms(reps, s, [&] { d.solve_by_levels_grid(s); });
+        all_same &= check("level_grid");
 
         std::printf("%-44s %10s\n", "swgpu", "ms");
         std::printf("%-44s %10.3f\n", "analysis (levels + sort + widths)", t_analysis);
@@ -207,6 +209,7 @@ int main(int argc, char** argv) {
         std::printf("%-44s %10.3f\n", "solve alone: syncfree", t_sf);
         std::printf("%-44s %10.3f\n", "solve alone: syncfree_by_level", t_sfl);
         std::printf("%-44s %10.3f\n", "solve alone: level_sync", t_ls);
+        std::printf("%-44s %10.3f\n", "solve alone: level_grid", t_lg);
         std::printf("x == CPU solve bit for bit: %s\n", all_same ? "yes" : "NO");
 
         cusparse_api api;
@@ -264,10 +267,10 @@ int main(int argc, char** argv) {
             std::printf("cuSPARSE (%s): largest relative difference from the CPU solve %.3g\n", api.from.c_str(), worst);
         }
         const float best_total = std::min(t_an_solve, t_fused);
-        const float best_solve = std::min({t_sf, t_sfl, t_ls});
+        const float best_solve = std::min({t_sf, t_sfl, t_ls, t_lg});
         std::printf("summary: %s: swgpu analysis+solve %.3f ms (fused %.3f), solve %.3f ms (syncfree %.3f, by_level "
-                    "%.3f, level_sync %.3f)",
-                    label.c_str(), t_an_solve, t_fused, best_solve, t_sf, t_sfl, t_ls);
+                    "%.3f, level_sync %.3f, level_grid %.3f)",
+                    label.c_str(), t_an_solve, t_fused, best_solve, t_sf, t_sfl, t_ls, t_lg);
         if (c_an_solve >= 0)
             std::printf("; cuSPARSE analysis+solve %.3f ms, solve %.3f ms; ratio analysis+solve %.2fx, solve %.2fx",
                         c_an_solve, c_solve, c_an_solve / best_total, c_solve / best_solve);
