@@ -177,11 +177,18 @@ SWGPU_HD void mlssor_tile(index_t n, double* u, const double* h2f, double omega,
 void mlssor_subdomain_sweep(index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, int layers,
                             index_t rows, index_t cols, thread_pool& pool, bool forward_only = false);
 
-// One lexicographic sweep on the CPU, in place, forward (rows and columns ascending) or backward: tiles of
-// tile x tile interior points in anti-diagonal waves on the pool's threads, each tile's points in the sweep's order.
-// With the 5-point stencil, a point reads the new values above and left of it (in tiles of earlier waves or its own)
-// and the old values below and right (tiles of later waves or its own), and no two tiles of a wave touch a point the
-// other writes: the bits of the sequential sweep. tile = 0: from the grid and the threads (32 to 512).
+// One lexicographic sweep on the CPU, in place, forward (rows and columns ascending) or backward (both descending),
+// with the bits of the sequential sweep. The interior rows, in the sweep's order, are cut into strips of 8 (the last
+// one shorter), strip b on thread b mod threads. A strip runs in steps: in step s its row k updates column s - 4k
+// (interior columns 0 .. n-3 in the sweep's order; others skipped), so the rows' chains of dependent operations
+// interleave on one core. Each point reads what the sequential sweep gives it: new values in the row before (updated
+// 4 steps earlier in its strip, or by the strip before) and the column before (a step earlier), old values in the row
+// after (4 steps later, or the strip after) and the column after (a step later). A strip runs its steps in chunks
+// and publishes its step count after each (release); before steps [s0, s1) it waits (acquire) until the strip before
+// has updated, in its last row, every column the chunk's first row reaches (those below min(s1, n - 2)): the chunk
+// reads them new, and that strip has read the chunk's first row there (as its last row's row after) before the chunk
+// overwrites it. No barrier between strips or chunks. tile > 0: strips of min(tile, 8) rows, chunks of tile steps;
+// tile = 0: strips of 8 rows, chunks of (n - 2) / (4 threads) steps, 16 to 256.
 void lexicographic_sweep(index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega,
                          thread_pool& pool, bool backward, index_t tile = 0);
 

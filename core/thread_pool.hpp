@@ -1,5 +1,6 @@
 // A fixed pool of worker threads with one blocking primitive: parallel_for over an index range.
-// Used by the tiled CPU executor (one anti-diagonal wave per call) and the CPU search (one chunk of subjects per task).
+// Used by the tiled CPU executor (one anti-diagonal wave per call), the CPU search (one chunk of subjects per task) and
+// the lexicographic SOR sweep (one task per thread, the tasks waiting on one another).
 #pragma once
 
 #include <algorithm>
@@ -36,7 +37,9 @@ public:
 
     // Calls body(k) for every k in [0, n), on the pool and the calling thread; returns when all calls are done.
     // The first exception thrown by body is rethrown here. Calls from several threads take turns (body must not call
-    // parallel_for on the same pool).
+    // parallel_for on the same pool). With n <= size(), calls may wait on one another (spinning on what another call
+    // writes, never throwing): a thread takes a second index only once its first call has returned, so an index not
+    // yet taken always has a thread free to take it, and every call runs.
     void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) {
         if (n == 0) return;
         if (workers_.empty() || n == 1) {
