@@ -6,10 +6,16 @@
 // a build without CUDA has stubs that throw runtime_failure (gpu/without_cuda.cpp).
 //
 // Analysis (once per matrix, on the device; no host loop over rows):
-//   1. levels: one sync-free pass; each warp takes the next 32 rows in dependence order from an atomic ticket, so
-//      every row it waits for belongs to a warp already running; lane i publishes level[i] = 1 + max level[j] with a
-//      release store once every dependence j has been published (acquire loads), in warp-wide rounds so lanes never
-//      spin on each other;
+//   1. levels, by one of two methods (device_triangular::analyze chooses by the matrix's size against the rows the
+//      GPU holds resident):
+//      sync-free pass: each warp takes the next 32 rows in dependence order from an atomic ticket, so every row it
+//        waits for belongs to a warp already running; lane i publishes level[i] = 1 + max level[j] with a release
+//        store once every dependence j has been published (acquire loads; dependences inside the warp through shared
+//        memory), in warp-wide rounds so lanes never spin on each other;
+//      frontiers (Kahn's algorithm): the dependents of every row (the pattern transposed by counting, a scan and a
+//        scatter), then one cooperative launch that takes the rows of level L, counts down their dependents' open
+//        dependences and appends those that reach zero as level L+1, a grid barrier between levels; past 2048
+//        levels the sync-free pass finishes the rest;
 //   2. rows sorted by (level, row) with CUB's radix sort (keys: levels), level widths with CUB's run-length encode.
 // Solve schedules:
 //   syncfree           the same sync-free pass computing x (ready flags tagged with a per-solve epoch, so nothing is

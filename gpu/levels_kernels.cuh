@@ -16,10 +16,12 @@
 
 #include <cooperative_groups.h>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 
 #include <cstdint>
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include "core/levels.hpp"
@@ -102,6 +104,10 @@ __global__ void __launch_bounds__(256) syncfree_rows(syncfree_args a) {
         end = a.m.row_ptr[row + 1];
         diag = a.m.upper ? k++ : --end;
         if (Solve) s = a.b[row];
+        if (Levels && !Solve && a.level[row] != 0) {  // placed by the frontiers before this pass (see analyze)
+            warp_level[warp][lane] = a.level[row];
+            done = true;
+        }
     }
     // The lane holding row j, or -1 (in the level order, rows are not placed by index: every dependence is global).
     const auto lane_of = [&](int j) -> int {
@@ -263,6 +269,114 @@ __global__ void iota(std::int32_t* out, std::int64_t n) {
         out[k] = static_cast<std::int32_t>(k);
 }
 
+// ---- the analysis by frontiers --------------------------------------------------------------------------------------
+//
+// Kahn's algorithm, level by level: the rows without dependences form level 1; a row joins level L+1 when the last of
+// its dependences (all in levels <= L) is taken off, which a countdown of its open dependences (atomicSub) tells.
+// One cooperative launch runs every level with a grid barrier between levels, and the rows of each level are appended
+// to one queue (warp-aggregated atomicAdd on its tail), so the queue holds the rows level after level. Every row is
+// touched once and every dependence once, whatever the level widths, where the sync-free pass's resident window
+// (about 270k rows on the H100) sees only the few rows of a wide level that fall inside it. Each level costs a grid
+// barrier, so a matrix of many narrow levels stops after `level_cap` levels and the sync-free pass finishes it.
+
+// The off-diagonal entries of row i: [k, end).
+__device__ __forceinline__ void off_diagonal(const csr_view& m, int i, std::int64_t& k, std::int64_t& end) {
+    k = m.row_ptr[i];
+    end = m.row_ptr[i + 1];
+    if (m.upper) ++k;
+    else --end;
+}
+
+// open[i] = the dependences of row i; count[j] += the rows that depend on row j.
+__global__ void count_dependences(csr_view m, int* open, unsigned long long* count) {
+    for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < m.n;
+         i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+        std::int64_t k, end;
+        off_diagonal(m, static_cast<int>(i), k, end);
+        open[i] = static_cast<int>(end - k);
+        for (; k < end; ++k) atomicAdd(count + __ldg(m.col + k), 1ull);
+    }
+}
+
+// dependents[cursor[j]++] = i for every row i that depends on row j (the order within a row's list is the atomics').
+__global__ void scatter_dependents(csr_view m, unsigned long long* cursor, int* dependents) {
+    for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < m.n;
+         i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+        std::int64_t k, end;
+        off_diagonal(m, static_cast<int>(i), k, end);
+        for (; k < end; ++k) dependents[atomicAdd(cursor + __ldg(m.col + k), 1ull)] = static_cast<int>(i);
+    }
+}
+
+struct frontier_args {
+    int n = 0;
+    const unsigned long long* first = nullptr;  // row j's dependents: dependents[first[j] .. first[j+1])
+    const int* dependents = nullptr;
+    int* open = nullptr;      // counted down
+    int* level = nullptr;     // written for every row reached
+    int* queue = nullptr;     // the rows, level after level
+    unsigned* tail = nullptr; // zeroed
+    int level_cap = 0;
+    int* status = nullptr;    // out: levels done, rows placed, 1 when every row is placed
+};
+
+__global__ void __launch_bounds__(256) frontier_levels(frontier_args a) {
+    cg::grid_group grid = cg::this_grid();
+    const unsigned lane = threadIdx.x & 31u;
+    const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+    const std::int64_t warps = (static_cast<std::int64_t>(gridDim.x) * blockDim.x) >> 5;
+    const auto append = [&](bool want, int row, int lvl) {
+        const unsigned who = __ballot_sync(0xffffffffu, want);
+        if (who == 0) return;
+        const int leader = __ffs(who) - 1;
+        unsigned at = 0;
+        if (static_cast<int>(lane) == leader) at = atomicAdd(a.tail, static_cast<unsigned>(__popc(who)));
+        at = __shfl_sync(0xffffffffu, at, leader);
+        if (want) {
+            a.queue[at + __popc(who & ((1u << lane) - 1u))] = row;
+            a.level[row] = lvl;
+        }
+    };
+    for (std::int64_t base = warp * 32; base < a.n; base += warps * 32) {
+        const std::int64_t i = base + lane;
+        append(i < a.n && a.open[i] == 0, static_cast<int>(i), 1);
+    }
+    grid.sync();
+    unsigned begin = 0;
+    for (int l = 1;; ++l) {
+        const unsigned end = __ldcg(a.tail);  // the same for every thread: the barrier came after the appends
+        if (begin == end || l > a.level_cap) {
+            if (blockIdx.x == 0 && threadIdx.x == 0) {
+                a.status[0] = l - 1;
+                a.status[1] = static_cast<int>(end);
+                a.status[2] = begin == end ? 1 : 0;
+            }
+            return;
+        }
+        for (std::int64_t base = begin + warp * 32; base < end; base += warps * 32) {
+            const std::int64_t p = base + lane;
+            std::uint64_t k = 0, stop = 0;
+            if (p < end) {
+                const int row = __ldcg(a.queue + p);
+                k = __ldg(a.first + row);
+                stop = __ldg(a.first + row + 1);
+            }
+            while (__any_sync(0xffffffffu, k < stop)) {
+                bool ready = false;
+                int d = 0;
+                if (k < stop) {
+                    d = __ldg(a.dependents + k);
+                    ready = atomicSub(a.open + d, 1) == 1;
+                    ++k;
+                }
+                append(ready, d, l + 1);
+            }
+        }
+        grid.sync();
+        begin = end;
+    }
+}
+
 // ---- generic loops ------------------------------------------------------------------------------------------------
 
 // Iteration i of `A[W[i]] = f(A[R[i][0..k)])`, with the writers and readers of every location as sorted lists:
@@ -402,8 +516,11 @@ struct device_triangular {
     std::vector<std::int64_t> offsets;  // host copy of the level offsets (after analyze(..., true))
     int epoch = 0;
 
+    std::int64_t nonzeros = 0;
+
     device_triangular(const levels::csr_matrix& t, levels::triangle part, cudaStream_t s) {
         m.n = static_cast<int>(t.rows);
+        nonzeros = t.nonzeros();
         m.upper = part == levels::triangle::upper;
         row_ptr.upload(t.row_ptr, s);
         col.upload(t.col, s);
@@ -434,10 +551,11 @@ struct device_triangular {
     unsigned blocks() const { return static_cast<unsigned>((static_cast<std::int64_t>(m.n) + 255) / 256); }
 
     // One sync-free pass; Levels and/or Solve (see syncfree_rows). by_level: rows in level order (after analyze).
+    // keep_levels (levels only): rows whose level is already set keep it (the frontiers' rows).
     template <bool Levels, bool Solve>
-    void pass(bool by_level, cudaStream_t s) {
+    void pass(bool by_level, cudaStream_t s, bool keep_levels = false) {
         ticket.zero(s);
-        if (Levels) level.zero(s);
+        if (Levels && !keep_levels) level.zero(s);
         syncfree_args a;
         a.m = m;
         a.order = by_level ? order.data() : nullptr;
@@ -451,22 +569,99 @@ struct device_triangular {
         SWGPU_CUDA_CHECK_LAUNCH("syncfree_rows");
     }
 
-    // Rows sorted by level and the level widths, from `level`.
-    void group(cudaStream_t s) {
+    // Rows sorted by level and the level widths, from `level` (at most max_level, when known).
+    void group(cudaStream_t s, std::int64_t max_level = 0) {
         iota<<<std::min(blocks(), 4096u), 256, 0, s>>>(rows_iota.data(), m.n);
         SWGPU_CUDA_CHECK_LAUNCH("iota");
         std::size_t bytes = temp.size();
+        const int bits = bits_for(max_level > 0 ? max_level : m.n);
         SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, level.data(), sorted_level.data(),
-                                                         rows_iota.data(), order.data(), m.n, 0, bits_for(m.n), s));
+                                                         rows_iota.data(), order.data(), m.n, 0, bits, s));
         bytes = temp.size();
         SWGPU_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(temp.data(), bytes, sorted_level.data(), runs.data() + 2,
                                                             widths.data(), runs.data(), m.n, s));
     }
 
-    // The analysis: levels, then rows by level and widths.
+    // The analysis: levels, then rows by level and widths. Levels by the sync-free pass while the matrix is at most
+    // window_multiple times the rows the GPU holds resident (there the pass sees enough of every level: H100, lap3d
+    // IC(0), sync-free against frontiers: 1.47 / 1.75 ms at 10^6 rows, 3.35 / 2.51 ms at 2.2·10^6, 6.68 / 3.42 ms at
+    // 4.1·10^6, 18.2 / 5.65 ms at 10^7), by frontiers above, the
+    // sync-free pass finishing a matrix of more than frontier_cap levels. SWGPU_LEVELS_ANALYSIS=syncfree|frontiers
+    // chooses, SWGPU_LEVELS_FRONTIER_CAP=L sets the cap (tests, measurements). Synchronizes the stream when the
+    // frontiers run (their level count decides what follows).
+    static constexpr int frontier_cap = 2048;
+    static constexpr std::int64_t window_multiple = 5;  // 1.35·10^6 rows on the H100
+    device_buffer<unsigned long long> dep_first, dep_cursor;
+    device_buffer<int> dependents, open, queue, status;
     void analyze(cudaStream_t s) {
-        pass<true, false>(false, s);
-        group(s);
+        static const std::int64_t resident_rows = [] {
+            int device = 0, sms = 0, threads = 0;
+            SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+            SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+            SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+            return static_cast<std::int64_t>(sms) * threads;
+        }();
+        const char* how = std::getenv("SWGPU_LEVELS_ANALYSIS");  // read at each analysis: the tests change them
+        const bool syncfree_only = how ? std::string_view(how) == "syncfree" : m.n <= window_multiple * resident_rows;
+        if (syncfree_only || m.n == 0) {
+            pass<true, false>(false, s);
+            group(s);
+            return;
+        }
+        const char* cap_text = std::getenv("SWGPU_LEVELS_FRONTIER_CAP");
+        const int cap = cap_text ? std::max(1, std::atoi(cap_text)) : frontier_cap;
+        const auto n = static_cast<std::size_t>(m.n);
+        const auto nnz = static_cast<std::size_t>(nonzeros);
+        dep_first.reserve(n + 1);
+        dep_cursor.reserve(n + 1);
+        dependents.reserve(std::max<std::size_t>(1, nnz - n));
+        open.reserve(n);
+        queue.reserve(n);
+        status.reserve(3);
+        ticket.zero(s);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(dep_first.data(), 0, (n + 1) * sizeof(unsigned long long), s));
+        const unsigned grid = std::min(blocks(), 4096u);
+        count_dependences<<<grid, 256, 0, s>>>(m, open.data(), dep_first.data());
+        SWGPU_CUDA_CHECK_LAUNCH("count_dependences");
+        std::size_t bytes = 0;
+        SWGPU_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, dep_first.data(), dep_cursor.data(), m.n + 1, s));
+        if (bytes > temp.size()) temp.allocate(bytes);
+        bytes = temp.size();
+        SWGPU_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, dep_first.data(), dep_cursor.data(), m.n + 1, s));
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(dep_first.data(), dep_cursor.data(), (n + 1) * sizeof(unsigned long long),
+                                         cudaMemcpyDeviceToDevice, s));
+        scatter_dependents<<<grid, 256, 0, s>>>(m, dep_cursor.data(), dependents.data());
+        SWGPU_CUDA_CHECK_LAUNCH("scatter_dependents");
+        level.zero(s);
+        static const int frontier_blocks = [] {
+            int per_sm = 0, device = 0, sms = 0;
+            SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, frontier_levels, 256, 0));
+            SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+            SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+            int want = 1;
+            if (const char* e = std::getenv("SWGPU_LEVELS_FRONTIER_BLOCKS")) want = std::max(1, std::atoi(e));
+            return sms * std::max(1, std::min(per_sm, want));
+        }();
+        frontier_args fa;
+        fa.n = m.n;
+        fa.first = dep_first.data();
+        fa.dependents = dependents.data();
+        fa.open = open.data();
+        fa.level = level.data();
+        fa.queue = queue.data();
+        fa.tail = ticket.data();
+        fa.level_cap = cap;
+        fa.status = status.data();
+        void* args[] = {&fa};
+        SWGPU_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(frontier_levels),
+                                                     dim3(frontier_blocks), dim3(256), args, 0, s));
+        const auto st = status.download(3, s);
+        if (st[2] == 1) {
+            group(s, st[0]);
+        } else {
+            pass<true, false>(false, s, true);
+            group(s);
+        }
     }
 
     // Level offsets on the host (for level_sync); synchronizes the stream.

@@ -145,3 +145,42 @@ GPU_TEST("levels: the paper's workloads on the GPU: levels equal the CPU's, arra
         if (::swgpu::gputest::failures() != before) std::fprintf(stderr, "  (in workload %s)\n", name.c_str());
     }
 }
+
+GPU_TEST("levels: the analysis by frontiers, the sync-free pass and the frontiers capped and finished by the pass give the CPU's levels") {
+    // The frontiers' levels, their cap (the sync-free pass keeps the rows they placed and levels the rest) and the
+    // sync-free pass alone must all give the definition's levels and widths, for wide and deep level structures.
+    std::mt19937_64 rng(17);
+    struct shape {
+        std::int64_t n;
+        int deps;
+        std::int64_t reach;
+    };
+    struct mode {
+        const char* analysis;
+        const char* cap;
+    };
+    for (const shape sh : {shape{1, 1, 1}, shape{40, 2, 3}, shape{5000, 3, 5}, shape{200000, 4, 100000},
+                           shape{100000, 1, 1}})
+        for (const bool upper : {false, true}) {
+            const auto part = upper ? levels::triangle::upper : levels::triangle::lower;
+            const auto t = random_triangle(sh.n, sh.deps, sh.reach, upper, rng);
+            const auto lv = levels::triangular_levels(t, part);
+            const auto sets = levels::group_by_level(lv);
+            std::vector<std::int64_t> widths;
+            for (levels::level_t l = 1; l <= sets.count(); ++l) widths.push_back(sets.width(l));
+            for (const mode md : {mode{"frontiers", nullptr}, mode{"frontiers", "1"}, mode{"frontiers", "3"},
+                                  mode{"frontiers", "64"}, mode{"syncfree", nullptr}}) {
+                ::setenv("SWGPU_LEVELS_ANALYSIS", md.analysis, 1);
+                if (md.cap) ::setenv("SWGPU_LEVELS_FRONTIER_CAP", md.cap, 1);
+                else ::unsetenv("SWGPU_LEVELS_FRONTIER_CAP");
+                gpu::triangular_solver solver(t, part);
+                const bool same = solver.levels() == lv && solver.widths() == widths;
+                if (!same)
+                    std::printf("  n %lld %s, %s, cap %s: levels differ\n", static_cast<long long>(sh.n),
+                                upper ? "upper" : "lower", md.analysis, md.cap ? md.cap : "default");
+                CHECK(same);
+            }
+        }
+    ::unsetenv("SWGPU_LEVELS_ANALYSIS");
+    ::unsetenv("SWGPU_LEVELS_FRONTIER_CAP");
+}

@@ -5,9 +5,12 @@
 //
 // --lap3d N (default 100): the IC(0) lower factor of the 3-D 7-point Laplacian on an N^3 grid, built here exactly as
 // scripts/make_matrices.py lap3d builds it. Rows printed:
-//   analysis + solve   swgpu: levels pass + sort by level + widths, then the sync-free solve; also the levels and x in
-//                      one fused pass (+ sort + widths); cuSPARSE: cusparseSpSV_analysis + cusparseSpSV_solve
-//   solve alone        swgpu syncfree, syncfree_by_level, level_sync; cuSPARSE cusparseSpSV_solve after its analysis
+//   analysis + solve   swgpu: the analysis (levels by the sync-free pass or by frontiers, as analyze() chooses; sort
+//                      by level; widths), then the default level_grid solve; also the levels and x in one fused
+//                      sync-free pass (+ sort + widths); cuSPARSE: cusparseSpSV_analysis + cusparseSpSV_solve
+//   solve alone        swgpu syncfree, syncfree_by_level, level_sync, level_grid; cuSPARSE cusparseSpSV_solve after
+//                      its analysis
+// SWGPU_LEVELS_ANALYSIS=syncfree|frontiers forces the analysis.
 // Every swgpu x is compared with the CPU solve (core/levels.hpp) bit for bit; cuSPARSE's by the largest relative
 // difference. cuSPARSE is loaded at run time (libcusparse.so.12 from the toolkit; SWGPU_CUSPARSE names another file)
 // and skipped when absent. The last lines start with "summary:".
@@ -182,11 +185,12 @@ int main(int argc, char** argv) {
                 all_same = false;
             }
         }
+        (void)d.level_offsets(s);
         const float t_an_solve = median_ms(reps, s, [&] {
             d.analyze(s);
-            d.pass<false, true>(false, s);
+            d.solve_by_levels_grid(s);
         });
-        all_same &= check("analysis + syncfree");
+        all_same &= check("analysis + level_grid");
         const float t_fused = median_ms(reps, s, [&] {
             d.pass<true, true>(false, s);
             d.group(s);
@@ -204,7 +208,7 @@ int main(int argc, char** argv) {
 
         std::printf("%-44s %10s\n", "swgpu", "ms");
         std::printf("%-44s %10.3f\n", "analysis (levels + sort + widths)", t_analysis);
-        std::printf("%-44s %10.3f\n", "analysis + solve (syncfree)", t_an_solve);
+        std::printf("%-44s %10.3f\n", "analysis + solve (level_grid)", t_an_solve);
         std::printf("%-44s %10.3f\n", "fused levels+solve pass + sort + widths", t_fused);
         std::printf("%-44s %10.3f\n", "solve alone: syncfree", t_sf);
         std::printf("%-44s %10.3f\n", "solve alone: syncfree_by_level", t_sfl);
