@@ -29,19 +29,27 @@ struct triangular_solver::state {
     cuda_stream stream;
     device_triangular dev;
     float analysis_ms = 0;
+    std::vector<double> first_x;
     state(const levels::csr_matrix& t, levels::triangle part) : dev(t, part, stream.get()) {}
 };
 
-triangular_solver::triangular_solver(const levels::csr_matrix& t, levels::triangle part) {
+triangular_solver::triangular_solver(const levels::csr_matrix& t, levels::triangle part, std::span<const double> first_b) {
     if (t.rows >= (std::int64_t{1} << 31) - 1) throw runtime_failure("the GPU solve takes fewer than 2^31 rows");
+    if (!first_b.empty() && static_cast<std::int64_t>(first_b.size()) != t.rows)
+        throw runtime_failure("the right-hand side has the wrong length");
     s_ = std::make_unique<state>(t, part);
+    const cudaStream_t st = s_->stream.get();
+    if (!first_b.empty()) s_->dev.b.upload(first_b.data(), first_b.size(), st);
     cuda_event a, b;
-    a.record(s_->stream.get());
-    s_->dev.analyze(s_->stream.get());
-    b.record(s_->stream.get());
+    a.record(st);
+    s_->dev.analyze(st, !first_b.empty());
+    b.record(st);
     b.synchronize();
     s_->analysis_ms = b.since(a);
+    if (!first_b.empty()) s_->first_x = s_->dev.x.download(first_b.size(), st);
 }
+
+const std::vector<double>& triangular_solver::first_solution() const { return s_->first_x; }
 
 triangular_solver::~triangular_solver() = default;
 

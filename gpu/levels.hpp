@@ -42,8 +42,10 @@ const char* solve_schedule_name(solve_schedule s);
 
 class triangular_solver {
 public:
-    // Uploads T and runs the analysis. T must have passed levels::check_triangular.
-    triangular_solver(const levels::csr_matrix& t, levels::triangle part);
+    // Uploads T and runs the analysis. T must have passed levels::check_triangular. With first_b (T's row count), the
+    // analysis also solves T x = first_b (in the same sync-free pass, or by level_grid after the frontiers):
+    // first_solution() returns that x, and analysis_ms() counts both.
+    triangular_solver(const levels::csr_matrix& t, levels::triangle part, std::span<const double> first_b = {});
     ~triangular_solver();
     triangular_solver(const triangular_solver&) = delete;
     triangular_solver& operator=(const triangular_solver&) = delete;
@@ -51,6 +53,7 @@ public:
     std::vector<levels::level_t> levels() const;  // per row
     std::vector<std::int64_t> widths() const;      // rows per level, level 1 first
     float analysis_ms() const;                     // device time of the analysis (CUDA events; upload excluded)
+    const std::vector<double>& first_solution() const;  // x for first_b (empty without it)
 
     // x = T^-1 b; `ms`, when given, receives the device time of the solve (transfers excluded).
     std::vector<double> solve(std::span<const double> b, solve_schedule s = solve_schedule::level_grid, float* ms = nullptr);

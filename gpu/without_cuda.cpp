@@ -126,11 +126,14 @@ const char* solve_schedule_name(solve_schedule s) {
     return s == solve_schedule::syncfree ? "syncfree" : s == solve_schedule::syncfree_by_level ? "syncfree_by_level" : "level_sync";
 }
 struct triangular_solver::state {};
-triangular_solver::triangular_solver(const levels::csr_matrix&, levels::triangle) { no_cuda("a triangular solve on the GPU"); }
+triangular_solver::triangular_solver(const levels::csr_matrix&, levels::triangle, std::span<const double>) {
+    no_cuda("a triangular solve on the GPU");
+}
 triangular_solver::~triangular_solver() = default;
 std::vector<levels::level_t> triangular_solver::levels() const { no_cuda("a triangular solve on the GPU"); }
 std::vector<std::int64_t> triangular_solver::widths() const { no_cuda("a triangular solve on the GPU"); }
 float triangular_solver::analysis_ms() const { no_cuda("a triangular solve on the GPU"); }
+const std::vector<double>& triangular_solver::first_solution() const { no_cuda("a triangular solve on the GPU"); }
 std::vector<double> triangular_solver::solve(std::span<const double>, solve_schedule, float*) {
     no_cuda("a triangular solve on the GPU");
 }

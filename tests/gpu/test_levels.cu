@@ -184,3 +184,41 @@ GPU_TEST("levels: the analysis by frontiers, the sync-free pass and the frontier
     ::unsetenv("SWGPU_LEVELS_ANALYSIS");
     ::unsetenv("SWGPU_LEVELS_FRONTIER_CAP");
 }
+
+GPU_TEST("levels: the first solve that comes with the analysis equals the CPU solve, whichever way the levels are found") {
+    // The fused sync-free pass, the frontiers then level_grid, and the frontiers stopped by their cap (the sync-free
+    // pass finishing the levels): x bit for bit, and the levels still the definition's.
+    using namespace swgpu;
+    std::mt19937_64 rng(18);
+    thread_pool pool(2);
+    struct shape {
+        std::int64_t n;
+        int deps;
+        std::int64_t reach;
+    };
+    for (const shape sh : {shape{1, 1, 1}, shape{33, 2, 3}, shape{20000, 4, 1000}, shape{200000, 3, 100000}})
+        for (const bool upper : {false, true}) {
+            const auto part = upper ? levels::triangle::upper : levels::triangle::lower;
+            const auto t = random_triangle(sh.n, sh.deps, sh.reach, upper, rng);
+            const auto lv = levels::triangular_levels(t, part);
+            const auto sets = levels::group_by_level(lv);
+            std::vector<double> b(static_cast<std::size_t>(sh.n)), ref(b.size());
+            for (auto& v : b) v = static_cast<double>(rng() % 1000) / 7.0 - 60;
+            levels::triangular_solve(t, part, sets, b, ref, pool);
+            for (const char* how : {"syncfree", "frontiers", "frontiers-cap"}) {
+                ::setenv("SWGPU_LEVELS_ANALYSIS", std::strncmp(how, "frontiers", 9) == 0 ? "frontiers" : how, 1);
+                if (std::strcmp(how, "frontiers-cap") == 0) ::setenv("SWGPU_LEVELS_FRONTIER_CAP", "2", 1);
+                else ::unsetenv("SWGPU_LEVELS_FRONTIER_CAP");
+                gpu::triangular_solver solver(t, part, b);
+                const auto& x = solver.first_solution();
+                const bool same = x.size() == ref.size() && std::memcmp(x.data(), ref.data(), x.size() * sizeof(double)) == 0;
+                if (!same) std::printf("  n %lld %s, %s: x differs\n", static_cast<long long>(sh.n), upper ? "upper" : "lower", how);
+                CHECK(same);
+                CHECK(solver.levels() == lv);
+                const auto again = solver.solve(b);  // and a later solve still works
+                CHECK(std::memcmp(again.data(), ref.data(), ref.size() * sizeof(double)) == 0);
+            }
+        }
+    ::unsetenv("SWGPU_LEVELS_ANALYSIS");
+    ::unsetenv("SWGPU_LEVELS_FRONTIER_CAP");
+}
