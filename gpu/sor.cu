@@ -378,7 +378,7 @@ int strip_batch_limit(index_t n) {
 
 // `count` lexicographic sweeps of one direction, from u into u (which swaps with ws.other as the sweeps alternate).
 // The strips run them in batches of strip_batch_limit sweeps per launch; with `r`, strips only, r->res[q] receives the
-// residual sums of the input of the q-th sweep (q < count, one batch: the caller keeps count within the limit).
+// residual sums of the input of the q-th sweep (q < count; r->res holds count values, zeroed by the caller).
 void compensation_sweeps(index_t n, device_buffer<double>& u, const double* h2f, double omega, bool reverse, int count,
                          lex_schedule how, lex_workspace& ws, const batch_residuals* r = nullptr) {
     if (ws.other.size() != u.size()) {
