@@ -39,6 +39,18 @@ inline void check_cuda(cudaError_t status, const char* call, const char* file, i
 #define SWGPU_CUDA_CHECK_LAUNCH(kernel_name) \
     ::swgpu::gpu::check_cuda(cudaGetLastError(), "launch of " kernel_name, __FILE__, __LINE__)
 
+// The blocks of `threads` threads that the GPU keeps resident for `kernel`: at most `per_sm` per SM (0: as many as
+// fit), at least one per SM. For kernels whose blocks wait for each other (cooperative launches, flags between blocks).
+template <class Kernel>
+int resident_blocks(Kernel kernel, int threads, int per_sm = 0) {
+    int device = 0, sms = 0, fit = 0;
+    SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+    SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, threads, 0));
+    if (per_sm > 0 && per_sm < fit) fit = per_sm;
+    return sms * (fit > 1 ? fit : 1);
+}
+
 namespace swgpu::gpu {
 
 #if defined(__CUDACC__)

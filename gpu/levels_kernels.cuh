@@ -498,6 +498,12 @@ __global__ void __launch_bounds__(256) syncfree_loop(loop_args a) {
 
 // ---- host side: a triangular system on the device ------------------------------------------------------------------
 
+// Blocks per SM of the cooperative launches: one, or what the environment variable `name` asks (measurements).
+inline int blocks_per_sm(const char* name) {
+    const char* e = std::getenv(name);
+    return e ? std::max(1, std::atoi(e)) : 1;
+}
+
 inline int bits_for(std::int64_t v) {
     int b = 1;
     while (b < 31 && (std::int64_t{1} << b) <= v) ++b;
@@ -636,15 +642,7 @@ struct device_triangular {
         scatter_dependents<<<grid, 256, 0, s>>>(m, dep_cursor.data(), dependents.data());
         SWGPU_CUDA_CHECK_LAUNCH("scatter_dependents");
         level.zero(s);
-        static const int frontier_blocks = [] {
-            int per_sm = 0, device = 0, sms = 0;
-            SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, frontier_levels, 256, 0));
-            SWGPU_CUDA_CHECK(cudaGetDevice(&device));
-            SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-            int want = 1;
-            if (const char* e = std::getenv("SWGPU_LEVELS_FRONTIER_BLOCKS")) want = std::max(1, std::atoi(e));
-            return sms * std::max(1, std::min(per_sm, want));
-        }();
+        static const int frontier_blocks = resident_blocks(frontier_levels, 256, blocks_per_sm("SWGPU_LEVELS_FRONTIER_BLOCKS"));
         frontier_args fa;
         fa.n = m.n;
         fa.first = dep_first.data();
@@ -685,15 +683,7 @@ struct device_triangular {
     void solve_by_levels_grid(cudaStream_t s) {
         const auto& off = level_offsets(s);
         if (offsets_dev.size() == 0) offsets_dev.upload(off, s);
-        static const int blocks = [] {
-            int per_sm = 0, device = 0, sms = 0;
-            SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, solve_levels_grid, 256, 0));
-            SWGPU_CUDA_CHECK(cudaGetDevice(&device));
-            SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-            int want = 1;
-            if (const char* e = std::getenv("SWGPU_LEVELS_GRID_BLOCKS")) want = std::max(1, std::atoi(e));
-            return sms * std::max(1, std::min(per_sm, want));
-        }();
+        static const int blocks = resident_blocks(solve_levels_grid, 256, blocks_per_sm("SWGPU_LEVELS_GRID_BLOCKS"));
         csr_view mv = m;
         const std::int32_t* ord = order.data();
         const std::int64_t* offp = offsets_dev.data();

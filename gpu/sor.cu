@@ -363,13 +363,7 @@ struct batch_residuals {
 // since blocks wait for each other), at most 32 (more gained nothing measurable; SWGPU_SOR_BATCH=B caps it, 1 = one
 // sweep per launch).
 int strip_batch_limit(index_t n) {
-    static const int resident = [] {
-        int device = 0, sms = 0, per_sm = 0;
-        SWGPU_CUDA_CHECK(cudaGetDevice(&device));
-        SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lex_strips<true>, strip_threads, 0));
-        return sms * std::max(per_sm, 1);
-    }();
+    static const int resident = resident_blocks(lex_strips<true>, strip_threads);
     int cap = 32;
     if (const char* e = std::getenv("SWGPU_SOR_BATCH")) cap = std::max(1, std::atoi(e));
     const index_t strips = (n - 2 + strip_cols - 1) / strip_cols;
