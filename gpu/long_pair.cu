@@ -52,6 +52,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -1050,6 +1051,36 @@ private:
 // search for the end cell, the traceback and every smaller rectangle. Parts on one physical device (logical devices,
 // a test option) run one after the other, in order: a persistent kernel waiting on a part that cannot get onto the
 // GPU beside it would wait for ever. Output is the single device's: the grid is the same grid.
+// Copies `height` rows of `width` bytes from memory of device `src_dev` to memory of device `dst_dev`. With `direct`, one copy through the
+// peer mapping (the source's pool made accessible to the destination); otherwise staged through pinned host memory in
+// pieces of at most 64 MiB, for devices that cannot reach each other's memory.
+void copy_between_devices(int dst_dev, void* dst, std::size_t dpitch, int src_dev, const void* src, std::size_t spitch,
+                          std::size_t width, std::size_t height, bool direct) {
+    if (!width || !height) return;
+    if (dst_dev == src_dev || direct) {
+        if (height == 1) SWGPU_CUDA_CHECK(cudaMemcpy(dst, src, width, cudaMemcpyDefault));
+        else SWGPU_CUDA_CHECK(cudaMemcpy2D(dst, dpitch, src, spitch, width, height, cudaMemcpyDefault));
+        return;
+    }
+    const std::size_t cap = std::size_t(64) << 20;
+    void* staging = nullptr;
+    SWGPU_CUDA_CHECK(cudaMallocHost(&staging, std::min(cap, width * height)));
+    const std::unique_ptr<void, void (*)(void*)> owner(staging, [](void* h) { (void)cudaFreeHost(h); });
+    auto* to = static_cast<unsigned char*>(dst);
+    const auto* from = static_cast<const unsigned char*>(src);
+    const std::size_t piece = std::min(width, cap), rows_per = std::max<std::size_t>(1, cap / piece);
+    for (std::size_t r = 0; r < height; r += rows_per) {
+        const std::size_t n = std::min(rows_per, height - r);
+        for (std::size_t off = 0; off < width; off += piece) {
+            const std::size_t w = std::min(piece, width - off);
+            use_device(src_dev);
+            SWGPU_CUDA_CHECK(cudaMemcpy2D(staging, w, from + r * spitch + off, spitch, w, n, cudaMemcpyDeviceToHost));
+            use_device(dst_dev);
+            SWGPU_CUDA_CHECK(cudaMemcpy2D(to + r * dpitch + off, dpitch, staging, w, w, n, cudaMemcpyHostToDevice));
+        }
+    }
+}
+
 class multi_gpu_backend final : public long_pair::backend {
 public:
     multi_gpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
@@ -1063,6 +1094,25 @@ public:
         std::vector<int> sorted = devices_;
         std::sort(sorted.begin(), sorted.end());
         concurrent_ = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+        // The parts' grids are gathered on the first device: directly where it can reach the other device's memory
+        // (NVLink or PCIe peer access; memory from a device's stream-ordered pool is reachable from another device
+        // only once the pool grants it access), else through host memory (always with SWGPU_NO_PEER set: a test
+        // option for that path on machines whose GPUs reach each other).
+        for (const int d : devices_) {
+            if (std::getenv("SWGPU_NO_PEER")) break;
+            if (d == devices_[0] || direct_.count(d)) continue;
+            int can = 0;
+            SWGPU_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, devices_[0], d));
+            if (!can) continue;
+            cudaMemPool_t pool;
+            SWGPU_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, d));
+            cudaMemAccessDesc access{};
+            access.location.type = cudaMemLocationTypeDevice;
+            access.location.id = devices_[0];
+            access.flags = cudaMemAccessFlagsProtReadWrite;
+            if (cudaMemPoolSetAccess(pool, &access, 1) == cudaSuccess) direct_.insert(d);
+            else (void)cudaGetLastError();
+        }
         if (const char* e = std::getenv("SWGPU_LONG_SPLIT_CELLS")) split_cells_ = std::atof(e);
     }
 
@@ -1163,17 +1213,18 @@ public:
                     g.block_max[static_cast<std::size_t>(a * g.B + boff + bb)] = gi.block_max[static_cast<std::size_t>(a * gi.B + bb)];
             const auto* li = dynamic_cast<const device_grid_lines*>(gi.lines.get());
             if (!li) throw runtime_failure("internal error: a long-pair part kept its grid off the device");
+            const int dev = devices_[u], home = devices_[0];
+            const bool direct = direct_.count(dev) > 0;
             if (g.A > 1) {
                 for (auto [to, from] : {std::pair{lines->row_h.data(), li->row_h.data()}, std::pair{lines->row_e.data(), li->row_e.data()}})
-                    SWGPU_CUDA_CHECK(cudaMemcpy2D(to + (cut[u] - area.c0), static_cast<std::size_t>(cols) * sizeof(int), from,
-                                                  static_cast<std::size_t>(wi) * sizeof(int), static_cast<std::size_t>(wi) * sizeof(int),
-                                                  static_cast<std::size_t>(g.A - 1), cudaMemcpyDefault));
+                    copy_between_devices(home, to + (cut[u] - area.c0), static_cast<std::size_t>(cols) * sizeof(int), dev, from,
+                                         static_cast<std::size_t>(wi) * sizeof(int), static_cast<std::size_t>(wi) * sizeof(int),
+                                         static_cast<std::size_t>(g.A - 1), direct);
             }
-            const std::size_t col_words = static_cast<std::size_t>((gi.B - 1) * rows);
-            if (col_words) {
-                SWGPU_CUDA_CHECK(cudaMemcpy(lines->col_h.data() + boff * rows, li->col_h.data(), col_words * sizeof(int), cudaMemcpyDefault));
-                SWGPU_CUDA_CHECK(cudaMemcpy(lines->col_f.data() + boff * rows, li->col_f.data(), col_words * sizeof(int), cudaMemcpyDefault));
-            }
+            const std::size_t col_bytes = static_cast<std::size_t>((gi.B - 1) * rows) * sizeof(int);
+            for (auto [to, from] : {std::pair{lines->col_h.data(), li->col_h.data()}, std::pair{lines->col_f.data(), li->col_f.data()}})
+                copy_between_devices(home, to + boff * rows, col_bytes, dev, from, col_bytes, col_bytes, col_bytes ? 1 : 0, direct);
+            use_device(home);
             if (i + 1 < n) {  // the border to the next part is the checkpoint column between them
                 const std::int64_t b_line = boff + gi.B - 1;
                 SWGPU_CUDA_CHECK(cudaMemcpy(lines->col_h.data() + b_line * rows, ex[u].h, static_cast<std::size_t>(rows) * sizeof(int), cudaMemcpyDefault));
@@ -1191,6 +1242,7 @@ public:
 private:
     std::vector<int> devices_;
     std::vector<std::unique_ptr<gpu_backend>> parts_;
+    std::set<int> direct_;  // devices whose memory the first device reaches directly
     bool concurrent_ = false;
     double split_cells_ = 1e9;  // smaller rectangles stay on the first device (SWGPU_LONG_SPLIT_CELLS, for tests)
 };

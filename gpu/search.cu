@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <span>
 #include <string>
@@ -100,11 +102,20 @@ private:
     std::vector<std::uint32_t> host_counts_;
 };
 
-// Device memory from the stream-ordered pool, on the stream of chunk copies: allocating and freeing it never waits for
-// the device (cudaFree would wait for the score pass of the chunk before, from whichever thread drops the chunk).
+// Device memory from the stream-ordered pool, on the stream of chunk copies of the current device (one per device:
+// a stream belongs to the device it was made on, and several GPUs prepare chunks at once): allocating and freeing it
+// never waits for the device (cudaFree would wait for the score pass of the chunk before, from whichever thread drops
+// the chunk).
 cudaStream_t chunk_copy_stream() {
-    static cuda_stream s;
-    return s.get();
+    static std::mutex made;
+    static std::vector<std::unique_ptr<cuda_stream>> streams;
+    int device = 0;
+    SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+    const std::lock_guard<std::mutex> lock(made);
+    if (streams.size() <= static_cast<std::size_t>(device)) streams.resize(static_cast<std::size_t>(device) + 1);
+    auto& s = streams[static_cast<std::size_t>(device)];
+    if (!s) s = std::make_unique<cuda_stream>();
+    return s->get();
 }
 template <class T>
 class stream_buffer {
@@ -113,18 +124,20 @@ public:
     stream_buffer(const stream_buffer&) = delete;
     stream_buffer& operator=(const stream_buffer&) = delete;
     ~stream_buffer() {
-        if (ptr_) (void)cudaFreeAsync(ptr_, chunk_copy_stream());
+        if (ptr_) (void)cudaFreeAsync(ptr_, stream_);  // the stream of the device it came from
     }
     void upload(const T* host, std::size_t count) {
         if (!count) return;
-        SWGPU_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ptr_), count * sizeof(T), chunk_copy_stream()));
-        SWGPU_CUDA_CHECK(cudaMemcpyAsync(ptr_, host, count * sizeof(T), cudaMemcpyHostToDevice, chunk_copy_stream()));
+        stream_ = chunk_copy_stream();
+        SWGPU_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ptr_), count * sizeof(T), stream_));
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(ptr_, host, count * sizeof(T), cudaMemcpyHostToDevice, stream_));
     }
     void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
     const T* data() const { return ptr_; }
 
 private:
     T* ptr_ = nullptr;
+    cudaStream_t stream_ = nullptr;
 };
 
 // A chunk packed ahead of its score pass, and copied to the device when memory allows (gpu::prepare_chunk).

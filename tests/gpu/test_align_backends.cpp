@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/gpu.hpp"
 #include "tests/gpu/harness.hpp"
 
 namespace {
@@ -98,6 +99,7 @@ GPU_TEST("align: GPU output equals CPU output in every format on the bundled pro
 GPU_TEST("align: several logical devices on one GPU print what one device prints") {
     // SWGPU_LOGICAL_DEVICES=K spreads the score pass over K workers on this GPU (the multi-GPU path): with chunks of
     // every size (the first ones smaller), with a memory budget the workers share, in SAM, the output is the CPU's.
+    // --gpus 1: on a machine with several GPUs, K workers on the first one only.
     const auto dir = scratch();
     const std::string src = source_dir();
     const std::string in = src + "/data/demo_queries.fa " + src + "/data/demo_db.fa -k 20 ";
@@ -106,7 +108,7 @@ GPU_TEST("align: several logical devices on one GPU print what one device prints
         CHECK_EQ(cpu.code, 0);
         CHECK(cpu.out.size() > 200);
         for (const std::string logical : {"2", "3", "7"}) {
-            const auto gpu = run("align --backend gpu -v " + in + extra, dir, "SWGPU_LOGICAL_DEVICES=" + logical);
+            const auto gpu = run("align --backend gpu --gpus 1 -v " + in + extra, dir, "SWGPU_LOGICAL_DEVICES=" + logical);
             CHECK_EQ(gpu.code, 0);
             if (gpu.out != cpu.out) {
                 std::fprintf(stderr, "outputs differ with %s logical devices: %s\n", logical.c_str(), extra.c_str());
@@ -114,6 +116,32 @@ GPU_TEST("align: several logical devices on one GPU print what one device prints
             }
             CHECK(gpu.err.find("spread over " + logical + " workers") != std::string::npos);
         }
+    }
+    fs::remove_all(dir);
+}
+
+GPU_TEST("align: every GPU of the machine prints what one GPU prints (search and a split long pair)") {
+    // On a machine with several GPUs, --gpus 0 (the default: all visible) spreads the score pass over them, and a
+    // long pair's forward pass splits over them with its parts running at once (checked in the long-pair test below); the
+    // output is the CPU's.
+    const int count = swgpu::gpu::device_count();
+    if (count < 2) {
+        std::printf("  (one GPU: several physical GPUs are checked on machines with several)\n");
+        return;
+    }
+    const auto dir = scratch();
+    const std::string src = source_dir();
+    const std::string in = src + "/data/demo_queries.fa " + src + "/data/demo_db.fa -k 20 ";
+    for (const std::string extra : {"", "--db-chunk 20000", "--gpu-mem 64M"}) {
+        const auto cpu = run("align --backend cpu " + in + extra, dir);
+        CHECK_EQ(cpu.code, 0);
+        const auto gpu = run("align --backend gpu -v " + in + extra, dir);
+        CHECK_EQ(gpu.code, 0);
+        CHECK(gpu.out == cpu.out);
+        CHECK(gpu.err.find("spread over " + std::to_string(count) + " workers") != std::string::npos);
+        const auto mixed = run("align --backend gpu -v " + in + extra, dir, "SWGPU_LOGICAL_DEVICES=2");
+        CHECK(mixed.out == cpu.out);
+        CHECK(mixed.err.find("spread over " + std::to_string(2 * count) + " workers") != std::string::npos);
     }
     fs::remove_all(dir);
 }
@@ -221,13 +249,14 @@ GPU_TEST("align: many queries, aligned on the GPU or while the GPU searches, giv
     write_fasta(dir / "dna_db.fa", dna_db);
     const std::string p = (dir / "protein.fa").string() + " " + src + "/data/demo_db.fa";
     const std::string n = (dir / "dna.fa").string() + " " + (dir / "dna_db.fa").string();
-    // --gpu-align cpu: aligned on CPU threads while the GPU searches for the last queries.
-    const std::string err = same_output(p + " -v -k 10 --outfmt '6 std score cigar'", dir, "--gpu-align cpu");
+    // --gpu-align cpu: aligned on CPU threads while the GPU searches for the last queries (one GPU: spread over
+    // several, the hits of a query are final only once every GPU is done, and the alignments follow the search).
+    const std::string err = same_output(p + " -v -k 10 --outfmt '6 std score cigar'", dir, "--gpu-align cpu --gpus 1");
     CHECK(err.find("queries finished during it") != std::string::npos);
     same_output(p + " -v -k 3 --outfmt sam", dir, "--gpu-align cpu");
     same_output(p + " -v -k 10 --db-chunk 30000", dir, "--gpu-align cpu");  // several chunks: the last one overlaps
     same_output(p + " -v -k 10 --outfmt '6 qseqid sseqid evalue bitscore score'", dir, "--gpu-align cpu");
-    const std::string dna_err = same_output(n + " -v -k 5 --outfmt '6 std score sstrand'", dir, "--gpu-align cpu");
+    const std::string dna_err = same_output(n + " -v -k 5 --outfmt '6 std score sstrand'", dir, "--gpu-align cpu --gpus 1");
     CHECK(dna_err.find("queries finished during it") != std::string::npos);
     // The default: aligned on the GPU after the search (the overflow-prone test above has pairs large enough for the
     // CPU side of the split too).
@@ -275,12 +304,20 @@ GPU_TEST("align: long pairs (--mode pairwise and auto) print what the search pas
                 }
             }
         // The long pair's forward pass split over 3 logical devices (every rectangle split): the same output.
-        const auto split = run("align --backend gpu --mode pairwise " + in + cols, dir,
+        const auto split = run("align --backend gpu --gpus 1 --mode pairwise " + in + cols, dir,
                                "SWGPU_LOGICAL_DEVICES=3 SWGPU_LONG_SPLIT_CELLS=0");
         CHECK_EQ(split.code, 0);
         if (split.out != search.out) {
             std::fprintf(stderr, "a long pair split over 3 logical devices differs from --mode search on %s\n", in.c_str());
             CHECK(split.out == search.out);
+        }
+        if (swgpu::gpu::device_count() > 1) {  // over every GPU, the parts at once
+            const auto all = run("align --backend gpu --mode pairwise " + in + cols, dir, "SWGPU_LONG_SPLIT_CELLS=0");
+            CHECK_EQ(all.code, 0);
+            if (all.out != search.out) {
+                std::fprintf(stderr, "a long pair split over every GPU differs from --mode search on %s\n", in.c_str());
+                CHECK(all.out == search.out);
+            }
         }
     }
     // Every format, long-pair path against the search pass.

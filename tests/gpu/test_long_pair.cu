@@ -134,3 +134,41 @@ GPU_TEST("long_pair: a forward pass split by columns over 2, 3 and 5 logical dev
     CHECK(long_pair::align(*three, std::int64_t(q.size()), std::int64_t(s.size()), sc) == want);
     ::unsetenv("SWGPU_LONG_SPLIT_CELLS");
 }
+
+GPU_TEST("long_pair: a forward pass split over every GPU of the machine (parts at once) gives sw_align's alignment") {
+    // With distinct physical devices the parts run at the same time, each waiting on the flags its left neighbour
+    // raises in mapped host memory: the race a split over logical devices (run one after the other) cannot show.
+    const int count = gpu::device_count();
+    if (count < 2) {
+        std::printf("  (one GPU: the concurrent split is checked on machines with several)\n");
+        return;
+    }
+    ::setenv("SWGPU_LONG_SPLIT_CELLS", "0", 1);
+    std::mt19937_64 rng(31);
+    const auto sc = dna_scoring(2, -3, 5, 2);
+    std::vector<int> all(static_cast<std::size_t>(count));
+    for (int d = 0; d < count; ++d) all[static_cast<std::size_t>(d)] = d;
+    for (const auto& devices : {std::vector<int>{0, 1}, all, std::vector<int>{1, 0}}) {
+        for (int k = 0; k < 4; ++k) {
+            const auto q = random_sequence(rng, 3000 + rng() % 5000, dna4, sc.matrix);
+            const auto s = k % 2 ? mutate(rng, q, 0.04, 8, 80, dna4, sc.matrix)
+                                 : random_sequence(rng, 4000 + rng() % 6000, dna4, sc.matrix);
+            check_pair(q, s, sc, std::size_t(1) << 16, "split over GPUs", devices);
+            check_pair(q, s, sc, 0, "split over GPUs, one level", devices);
+        }
+    }
+    // Large enough for many bands through each border, run several times (a moving error is a race).
+    const auto q = random_sequence(rng, 120000, dna4, sc.matrix);
+    const auto s = mutate(rng, q, 0.05, 40, 500, dna4, sc.matrix);
+    auto one = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20);
+    const auto want = long_pair::align(*one, std::int64_t(q.size()), std::int64_t(s.size()), sc);
+    auto split = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20, all);
+    for (int rep = 0; rep < 3; ++rep)
+        CHECK(long_pair::align(*split, std::int64_t(q.size()), std::int64_t(s.size()), sc) == want);
+    // The grids gathered through host memory, as between GPUs that cannot reach each other's memory.
+    ::setenv("SWGPU_NO_PEER", "1", 1);
+    auto staged = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20, all);
+    CHECK(long_pair::align(*staged, std::int64_t(q.size()), std::int64_t(s.size()), sc) == want);
+    ::unsetenv("SWGPU_NO_PEER");
+    ::unsetenv("SWGPU_LONG_SPLIT_CELLS");
+}
