@@ -698,6 +698,12 @@ int align_command::run_here(const std::string& command_line) {
     if (group.size() > 1) {
         const int rank = group.rank(), size = group.size();
         run.searched_here = [rank, size](std::size_t chunk) { return chunk % std::size_t(size) == std::size_t(rank); };
+        if (db_file)  // the other ranks' chunks are passed without reading them (same chunk sizes as next_chunk)
+            run.skip_chunk = [&](std::uint64_t& residues, std::uint64_t& sequences) {
+                const std::uint64_t limit = chunk_limit;
+                chunk_limit = std::min(s_.db_chunk, chunk_limit * 2);
+                return db_file->skip_chunk(limit, residues, sequences);
+            };
         run.combine = [&group, &msg, max_hits = s_.max_target_seqs](database_scan&& mine) -> std::optional<database_scan> {
             auto parts = group.gather({false, pack_scan(mine)});
             if (!parts) return std::nullopt;

@@ -278,7 +278,7 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
                    const std::function<bool()>& reader_exhausted, const score_pass& search,
                    const std::function<void(const scan_progress&)>& progress, early_finish* early,
                    std::chrono::steady_clock::time_point* searched_at, const chunk_preparer& prepare = {},
-                   const chunk_filter& searched_here = {}) {
+                   const chunk_filter& searched_here = {}, const chunk_skipper& skip_chunk = {}) {
     if (!queries.search_plus && !queries.search_minus) throw usage_error("no strand selected to search");
     if (queries.search_minus && queries.minus.size() != queries.size())
         throw runtime_failure("minus-strand queries do not match the plus-strand queries");
@@ -298,6 +298,20 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
     const auto fetch = [&] {
         fetched_chunk f;
         for (;;) {
+            if (skip_chunk && searched_here && !searched_here(fetched)) {  // passed without reading it
+                std::uint64_t residues = 0, sequences = 0;
+                f.ok = skip_chunk(residues, sequences);
+                if (!f.ok) return f;
+                ++fetched;
+                f.skipped_residues += residues;
+                f.skipped_sequences += sequences;
+                ++f.skipped_chunks;
+                if (reader_exhausted && reader_exhausted()) {
+                    f.ok = false;
+                    return f;
+                }
+                continue;
+            }
             f.ok = next_chunk(f.chunk);
             if (!f.ok) return f;
             f.last = reader_exhausted && reader_exhausted();
@@ -568,7 +582,7 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
     res.score_pass_done = std::chrono::steady_clock::now();
     const bool overlap = opt.overlap && !opt.combine;
     res.scan = scan(queries, sc, opt.max_hits, next_chunk, reader_exhausted, search, progress,
-                    overlap ? &early : nullptr, &res.score_pass_done, opt.prepare, opt.searched_here);
+                    overlap ? &early : nullptr, &res.score_pass_done, opt.prepare, opt.searched_here, opt.skip_chunk);
     if (opt.combine) {
         auto merged = opt.combine(std::move(res.scan));
         res.score_pass_done = std::chrono::steady_clock::now();

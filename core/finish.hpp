@@ -109,6 +109,9 @@ using chunk_preparer = std::function<std::unique_ptr<prepared_chunk>(const seque
 // residues are counted by the process that searches them). Several processes that each
 // search their share and merge their scans (merge_scan) give the scan of one process.
 using chunk_filter = std::function<bool(std::size_t chunk)>;
+// Moves past the next chunk without reading its records, giving its residues and sequences; false at the end. A
+// reader that can (a .swdb's) lets a process pass the chunks other processes search at no cost.
+using chunk_skipper = std::function<bool(std::uint64_t& residues, std::uint64_t& sequences)>;
 
 database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
                             const chunk_reader& next_chunk, const score_pass& search,
@@ -199,6 +202,7 @@ struct search_run_options {
     // and returns the merged scan of every process on the one that finishes and prints, nullopt on the others (which
     // then finish nothing). No early finishing (overlap) then.
     chunk_filter searched_here;
+    chunk_skipper skip_chunk;  // optional: passes the chunks searched_here refuses without reading them
     std::function<std::optional<database_scan>(database_scan&&)> combine;
 };
 struct search_results {

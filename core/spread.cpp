@@ -1,7 +1,10 @@
 #include "core/spread.hpp"
 
+#include <condition_variable>
 #include <exception>
 #include <future>
+#include <mutex>
+#include <span>
 #include <utility>
 
 #include "core/error.hpp"
@@ -61,10 +64,25 @@ std::unique_ptr<prepared_chunk> spread_pass::prepare(const sequence_set& chunk) 
     p->residues = chunk.total_residues();
     p->sequences = chunk.size();
     p->runs = spread_runs(chunk, workers_.size());
-    for (const auto& r : p->runs) p->sets.push_back(run_set(chunk, r));
+    p->sets.resize(p->runs.size());
     p->parts.resize(p->runs.size());
+    // The runs are copied out and prepared (packed, copied to their GPUs) at once, a thread each: one reader thread
+    // doing them one after the other fell behind GPUs that search a run each.
+    std::vector<std::future<void>> preparing;
     for (std::size_t k = 0; k < p->runs.size(); ++k)
-        if (!preparers_.empty() && preparers_[k]) p->parts[k] = preparers_[k](p->sets[k]);
+        preparing.push_back(std::async(std::launch::async, [this, k, &chunk, &p] {
+            p->sets[k] = run_set(chunk, p->runs[k]);
+            if (!preparers_.empty() && preparers_[k]) p->parts[k] = preparers_[k](p->sets[k]);
+        }));
+    std::exception_ptr failed;
+    for (auto& f : preparing) {
+        try {
+            f.get();
+        } catch (...) {
+            if (!failed) failed = std::current_exception();
+        }
+    }
+    if (failed) std::rethrow_exception(failed);
     return p;
 }
 
@@ -81,15 +99,72 @@ std::vector<std::vector<score_hit>> spread_pass::operator()(const sequence_set& 
         ready = made.get();
     }
     const std::size_t n = ready->runs.size();
+    // Early delivery (opt.on_final): a query's hits are final once every worker has delivered its own; the workers'
+    // deliveries are merged as they come (on their threads) and passed on from this thread, the caller's.
+    struct early_state {
+        std::mutex m;
+        std::condition_variable changed;
+        std::vector<std::vector<score_hit>> merged;
+        std::vector<std::uint32_t> delivered_by;  // per query, the workers that delivered it
+        std::vector<std::uint32_t> ready;          // final, not yet passed on
+        std::size_t workers_done = 0;
+    };
+    std::unique_ptr<early_state> early;
+    if (opt.on_final) {
+        early = std::make_unique<early_state>();
+        early->merged.resize(queries.size());
+        early->delivered_by.assign(queries.size(), 0);
+    }
     std::vector<std::future<std::vector<std::vector<score_hit>>>> running;
     for (std::size_t k = 0; k < n; ++k) {
         search_options o = opt;
         o.on_final = nullptr;
+        if (early)
+            o.on_final = [e = early.get(), n, max_hits = opt.max_hits](std::span<const std::uint32_t> listed,
+                                                                     const std::vector<std::vector<score_hit>>& hits) {
+                const std::lock_guard<std::mutex> lock(e->m);
+                for (const std::uint32_t q : listed) {
+                    merge_query_hits(e->merged[q], hits[q], max_hits);
+                    if (++e->delivered_by[q] == n) e->ready.push_back(q);
+                }
+                e->changed.notify_one();
+            };
         o.subject_offset = opt.subject_offset + static_cast<std::uint32_t>(ready->runs[k].first);
         o.prepared = ready->parts[k].get();
-        running.push_back(std::async(std::launch::async, [this, k, o, &queries, ready] {
+        running.push_back(std::async(std::launch::async, [this, k, o, &queries, ready, e = early.get()] {
+            struct done_guard {
+                early_state* e;
+                ~done_guard() {
+                    if (!e) return;
+                    const std::lock_guard<std::mutex> lock(e->m);
+                    ++e->workers_done;
+                    e->changed.notify_one();
+                }
+            } guard{e};
             return workers_[k](queries, ready->sets[k], o);
         }));
+    }
+    if (early) {
+        std::vector<std::vector<score_hit>> delivered(queries.size());
+        std::unique_lock<std::mutex> lock(early->m);
+        for (;;) {
+            early->changed.wait(lock, [&] { return !early->ready.empty() || early->workers_done == n; });
+            std::vector<std::uint32_t> now = std::move(early->ready);
+            early->ready.clear();
+            for (const std::uint32_t q : now) delivered[q] = early->merged[q];
+            const bool all_done = early->workers_done == n;
+            lock.unlock();
+            if (!now.empty()) {
+                try {
+                    opt.on_final(now, delivered);
+                } catch (...) {  // the workers still use the chunk: wait for them, then pass the error on
+                    for (auto& r : running) r.wait();
+                    throw;
+                }
+            }
+            lock.lock();
+            if (all_done && early->ready.empty()) break;
+        }
     }
     // Every worker is waited for before an error is passed on (they use the chunk).
     std::vector<std::vector<score_hit>> hits(queries.size());

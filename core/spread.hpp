@@ -3,8 +3,8 @@
 // The chunk is cut into runs of consecutive subjects with about equal residues (the work of a score pass is queries x
 // residues, so residues balance it, not the count of subjects); worker k searches run k on its own thread, and the
 // runs' hits are merged by merge_hits, whose order (score, then subject index) does not depend on which worker found a
-// hit: the result is the one a single worker gives, byte for byte. Early delivery (on_final) is not passed on, since a
-// query's hits are final only once every run is in.
+// hit: the result is the one a single worker gives, byte for byte. Early delivery (on_final) is passed on for a query
+// once every worker has delivered it, its runs' hits merged.
 //
 // A spread_pass also prepares chunks for its workers (prepare(): the runs cut and each prepared by its worker's
 // preparer on the reader thread), so that the GPU's packing and copying of every run is done ahead too.

@@ -890,6 +890,20 @@ private:
         return cfg;
     }
 
+public:
+    // The generations of bands (bands over the warps that fit at once) of a part with `rows` rows in a pass split by
+    // columns (the split kernel).
+    long long split_generations(std::int64_t rows) const {
+        const kernel_config* cfg = &forward_entry(rows);
+        for (const auto& e : split_entries_)
+            if (e.rows == cfg->rows && e.resident_warps) cfg = &e;
+        if (!cfg->resident_warps) return 0;
+        const long long S = warp_size * cfg->rows;
+        const long long bands = (rows + S - 1) / S;
+        return (bands + cfg->resident_warps - 1) / cfg->resident_warps;
+    }
+
+private:
     // The forward entry for a rectangle of `rows` rows: the default (bands of 1024 rows) when it has at least half
     // as many bands as warps fit at once; else the entry with the largest bands that does (shorter rectangles, the
     // blocks the traceback recomputes, need more, thinner bands to fill the GPU); SWGPU_LONG_ENTRY overrides.
@@ -1113,7 +1127,7 @@ public:
             if (cudaMemPoolSetAccess(pool, &access, 1) == cudaSuccess) direct_.insert(d);
             else (void)cudaGetLastError();
         }
-        if (const char* e = std::getenv("SWGPU_LONG_SPLIT_CELLS")) split_cells_ = std::atof(e);
+        if (const char* e = std::getenv("SWGPU_LONG_SPLIT_CELLS")) split_cells_ = std::atof(e), forced_split_ = true;
     }
 
     std::int64_t spacing_multiple() const override { return parts_[0]->spacing_multiple(); }
@@ -1135,7 +1149,12 @@ public:
         const std::int64_t blocks = (area.cols() + K - 1) / K;
         const int n = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(parts_.size()), blocks));
         parts_[0]->progress = progress;
-        if (n < 2 || area.cells() < split_cells_) {
+        // A part's band b needs the left border of band b, which the part to its left has only once its band b has
+        // crossed it: each part starts one band sweep after the one to its left, and n parts over G generations of
+        // bands take (G + n - 1) / n of one device's time (measured, 2 GPUs, 10 Mbp: G = 5, 27.4 s against 45.4).
+        // With one generation a split gains nothing (the blocks the traceback recomputes, say): those stay on the
+        // first device, unless SWGPU_LONG_SPLIT_CELLS forces splits (tests).
+        if (n < 2 || area.cells() < split_cells_ || (!forced_split_ && parts_[0]->split_generations(area.rows()) < 2)) {
             parts_[0]->forward(area, b, K, g);
             return;
         }
@@ -1245,6 +1264,7 @@ private:
     std::set<int> direct_;  // devices whose memory the first device reaches directly
     bool concurrent_ = false;
     double split_cells_ = 1e9;  // smaller rectangles stay on the first device (SWGPU_LONG_SPLIT_CELLS, for tests)
+    bool forced_split_ = false;  // SWGPU_LONG_SPLIT_CELLS given: split whatever the generations
 };
 
 }  // namespace

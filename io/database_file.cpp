@@ -108,6 +108,7 @@ struct database_file::impl {
     const std::uint8_t* residues = nullptr;
     const char* names = nullptr;
     std::uint64_t next = 0;
+    std::uint64_t chunk_end(std::uint64_t first, std::uint64_t max_residues) const;
 };
 
 database_file::database_file(const std::string& path) : p_(std::make_unique<impl>()) {
@@ -176,17 +177,38 @@ std::span<const std::uint32_t> database_file::length_order() const { return {p_-
 
 bool database_file::exhausted() const { return p_->next >= p_->n; }
 
+// The record after the chunk that starts at `first` and holds at least max_residues (0: all the rest).
+std::uint64_t database_file::impl::chunk_end(std::uint64_t first, std::uint64_t max_residues) const {
+    if (max_residues == 0) return n;
+    std::uint64_t e = first;
+    while (e < n && off[e] - off[first] < max_residues) ++e;
+    return e;
+}
+
 bool database_file::read_chunk(sequence_set& out, std::uint64_t max_residues) {
     if (out.source.empty()) out.source = p_->path;
-    std::uint64_t added = 0;
-    bool any = false;
-    while (p_->next < p_->n && (max_residues == 0 || added < max_residues)) {
-        const auto k = p_->next++;
-        out.add(std::string(name(k)), residues(k));
-        added += residues(k).size();
-        any = true;
+    const std::uint64_t first = p_->next, end = p_->chunk_end(first, max_residues);
+    if (end == first) return false;
+    // The records are consecutive in the file: their residues are one copy.
+    const std::uint64_t base = out.residues.size();
+    out.residues.insert(out.residues.end(), p_->residues + p_->off[first], p_->residues + p_->off[end]);
+    out.offsets.reserve(out.offsets.size() + (end - first));
+    out.names.reserve(out.names.size() + (end - first));
+    for (std::uint64_t k = first; k < end; ++k) {
+        out.offsets.push_back(base + p_->off[k + 1] - p_->off[first]);
+        out.names.emplace_back(name(k));
     }
-    return any;
+    p_->next = end;
+    return true;
+}
+
+bool database_file::skip_chunk(std::uint64_t max_residues, std::uint64_t& residues, std::uint64_t& sequences) {
+    const std::uint64_t first = p_->next, end = p_->chunk_end(first, max_residues);
+    if (end == first) return false;
+    residues = p_->off[end] - p_->off[first];
+    sequences = end - first;
+    p_->next = end;
+    return true;
 }
 
 }  // namespace swgpu::io

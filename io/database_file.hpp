@@ -48,6 +48,8 @@ public:
 
     // Appends records from the current position until at least max_residues were added (0: all); false at the end.
     bool read_chunk(sequence_set& out, std::uint64_t max_residues = 0);
+    // Moves past the chunk read_chunk would read, without reading it: its residues and sequences are returned.
+    bool skip_chunk(std::uint64_t max_residues, std::uint64_t& residues, std::uint64_t& sequences);
     // True when every record has been read.
     bool exhausted() const;
 

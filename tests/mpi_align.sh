@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mpi_align.sh MPIEXEC SWGPU SOURCE_DIR: `mpiexec -np 3 swgpu align` (CPU backend) writes byte for byte what one
-# process writes, for protein and DNA, for several chunk sizes (more chunks than ranks, fewer, one) and formats; an
+# process writes, for protein and DNA, for several chunk sizes (more chunks than ranks, fewer, one), formats and a
+# database written by makedb (whose chunks other ranks search are skipped unread); an
 # error on the ranks ends the run with the error's exit code and leaves no output file.
 set -euo pipefail
 mpiexec=$1
@@ -36,6 +37,10 @@ check one-chunk "$protein" -k 10
 check sam "$protein" -k 10 --db-chunk 50000 --outfmt sam
 check columns "$protein" -k 3 --db-chunk 50000 --outfmt "6 std score cigar qseq sseq"
 check dna "tests/data/crosscheck/lambda_pieces.fa tests/data/crosscheck/lambda_pieces.fa" -k 4 --db-chunk 10000
+# From a .swdb, each rank passes the other ranks' chunks without reading them: the same output.
+"$swgpu" makedb data/demo_db.fa "$tmp/demo" > /dev/null
+check swdb-small-chunks "data/demo_queries.fa $tmp/demo.swdb" -k 20 --db-chunk 30000
+check swdb-two-chunks "data/demo_queries.fa $tmp/demo.swdb" -k 5 --db-chunk 300000 --outfmt "6 std score"
 # An error (a missing query file) on every rank: its exit code, no output file.
 set +e
 "$mpiexec" -np 3 "$swgpu" align --backend cpu "$tmp/missing.fa" data/demo_db.fa -o "$tmp/none.out" 2> "$tmp/err"

@@ -65,6 +65,37 @@ TEST_CASE("a database written from the demo FASTA reads back record for record",
     REQUIRE(chunks > 5);
     REQUIRE(all.names == ref.names);
     REQUIRE(all.offsets == ref.offsets);
+
+    // Skipping every other chunk passes exactly the records a read would have read (counts), and the next read
+    // starts after them; reading into a set that already holds records appends.
+    io::database_file skipping(prefix);
+    sequence_set odd;
+    std::uint64_t skipped_residues = 0, skipped_sequences = 0;
+    for (int c = 0;; ++c) {
+        if (c % 2 == 0) {
+            std::uint64_t r = 0, n = 0;
+            if (!skipping.skip_chunk(50000, r, n)) break;
+            REQUIRE(n > 0);
+            skipped_residues += r;
+            skipped_sequences += n;
+        } else if (!skipping.read_chunk(odd, 50000)) {
+            break;
+        }
+    }
+    REQUIRE(skipping.exhausted());
+    REQUIRE(skipped_residues + odd.total_residues() == ref.total_residues());
+    REQUIRE(skipped_sequences + odd.size() == ref.size());
+    sequence_set expect;
+    io::database_file again(prefix);
+    for (int c = 0;; ++c) {
+        sequence_set chunk;
+        if (!again.read_chunk(chunk, 50000)) break;
+        if (c % 2 == 1)
+            for (std::size_t k = 0; k < chunk.size(); ++k) expect.add(chunk.names[k], chunk[k]);
+    }
+    REQUIRE(odd.names == expect.names);
+    REQUIRE(odd.offsets == expect.offsets);
+    REQUIRE(odd.residues == expect.residues);
     fs::remove_all(dir);
 }
 

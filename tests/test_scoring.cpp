@@ -87,3 +87,41 @@ TEST_CASE("bad scoring parameters are clear errors", "[scoring]") {
         REQUIRE(std::string(e.what()).find("m.txt:3") != std::string::npos);
     }
 }
+
+TEST_CASE("encoding a large set in slices on threads: every residue, unknown letters counted, errors name the record",
+          "[scoring]") {
+    // 12 M residues: several slices of 4 Mi residues; unknown letters at slice edges and inside records that cross
+    // them.
+    const auto m = substitution_matrix::builtin("BLOSUM62");
+    const std::string amino = "ARNDCQEGHILKMFPSTWYV";
+    sequence_set set;
+    set.source = "big.fa";
+    std::uint64_t x = 7;
+    for (int k = 0; k < 3000; ++k) {
+        std::string s(4000, 'A');
+        for (auto& c : s) c = amino[((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33) % 20];
+        set.add("r" + std::to_string(k), s);
+    }
+    const std::vector<std::uint64_t> odd = {0, (1u << 22) - 1, 1u << 22, (1u << 23) + 1, set.residues.size() - 1};
+    for (const auto p : odd) set.residues[p] = '1';
+    sequence_set copy = set;
+    CHECK(encode(set, m) == odd.size());
+    for (std::size_t p = 0; p < set.residues.size(); ++p) {
+        const char want = std::find(odd.begin(), odd.end(), p) != odd.end() ? '1' : char(copy.residues[p]);
+        REQUIRE(set.residues[p] == m.code(want));
+    }
+    // A matrix without X: the first unknown letter's record is named.
+    const auto no_x = substitution_matrix::parse_ncbi("   A  R\nA  4 -1\nR -1  5\n", "AR", "ar.txt");
+    sequence_set two;
+    two.source = "big.fa";
+    for (int k = 0; k < 2000; ++k) two.add("s" + std::to_string(k), std::string(4000, k % 2 ? 'A' : 'R'));
+    two.residues[1999 * 4000 + 17] = 'Q';
+    two.residues[1500 * 4000 + 3] = 'W';  // the first one, in an earlier slice's records
+    try {
+        encode(two, no_x);
+        FAIL("no error");
+    } catch (const error& e) {
+        CHECK(std::string(e.what()).find("big.fa:s1500") != std::string::npos);
+        CHECK(std::string(e.what()).find("'W'") != std::string::npos);
+    }
+}

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -124,6 +125,60 @@ TEST_CASE("spread_pass: the hits of 1 to 5 workers are one worker's, byte for by
                 else if (workers > 1) CHECK(used_prepared == 0);
             }
         }
+    }
+}
+
+TEST_CASE("spread_pass: early delivery passes a query on once every worker delivered it, on the caller's thread",
+          "[spread]") {
+    std::mt19937_64 rng(8);
+    const scoring sc{substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein};
+    const sequence_set db = random_set(rng, 120, 300, sc, "s");
+    const sequence_set queries = related_queries(rng, db, 12, sc);
+    thread_pool pool(2);
+    search_options opt;
+    opt.max_hits = 5;
+    const auto want = search_cpu(queries, db, sc, opt, pool);
+    for (const std::size_t workers : {std::size_t(2), std::size_t(3)}) {
+        INFO("workers " << workers);
+        // Worker w delivers queries in batches of w + 1, in its own order (reversed for odd w), and leaves the last
+        // query of worker 0's order undelivered (the caller takes it from the returned hits).
+        std::vector<score_pass> passes;
+        for (std::size_t w = 0; w < workers; ++w)
+            passes.push_back([&, w](const sequence_set& q, const sequence_set& d, const search_options& o) {
+                thread_pool own(1);
+                search_options plain = o;
+                plain.on_final = nullptr;
+                auto hits = search_cpu(q, d, sc, plain, own);
+                std::vector<std::uint32_t> order(q.size());
+                for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+                if (w % 2) std::reverse(order.begin(), order.end());
+                std::vector<std::uint32_t> listed;
+                for (const std::uint32_t k : order) {
+                    if (k == q.size() - 1) continue;
+                    listed.push_back(k);
+                    if (listed.size() == w + 1) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(2 * w));
+                        o.on_final(listed, hits);
+                        listed.clear();
+                    }
+                }
+                if (!listed.empty()) o.on_final(listed, hits);
+                return hits;
+            });
+        const spread_pass spread(passes);
+        const auto caller = std::this_thread::get_id();
+        std::vector<int> times(queries.size(), 0);
+        search_options o = opt;
+        o.on_final = [&](std::span<const std::uint32_t> listed, const std::vector<std::vector<score_hit>>& hits) {
+            CHECK(std::this_thread::get_id() == caller);
+            for (const std::uint32_t q : listed) {
+                ++times[q];
+                CHECK(hits[q] == want[q]);
+            }
+        };
+        CHECK(spread(queries, db, o) == want);
+        for (std::size_t q = 0; q + 1 < queries.size(); ++q) CHECK(times[q] == 1);
+        CHECK(times.back() == 0);
     }
 }
 

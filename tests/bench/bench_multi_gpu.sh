@@ -10,7 +10,8 @@
 #   long     a LONG_LENGTH x LONG_LENGTH DNA pair (default 10000000; 0 skips it) made by make_long_pair.py,
 #            `--mode pairwise --strand plus`, one run per GPU count: wall, TCUPS, efficiency, identical alignment
 #   mpi      `mpirun -np G` with one rank per GPU (MPIRUN, default mpirun; MPIRUN=none skips it; MPIRUN_ARGS are
-#            passed on): wall, efficiency against one process on one GPU, identical output
+#            passed on), with Open MPI's default binding and with --bind-to none: wall, efficiency against one
+#            process on one GPU, identical output, and the fixed cost of a job (classic20 against itself)
 # GPU_COUNTS overrides the counts (default "1 2 4 8", those above the GPUs present dropped); STEPS chooses among
 # "search peer long mpi" (default all). The last lines printed start with "summary:".
 set -uo pipefail
@@ -103,6 +104,8 @@ fi
 # --- a long pair split over G GPUs
 LONG_LENGTH=${LONG_LENGTH:-10000000}
 if [[ " $STEPS " == *" long "* && $LONG_LENGTH -gt 0 ]]; then
+  tmp=${tmp:-${TMPDIR:-/tmp}/swgpu_bench_db_stream}
+  mkdir -p "$tmp"
   lp=$tmp/long$LONG_LENGTH
   [[ -s $lp.b.fa ]] || python3 "$here/make_long_pair.py" "$LONG_LENGTH" "$lp" || exit 1
   la=$(grep -v '^>' "$lp.a.fa" | tr -d '\n' | wc -c)
@@ -123,24 +126,38 @@ if [[ " $STEPS " == *" long "* && $LONG_LENGTH -gt 0 ]]; then
   done
 fi
 
-# --- MPI, one rank per GPU
+# --- MPI, one rank per GPU: with Open MPI's default binding (one core per rank when there are at most 2 ranks) and
+# with --bind-to none; and the fixed cost of a job (classic20 against itself: launch, MPI and CUDA start-up, merge)
 if [[ " $STEPS " == *" mpi "* && ${MPIRUN:-mpirun} != none ]]; then
   t0=$(now)
   CUDA_VISIBLE_DEVICES=0 "$BIN/swgpu" align "$queries" "$db.swdb" -k 10 -o "$tmp/mpi.one.tsv" || exit 1
   one=$(secs "$t0" "$(now)")
+  t0=$(now)
+  CUDA_VISIBLE_DEVICES=0 "$BIN/swgpu" align "$queries" "$queries" -k 10 -o "$tmp/mpi.tiny.tsv" || exit 1
+  tiny=$(secs "$t0" "$(now)")
   for g in "${counts[@]}"; do
     [[ $g -ge 2 ]] || continue
-    t0=$(now)
-    # shellcheck disable=SC2086
-    CUDA_VISIBLE_DEVICES=$(devices "$g") ${MPIRUN:-mpirun} -np "$g" ${MPIRUN_ARGS:-} "$BIN/swgpu" align "$queries" \
-      "$db.swdb" -k 10 -v -o "$tmp/mpi.$g.tsv" 2> "$tmp/mpi.$g.log" || { echo "mpirun failed:"; cat "$tmp/mpi.$g.log"; continue; }
-    m=$(secs "$t0" "$(now)")
-    grep -E 'MPI|score pass' "$tmp/mpi.$g.log" | head -3 | sed 's/^/  /'
-    if cmp -s "$tmp/mpi.$g.tsv" "$tmp/mpi.one.tsv"; then same=identical; else same=DIFFERENT; fi
-    summaries+=("$(awk -v g="$g" -v m="$m" -v o="$one" -v c="$COPIES" -v same="$same" 'BEGIN {
-      printf "summary: MPI classic20 x db20k x%d, %d ranks on %d GPUs: %.2f s against one process on one GPU %.2f s, efficiency %.0f %%; output %s\n",
-        c, g, g, m, o, 100 * o / m / g, same }')")
-    echo "${summaries[-1]}"
+    for binding in default none; do
+      bind=()
+      [[ $binding == none ]] && bind=(--bind-to none)
+      t0=$(now)
+      # shellcheck disable=SC2086
+      CUDA_VISIBLE_DEVICES=$(devices "$g") ${MPIRUN:-mpirun} -np "$g" "${bind[@]}" ${MPIRUN_ARGS:-} "$BIN/swgpu" align \
+        "$queries" "$queries" -k 10 -o "$tmp/mpi.tiny.$g.tsv" 2> /dev/null || { echo "mpirun failed"; continue; }
+      mtiny=$(secs "$t0" "$(now)")
+      t0=$(now)
+      # shellcheck disable=SC2086
+      CUDA_VISIBLE_DEVICES=$(devices "$g") ${MPIRUN:-mpirun} -np "$g" "${bind[@]}" ${MPIRUN_ARGS:-} "$BIN/swgpu" align \
+        "$queries" "$db.swdb" -k 10 -v -o "$tmp/mpi.$g.tsv" 2> "$tmp/mpi.$g.log" || {
+        echo "mpirun failed:"; cat "$tmp/mpi.$g.log"; continue; }
+      m=$(secs "$t0" "$(now)")
+      grep -E 'MPI|score pass' "$tmp/mpi.$g.log" | head -3 | sed 's/^/  /'
+      if cmp -s "$tmp/mpi.$g.tsv" "$tmp/mpi.one.tsv"; then same=identical; else same=DIFFERENT; fi
+      summaries+=("$(awk -v g="$g" -v m="$m" -v o="$one" -v c="$COPIES" -v same="$same" -v b="$binding" -v t="$tiny" -v mt="$mtiny" 'BEGIN {
+        printf "summary: MPI classic20 x db20k x%d, %d ranks on %d GPUs, binding %s: %.2f s against one process on one GPU %.2f s, efficiency %.0f %%; output %s; a tiny job %.2f s against %.2f s\n",
+          c, g, g, b, m, o, 100 * o / m / g, same, mt, t }')")
+      echo "${summaries[-1]}"
+    done
   done
 fi
 
