@@ -128,7 +128,9 @@ fi
 
 # --- MPI, one rank per GPU: with Open MPI's default binding (one core per rank when there are at most 2 ranks) and
 # with --bind-to none; and the fixed cost of a job (classic20 against itself: launch, MPI and CUDA start-up, merge)
-if [[ " $STEPS " == *" mpi "* && ${MPIRUN:-mpirun} != none ]]; then
+if [[ " $STEPS " == *" mpi "* && ${MPIRUN:-mpirun} != none ]] && ! command -v "${MPIRUN:-mpirun}" > /dev/null; then
+  echo "bench_multi_gpu: no ${MPIRUN:-mpirun} on PATH, MPI not run"
+elif [[ " $STEPS " == *" mpi "* && ${MPIRUN:-mpirun} != none ]]; then
   t0=$(now)
   CUDA_VISIBLE_DEVICES=0 "$BIN/swgpu" align "$queries" "$db.swdb" -k 10 -o "$tmp/mpi.one.tsv" || exit 1
   one=$(secs "$t0" "$(now)")
