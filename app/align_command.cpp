@@ -493,8 +493,11 @@ int align_command::run_here(const std::string& command_line) {
     else db_text.emplace(s_.db, ropt);
     bool first_chunk = true;
     // On the GPU the first chunks are smaller (an eighth of --db-chunk, then a quarter, a half): the device starts
-    // after a short read, and the reader thread stays ahead of it from then on.
-    std::uint64_t chunk_limit = use_gpu ? std::max<std::uint64_t>(1, s_.db_chunk / 8) : s_.db_chunk;
+    // after a short read, and the reader thread stays ahead of it from then on. Under MPI every rank cuts the chunks
+    // alike whatever its backend (a rank whose GPU is unusable searches on its CPU), since rank r searches chunk k
+    // when k mod P = r.
+    std::uint64_t chunk_limit =
+        use_gpu || group.size() > 1 ? std::max<std::uint64_t>(1, s_.db_chunk / 8) : s_.db_chunk;
     const chunk_reader next_chunk = [&](sequence_set& chunk) {
         const std::uint64_t limit = chunk_limit;
         chunk_limit = std::min(s_.db_chunk, chunk_limit * 2);
