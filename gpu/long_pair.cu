@@ -1058,16 +1058,9 @@ private:
     kernel_config fwd_, trc_;
 };
 
-// Long pairs on several devices. The forward pass of a large rectangle (the whole matrix, first of all) is split by
-// block columns, part i on device i; part i streams its right border to part i+1 band by band (border_exchange), so
-// the parts run at once, each a band behind the one to its left. The parts' grids are then gathered into one grid on
-// the first device (their right borders are the checkpoint columns between them), where everything else runs: the
-// search for the end cell, the traceback and every smaller rectangle. Parts on one physical device (logical devices,
-// a test option) run one after the other, in order: a persistent kernel waiting on a part that cannot get onto the
-// GPU beside it would wait for ever. Output is the single device's: the grid is the same grid.
-// Copies `height` rows of `width` bytes from memory of device `src_dev` to memory of device `dst_dev`. With `direct`, one copy through the
-// peer mapping (the source's pool made accessible to the destination); otherwise staged through pinned host memory in
-// pieces of at most 64 MiB, for devices that cannot reach each other's memory.
+// Copies `height` rows of `width` bytes from memory of device `src_dev` to memory of device `dst_dev`. With `direct`,
+// one copy through the peer mapping (the source's pool made accessible to the destination); otherwise staged through
+// pinned host memory in pieces of at most 64 MiB, for devices that cannot reach each other's memory.
 void copy_between_devices(int dst_dev, void* dst, std::size_t dpitch, int src_dev, const void* src, std::size_t spitch,
                           std::size_t width, std::size_t height, bool direct) {
     if (!width || !height) return;
@@ -1095,6 +1088,14 @@ void copy_between_devices(int dst_dev, void* dst, std::size_t dpitch, int src_de
     }
 }
 
+// Long pairs on several devices. The forward pass of a large rectangle (the whole matrix, first of all) is split by
+// block columns, part i on device i; part i streams its right border to part i+1 band by band (border_exchange), so
+// the parts run at once, each starting once the part to its left has swept its first band across its columns (see
+// forward()). The parts' grids are then gathered into one grid on
+// the first device (their right borders are the checkpoint columns between them), where everything else runs: the
+// search for the end cell, the traceback and every smaller rectangle. Parts on one physical device (logical devices,
+// a test option) run one after the other, in order: a persistent kernel waiting on a part that cannot get onto the
+// GPU beside it would wait for ever. Output is the single device's: the grid is the same grid.
 class multi_gpu_backend final : public long_pair::backend {
 public:
     multi_gpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
