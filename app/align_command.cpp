@@ -748,7 +748,10 @@ int align_command::run_here(const std::string& command_line) {
     msg.info("database " + s_.db + ": " + std::to_string(scan.sequences) + " sequences, " +
              std::to_string(scan.residues) + " residues, " + std::to_string(scan.chunks) + " chunk(s); score pass " +
              seconds(scanned - started) + " (backend " + seconds(scan.backend_s) + ", waiting for the reader " +
-             seconds(scan.reader_wait_s) + ")");
+             seconds(scan.reader_wait_s) + ", of which for the first chunk " + seconds(scan.first_chunk_wait_s) +
+             "; start-up before the scan " +
+             seconds(scan.began > started ? std::chrono::duration<double>(scan.began - started).count() : 0.0) +
+             ", keeping hit subjects " + seconds(scan.keep_subjects_s) + ")");
 
     if (batch.empty()) {
         io::run_header header{SWGPU_VERSION, command_line, s_.query, s_.db};

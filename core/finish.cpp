@@ -285,6 +285,7 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
     const searched_set searched(queries);
     const std::size_t strands = searched.set->size() / std::max<std::size_t>(1, searched.queries);
     database_scan scan;
+    scan.began = std::chrono::steady_clock::now();
     std::vector<std::vector<score_hit>> top(searched.set->size());  // per searched record, across chunks
     search_options opt;
     opt.max_hits = max_hits;
@@ -340,7 +341,9 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
     for (;;) {
         const auto wait_start = std::chrono::steady_clock::now();
         fetched_chunk f = ahead.get();
-        scan.reader_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+        const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+        scan.reader_wait_s += waited;
+        if (scan.chunks == 0 && scan.first_chunk_wait_s == 0) scan.first_chunk_wait_s = waited;
         scan.residues += f.skipped_residues;
         scan.sequences += f.skipped_sequences;
         scan.chunks += f.skipped_chunks;
@@ -418,6 +421,7 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
         ++scan.chunks;
 
         // Keep the subjects the running top hits refer to; forget those no hit refers to any more.
+        const auto keep_start = std::chrono::steady_clock::now();
         std::set<std::uint32_t> referenced;
         for (const auto& hits : top)
             for (const auto& h : hits) referenced.insert(h.subject);
@@ -429,6 +433,7 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
             auto seq = chunk[local];
             scan.subjects.emplace(id, subject_record{chunk.names[local], {seq.begin(), seq.end()}});
         }
+        scan.keep_subjects_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - keep_start).count();
         if (progress) progress({scan.chunks, scan.residues, scan.sequences});
         dropped = std::async(std::launch::async, [old = std::move(f)]() mutable { old = fetched_chunk{}; });
     }

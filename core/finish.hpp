@@ -88,6 +88,11 @@ struct database_scan {
     std::size_t chunks = 0;
     double reader_wait_s = 0;  // time the score pass waited for chunks to be read, encoded and prepared
     double backend_s = 0;      // time in the backend's score pass calls
+    // Where the rest of this process's score pass went (-v; not merged across processes): the wait for the first
+    // chunk (part of reader_wait_s), keeping the subjects of the running top hits, and when the scan began.
+    double first_chunk_wait_s = 0;
+    double keep_subjects_s = 0;
+    std::chrono::steady_clock::time_point began{};
 };
 
 // Appends the next records of the database, as letters, to an empty set; returns false at the end of the database.
