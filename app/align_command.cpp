@@ -19,6 +19,7 @@
 #include <set>
 #include <tuple>
 
+#include "app/gpu_share.hpp"
 #include "app/process_group.hpp"
 #include "core/error.hpp"
 #include "core/finish.hpp"
@@ -389,6 +390,22 @@ int align_command::run_here(const std::string& command_line) {
     if (s_.query == "-" && s_.db == "-") throw usage_error("QUERY and DB cannot both be stdin ('-')");
     const std::vector<batch_entry> batch = s_.batch.empty() ? std::vector<batch_entry>{} : read_batch(s_.batch, s_.out);
 
+    // Under MPI, the ranks of a host take its GPUs in turn, each making its own the only one visible before the first
+    // CUDA call (app/gpu_share.hpp), and ranks that share a GPU share its memory.
+    std::optional<rank_gpu> shared_gpu;
+    if (group.size() > 1 && s_.backend != "cpu") {
+        int device_files = 0;
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator("/dev", ec)) {
+            const std::string name = e.path().filename().string();
+            if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
+                std::all_of(name.begin() + 6, name.end(), [](unsigned char c) { return std::isdigit(c); }))
+                ++device_files;
+        }
+        shared_gpu = gpu_for_rank(std::getenv("CUDA_VISIBLE_DEVICES"), device_files, group.local_rank(),
+                                  group.local_size());
+        if (shared_gpu) ::setenv("CUDA_VISIBLE_DEVICES", shared_gpu->visible.c_str(), 1);
+    }
     // The backend, before any work: --backend gpu without a device is a device failure (exit 3).
     const bool use_gpu = s_.backend == "gpu" || (s_.backend == "auto" && gpu::available());
     if (s_.backend == "gpu" && !gpu::available())
@@ -396,13 +413,17 @@ int align_command::run_here(const std::string& command_line) {
                               "); use --backend cpu, or --backend auto to fall back to the CPU");
     if (s_.backend == "auto" && !use_gpu)
         msg.notice("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
-    // Under MPI, the ranks of a host take its GPUs in turn, and ranks that share a GPU share its memory.
     int gpu_device = 0;
     if (use_gpu && group.size() > 1) {
         const int n = std::max(1, gpu::device_count());
-        gpu_device = group.local_rank() % n;
+        int sharing = 0;
+        if (shared_gpu && n == 1) {  // this rank's GPU alone is visible
+            sharing = shared_gpu->sharing;
+        } else {  // the runtime saw every GPU anyway (started before), or none was known: pick among them
+            gpu_device = group.local_rank() % n;
+            sharing = (group.local_size() - gpu_device + n - 1) / n;
+        }
         gpu::use_device(gpu_device);
-        const int sharing = (group.local_size() - gpu_device + n - 1) / n;
         if (sharing > 1 && gpu_mem == 0) gpu_mem = gpu::free_memory(gpu_device) / 8 * 7 / sharing;
     }
     // Starting the GPU's context takes a noticeable fraction of a second: overlap it with reading the inputs.
