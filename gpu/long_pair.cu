@@ -53,6 +53,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -114,6 +115,15 @@ struct band_params {
     int* right_h;
     int* right_f;
     unsigned* right_ready;
+    // A forward pass split by rows into slabs (multi_gpu_backend::forward_rows): band 0's top border (H and E of the
+    // row above, for every column) streams in from the slab above, top_ready counting the columns there, and the last
+    // band's bottom row streams out the same way to the slab below (memory every device reaches, system scope).
+    const int* top_in_h;
+    const int* top_in_e;
+    const unsigned long long* top_ready;
+    int* bottom_h;
+    int* bottom_e;
+    unsigned long long* bottom_ready;
 };
 
 __device__ __forceinline__ unsigned long long load_acquire(const unsigned long long* p) {
@@ -133,6 +143,14 @@ __device__ __forceinline__ unsigned load_acquire_sys(const unsigned* p) {
 __device__ __forceinline__ void store_release_sys(unsigned* p, unsigned v) {
     asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+__device__ __forceinline__ unsigned long long load_acquire_sys(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_release_sys(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
 __device__ __forceinline__ void wait_flag_sys(const unsigned* p) {
     unsigned spins = 0;
     std::uint64_t since = 0;
@@ -147,6 +165,15 @@ __device__ __forceinline__ void wait_at_least(const unsigned long long* p, unsig
     unsigned spins = 0;
     std::uint64_t since = 0;
     while ((seen = load_acquire(p)) < need) spin_backoff(spins, since);
+}
+
+// wait_at_least on a counter another device raises (system scope).
+__device__ __forceinline__ void wait_at_least_sys(const unsigned long long* p, unsigned long long need,
+                                                  unsigned long long& seen) {
+    if (seen >= need) return;
+    unsigned spins = 0;
+    std::uint64_t since = 0;
+    while ((seen = load_acquire_sys(p)) < need) spin_backoff(spins, since);
 }
 
 template <int R>
@@ -263,6 +290,10 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
         unsigned long long* out_flag = to_row ? p.row_ready : out_ring ? p.produced + gw * flag_stride : nullptr;
         const unsigned long long* out_consumed = out_ring ? p.consumed + gw * flag_stride : nullptr;
         const unsigned long long out_base = to_row ? base + cols : base;
+        // Slabs of a split by rows: band 0 reads the slab above's bottom row as it comes, the last band hands its own
+        // to the slab below.
+        const bool top_streamed = Split && from_top && p.top_ready != nullptr;
+        const bool to_slab = Split && !has_next && p.bottom_ready != nullptr;
         long long ck_row = -1;
         if (!Trace && (row0 + S) % p.K == 0 && row0 + S < rows) ck_row = (row0 + S) / p.K - 1;
 
@@ -311,11 +342,15 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                 if (in_flag) {
                     if (lane == 0) wait_at_least(in_flag, base + end, seen_produced);
                     __syncwarp();
+                } else if (top_streamed) {  // lane 0's system-scope acquire, then __syncwarp, orders the reads
+                    if (lane == 0) wait_at_least_sys(p.top_ready, static_cast<unsigned long long>(end), seen_produced);
+                    __syncwarp();
                 }
                 const long long j = k0 + lane;
                 if (j < cols) {
                     int2 v;
-                    if (from_top) v = make_int2(p.top_h[j + 1], p.top_e[j]);
+                    if (top_streamed) v = make_int2(__ldcv(p.top_in_h + j), __ldcv(p.top_in_e + j));
+                    else if (from_top) v = make_int2(p.top_h[j + 1], p.top_e[j]);
                     else if (from_row) v = __ldcg(p.row_buffer + j);
                     else v = __ldcg(in_ring + ((base + j) & (ring_len - 1)));
                     stage_in[lane] = v;
@@ -374,7 +409,7 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
             // The chunk's bottom-row outputs: columns k0 - 31 .. k0.
             __syncwarp();
             const long long last = min(k0, cols - 1);
-            if ((out_flag || ck_row >= 0) && last >= 0) {
+            if ((out_flag || ck_row >= 0 || to_slab) && last >= 0) {
                 if (out_consumed && lane == 0 && out_base + last + 1 > static_cast<unsigned long long>(ring_len))
                     wait_at_least(out_consumed, out_base + last + 1 - ring_len, seen_consumed);
                 __syncwarp();
@@ -383,15 +418,21 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                     const int2 v = stage_out[lane];
                     if (out_ring) __stcg(out_ring + ((out_base + jo) & (ring_len - 1)), v);
                     else if (to_row) __stcg(p.row_buffer + jo, v);
+                    if (to_slab) {
+                        p.bottom_h[jo] = v.x;
+                        p.bottom_e[jo] = v.y;
+                    }
                     if (ck_row >= 0) {
                         p.row_h[ck_row * cols + jo] = v.x;
                         p.row_e[ck_row * cols + jo] = v.y;
                     }
                 }
+                if (to_slab) __threadfence_system();
                 __syncwarp();
                 // The release store makes every lane's ring stores (ordered before it by the __syncwarp) visible
                 // to the consumer's acquire.
                 if (out_flag && lane == 0) store_release(out_flag, out_base + last + 1);
+                if (to_slab && lane == 0) store_release_sys(p.bottom_ready, static_cast<unsigned long long>(last + 1));
             }
             if (p.done_chunks && lane == 0) {
                 const long long chunk = k0 / warp_size;
@@ -484,6 +525,13 @@ struct border_exchange {
     int* h = nullptr;
     int* f = nullptr;
     unsigned* ready = nullptr;
+};
+// The row between two slabs of a split by rows (H and E entering the slab below, every column), with the count of
+// columns written, in memory both devices reach.
+struct row_exchange {
+    int* h = nullptr;
+    int* e = nullptr;
+    unsigned long long* ready = nullptr;
 };
 
 // A grid's checkpoint lines in device memory; the walk copies the few it needs.
@@ -594,8 +642,11 @@ public:
 
     // forward() of one part of a pass split by columns: its left border streamed from `left` (b's left border is
     // then ignored), its right border streamed to `right` (either may be null).
+    // forward() of one slab of a pass split by rows: its top border (but the corner, b.top_h[0]) streamed from `top`,
+    // its bottom row streamed to `bottom` (either may be null).
     void forward_part(const long_pair::rect& area, const long_pair::borders& b, std::int64_t K, long_pair::grid& g,
-                      const border_exchange* left, const border_exchange* right) {
+                      const border_exchange* left, const border_exchange* right, const row_exchange* top = nullptr,
+                      const row_exchange* bottom = nullptr) {
         if (K <= 0 || K % spacing_multiple() != 0)
             throw runtime_failure("internal error: long-pair grid spacing is not a band multiple");
         const cudaStream_t s = stream_.get();
@@ -625,8 +676,18 @@ public:
             p.right_f = right->f;
             p.right_ready = right->ready;
         }
+        if (top) {
+            p.top_in_h = top->h;
+            p.top_in_e = top->e;
+            p.top_ready = top->ready;
+        }
+        if (bottom) {
+            p.bottom_h = bottom->h;
+            p.bottom_e = bottom->e;
+            p.bottom_ready = bottom->ready;
+        }
         const kernel_config* cfg = &forward_entry(area.rows());
-        if (left || right) {  // the split kind with the same bands (every part numbers its bands alike)
+        if (left || right || top || bottom) {  // the split kind with the same bands (every part numbers its bands alike)
             for (const auto& e : split_entries_)
                 if (e.rows == cfg->rows && e.resident_warps) cfg = &e;
             if (cfg->kind != forward_split) throw runtime_failure("the split long-pair kernel does not fit on this GPU");
@@ -894,13 +955,17 @@ public:
     // The generations of bands (bands over the warps that fit at once) of a part with `rows` rows in a pass split by
     // columns (the split kernel).
     long long split_generations(std::int64_t rows) const {
+        const auto [S, warps] = split_shape(rows);
+        if (!warps) return 0;
+        const long long bands = (rows + S - 1) / S;
+        return (bands + warps - 1) / warps;
+    }
+    // The rows of a band and the warps resident at once of the split kernel for a rectangle of `rows` rows.
+    std::pair<long long, long long> split_shape(std::int64_t rows) const {
         const kernel_config* cfg = &forward_entry(rows);
         for (const auto& e : split_entries_)
             if (e.rows == cfg->rows && e.resident_warps) cfg = &e;
-        if (!cfg->resident_warps) return 0;
-        const long long S = warp_size * cfg->rows;
-        const long long bands = (rows + S - 1) / S;
-        return (bands + cfg->resident_warps - 1) / cfg->resident_warps;
+        return {static_cast<long long>(warp_size) * cfg->rows, cfg->resident_warps};
     }
 
 private:
@@ -1155,6 +1220,10 @@ public:
         // bands take (G + n - 1) / n of one device's time (measured, 2 GPUs, 10 Mbp: G = 5, 27.4 s against 45.4).
         // With one generation a split gains nothing (the blocks the traceback recomputes, say): those stay on the
         // first device, unless SWGPU_LONG_SPLIT_CELLS forces splits (tests).
+        if (rows_split_ && parts_.size() >= 2 && area.cells() >= split_cells_) {
+            forward_rows(area, b, K, g);
+            return;
+        }
         if (n < 2 || area.cells() < split_cells_ || (!forced_split_ && parts_[0]->split_generations(area.rows()) < 2)) {
             parts_[0]->forward(area, b, K, g);
             return;
@@ -1260,12 +1329,137 @@ public:
     }
 
 private:
+    // The forward pass split by rows (SWGPU_LONG_SPLIT=rows; not measured yet, the column split stays the default):
+    // slabs of one generation of bands each (W bands of S rows, rounded down to whole block rows; K rows when splits
+    // are forced, for tests), slab s on device s mod n. A slab's first band reads the slab above's bottom row as that
+    // slab's last band writes it, chunk by chunk, through memory every device maps (row_exchange), so a device waits
+    // for the first chunks of the slab above, not for a whole band sweep as in the column split. Each device runs its
+    // slabs in order (one launch each); slab s waits only on slab s - 1, so no wait closes a cycle. The slabs' grids
+    // are gathered on the first device; the row between two slabs is the checkpoint row between them.
+    void forward_rows(const long_pair::rect& area, const long_pair::borders& b, std::int64_t K, long_pair::grid& g) {
+        const std::int64_t rows = area.rows(), cols = area.cols();
+        const auto [S, warps] = parts_[0]->split_shape(rows);
+        std::int64_t height = forced_split_ ? K : std::max<std::int64_t>(K, S * warps / K * K);
+        const std::int64_t slabs = (rows + height - 1) / height;
+        if (slabs < 2) {
+            parts_[0]->forward(area, b, K, g);
+            return;
+        }
+        const std::size_t n = std::min(parts_.size(), static_cast<std::size_t>(slabs));
+        // The exchanges, in mapped pinned memory: per boundary, H and E of every column and a counter on a line of its
+        // own.
+        const std::size_t per = (2 * static_cast<std::size_t>(cols) * sizeof(int) + 255) / 128 * 128;
+        void* host = nullptr;
+        SWGPU_CUDA_CHECK(cudaHostAlloc(&host, per * static_cast<std::size_t>(slabs - 1),
+                                       cudaHostAllocMapped | cudaHostAllocPortable));
+        std::unique_ptr<void, void (*)(void*)> owner(host, [](void* h) { (void)cudaFreeHost(h); });
+        std::vector<row_exchange> ex(static_cast<std::size_t>(slabs - 1));
+        for (std::size_t i = 0; i < ex.size(); ++i) {
+            auto* base = static_cast<unsigned char*>(host) + per * i;
+            ex[i].h = reinterpret_cast<int*>(base);
+            ex[i].e = ex[i].h + cols;
+            ex[i].ready = reinterpret_cast<unsigned long long*>(base + per - 128);
+            *ex[i].ready = 0;
+        }
+        std::vector<long_pair::grid> grids(static_cast<std::size_t>(slabs));
+        const auto run = [&](std::int64_t s) {
+            const auto u = static_cast<std::size_t>(s);
+            const std::size_t part = u % n;
+            use_device(devices_[part]);
+            const std::int64_t r0 = s * height, r1 = std::min(rows, r0 + height);
+            const long_pair::rect a{area.r0 + r0, area.r0 + r1, area.c0, area.c1};
+            long_pair::borders bi;
+            if (s == 0) {
+                bi.top_h = b.top_h;
+                bi.top_e = b.top_e;
+            } else {  // streamed but for the corner, H left of the row above
+                bi.top_h.assign(static_cast<std::size_t>(cols) + 1, 0);
+                bi.top_e.assign(static_cast<std::size_t>(cols), 0);
+                bi.top_h[0] = b.left_h[static_cast<std::size_t>(r0 - 1)];
+            }
+            bi.left_h.assign(b.left_h.begin() + r0, b.left_h.begin() + r1);
+            bi.left_f.assign(b.left_f.begin() + r0, b.left_f.begin() + r1);
+            parts_[part]->forward_part(a, bi, K, grids[u], nullptr, nullptr, s > 0 ? &ex[u - 1] : nullptr,
+                                       s + 1 < slabs ? &ex[u] : nullptr);
+        };
+        if (concurrent_) {
+            std::vector<std::exception_ptr> failed(n);
+            std::vector<std::thread> threads;
+            for (std::size_t i = 0; i < n; ++i)
+                threads.emplace_back([&, i] {
+                    try {
+                        for (std::int64_t s = static_cast<std::int64_t>(i); s < slabs; s += static_cast<std::int64_t>(n))
+                            run(s);
+                    } catch (...) {
+                        failed[i] = std::current_exception();
+                    }
+                });
+            for (auto& t : threads) t.join();
+            for (const auto& f : failed)
+                if (f) std::rethrow_exception(f);
+        } else {
+            for (std::int64_t s = 0; s < slabs; ++s) run(s);
+        }
+        // The grid, gathered on the first device.
+        const int home = devices_[0];
+        use_device(home);
+        g = long_pair::grid{};
+        g.area = area;
+        g.K = K;
+        g.A = (rows + K - 1) / K;
+        g.B = (cols + K - 1) / K;
+        g.block_max.assign(static_cast<std::size_t>(g.A * g.B), 0);
+        auto lines = parts_[0]->new_lines(g.A, g.B, rows, cols);
+        const std::size_t row_bytes = static_cast<std::size_t>(cols) * sizeof(int);
+        for (std::int64_t s = 0; s < slabs; ++s) {
+            const auto u = static_cast<std::size_t>(s);
+            const int dev = devices_[u % n];
+            const bool direct = direct_.count(dev) > 0;
+            const long_pair::grid& gs = grids[u];
+            const std::int64_t a0 = s * height / K, slab_rows = gs.area.rows();
+            std::copy(gs.block_max.begin(), gs.block_max.end(),
+                      g.block_max.begin() + static_cast<std::ptrdiff_t>(a0 * g.B));
+            const auto* ls = dynamic_cast<const device_grid_lines*>(gs.lines.get());
+            if (!ls) throw runtime_failure("internal error: a long-pair slab kept its grid off the device");
+            if (gs.A > 1) {
+                const std::size_t bytes = static_cast<std::size_t>(gs.A - 1) * row_bytes;
+                copy_between_devices(home, lines->row_h.data() + a0 * cols, bytes, dev, ls->row_h.data(), bytes, bytes, 1,
+                                     direct);
+                copy_between_devices(home, lines->row_e.data() + a0 * cols, bytes, dev, ls->row_e.data(), bytes, bytes, 1,
+                                     direct);
+            }
+            if (s + 1 < slabs) {  // the row handed to the slab below is the checkpoint row between them
+                const std::int64_t line = a0 + gs.A - 1;
+                use_device(home);
+                SWGPU_CUDA_CHECK(cudaMemcpy(lines->row_h.data() + line * cols, ex[u].h, row_bytes, cudaMemcpyDefault));
+                SWGPU_CUDA_CHECK(cudaMemcpy(lines->row_e.data() + line * cols, ex[u].e, row_bytes, cudaMemcpyDefault));
+            }
+            if (g.B > 1) {
+                const std::size_t width = static_cast<std::size_t>(slab_rows) * sizeof(int);
+                for (auto [to, from] : {std::pair{lines->col_h.data(), ls->col_h.data()}, std::pair{lines->col_f.data(), ls->col_f.data()}})
+                    copy_between_devices(home, to + s * height, static_cast<std::size_t>(rows) * sizeof(int), dev, from,
+                                         width, width, static_cast<std::size_t>(g.B - 1), direct);
+            }
+            use_device(home);
+        }
+        g.lines = std::move(lines);
+        for (std::int64_t s = 0; s < slabs; ++s) {  // each slab's grid goes back to its own device's pool
+            use_device(devices_[static_cast<std::size_t>(s) % n]);
+            grids[static_cast<std::size_t>(s)] = long_pair::grid{};
+        }
+        use_device(home);
+    }
+
     std::vector<int> devices_;
     std::vector<std::unique_ptr<gpu_backend>> parts_;
     std::set<int> direct_;  // devices whose memory the first device reaches directly
     bool concurrent_ = false;
     double split_cells_ = 1e9;  // smaller rectangles stay on the first device (SWGPU_LONG_SPLIT_CELLS, for tests)
     bool forced_split_ = false;  // SWGPU_LONG_SPLIT_CELLS given: split whatever the generations
+    bool rows_split_ = [] {      // SWGPU_LONG_SPLIT=rows: split by rows into slabs (forward_rows)
+        const char* e = std::getenv("SWGPU_LONG_SPLIT");
+        return e && std::string(e) == "rows";
+    }();
 };
 
 }  // namespace

@@ -8,7 +8,8 @@
 #   peer     CUDASW++4.0 (`align --dpx --top 10`) on the same GPUs and database, when CUDASW4 names the folder holding
 #            its `align` and `makedb` (built from its public source; it uses every visible GPU): wall, median of RUNS
 #   long     a LONG_LENGTH x LONG_LENGTH DNA pair (default 10000000; 0 skips it) made by make_long_pair.py,
-#            `--mode pairwise --strand plus`, one run per GPU count: wall, TCUPS, efficiency, identical alignment
+#            `--mode pairwise --strand plus`, one run per GPU count: wall, TCUPS, efficiency, identical alignment;
+#            on 2 GPUs or more also split by rows (SWGPU_LONG_SPLIT=rows; LONG_ROWS=0 leaves it out)
 #   mpi      `mpirun -np G` with one rank per GPU (MPIRUN, default mpirun; MPIRUN=none skips it; MPIRUN_ARGS are
 #            passed on), with Open MPI's default binding and with --bind-to none: wall, efficiency against one
 #            process on one GPU, identical output, and the fixed cost of a job (classic20 against itself)
@@ -121,6 +122,19 @@ if [[ " $STEPS " == *" long "* && $LONG_LENGTH -gt 0 ]]; then
     if cmp -s "$tmp/lp.$g.tsv" "$tmp/lp.1.tsv"; then same=identical; else same=DIFFERENT; fi
     summaries+=("$(awk -v g="$g" -v m="$m" -v o="$one" -v a="$la" -v b="$lb" -v same="$same" 'BEGIN {
       printf "summary: swgpu long pair %d x %d on %d GPU(s): whole process %.2f s, %.2f TCUPS, efficiency %.0f %%; alignment %s\n",
+        a, b, g, m, a * b / m / 1e12, 100 * o / m / g, same }')")
+    echo "${summaries[-1]}"
+    # The split by rows into slabs (SWGPU_LONG_SPLIT=rows), on the same GPUs; LONG_ROWS=0 leaves it out.
+    [[ $g -ge 2 && ${LONG_ROWS:-1} != 0 ]] || continue
+    t0=$(now)
+    CUDA_VISIBLE_DEVICES=$(devices "$g") SWGPU_LONG_SPLIT=rows "$BIN/swgpu" align "$lp.a.fa" "$lp.b.fa" --mode pairwise \
+      --strand plus --outfmt "6 std score" -v -o "$tmp/lpr.$g.tsv" > "$tmp/lpr.$g.log" 2>&1 || {
+      echo "swgpu (rows) failed:"; cat "$tmp/lpr.$g.log"; continue; }
+    m=$(secs "$t0" "$(now)")
+    grep -E 'forward pass' "$tmp/lpr.$g.log" | sed 's/^/  rows: /' | head -2
+    if cmp -s "$tmp/lpr.$g.tsv" "$tmp/lp.1.tsv"; then same=identical; else same=DIFFERENT; fi
+    summaries+=("$(awk -v g="$g" -v m="$m" -v o="$one" -v a="$la" -v b="$lb" -v same="$same" 'BEGIN {
+      printf "summary: swgpu long pair %d x %d on %d GPU(s), split by rows: whole process %.2f s, %.2f TCUPS, efficiency %.0f %%; alignment %s\n",
         a, b, g, m, a * b / m / 1e12, 100 * o / m / g, same }')")
     echo "${summaries[-1]}"
   done

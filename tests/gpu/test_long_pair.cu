@@ -135,6 +135,40 @@ GPU_TEST("long_pair: a forward pass split by columns over 2, 3 and 5 logical dev
     ::unsetenv("SWGPU_LONG_SPLIT_CELLS");
 }
 
+GPU_TEST("long_pair: a forward pass split by rows into slabs (SWGPU_LONG_SPLIT=rows) gives sw_align's alignment") {
+    // Slabs of K rows (forced splits), dealt to 2 and 3 logical devices (run one after the other) and, on a machine
+    // with several GPUs, to every GPU (at once: each slab's first band reads the slab above's bottom row as it is
+    // written); the path crosses slabs.
+    ::setenv("SWGPU_LONG_SPLIT_CELLS", "0", 1);
+    ::setenv("SWGPU_LONG_SPLIT", "rows", 1);
+    std::mt19937_64 rng(37);
+    const auto sc = dna_scoring(2, -3, 5, 2);
+    std::vector<std::vector<int>> layouts = {{0, 0}, {0, 0, 0}};
+    if (gpu::device_count() > 1) {
+        std::vector<int> all(static_cast<std::size_t>(gpu::device_count()));
+        for (std::size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int>(d);
+        layouts.push_back(all);
+    }
+    for (const auto& devices : layouts) {
+        for (int k = 0; k < 4; ++k) {
+            const auto q = random_sequence(rng, 4000 + rng() % 6000, dna4, sc.matrix);
+            const auto s = k % 2 ? mutate(rng, q, 0.04, 8, 80, dna4, sc.matrix)
+                                 : random_sequence(rng, 3000 + rng() % 5000, dna4, sc.matrix);
+            check_pair(q, s, sc, std::size_t(1) << 16, "row slabs", devices);
+            check_pair(q, s, sc, 0, "row slabs, one level", devices);
+        }
+        const auto q = random_sequence(rng, 70000, dna4, sc.matrix);
+        const auto s = mutate(rng, q, 0.05, 40, 500, dna4, sc.matrix);
+        auto one = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20);
+        auto slabs = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20, devices);
+        const auto want = long_pair::align(*one, std::int64_t(q.size()), std::int64_t(s.size()), sc);
+        for (int rep = 0; rep < 2; ++rep)
+            CHECK(long_pair::align(*slabs, std::int64_t(q.size()), std::int64_t(s.size()), sc) == want);
+    }
+    ::unsetenv("SWGPU_LONG_SPLIT");
+    ::unsetenv("SWGPU_LONG_SPLIT_CELLS");
+}
+
 GPU_TEST("long_pair: a forward pass split over every GPU of the machine (parts at once) gives sw_align's alignment") {
     // With distinct physical devices the parts run at the same time, each waiting on the flags its left neighbour
     // raises in mapped host memory: the race a split over logical devices (run one after the other) cannot show.
