@@ -157,23 +157,25 @@ __device__ __forceinline__ void wait_flag_sys(const unsigned* p) {
     while (load_acquire_sys(p) == 0) spin_backoff(spins, since);
 }
 
-// Waits until *p >= need. `seen` caches the last value read: a counter only grows, so a wait that the cached value
-// already satisfies costs no load (the acquire that read it ordered everything up to that value).
+// Waits until *p >= need, reading it with `load` (an acquire at device or system scope). `seen` caches the last value
+// read: a counter only grows, so a wait that the cached value already satisfies costs no load (the acquire that read
+// it ordered everything up to that value).
+template <class Load>
+__device__ __forceinline__ void wait_until(const unsigned long long* p, unsigned long long need,
+                                           unsigned long long& seen, Load load) {
+    if (seen >= need) return;
+    unsigned spins = 0;
+    std::uint64_t since = 0;
+    while ((seen = load(p)) < need) spin_backoff(spins, since);
+}
 __device__ __forceinline__ void wait_at_least(const unsigned long long* p, unsigned long long need,
                                               unsigned long long& seen) {
-    if (seen >= need) return;
-    unsigned spins = 0;
-    std::uint64_t since = 0;
-    while ((seen = load_acquire(p)) < need) spin_backoff(spins, since);
+    wait_until(p, need, seen, [](const unsigned long long* q) { return load_acquire(q); });
 }
-
-// wait_at_least on a counter another device raises (system scope).
+// The same on a counter another device raises.
 __device__ __forceinline__ void wait_at_least_sys(const unsigned long long* p, unsigned long long need,
                                                   unsigned long long& seen) {
-    if (seen >= need) return;
-    unsigned spins = 0;
-    std::uint64_t since = 0;
-    while ((seen = load_acquire_sys(p)) < need) spin_backoff(spins, since);
+    wait_until(p, need, seen, [](const unsigned long long* q) { return load_acquire_sys(q); });
 }
 
 template <int R>

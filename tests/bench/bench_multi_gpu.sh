@@ -111,32 +111,30 @@ if [[ " $STEPS " == *" long "* && $LONG_LENGTH -gt 0 ]]; then
   [[ -s $lp.b.fa ]] || python3 "$here/make_long_pair.py" "$LONG_LENGTH" "$lp" || exit 1
   la=$(grep -v '^>' "$lp.a.fa" | tr -d '\n' | wc -c)
   lb=$(grep -v '^>' "$lp.b.fa" | tr -d '\n' | wc -c)
-  one=""
-  for g in "${counts[@]}"; do
+  # long_run G NAME LABEL [ENV...]: one aligned run of the pair on G GPUs (its output $tmp/NAME.G.tsv), its summary
+  # against the first run on one GPU (wall $one, output $tmp/lp.1.tsv); false when swgpu failed.
+  long_run() {
+    local g=$1 name=$2 label=$3
+    shift 3
+    local t0 m same
     t0=$(now)
-    CUDA_VISIBLE_DEVICES=$(devices "$g") "$BIN/swgpu" align "$lp.a.fa" "$lp.b.fa" --mode pairwise --strand plus \
-      --outfmt "6 std score" -v -o "$tmp/lp.$g.tsv" > "$tmp/lp.$g.log" 2>&1 || { echo "swgpu failed:"; cat "$tmp/lp.$g.log"; exit 1; }
+    env CUDA_VISIBLE_DEVICES="$(devices "$g")" "$@" "$BIN/swgpu" align "$lp.a.fa" "$lp.b.fa" --mode pairwise --strand plus \
+      --outfmt "6 std score" -v -o "$tmp/$name.$g.tsv" > "$tmp/$name.$g.log" 2>&1 || {
+      echo "swgpu failed ($name, $g GPUs):"; cat "$tmp/$name.$g.log"; return 1; }
     m=$(secs "$t0" "$(now)")
     [[ -n $one ]] || one=$m
-    grep -E 'forward pass' "$tmp/lp.$g.log" | sed 's/^/  /' | head -2
-    if cmp -s "$tmp/lp.$g.tsv" "$tmp/lp.1.tsv"; then same=identical; else same=DIFFERENT; fi
-    summaries+=("$(awk -v g="$g" -v m="$m" -v o="$one" -v a="$la" -v b="$lb" -v same="$same" 'BEGIN {
-      printf "summary: swgpu long pair %d x %d on %d GPU(s): whole process %.2f s, %.2f TCUPS, efficiency %.0f %%; alignment %s\n",
-        a, b, g, m, a * b / m / 1e12, 100 * o / m / g, same }')")
+    grep -E 'forward pass' "$tmp/$name.$g.log" | sed 's/^/  /' | head -2
+    if cmp -s "$tmp/$name.$g.tsv" "$tmp/lp.1.tsv"; then same=identical; else same=DIFFERENT; fi
+    summaries+=("$(awk -v g="$g" -v m="$m" -v o="$one" -v a="$la" -v b="$lb" -v same="$same" -v l="$label" 'BEGIN {
+      printf "summary: swgpu long pair %d x %d on %d GPU(s)%s: whole process %.2f s, %.2f TCUPS, efficiency %.0f %%; alignment %s\n",
+        a, b, g, l, m, a * b / m / 1e12, 100 * o / m / g, same }')")
     echo "${summaries[-1]}"
+  }
+  one=""
+  for g in "${counts[@]}"; do
+    long_run "$g" lp "" || exit 1
     # The split by rows into slabs (SWGPU_LONG_SPLIT=rows), on the same GPUs; LONG_ROWS=0 leaves it out.
-    [[ $g -ge 2 && ${LONG_ROWS:-1} != 0 ]] || continue
-    t0=$(now)
-    CUDA_VISIBLE_DEVICES=$(devices "$g") SWGPU_LONG_SPLIT=rows "$BIN/swgpu" align "$lp.a.fa" "$lp.b.fa" --mode pairwise \
-      --strand plus --outfmt "6 std score" -v -o "$tmp/lpr.$g.tsv" > "$tmp/lpr.$g.log" 2>&1 || {
-      echo "swgpu (rows) failed:"; cat "$tmp/lpr.$g.log"; continue; }
-    m=$(secs "$t0" "$(now)")
-    grep -E 'forward pass' "$tmp/lpr.$g.log" | sed 's/^/  rows: /' | head -2
-    if cmp -s "$tmp/lpr.$g.tsv" "$tmp/lp.1.tsv"; then same=identical; else same=DIFFERENT; fi
-    summaries+=("$(awk -v g="$g" -v m="$m" -v o="$one" -v a="$la" -v b="$lb" -v same="$same" 'BEGIN {
-      printf "summary: swgpu long pair %d x %d on %d GPU(s), split by rows: whole process %.2f s, %.2f TCUPS, efficiency %.0f %%; alignment %s\n",
-        a, b, g, m, a * b / m / 1e12, 100 * o / m / g, same }')")
-    echo "${summaries[-1]}"
+    if [[ $g -ge 2 && ${LONG_ROWS:-1} != 0 ]]; then long_run "$g" lpr ", split by rows" SWGPU_LONG_SPLIT=rows; fi
   done
 fi
 

@@ -44,6 +44,29 @@ void check_pair(const codes& q, const codes& s, const scoring& sc, std::size_t b
     CHECK(rescore(got, q, s, sc) == got.score);
 }
 
+// Four pairs (query rows q0 + [0, qspan), subjects alternately related to the query and random of s0 + [0, sspan)
+// residues) through a split over `devices`, each with a small grid budget (several levels) and with one level.
+void check_split_pairs(std::mt19937_64& rng, const scoring& sc, const std::vector<int>& devices, const char* what,
+                       unsigned q0, unsigned qspan, unsigned s0, unsigned sspan) {
+    for (int k = 0; k < 4; ++k) {
+        const auto q = random_sequence(rng, q0 + rng() % qspan, dna4, sc.matrix);
+        const auto s = k % 2 ? mutate(rng, q, 0.04, 8, 80, dna4, sc.matrix)
+                             : random_sequence(rng, s0 + rng() % sspan, dna4, sc.matrix);
+        check_pair(q, s, sc, std::size_t(1) << 16, what, devices);
+        check_pair(q, s, sc, 0, what, devices);
+    }
+}
+
+// A pair large enough for many bands through every border, split over `devices` and aligned `reps` times (a moving
+// error is a race), against one device.
+void check_large_split(const codes& q, const codes& s, const scoring& sc, const std::vector<int>& devices, int reps) {
+    auto one = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20);
+    const auto want = long_pair::align(*one, std::int64_t(q.size()), std::int64_t(s.size()), sc);
+    auto split = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20, devices);
+    for (int rep = 0; rep < reps; ++rep)
+        CHECK(long_pair::align(*split, std::int64_t(q.size()), std::int64_t(s.size()), sc) == want);
+}
+
 }  // namespace
 
 GPU_TEST("long_pair: GPU rectangles give sw_align's alignment on random and related pairs (sanitize)") {
@@ -116,22 +139,11 @@ GPU_TEST("long_pair: a forward pass split by columns over 2, 3 and 5 logical dev
     ::setenv("SWGPU_LONG_SPLIT_CELLS", "0", 1);
     std::mt19937_64 rng(29);
     const auto sc = dna_scoring(2, -3, 5, 2);
-    for (const int parts : {2, 3, 5}) {
-        const std::vector<int> devices(static_cast<std::size_t>(parts), 0);
-        for (int k = 0; k < 4; ++k) {
-            const auto q = random_sequence(rng, 3000 + rng() % 5000, dna4, sc.matrix);
-            const auto s = k % 2 ? mutate(rng, q, 0.04, 8, 80, dna4, sc.matrix)
-                                 : random_sequence(rng, 4000 + rng() % 6000, dna4, sc.matrix);
-            check_pair(q, s, sc, std::size_t(1) << 16, "split", devices);
-            check_pair(q, s, sc, 0, "split, one level", devices);
-        }
-    }
+    for (const int parts : {2, 3, 5})
+        check_split_pairs(rng, sc, std::vector<int>(static_cast<std::size_t>(parts), 0), "split", 3000, 5000, 4000, 6000);
     const auto q = random_sequence(rng, 60000, dna4, sc.matrix);
     const auto s = mutate(rng, q, 0.05, 40, 500, dna4, sc.matrix);
-    auto one = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20);
-    auto three = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20, {0, 0, 0});
-    const auto want = long_pair::align(*one, std::int64_t(q.size()), std::int64_t(s.size()), sc);
-    CHECK(long_pair::align(*three, std::int64_t(q.size()), std::int64_t(s.size()), sc) == want);
+    check_large_split(q, s, sc, {0, 0, 0}, 1);
     ::unsetenv("SWGPU_LONG_SPLIT_CELLS");
 }
 
@@ -150,20 +162,10 @@ GPU_TEST("long_pair: a forward pass split by rows into slabs (SWGPU_LONG_SPLIT=r
         layouts.push_back(all);
     }
     for (const auto& devices : layouts) {
-        for (int k = 0; k < 4; ++k) {
-            const auto q = random_sequence(rng, 4000 + rng() % 6000, dna4, sc.matrix);
-            const auto s = k % 2 ? mutate(rng, q, 0.04, 8, 80, dna4, sc.matrix)
-                                 : random_sequence(rng, 3000 + rng() % 5000, dna4, sc.matrix);
-            check_pair(q, s, sc, std::size_t(1) << 16, "row slabs", devices);
-            check_pair(q, s, sc, 0, "row slabs, one level", devices);
-        }
+        check_split_pairs(rng, sc, devices, "row slabs", 4000, 6000, 3000, 5000);
         const auto q = random_sequence(rng, 70000, dna4, sc.matrix);
         const auto s = mutate(rng, q, 0.05, 40, 500, dna4, sc.matrix);
-        auto one = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20);
-        auto slabs = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20, devices);
-        const auto want = long_pair::align(*one, std::int64_t(q.size()), std::int64_t(s.size()), sc);
-        for (int rep = 0; rep < 2; ++rep)
-            CHECK(long_pair::align(*slabs, std::int64_t(q.size()), std::int64_t(s.size()), sc) == want);
+        check_large_split(q, s, sc, devices, 2);
     }
     ::unsetenv("SWGPU_LONG_SPLIT");
     ::unsetenv("SWGPU_LONG_SPLIT_CELLS");
@@ -182,27 +184,14 @@ GPU_TEST("long_pair: a forward pass split over every GPU of the machine (parts a
     const auto sc = dna_scoring(2, -3, 5, 2);
     std::vector<int> all(static_cast<std::size_t>(count));
     for (int d = 0; d < count; ++d) all[static_cast<std::size_t>(d)] = d;
-    for (const auto& devices : {std::vector<int>{0, 1}, all, std::vector<int>{1, 0}}) {
-        for (int k = 0; k < 4; ++k) {
-            const auto q = random_sequence(rng, 3000 + rng() % 5000, dna4, sc.matrix);
-            const auto s = k % 2 ? mutate(rng, q, 0.04, 8, 80, dna4, sc.matrix)
-                                 : random_sequence(rng, 4000 + rng() % 6000, dna4, sc.matrix);
-            check_pair(q, s, sc, std::size_t(1) << 16, "split over GPUs", devices);
-            check_pair(q, s, sc, 0, "split over GPUs, one level", devices);
-        }
-    }
-    // Large enough for many bands through each border, run several times (a moving error is a race).
+    for (const auto& devices : {std::vector<int>{0, 1}, all, std::vector<int>{1, 0}})
+        check_split_pairs(rng, sc, devices, "split over GPUs", 3000, 5000, 4000, 6000);
     const auto q = random_sequence(rng, 120000, dna4, sc.matrix);
     const auto s = mutate(rng, q, 0.05, 40, 500, dna4, sc.matrix);
-    auto one = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20);
-    const auto want = long_pair::align(*one, std::int64_t(q.size()), std::int64_t(s.size()), sc);
-    auto split = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20, all);
-    for (int rep = 0; rep < 3; ++rep)
-        CHECK(long_pair::align(*split, std::int64_t(q.size()), std::int64_t(s.size()), sc) == want);
+    check_large_split(q, s, sc, all, 3);
     // The grids gathered through host memory, as between GPUs that cannot reach each other's memory.
     ::setenv("SWGPU_NO_PEER", "1", 1);
-    auto staged = gpu::long_pair_backend(q, s, sc, std::size_t(64) << 20, all);
-    CHECK(long_pair::align(*staged, std::int64_t(q.size()), std::int64_t(s.size()), sc) == want);
+    check_large_split(q, s, sc, all, 1);
     ::unsetenv("SWGPU_NO_PEER");
     ::unsetenv("SWGPU_LONG_SPLIT_CELLS");
 }
