@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "app/gpu_share.hpp"
@@ -427,14 +428,33 @@ int align_command::run_here(const std::string& command_line) {
         if (sharing > 1 && gpu_mem == 0) gpu_mem = gpu::free_memory(gpu_device) / 8 * 7 / sharing;
     }
     // Starting the GPU's context takes a noticeable fraction of a second: overlap it with reading the inputs.
+    double gpus_started = 0;  // seconds from the start to every GPU's context (written by the warm-up, read after it)
     std::shared_future<void> gpu_ready;  // shared: the workers of several GPUs wait on it from their threads
     // With alignments to compute on the GPU, device memory for them is mapped then too (not with --gpu-mem: the
     // search may use all of that budget).
     const bool keep_align_memory = gpu_mem == 0 && io::needs_alignments(fmt) && s_.gpu_align != "cpu";
+    // The other GPUs of a spread score pass start then too, a thread each (one process drives them all; under MPI,
+    // each rank its own).
     if (use_gpu)
-        gpu_ready = std::async(std::launch::async, [keep_align_memory, gpu_device] {
+        gpu_ready = std::async(std::launch::async, [keep_align_memory, gpu_device, one_process = group.size() == 1,
+                                                    gpus = s_.gpus, &gpus_started, started] {
+                        std::vector<std::thread> others;
+                        if (one_process) {
+                            const int n = gpu::device_count();
+                            const int used = gpus == 0 ? n : std::min(gpus, n);
+                            for (int d = 1; d < used; ++d) others.emplace_back([d] { gpu::start_context(d); });
+                        }
+                        struct joiner {
+                            std::vector<std::thread>& t;
+                            ~joiner() {
+                                for (auto& x : t) x.join();
+                            }
+                        } join{others};
                         gpu::use_device(gpu_device);
                         gpu::warm_up(keep_align_memory);
+                        for (auto& x : others) x.join();
+                        others.clear();
+                        gpus_started = std::chrono::duration<double>(clock::now() - started).count();
                     }).share();
 
     io::read_options ropt;
@@ -776,6 +796,8 @@ int align_command::run_here(const std::string& command_line) {
              seconds(scan.reader_wait_s) + ", of which for the first chunk " + seconds(scan.first_chunk_wait_s) +
              "; start-up before the scan " +
              seconds(scan.began > started ? std::chrono::duration<double>(scan.began - started).count() : 0.0) +
+             (gpu_ready.valid() ? (gpu_ready.wait(), ", GPUs started " + seconds(gpus_started) + " after the start")
+                                 : std::string()) +
              ", keeping hit subjects " + seconds(scan.keep_subjects_s) + ")");
 
     if (batch.empty()) {

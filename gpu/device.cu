@@ -74,6 +74,11 @@ void warm_up(bool keep_align_memory) {
     }
 }
 
+void start_context(int index) noexcept {
+    if (cudaSetDevice(index) == cudaSuccess && cudaFree(nullptr) == cudaSuccess) return;
+    (void)cudaGetLastError();  // the device's first real use reports what is wrong with it
+}
+
 std::string build_info() {
     int rt = 0;
     cudaRuntimeGetVersion(&rt);

@@ -39,6 +39,10 @@ std::size_t free_memory(int index);
 // keep_align_memory: also maps device memory for align_scored now (2 GiB or an eighth of what is free, whichever is
 // less) and keeps it in the device's memory pool, so that its allocations cost next to nothing later. Throws swgpu::error (runtime_failure) on device failure; no-op without CUDA.
 void warm_up(bool keep_align_memory = false);
+// Creates the context of device `index` from the calling thread (whose current device becomes `index`), errors left
+// for the device's first real use to report. Several GPUs: the driver starts them one after the other otherwise, each
+// in the thread that first uses it; calling this from a thread per device at start-up overlaps that with other work.
+void start_context(int index) noexcept;
 // One line saying how the GPU backend was built ("CUDA 13.0, sm_90" or "built without CUDA").
 std::string build_info();
 

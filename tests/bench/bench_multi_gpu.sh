@@ -9,7 +9,8 @@
 #            its `align` and `makedb` (built from its public source; it uses every visible GPU): wall, median of RUNS
 #   long     a LONG_LENGTH x LONG_LENGTH DNA pair (default 10000000; 0 skips it) made by make_long_pair.py,
 #            `--mode pairwise --strand plus`, one run per GPU count: wall, TCUPS, efficiency, identical alignment;
-#            on 2 GPUs or more also split by rows (SWGPU_LONG_SPLIT=rows; LONG_ROWS=0 leaves it out)
+#            split by rows (the default); on 2 GPUs or more also split by columns (SWGPU_LONG_SPLIT=columns;
+#            LONG_COLUMNS=0 leaves it out)
 #   mpi      `mpirun -np G` with one rank per GPU (MPIRUN, default mpirun; MPIRUN=none skips it; MPIRUN_ARGS are
 #            passed on), with Open MPI's default binding and with --bind-to none: wall, efficiency against one
 #            process on one GPU, identical output, and the fixed cost of a job (classic20 against itself)
@@ -132,9 +133,11 @@ if [[ " $STEPS " == *" long "* && $LONG_LENGTH -gt 0 ]]; then
   }
   one=""
   for g in "${counts[@]}"; do
-    long_run "$g" lp "" || exit 1
-    # The split by rows into slabs (SWGPU_LONG_SPLIT=rows), on the same GPUs; LONG_ROWS=0 leaves it out.
-    if [[ $g -ge 2 && ${LONG_ROWS:-1} != 0 ]]; then long_run "$g" lpr ", split by rows" SWGPU_LONG_SPLIT=rows; fi
+    label=""
+    [[ $g -ge 2 ]] && label=", split by rows"
+    long_run "$g" lp "$label" || exit 1
+    # The split by columns (SWGPU_LONG_SPLIT=columns), on the same GPUs; LONG_COLUMNS=0 leaves it out.
+    if [[ $g -ge 2 && ${LONG_COLUMNS:-1} != 0 ]]; then long_run "$g" lpc ", split by columns" SWGPU_LONG_SPLIT=columns; fi
   done
 fi
 

@@ -1,4 +1,5 @@
 // Runs the GPU tests; exit code 77 (skipped) when no CUDA device is usable.
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -32,21 +33,33 @@ int main(int argc, char** argv) {
                      "(set SWGPU_BINARY to it)\n");
         return 2;
     }
+    // One optional argument: a substring of the names of the tests to run. Anything else is refused, so that a
+    // mistyped option never reads as a clean run of nothing.
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+        std::fprintf(stderr, "usage: swgpu_gpu_tests [NAME_SUBSTRING]\n");
+        return 2;
+    }
     const char* filter = argc > 1 ? argv[1] : nullptr;
     int run = 0;
     for (const auto& t : registry()) {
         if (filter && !std::strstr(t.name, filter)) continue;
         const int before = failures();
         ++run;
+        const auto start = std::chrono::steady_clock::now();
         try {
             t.body();
         } catch (const require_failed&) {
         } catch (const std::exception& e) {
             report(__FILE__, __LINE__, std::string(t.name) + ": exception: " + e.what());
         }
-        std::printf("%s %s\n", failures() == before ? "ok  " : "FAIL", t.name);
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::printf("%s %s (%.2f s)\n", failures() == before ? "ok  " : "FAIL", t.name, secs);
         std::fflush(stdout);
     }
     std::printf("%d tests, %d failed checks\n", run, failures());
+    if (run == 0) {
+        std::fprintf(stderr, "swgpu_gpu_tests: no test name contains \"%s\"\n", filter ? filter : "");
+        return 2;
+    }
     return failures() == 0 ? 0 : 1;
 }

@@ -303,13 +303,17 @@ GPU_TEST("align: long pairs (--mode pairwise and auto) print what the search pas
                     CHECK(got.out == search.out);
                 }
             }
-        // The long pair's forward pass split over 3 logical devices (every rectangle split): the same output.
-        const auto split = run("align --backend gpu --gpus 1 --mode pairwise " + in + cols, dir,
-                               "SWGPU_LOGICAL_DEVICES=3 SWGPU_LONG_SPLIT_CELLS=0");
-        CHECK_EQ(split.code, 0);
-        if (split.out != search.out) {
-            std::fprintf(stderr, "a long pair split over 3 logical devices differs from --mode search on %s\n", in.c_str());
-            CHECK(split.out == search.out);
+        // The long pair's forward pass split over 3 logical devices (every rectangle split), by rows (the default)
+        // and by columns: the same output.
+        for (const std::string how : {"rows", "columns"}) {
+            const auto split = run("align --backend gpu --gpus 1 --mode pairwise " + in + cols, dir,
+                                   "SWGPU_LOGICAL_DEVICES=3 SWGPU_LONG_SPLIT_CELLS=0 SWGPU_LONG_SPLIT=" + how);
+            CHECK_EQ(split.code, 0);
+            if (split.out != search.out) {
+                std::fprintf(stderr, "a long pair split by %s over 3 logical devices differs from --mode search on %s\n",
+                             how.c_str(), in.c_str());
+                CHECK(split.out == search.out);
+            }
         }
         if (swgpu::gpu::device_count() > 1) {  // over every GPU, the parts at once
             const auto all = run("align --backend gpu --mode pairwise " + in + cols, dir, "SWGPU_LONG_SPLIT_CELLS=0");
