@@ -404,8 +404,10 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
 // ---- The CPU backend ----------------------------------------------------------------------------------------------
 
 cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
-                         thread_pool& pool, std::size_t grid_budget, double leaf_cells, int lanes)
-    : q_(query), s_(subject), sc_(sc), pool_(pool), budget_(grid_budget), leaf_(leaf_cells), lanes_(lanes) {
+                         thread_pool& pool, std::size_t grid_budget, double leaf_cells, int lanes,
+                         std::size_t trace_batch)
+    : q_(query), s_(subject), sc_(sc), pool_(pool), budget_(grid_budget), leaf_(leaf_cells), lanes_(lanes),
+      batch_(trace_batch ? trace_batch : pool.size() >= 4 ? pool.size() : 1) {
     // A subject of few letters (DNA) gets compact codes, so that the vector kernel picks σ by comparisons.
     std::vector<int> code(substitution_matrix::max_letters, -1);
     std::vector<std::uint8_t> compact(subject.size()), letters;
@@ -526,37 +528,83 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     for (std::size_t k = 0; k < block_max.size(); ++k) g.block_max[k] = block_max[k].load();
 }
 
+void cpu_backend::trace_blocks(const grid& g, const borders& outer,
+                               std::span<const std::pair<std::int64_t, std::int64_t>> blocks, std::vector<trace>& out) {
+    out.resize(blocks.size());
+    std::vector<borders> inner(blocks.size());
+    for (std::size_t k = 0; k < blocks.size(); ++k)
+        inner[k] = g.block_borders(blocks[k].first, blocks[k].second, outer);
+    pool_.parallel_for(blocks.size(), [&](std::size_t k) {
+        trace_rect(g.block(blocks[k].first, blocks[k].second), inner[k], 0, out[k]);
+    });
+}
+
 void cpu_backend::trace_rect(const rect& area, const borders& b, int target, trace& out) {
+    // The forward pass's group kernel over the whole rectangle (groups of `lanes` rows, every column), each step's
+    // nibbles written to a buffer and moved into the trace's columns after each group.
     const std::int64_t rows = area.rows(), cols = area.cols();
     out = trace{};
     out.area = area;
     out.stride = (rows + 1) / 2 * 2;
     out.nibbles.assign(idx(out.stride * cols / 2 + 1), 0);
-    const int oe = sc_.gaps.open + sc_.gaps.extend, ext = sc_.gaps.extend;
+    if (rows == 0 || cols == 0) return;
     const auto& table = sc_.matrix.table();
-    std::vector<int> hr(b.top_h.begin() + 1, b.top_h.end()), er(b.top_e);
+    rows::kernel_choice kernel = rows::best_kernel();
+    for (const auto& k : rows::available_kernels())
+        if (k.lanes == lanes_) kernel = k;
+    const int lanes = kernel.lanes;
+    const std::size_t width = idx(cols) + static_cast<std::size_t>(lanes);
+    std::vector<int> hr(b.top_h.begin() + 1, b.top_h.end()), er(b.top_e), col_h(b.left_h), col_f(b.left_f);
+    std::vector<int> profile(static_cast<std::size_t>(lanes) * 32), scratch(width * static_cast<std::size_t>(lanes));
+    std::vector<std::uint8_t> steps(width * static_cast<std::size_t>(lanes));
+    std::vector<int> hit_col(static_cast<std::size_t>(lanes), -1);
     int diag_first = b.top_h[0];
-    for (std::int64_t i = 0; i < rows; ++i) {
-        const std::int8_t* sigma = table.data() + q_[idx(area.r0 + i)] * substitution_matrix::max_letters;
-        int diag = diag_first;
-        diag_first = b.left_h[idx(i)];
-        int f = b.left_f[idx(i)];
-        for (std::int64_t j = 0; j < cols; ++j) {
-            const int e = er[idx(j)];
-            const int d = diag + sigma[s_[idx(area.c0 + j)]];
-            const int h = std::max(std::max(0, d), std::max(e, f));
-            const int src = h == 0 ? 0 : h == d ? 1 : h == e ? 2 : 3;
-            diag = hr[idx(j)];
-            hr[idx(j)] = h;
-            const int e_next = std::max(e - ext, h - oe);
-            const int f_next = std::max(f - ext, h - oe);
-            const int nib = src | (e_next == h - oe ? 4 : 0) | (f_next == h - oe ? 8 : 0);
-            const std::int64_t k = j * out.stride + i;
-            out.nibbles[idx(k >> 1)] |= static_cast<std::uint8_t>(nib << ((k & 1) * 4));
-            er[idx(j)] = e_next;
-            f = f_next;
-            if (target > 0 && h == target && out.hit_i < 0) out.hit_i = area.r0 + i, out.hit_j = area.c0 + j;
+    for (std::int64_t g0 = 0; g0 < rows; g0 += lanes) {
+        const int n = static_cast<int>(std::min<std::int64_t>(lanes, rows - g0));
+        for (int k = 0; k < lanes; ++k)
+            for (int x = 0; x < 32; ++x)
+                profile[static_cast<std::size_t>(k) * 32 + x] =
+                    k < n ? table[q_[idx(area.r0 + g0 + k)] * substitution_matrix::max_letters + x] : -(1 << 24);
+        rows::group grp;
+        grp.profile = profile.data();
+        grp.subject = s_.data() + area.c0;
+        if (!compact_.empty()) {
+            grp.compact = compact_.data() + area.c0;
+            grp.letter_code = letter_code_.data();
+            grp.letters = static_cast<int>(letter_code_.size());
         }
+        grp.w = static_cast<int>(cols);
+        grp.rows = n;
+        grp.top_h = hr.data();
+        grp.top_e = er.data();
+        grp.corner = diag_first;
+        grp.left_h = col_h.data() + g0;
+        grp.left_f = col_f.data() + g0;
+        grp.oe = sc_.gaps.open + sc_.gaps.extend;
+        grp.ext = sc_.gaps.extend;
+        grp.steps_out = steps.data();
+        grp.target = out.hit_i < 0 ? target : 0;
+        grp.hit_col = hit_col.data();
+        diag_first = col_h[idx(g0 + n - 1)];  // H[the group's last row][c0 - 1]: the next group's corner
+        kernel.run(grp, scratch.data());
+        // Cell (g0 + k, j) was computed at step j + k. g0 and the stride are even: rows k and k + 1 share a byte.
+        const auto L = static_cast<std::size_t>(lanes);
+        for (std::int64_t j = 0; j < cols; ++j) {
+            std::uint8_t* col = out.nibbles.data() + idx((j * out.stride + g0) / 2);
+            const std::uint8_t* at = steps.data() + idx(j) * L;  // step j, lane 0
+            for (int k = 0; k < n; k += 2) {
+                const std::size_t s0 = static_cast<std::size_t>(k) * (L + 1);  // step j + k, lane k
+                const std::uint8_t hi = k + 1 < n ? at[s0 + L + 1] : 0;
+                col[k / 2] = static_cast<std::uint8_t>(at[s0] | (hi << 4));
+            }
+        }
+        if (grp.target > 0)
+            for (int k = 0; k < n; ++k)
+                if (hit_col[idx(k)] >= 0) {
+                    out.hit_i = area.r0 + g0 + k;
+                    out.hit_j = area.c0 + hit_col[idx(k)];
+                    break;
+                }
     }
 }
 

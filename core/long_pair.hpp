@@ -139,14 +139,21 @@ public:
 };
 
 // The CPU backend: tiles in anti-diagonal waves on the pool's threads, 32-bit cells, rows of a tile in vector lanes
-// (core/long_pair_rows.hpp). lanes: 16, 8 or 4 forces that kernel where the CPU runs it (0: the widest).
+// (core/long_pair_rows.hpp). lanes: 16, 8 or 4 forces that kernel where the CPU runs it (0: the widest). Leaves are
+// traced by the same kernel; trace_batch: how many leaves the walk traces at once, a thread each (the one it needs
+// and the next ones along its likely path, traced whole rather than the part the walk can reach: about 2.7 times
+// the cells for a 30 kbp pair), 1 for one at a time; 0 picks the pool's size from 4 threads up, else 1.
 class cpu_backend final : public backend {
 public:
     cpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
                 thread_pool& pool, std::size_t grid_budget = std::size_t(1) << 30, double leaf_cells = double(1 << 20),
-                int lanes = 0);
+                int lanes = 0, std::size_t trace_batch = 0);
     void forward(const rect& area, const borders& b, std::int64_t K, grid& out) override;
     void trace_rect(const rect& area, const borders& b, int target, trace& out) override;
+    // Leaves traced a thread each: the one the walk needs and the next ones along its likely path (one per thread).
+    void trace_blocks(const grid& g, const borders& outer,
+                      std::span<const std::pair<std::int64_t, std::int64_t>> blocks, std::vector<trace>& out) override;
+    std::size_t trace_batch() const override { return batch_; }
     std::int64_t spacing_multiple() const override { return tile; }
     double leaf_cells() const override { return leaf_; }
     std::size_t grid_budget() const override { return budget_; }
@@ -160,6 +167,7 @@ private:
     std::size_t budget_;
     double leaf_;
     int lanes_;
+    std::size_t batch_;
 };
 
 // Where the time of align() went (for -v and benchmarks).

@@ -10,6 +10,7 @@
 // compiled for different instruction sets share no symbol the linker could pick from the wrong one.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -33,6 +34,12 @@ struct group {
     int* left_h;                 // in: H[i0+k][−1], out: H[i0+k][w−1]             (rows entries)
     int* left_f;                 // in: F[i0+k][0],  out: F[i0+k][w]
     int oe = 0, ext = 0;
+    // Optional trace (cpu_backend::trace_rect): the nibble of core/long_pair.hpp's `trace` of every lane's cell at
+    // every step, a byte each: steps_out[t * N + k] for the cell (i0 + k, t − k); (w + N − 1) · N bytes.
+    std::uint8_t* steps_out = nullptr;
+    // Optional, with steps_out: target > 0 sets hit_col[k] to the first column of row k whose H is target (−1: none).
+    int target = 0;
+    int* hit_col = nullptr;
 };
 
 template <int N>
@@ -40,9 +47,14 @@ struct vector_of {
     typedef int type __attribute__((vector_size(N * sizeof(int))));
 };
 
-// Runs a group; returns the largest H of its cells. `scratch` holds (w + N) · N ints.
 template <int N>
-int run_group(const group& g, int* scratch) {
+struct bytes_of {
+    typedef std::uint8_t type __attribute__((vector_size(N)));
+};
+
+// Runs a group; returns the largest H of its cells. `scratch` holds (w + N) · N ints. Trace: g.steps_out is set.
+template <int N, bool Trace>
+int run_group_as(const group& g, int* scratch) {
     using vec = typename vector_of<N>::type;
     vec lane, shift_mask, zero;
     for (int k = 0; k < N; ++k) lane[k] = k, shift_mask[k] = k == 0 ? N : k - 1, zero[k] = 0;
@@ -76,6 +88,7 @@ int run_group(const group& g, int* scratch) {
     vec diag = shift_in(h_left, splat(g.corner));
     const int last = g.rows - 1;
     vec j = zero - lane;  // the column of each lane at step t
+    vec hits = splat(-1);  // Trace with a target: each lane's first column whose H is the target
     // One step. Masked: some lanes are before column 0 or past the last column (the first and last N − 1 steps, or
     // a tile narrower than N); Full: the group has N rows, so the bottom row is lane N − 1 (a constant lane).
     const auto step = [&](int t, auto masked, auto full) {
@@ -90,8 +103,8 @@ int run_group(const group& g, int* scratch) {
         } else {
             __builtin_memcpy(&sigma, scratch + t * N, sizeof sigma);
         }
-        vec h = diag + sigma;
-        h = h > zero ? h : zero;
+        const vec d = diag + sigma;
+        vec h = d > zero ? d : zero;
         h = h > e_in ? h : e_in;
         h = h > f ? h : f;
         const vec g_open = h + neg_oe;
@@ -99,6 +112,21 @@ int run_group(const group& g, int* scratch) {
         e_next = e_next > g_open ? e_next : g_open;
         vec f_next = f + neg_e;
         f_next = f_next > g_open ? f_next : g_open;
+        if constexpr (Trace) {
+            // Where H comes from (0: it is 0, 1: the diagonal, 2: E, 3: F, the first that matches) and which gaps
+            // open here, as trace_rect's scalar definition in core/long_pair.hpp.
+            vec src = h == e_in ? splat(2) : splat(3);
+            src = h == d ? splat(1) : src;
+            src = h == zero ? zero : src;
+            const vec nib = src | ((e_next == g_open) & splat(4)) | ((f_next == g_open) & splat(8));
+            const auto bytes = __builtin_convertvector(nib, typename bytes_of<N>::type);
+            __builtin_memcpy(g.steps_out + static_cast<std::size_t>(t) * N, &bytes, N);
+            if (g.target > 0) {
+                vec found = (h == splat(g.target)) & (hits < zero);
+                if constexpr (decltype(masked)::value) found &= (j >= zero) & (j < w);
+                hits = found ? j : hits;
+            }
+        }
         diag = up;
         e_in = e_next;
         if constexpr (decltype(masked)::value) {
@@ -135,9 +163,18 @@ int run_group(const group& g, int* scratch) {
         g.left_h[k] = h_left[k];
         g.left_f[k] = f[k];
     }
+    if constexpr (Trace) {
+        if (g.target > 0)
+            for (int k = 0; k < g.rows; ++k) g.hit_col[k] = hits[k];
+    }
     int m = 0;
     for (int k = 0; k < g.rows; ++k) m = best[k] > m ? best[k] : m;
     return m;
+}
+
+template <int N>
+int run_group(const group& g, int* scratch) {
+    return g.steps_out ? run_group_as<N, true>(g, scratch) : run_group_as<N, false>(g, scratch);
 }
 
 // The instruction sets this binary has a group kernel for: 16 lanes (AVX-512), 8 (AVX2), 4 (portable).

@@ -2,7 +2,10 @@
 //
 //   bench_long_pair [--length N | --files A.fa B.fa] [--backend gpu|cpu] [--reps R] [--threads T] [--score-only]
 //                   [--mutation RATE] [--seed S] [--policy antidiagonal|compensation] [--parasail]
-//                   [--gpu-mem-gib G]
+//                   [--gpu-mem-gib G] [--trace-batch B]
+//
+// --trace-batch B (CPU): leaves the walk traces at once, a thread each (1: one at a time; default: the threads, from
+// 4 threads up).
 //
 // --parasail (builds that found libparasail-dev) also times parasail's 32-bit single-pair functions on one thread.
 //
@@ -36,7 +39,7 @@
 using namespace swgpu;
 
 int main(int argc, char** argv) {
-    std::size_t length = 100000, reps = 5, threads = 0;
+    std::size_t length = 100000, reps = 5, threads = 0, trace_batch = 0;
     double mutation = 0.05;
     unsigned seed = 1;
     std::string file_a, file_b, backend = "gpu", policy = "antidiagonal";
@@ -50,6 +53,7 @@ int main(int argc, char** argv) {
         else if (a == "--backend") backend = next();
         else if (a == "--reps") reps = std::stoull(next());
         else if (a == "--threads") threads = std::stoull(next());
+        else if (a == "--trace-batch") trace_batch = std::stoull(next());
         else if (a == "--score-only") score_only = true;
         else if (a == "--policy") policy = next();
         else if (a == "--parasail") with_parasail = true;
@@ -95,7 +99,7 @@ int main(int argc, char** argv) {
     thread_pool pool(threads);
     std::unique_ptr<long_pair::backend> be;
     if (backend == "gpu") be = gpu::long_pair_backend(q, s, sc, device_memory);
-    else be = std::make_unique<long_pair::cpu_backend>(q, s, sc, pool);
+    else be = std::make_unique<long_pair::cpu_backend>(q, s, sc, pool, std::size_t(1) << 30, double(1 << 20), 0, trace_batch);
     std::printf("# bench_long_pair %lld x %lld (%s), backend %s, %s\n", (long long)m, (long long)n,
                 dna ? "DNA 2/-3 5/2" : "protein BLOSUM62 11/1", backend.c_str(), score_only ? "score" : "alignment");
     std::vector<double> wall, fwd;
