@@ -540,8 +540,9 @@ void cpu_backend::trace_blocks(const grid& g, const borders& outer,
 }
 
 void cpu_backend::trace_rect(const rect& area, const borders& b, int target, trace& out) {
-    // The forward pass's group kernel over the whole rectangle (groups of `lanes` rows, every column), each step's
-    // nibbles written to a buffer and moved into the trace's columns after each group.
+    // The forward pass's group kernel over the rectangle (groups of `lanes` rows, in strips of at most `strip`
+    // columns so that its buffers stay small whatever the shape), each step's nibbles written to a buffer and moved
+    // into the trace's columns after each strip.
     const std::int64_t rows = area.rows(), cols = area.cols();
     out = trace{};
     out.area = area;
@@ -553,11 +554,12 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
     for (const auto& k : rows::available_kernels())
         if (k.lanes == lanes_) kernel = k;
     const int lanes = kernel.lanes;
-    const std::size_t width = idx(cols) + static_cast<std::size_t>(lanes);
+    const auto L = static_cast<std::size_t>(lanes);
+    constexpr std::int64_t strip = 2048;
+    const std::size_t width = idx(std::min(cols, strip)) + L;
     std::vector<int> hr(b.top_h.begin() + 1, b.top_h.end()), er(b.top_e), col_h(b.left_h), col_f(b.left_f);
-    std::vector<int> profile(static_cast<std::size_t>(lanes) * 32), scratch(width * static_cast<std::size_t>(lanes));
-    std::vector<std::uint8_t> steps(width * static_cast<std::size_t>(lanes));
-    std::vector<int> hit_col(static_cast<std::size_t>(lanes), -1);
+    std::vector<int> profile(L * 32), scratch(width * L), hit_col(L, -1);
+    std::vector<std::uint8_t> steps(width * L);
     int diag_first = b.top_h[0];
     for (std::int64_t g0 = 0; g0 < rows; g0 += lanes) {
         const int n = static_cast<int>(std::min<std::int64_t>(lanes, rows - g0));
@@ -565,46 +567,56 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
             for (int x = 0; x < 32; ++x)
                 profile[static_cast<std::size_t>(k) * 32 + x] =
                     k < n ? table[q_[idx(area.r0 + g0 + k)] * substitution_matrix::max_letters + x] : -(1 << 24);
-        rows::group grp;
-        grp.profile = profile.data();
-        grp.subject = s_.data() + area.c0;
-        if (!compact_.empty()) {
-            grp.compact = compact_.data() + area.c0;
-            grp.letter_code = letter_code_.data();
-            grp.letters = static_cast<int>(letter_code_.size());
-        }
-        grp.w = static_cast<int>(cols);
-        grp.rows = n;
-        grp.top_h = hr.data();
-        grp.top_e = er.data();
-        grp.corner = diag_first;
-        grp.left_h = col_h.data() + g0;
-        grp.left_f = col_f.data() + g0;
-        grp.oe = sc_.gaps.open + sc_.gaps.extend;
-        grp.ext = sc_.gaps.extend;
-        grp.steps_out = steps.data();
-        grp.target = out.hit_i < 0 ? target : 0;
-        grp.hit_col = hit_col.data();
+        const int target_here = out.hit_i < 0 ? target : 0;
+        std::int64_t first_hit_row = -1, first_hit_col = -1;  // in this group, over the strips
+        int corner = diag_first;
         diag_first = col_h[idx(g0 + n - 1)];  // H[the group's last row][c0 - 1]: the next group's corner
-        kernel.run(grp, scratch.data());
-        // Cell (g0 + k, j) was computed at step j + k. g0 and the stride are even: rows k and k + 1 share a byte.
-        const auto L = static_cast<std::size_t>(lanes);
-        for (std::int64_t j = 0; j < cols; ++j) {
-            std::uint8_t* col = out.nibbles.data() + idx((j * out.stride + g0) / 2);
-            const std::uint8_t* at = steps.data() + idx(j) * L;  // step j, lane 0
-            for (int k = 0; k < n; k += 2) {
-                const std::size_t s0 = static_cast<std::size_t>(k) * (L + 1);  // step j + k, lane k
-                const std::uint8_t hi = k + 1 < n ? at[s0 + L + 1] : 0;
-                col[k / 2] = static_cast<std::uint8_t>(at[s0] | (hi << 4));
+        for (std::int64_t j0 = 0; j0 < cols; j0 += strip) {
+            const std::int64_t w = std::min(strip, cols - j0);
+            rows::group grp;
+            grp.profile = profile.data();
+            grp.subject = s_.data() + area.c0 + j0;
+            if (!compact_.empty()) {
+                grp.compact = compact_.data() + area.c0 + j0;
+                grp.letter_code = letter_code_.data();
+                grp.letters = static_cast<int>(letter_code_.size());
             }
-        }
-        if (grp.target > 0)
-            for (int k = 0; k < n; ++k)
-                if (hit_col[idx(k)] >= 0) {
-                    out.hit_i = area.r0 + g0 + k;
-                    out.hit_j = area.c0 + hit_col[idx(k)];
-                    break;
+            grp.w = static_cast<int>(w);
+            grp.rows = n;
+            grp.top_h = hr.data() + j0;
+            grp.top_e = er.data() + j0;
+            grp.corner = corner;
+            grp.left_h = col_h.data() + g0;  // in: H left of the strip; out: H of its last column
+            grp.left_f = col_f.data() + g0;
+            grp.oe = sc_.gaps.open + sc_.gaps.extend;
+            grp.ext = sc_.gaps.extend;
+            grp.steps_out = steps.data();
+            grp.target = target_here;
+            grp.hit_col = hit_col.data();
+            corner = hr[idx(j0 + w - 1)];  // H[g0 - 1][last column of the strip], before the kernel overwrites it
+            kernel.run(grp, scratch.data());
+            // Cell (g0 + k, j0 + j) was computed at step j + k. g0 and the stride are even: rows k and k + 1 share
+            // a byte.
+            for (std::int64_t j = 0; j < w; ++j) {
+                std::uint8_t* col = out.nibbles.data() + idx(((j0 + j) * out.stride + g0) / 2);
+                const std::uint8_t* at = steps.data() + idx(j) * L;  // step j, lane 0
+                for (int k = 0; k < n; k += 2) {
+                    const std::size_t s0 = static_cast<std::size_t>(k) * (L + 1);  // step j + k, lane k
+                    const std::uint8_t hi = k + 1 < n ? at[s0 + L + 1] : 0;
+                    col[k / 2] = static_cast<std::uint8_t>(at[s0] | (hi << 4));
                 }
+            }
+            if (target_here > 0)  // the first row of the group holding the target; the first column in that row
+                for (int k = 0; k < n; ++k)
+                    if (hit_col[idx(k)] >= 0) {
+                        if (first_hit_row < 0 || k < first_hit_row) first_hit_row = k, first_hit_col = j0 + hit_col[idx(k)];
+                        break;
+                    }
+        }
+        if (first_hit_row >= 0) {
+            out.hit_i = area.r0 + g0 + first_hit_row;
+            out.hit_j = area.c0 + first_hit_col;
+        }
     }
 }
 
