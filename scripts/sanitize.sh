@@ -6,7 +6,14 @@ set -uo pipefail
 bin=${1:-build/tests/gpu/swgpu_gpu_tests}
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 if [ -z "$sanitizer" ]; then echo "sanitize: compute-sanitizer not found: skipped"; exit 77; fi
-if ! "$bin" "no test has this name" >/dev/null 2>&1; then echo "sanitize: $bin cannot run here (no GPU?): skipped"; exit 77; fi
+# A name no test has: the binary checks the device and its inputs, runs nothing and says so (exit 2), or exits 77
+# without a device.
+probe=$("$bin" "no test has this name" 2>&1)
+case $? in
+  77) echo "sanitize: no CUDA device: skipped"; exit 77 ;;
+  2) if [[ $probe != *"no test name contains"* ]]; then echo "sanitize: $bin cannot run: $probe"; exit 1; fi ;;
+  *) echo "sanitize: $bin cannot run: $probe"; exit 1 ;;
+esac
 status=0
 for tool in memcheck racecheck; do
   echo "== compute-sanitizer --tool $tool"
