@@ -422,6 +422,32 @@ cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const st
     }
     compact_ = std::move(compact);
     letter_code_ = std::move(letters);
+    // σ of two values on the letters that meet (DNA under --match/--mismatch): one comparison per step.
+    std::vector<bool> in_query(substitution_matrix::max_letters, false);
+    for (const auto c : query) in_query[c & 31] = true;
+    std::optional<int> match, mismatch;
+    bool two = true;
+    for (int a = 0; a < substitution_matrix::max_letters && two; ++a) {
+        if (!in_query[static_cast<std::size_t>(a)]) continue;
+        for (const auto b : letter_code_) {
+            const int v = sc.matrix.score(static_cast<std::uint8_t>(a), b);
+            auto& want = a == b ? match : mismatch;
+            if (!want) want = v;
+            two = two && *want == v;
+        }
+    }
+    if (!two) return;
+    match_ = match.value_or(0);
+    mismatch_ = mismatch.value_or(0);
+    row_code_.assign(substitution_matrix::max_letters, -1);
+    for (std::size_t x = 0; x < letter_code_.size(); ++x) row_code_[letter_code_[x]] = static_cast<int>(x);
+}
+
+void cpu_backend::set_row_codes(rows::group& grp, std::vector<int>& codes, std::int64_t row0, int rows) const {
+    for (int k = 0; k < rows; ++k) codes[static_cast<std::size_t>(k)] = row_code_[q_[idx(row0 + k)] & 31];
+    grp.row_code = codes.data();
+    grp.match = match_;
+    grp.mismatch = mismatch_;
 }
 
 void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, grid& g) {
@@ -462,7 +488,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
         const std::uint8_t* subj = s_.data() + area.c0 + j0;
         // Groups of `lanes` rows, one row per vector lane (core/long_pair_rows.hpp).
         const int lanes = kernel.lanes;
-        std::vector<int> profile(static_cast<std::size_t>(lanes) * 32);
+        std::vector<int> profile(static_cast<std::size_t>(lanes) * 32), row_code(static_cast<std::size_t>(lanes), -1);
         std::vector<int> scratch(static_cast<std::size_t>(w + lanes) * lanes);
         for (std::int64_t g0 = i0; g0 < i1; g0 += lanes) {
             const int rows = static_cast<int>(std::min<std::int64_t>(lanes, i1 - g0));
@@ -478,6 +504,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
                 grp.compact = compact_.data() + area.c0 + j0;
                 grp.letter_code = letter_code_.data();
                 grp.letters = static_cast<int>(letter_code_.size());
+                if (!row_code_.empty()) set_row_codes(grp, row_code, area.r0 + g0, rows);
             }
             grp.w = w;
             grp.rows = rows;
@@ -558,7 +585,7 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
     constexpr std::int64_t strip = 2048;
     const std::size_t width = idx(std::min(cols, strip)) + L;
     std::vector<int> hr(b.top_h.begin() + 1, b.top_h.end()), er(b.top_e), col_h(b.left_h), col_f(b.left_f);
-    std::vector<int> profile(L * 32), scratch(width * L), hit_col(L, -1);
+    std::vector<int> profile(L * 32), scratch(width * L), hit_col(L, -1), row_code(L, -1);
     std::vector<std::uint8_t> steps(width * L);
     int diag_first = b.top_h[0];
     for (std::int64_t g0 = 0; g0 < rows; g0 += lanes) {
@@ -580,6 +607,7 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
                 grp.compact = compact_.data() + area.c0 + j0;
                 grp.letter_code = letter_code_.data();
                 grp.letters = static_cast<int>(letter_code_.size());
+                if (!row_code_.empty()) set_row_codes(grp, row_code, area.r0 + g0, n);
             }
             grp.w = static_cast<int>(w);
             grp.rows = n;

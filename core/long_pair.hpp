@@ -138,6 +138,10 @@ public:
     std::function<void(double fraction)> progress;
 };
 
+namespace rows {
+struct group;  // core/long_pair_rows.hpp
+}
+
 // The CPU backend: tiles in anti-diagonal waves on the pool's threads, 32-bit cells, rows of a tile in vector lanes
 // (core/long_pair_rows.hpp). lanes: 16, 8 or 4 forces that kernel where the CPU runs it (0: the widest). Leaves are
 // traced by the same kernel; trace_batch: how many leaves the walk traces at once, a thread each (the one it needs
@@ -160,8 +164,14 @@ public:
     static constexpr std::int64_t tile = 256;
 
 private:
+    // Points grp at the compact codes of rows [row0, row0 + rows) of the query, written to `codes`.
+    void set_row_codes(rows::group& grp, std::vector<int>& codes, std::int64_t row0, int rows) const;
     std::span<const std::uint8_t> q_, s_;
     std::vector<std::uint8_t> compact_, letter_code_;  // the subject in compact codes, when it has at most 8 letters
+    // With compact codes, when σ on the query's and the subject's letters is match on equal letters and mismatch
+    // elsewhere: each query letter's compact code (-1: not a subject letter), indexed by letter; else empty.
+    std::vector<int> row_code_;
+    int match_ = 0, mismatch_ = 0;
     const scoring& sc_;
     thread_pool& pool_;
     std::size_t budget_;

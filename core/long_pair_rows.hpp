@@ -26,6 +26,11 @@ struct group {
     const std::uint8_t* compact = nullptr;
     const std::uint8_t* letter_code = nullptr;
     int letters = 0;
+    // Optional, with compact codes: σ is `match` where a lane's row letter (its compact code, row_code[k]; a code no
+    // subject letter has when the letter is not among them) equals the subject's and `mismatch` elsewhere: one
+    // comparison per step. The caller checks that σ has this form on the letters involved.
+    const int* row_code = nullptr;
+    int match = 0, mismatch = 0;
     int w = 0;
     int rows = 0;                // real rows, 1..N: the bottom row handed on is row rows − 1
     int* top_h;                  // in: H[i0−1][j], out: H[i0+rows−1][j]          (w entries)
@@ -66,8 +71,12 @@ int run_group_as(const group& g, int* scratch) {
     // Otherwise laid out by step: scratch[t·N + k] = σ(row k, subject[t − k]), one vector read per step.
     const int steps = g.w + N - 1;
     const bool by_letter = g.compact && g.letters <= 8;
-    vec by[8];
-    if (by_letter) {
+    const bool two_values = by_letter && g.row_code;
+    vec by[8], row_code = zero;
+    const vec match = splat(g.match), mismatch = splat(g.mismatch);
+    if (two_values) {
+        for (int k = 0; k < N; ++k) row_code[k] = k < g.rows ? g.row_code[k] : -1;
+    } else if (by_letter) {
         for (int x = 0; x < g.letters; ++x)
             for (int k = 0; k < N; ++k) by[x][k] = g.profile[k * 32 + g.letter_code[x]];
     } else {
@@ -96,7 +105,10 @@ int run_group_as(const group& g, int* scratch) {
         up = shift_in(h_left, splat(g.top_h[col]));
         e_in = shift_in(e_in, splat(g.top_e[col]));
         vec sigma;
-        if (by_letter) {
+        if (two_values) {
+            codes = shift_in(codes, splat(g.compact[col]));
+            sigma = codes == row_code ? match : mismatch;
+        } else if (by_letter) {
             codes = shift_in(codes, splat(g.compact[col]));
             sigma = codes == 0 ? by[0] : zero;
             for (int x = 1; x < g.letters; ++x) sigma = codes == x ? by[x] : sigma;
