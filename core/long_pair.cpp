@@ -443,6 +443,21 @@ cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const st
     for (std::size_t x = 0; x < letter_code_.size(); ++x) row_code_[letter_code_[x]] = static_cast<int>(x);
 }
 
+void cpu_backend::fill_profile(std::vector<int>& profile, std::int64_t row0, int rows, int lanes) const {
+    if (!row_code_.empty()) return;  // σ of two values: the kernel compares letters and reads no profile
+    const auto& table = sc_.matrix.table();
+    for (int k = 0; k < lanes; ++k) {
+        const auto row = static_cast<std::size_t>(k) * 32;
+        const int letter = k < rows ? q_[idx(row0 + k)] & 31 : -1;
+        const auto value = [&](int x) { return letter < 0 ? -(1 << 24) : int(table[idx(letter) * 32 + idx(x)]); };
+        if (compact_.empty()) {
+            for (int x = 0; x < 32; ++x) profile[row + idx(x)] = value(x);
+        } else {  // the kernel reads the subject's letters only
+            for (const auto x : letter_code_) profile[row + x] = value(x);
+        }
+    }
+}
+
 void cpu_backend::set_row_codes(rows::group& grp, std::vector<int>& codes, std::int64_t row0, int rows) const {
     for (int k = 0; k < rows; ++k) codes[static_cast<std::size_t>(k)] = row_code_[q_[idx(row0 + k)] & 31];
     grp.row_code = codes.data();
@@ -471,7 +486,6 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     // (ti+1, tj+1) two waves later, overwritten by tile (ti, tj+3) three waves later.
     std::vector<int> corner(idx(3 * nti));
     const int oe = sc_.gaps.open + sc_.gaps.extend, ext = sc_.gaps.extend;
-    const auto& table = sc_.matrix.table();
     rows::kernel_choice kernel = rows::best_kernel();
     for (const auto& k : rows::available_kernels())
         if (k.lanes == lanes_) kernel = k;
@@ -492,11 +506,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
         std::vector<int> scratch(static_cast<std::size_t>(w + lanes) * lanes);
         for (std::int64_t g0 = i0; g0 < i1; g0 += lanes) {
             const int rows = static_cast<int>(std::min<std::int64_t>(lanes, i1 - g0));
-            for (int k = 0; k < lanes; ++k)
-                for (int x = 0; x < 32; ++x)
-                    profile[static_cast<std::size_t>(k) * 32 + x] =
-                        k < rows ? table[q_[idx(area.r0 + g0 + k)] * substitution_matrix::max_letters + x]
-                                 : -(1 << 24);
+            fill_profile(profile, area.r0 + g0, rows, lanes);
             rows::group grp;
             grp.profile = profile.data();
             grp.subject = subj;
@@ -576,7 +586,6 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
     out.stride = (rows + 1) / 2 * 2;
     out.nibbles.assign(idx(out.stride * cols / 2 + 1), 0);
     if (rows == 0 || cols == 0) return;
-    const auto& table = sc_.matrix.table();
     rows::kernel_choice kernel = rows::best_kernel();
     for (const auto& k : rows::available_kernels())
         if (k.lanes == lanes_) kernel = k;
@@ -590,10 +599,7 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
     int diag_first = b.top_h[0];
     for (std::int64_t g0 = 0; g0 < rows; g0 += lanes) {
         const int n = static_cast<int>(std::min<std::int64_t>(lanes, rows - g0));
-        for (int k = 0; k < lanes; ++k)
-            for (int x = 0; x < 32; ++x)
-                profile[static_cast<std::size_t>(k) * 32 + x] =
-                    k < n ? table[q_[idx(area.r0 + g0 + k)] * substitution_matrix::max_letters + x] : -(1 << 24);
+        fill_profile(profile, area.r0 + g0, n, lanes);
         const int target_here = out.hit_i < 0 ? target : 0;
         std::int64_t first_hit_row = -1, first_hit_col = -1;  // in this group, over the strips
         int corner = diag_first;

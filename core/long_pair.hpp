@@ -164,6 +164,9 @@ public:
     static constexpr std::int64_t tile = 256;
 
 private:
+    // σ of the query rows [row0, row0 + rows) against every letter, lanes x 32 (rows past `rows` padded); nothing
+    // when σ takes two values (row_code_).
+    void fill_profile(std::vector<int>& profile, std::int64_t row0, int rows, int lanes) const;
     // Points grp at the compact codes of rows [row0, row0 + rows) of the query, written to `codes`.
     void set_row_codes(rows::group& grp, std::vector<int>& codes, std::int64_t row0, int rows) const;
     std::span<const std::uint8_t> q_, s_;
