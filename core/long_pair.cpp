@@ -503,7 +503,6 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
         // Groups of `lanes` rows, one row per vector lane (core/long_pair_rows.hpp).
         const int lanes = kernel.lanes;
         std::vector<int> profile(static_cast<std::size_t>(lanes) * 32), row_code(static_cast<std::size_t>(lanes), -1);
-        std::vector<int> scratch(static_cast<std::size_t>(w + lanes) * lanes);
         for (std::int64_t g0 = i0; g0 < i1; g0 += lanes) {
             const int rows = static_cast<int>(std::min<std::int64_t>(lanes, i1 - g0));
             fill_profile(profile, area.r0 + g0, rows, lanes);
@@ -526,7 +525,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
             grp.oe = oe;
             grp.ext = ext;
             diag_first = col_h[idx(g0 + rows - 1)];  // H[last row of the group][j0 - 1]: the next group's corner
-            best = std::max(best, kernel.run(grp, scratch.data()));
+            best = std::max(best, kernel.run(grp));
         }
         corner[idx((tj % 3) * nti + ti)] = hr[w - 1];
         // Checkpoints on the grid's lines (tile borders, as K is a multiple of the tile).
@@ -594,7 +593,7 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
     constexpr std::int64_t strip = 2048;
     const std::size_t width = idx(std::min(cols, strip)) + L;
     std::vector<int> hr(b.top_h.begin() + 1, b.top_h.end()), er(b.top_e), col_h(b.left_h), col_f(b.left_f);
-    std::vector<int> profile(L * 32), scratch(width * L), hit_col(L, -1), row_code(L, -1);
+    std::vector<int> profile(L * 32), hit_col(L, -1), row_code(L, -1);
     std::vector<std::uint8_t> steps(width * L);
     int diag_first = b.top_h[0];
     for (std::int64_t g0 = 0; g0 < rows; g0 += lanes) {
@@ -628,7 +627,7 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
             grp.target = target_here;
             grp.hit_col = hit_col.data();
             corner = hr[idx(j0 + w - 1)];  // H[g0 - 1][last column of the strip], before the kernel overwrites it
-            kernel.run(grp, scratch.data());
+            kernel.run(grp);
             // Cell (g0 + k, j0 + j) was computed at step j + k. g0 and the stride are even: rows k and k + 1 share
             // a byte.
             for (std::int64_t j = 0; j < w; ++j) {
@@ -657,8 +656,8 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
 namespace rows {
 
 #if defined(SWGPU_X86_KERNELS)
-int run_group_avx2(const group& g, int* scratch);
-int run_group_avx512(const group& g, int* scratch);
+int run_group_avx2(const group& g);
+int run_group_avx512(const group& g);
 #endif
 
 std::vector<kernel_choice> available_kernels() {

@@ -14,7 +14,7 @@
 #include "core/long_pair_rows.hpp"
 
 namespace swgpu::long_pair::rows {
-int run_group_avx512(const group& g, int* scratch) { return run_group<16>(g, scratch); }
+int run_group_avx512(const group& g) { return run_group<16>(g); }
 }  // namespace swgpu::long_pair::rows
 
 #if defined(__clang__)
