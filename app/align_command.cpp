@@ -438,21 +438,14 @@ int align_command::run_here(const std::string& command_line) {
     if (use_gpu)
         gpu_ready = std::async(std::launch::async, [keep_align_memory, gpu_device, one_process = group.size() == 1,
                                                     gpus = s_.gpus, &gpus_started, started] {
-                        std::vector<std::thread> others;
+                        std::vector<std::jthread> others;  // joined when cleared, or when a failure unwinds
                         if (one_process) {
                             const int n = gpu::device_count();
                             const int used = gpus == 0 ? n : std::min(gpus, n);
                             for (int d = 1; d < used; ++d) others.emplace_back([d] { gpu::start_context(d); });
                         }
-                        struct joiner {
-                            std::vector<std::thread>& t;
-                            ~joiner() {
-                                for (auto& x : t) x.join();
-                            }
-                        } join{others};
                         gpu::use_device(gpu_device);
                         gpu::warm_up(keep_align_memory);
-                        for (auto& x : others) x.join();
                         others.clear();
                         gpus_started = std::chrono::duration<double>(clock::now() - started).count();
                     }).share();
