@@ -443,8 +443,24 @@ cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const st
     for (std::size_t x = 0; x < letter_code_.size(); ++x) row_code_[letter_code_[x]] = static_cast<int>(x);
 }
 
-void cpu_backend::fill_profile(std::vector<int>& profile, std::int64_t row0, int rows, int lanes) const {
-    if (!row_code_.empty()) return;  // σ of two values: the kernel compares letters and reads no profile
+rows::group cpu_backend::start_group(std::vector<int>& profile, std::vector<int>& codes, std::int64_t row0, int rows,
+                                     int lanes) const {
+    rows::group grp;
+    grp.rows = rows;
+    grp.oe = sc_.gaps.open + sc_.gaps.extend;
+    grp.ext = sc_.gaps.extend;
+    grp.profile = profile.data();
+    if (!compact_.empty()) {
+        grp.letter_code = letter_code_.data();
+        grp.letters = static_cast<int>(letter_code_.size());
+    }
+    if (!row_code_.empty()) {  // σ of two values: the kernel compares letters and reads no profile
+        for (int k = 0; k < rows; ++k) codes[static_cast<std::size_t>(k)] = row_code_[q_[idx(row0 + k)] & 31];
+        grp.row_code = codes.data();
+        grp.match = match_;
+        grp.mismatch = mismatch_;
+        return grp;
+    }
     const auto& table = sc_.matrix.table();
     for (int k = 0; k < lanes; ++k) {
         const auto row = static_cast<std::size_t>(k) * 32;
@@ -456,13 +472,12 @@ void cpu_backend::fill_profile(std::vector<int>& profile, std::int64_t row0, int
             for (const auto x : letter_code_) profile[row + x] = value(x);
         }
     }
+    return grp;
 }
 
-void cpu_backend::set_row_codes(rows::group& grp, std::vector<int>& codes, std::int64_t row0, int rows) const {
-    for (int k = 0; k < rows; ++k) codes[static_cast<std::size_t>(k)] = row_code_[q_[idx(row0 + k)] & 31];
-    grp.row_code = codes.data();
-    grp.match = match_;
-    grp.mismatch = mismatch_;
+void cpu_backend::at_column(rows::group& grp, std::int64_t col0) const {
+    grp.subject = s_.data() + col0;
+    if (!compact_.empty()) grp.compact = compact_.data() + col0;
 }
 
 void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, grid& g) {
@@ -485,7 +500,6 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     // corner[tj % 3][ti]: H at the bottom-right cell of tile (ti, tj), written in wave ti + tj, read by tile
     // (ti+1, tj+1) two waves later, overwritten by tile (ti, tj+3) three waves later.
     std::vector<int> corner(idx(3 * nti));
-    const int oe = sc_.gaps.open + sc_.gaps.extend, ext = sc_.gaps.extend;
     rows::kernel_choice kernel = rows::best_kernel();
     for (const auto& k : rows::available_kernels())
         if (k.lanes == lanes_) kernel = k;
@@ -499,31 +513,19 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
         int diag_first = ti == 0 ? (tj == 0 ? b.top_h[0] : b.top_h[idx(j0)])
                                  : (tj == 0 ? b.left_h[idx(i0 - 1)] : corner[idx(((tj - 1) % 3) * nti + ti - 1)]);
         int best = 0;
-        const std::uint8_t* subj = s_.data() + area.c0 + j0;
         // Groups of `lanes` rows, one row per vector lane (core/long_pair_rows.hpp).
         const int lanes = kernel.lanes;
         std::vector<int> profile(static_cast<std::size_t>(lanes) * 32), row_code(static_cast<std::size_t>(lanes), -1);
         for (std::int64_t g0 = i0; g0 < i1; g0 += lanes) {
             const int rows = static_cast<int>(std::min<std::int64_t>(lanes, i1 - g0));
-            fill_profile(profile, area.r0 + g0, rows, lanes);
-            rows::group grp;
-            grp.profile = profile.data();
-            grp.subject = subj;
-            if (!compact_.empty()) {
-                grp.compact = compact_.data() + area.c0 + j0;
-                grp.letter_code = letter_code_.data();
-                grp.letters = static_cast<int>(letter_code_.size());
-                if (!row_code_.empty()) set_row_codes(grp, row_code, area.r0 + g0, rows);
-            }
+            rows::group grp = start_group(profile, row_code, area.r0 + g0, rows, lanes);
+            at_column(grp, area.c0 + j0);
             grp.w = w;
-            grp.rows = rows;
             grp.top_h = hr;
             grp.top_e = er;
             grp.corner = diag_first;
             grp.left_h = col_h.data() + g0;
             grp.left_f = col_f.data() + g0;
-            grp.oe = oe;
-            grp.ext = ext;
             diag_first = col_h[idx(g0 + rows - 1)];  // H[last row of the group][j0 - 1]: the next group's corner
             best = std::max(best, kernel.run(grp));
         }
@@ -598,31 +600,21 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
     int diag_first = b.top_h[0];
     for (std::int64_t g0 = 0; g0 < rows; g0 += lanes) {
         const int n = static_cast<int>(std::min<std::int64_t>(lanes, rows - g0));
-        fill_profile(profile, area.r0 + g0, n, lanes);
+        const rows::group rows_here = start_group(profile, row_code, area.r0 + g0, n, lanes);
         const int target_here = out.hit_i < 0 ? target : 0;
         std::int64_t first_hit_row = -1, first_hit_col = -1;  // in this group, over the strips
         int corner = diag_first;
         diag_first = col_h[idx(g0 + n - 1)];  // H[the group's last row][c0 - 1]: the next group's corner
         for (std::int64_t j0 = 0; j0 < cols; j0 += strip) {
             const std::int64_t w = std::min(strip, cols - j0);
-            rows::group grp;
-            grp.profile = profile.data();
-            grp.subject = s_.data() + area.c0 + j0;
-            if (!compact_.empty()) {
-                grp.compact = compact_.data() + area.c0 + j0;
-                grp.letter_code = letter_code_.data();
-                grp.letters = static_cast<int>(letter_code_.size());
-                if (!row_code_.empty()) set_row_codes(grp, row_code, area.r0 + g0, n);
-            }
+            rows::group grp = rows_here;
+            at_column(grp, area.c0 + j0);
             grp.w = static_cast<int>(w);
-            grp.rows = n;
             grp.top_h = hr.data() + j0;
             grp.top_e = er.data() + j0;
             grp.corner = corner;
             grp.left_h = col_h.data() + g0;  // in: H left of the strip; out: H of its last column
             grp.left_f = col_f.data() + g0;
-            grp.oe = sc_.gaps.open + sc_.gaps.extend;
-            grp.ext = sc_.gaps.extend;
             grp.steps_out = steps.data();
             grp.target = target_here;
             grp.hit_col = hit_col.data();

@@ -164,11 +164,12 @@ public:
     static constexpr std::int64_t tile = 256;
 
 private:
-    // σ of the query rows [row0, row0 + rows) against every letter, lanes x 32 (rows past `rows` padded); nothing
-    // when σ takes two values (row_code_).
-    void fill_profile(std::vector<int>& profile, std::int64_t row0, int rows, int lanes) const;
-    // Points grp at the compact codes of rows [row0, row0 + rows) of the query, written to `codes`.
-    void set_row_codes(rows::group& grp, std::vector<int>& codes, std::int64_t row0, int rows) const;
+    // A group of the query rows [row0, row0 + rows): how σ is found (the rows' letter codes where σ takes two values,
+    // else `profile` filled for them, lanes x 32, rows past `rows` padded), the gaps and the row count; at_column
+    // points it at the subject from column col0. The caller sets the rest.
+    rows::group start_group(std::vector<int>& profile, std::vector<int>& codes, std::int64_t row0, int rows,
+                            int lanes) const;
+    void at_column(rows::group& grp, std::int64_t col0) const;
     std::span<const std::uint8_t> q_, s_;
     std::vector<std::uint8_t> compact_, letter_code_;  // the subject in compact codes, when it has at most 8 letters
     // With compact codes, when σ on the query's and the subject's letters is match on equal letters and mismatch
