@@ -232,7 +232,12 @@ std::string conventions_text() {
     return "Conventions:\n"
            "  Gap costs follow BLAST: a gap of length k costs OPEN + k*EXTEND, both positive (BLAST 11/1 is\n"
            "    parasail/SSW/EMBOSS open 12 extend 1). Defaults: protein BLOSUM62 11/1 (BLOSUM45 14/2, BLOSUM50 13/2,\n"
-           "    BLOSUM80/90 10/1, PAM30 9/1, PAM70 10/1, PAM250 14/2); DNA match 2, mismatch -3, gaps 5/2.\n"
+           "    BLOSUM80/90 10/1, PAM30 9/1, PAM70 10/1, PAM250 14/2); DNA match 2, mismatch -3, gaps 5/2\n"
+           "    (NUC.4.4 10/6).\n"
+           "  Type (--seqtype auto): DNA when at least 90 % of the letters are ACGTUN, else protein; the queries\n"
+           "    (each --batch file on its own) and the database by the same rule, every record checked against its\n"
+           "    file. IUPAC codes (R Y K M S W B D H V) score as N with --match/--mismatch (NUC.4.4 scores them).\n"
+           "  Outputs (-o, --dotplot, --batch outputs) never replace an input: naming one is an error (exit 2).\n"
            "  DNA queries are searched on both strands (--strand); a minus-strand hit is the reverse-complemented\n"
            "    query against the subject, printed with sstart > send (tabular, json, pair) and flag 16 (SAM).\n"
            "  Coordinates are 1-based and inclusive. Ids are the first word of the FASTA header.\n"
@@ -282,7 +287,9 @@ align_command::align_command(CLI::App& app) {
     mismatch_ = sub->add_option("--mismatch", s_.mismatch, "DNA mismatch score (negative)")->capture_default_str();
     match_->excludes(matrix_);
     mismatch_->excludes(matrix_);
-    sub->add_option("--seqtype", s_.seqtype, "Sequence type; auto: DNA when every query residue is one of ACGTUN")
+    sub->add_option("--seqtype", s_.seqtype,
+                    "Sequence type; auto: DNA when at least 90 % of the letters are ACGTUN, for the queries (each "
+                    "--batch file on its own) and the database alike")
         ->check(CLI::IsMember({"auto", "protein", "dna"}))
         ->capture_default_str();
     strand_ = sub->add_option("--strand", s_.strand, "DNA strands of the query to search")
@@ -368,11 +375,15 @@ int align_command::run_here(const std::string& command_line) {
     // Options that need no input to check.
     io::output_format fmt = io::parse_outfmt(s_.outfmt);
     fmt.eqx = s_.eqx;
-    if (s_.max_target_seqs < 1) throw usage_error("-k/--max-target-seqs must be at least 1");
+    if (s_.max_target_seqs < 1)
+        throw usage_error("-k/--max-target-seqs must be at least 1 (got " + std::to_string(s_.max_target_seqs) + ")");
     if (!(s_.evalue > 0)) throw usage_error("-e/--evalue must be positive");
-    if (s_.db_chunk < 1) throw usage_error("--db-chunk must be at least 1 residue");
+    if (s_.db_chunk < 1) throw usage_error("--db-chunk must be at least 1 residue (got " + std::to_string(s_.db_chunk) + ")");
+    if (s_.gpus < 0) throw usage_error("--gpus must be 0 (every GPU) or more (got " + std::to_string(s_.gpus) + ")");
     std::size_t gpu_mem = parse_gpu_mem(s_.gpu_mem);
-    if (s_.threads > 4096) throw usage_error("-t/--threads must be at most 4096");
+    if (s_.threads < 0 || s_.threads > 4096)
+        throw usage_error("-t/--threads must lie within 0..4096 (0: one per hardware thread; got " +
+                          std::to_string(s_.threads) + ")");
     if (gap_open_->count() && s_.gap_open < 0)
         throw usage_error("--gap-open must be >= 0 (got " + std::to_string(s_.gap_open) + ")");
     if (gap_extend_->count() && s_.gap_extend < 1)
@@ -390,6 +401,25 @@ int align_command::run_here(const std::string& command_line) {
     }
     if (s_.query == "-" && s_.db == "-") throw usage_error("QUERY and DB cannot both be stdin ('-')");
     const std::vector<batch_entry> batch = s_.batch.empty() ? std::vector<batch_entry>{} : read_batch(s_.batch, s_.out);
+
+    // No output may replace an input or another output (checked before anything is read or written).
+    {
+        std::vector<io::named_file> outputs, inputs;
+        if (batch.empty()) outputs.push_back({"-o", s_.out});
+        if (!s_.dotplot.empty()) outputs.push_back({"--dotplot", s_.dotplot});
+        for (const auto& b : batch) outputs.push_back({"the output of --batch entry " + b.query + ",", b.out});
+        if (batch.empty()) {
+            inputs.push_back({"the query file", io::parse_source(s_.query).path});
+        } else {
+            inputs.push_back({"the --batch list", s_.batch});
+            for (const auto& b : batch) inputs.push_back({"the query file", io::parse_source(b.query).path});
+        }
+        inputs.push_back({"the database", s_.db != "-" && io::is_database_file(s_.db)
+                                              ? io::database_path(s_.db)
+                                              : io::parse_source(s_.db).path});
+        if (!s_.matrix.empty() && file_exists(s_.matrix)) inputs.push_back({"the --matrix file", s_.matrix});
+        io::refuse_overwriting(outputs, inputs);
+    }
 
     // Under MPI, the ranks of a host take its GPUs in turn, each making its own the only one visible before the first
     // CUDA call (app/gpu_share.hpp), and ranks that share a GPU share its memory.
@@ -453,29 +483,124 @@ int align_command::run_here(const std::string& command_line) {
     io::read_options ropt;
     ropt.skip_bad = s_.skip_bad;
     ropt.on_skip = [&msg](const std::string& m) { msg.warning(m + "; record skipped (--skip-bad)"); };
+    ropt.on_warning = [&msg](const std::string& m) { msg.warning(m); };
 
-    // Queries, and from them the sequence type. With --batch, the queries of every listed file, one after the
-    // other (file k holds queries [batch_first[k], batch_first[k + 1])).
-    query_strands queries;
-    std::vector<std::size_t> batch_first{0};
-    if (batch.empty()) {
-        queries.plus = io::read_all(s_.query, ropt);
-        if (queries.plus.empty()) throw input_error(s_.query, "no sequences found");
-    } else {
-        for (const auto& b : batch) {
-            sequence_set one = io::read_all(b.query, ropt);
-            if (one.empty()) throw input_error(b.query, "no sequences found");
-            for (std::size_t q = 0; q < one.size(); ++q) queries.plus.add(std::move(one.names[q]), one[q]);
-            batch_first.push_back(queries.plus.size());
+    // --batch: a query file that a run with it alone would refuse is refused here, with the same message, before its
+    // error line goes out; the other files are searched and written, and the run ends with the first refused file's
+    // exit code (rank 0 speaks under MPI).
+    std::vector<std::pair<std::size_t, error>> refusals;  // (entry of the list, why)
+    const auto refuse = [&](std::size_t k, const error& e) {
+        if (group.rank() == 0) std::cerr << "swgpu: error: " << e.what() << '\n';
+        refusals.emplace_back(k, e);
+    };
+
+    // DB is a FASTA/FASTQ file (or region), or a database written by `swgpu makedb`; opened when first needed.
+    std::optional<io::sequence_reader> db_text;
+    std::optional<io::database_file> db_file;
+    const auto open_db = [&] {
+        if (db_text || db_file) return;
+        if (s_.db != "-" && io::is_database_file(s_.db)) db_file.emplace(s_.db);
+        else db_text.emplace(s_.db, ropt);
+    };
+    // On the GPU the first chunks are smaller (an eighth of --db-chunk, then a quarter, a half): the device starts
+    // after a short read, and the reader thread stays ahead of it from then on. Under MPI every rank cuts the chunks
+    // alike whatever its backend (a rank whose GPU is unusable searches on its CPU), since rank r searches chunk k
+    // when k mod P = r.
+    // Under MPI the chunks are --db-chunk / P residues: rank r searches chunk k when k mod P = r, and P times as many
+    // chunks keep the ranks' shares within about 2 % of each other (computed from this schedule: whole chunks of 10^8
+    // residues would give the busiest of 4 ranks 10 % more than its share of db20k x100, of 8 ranks 33 %).
+    const std::uint64_t db_chunk_option = static_cast<std::uint64_t>(s_.db_chunk);
+    const std::uint64_t db_chunk = group.size() > 1
+                                       ? std::max<std::uint64_t>(1, db_chunk_option / std::uint64_t(group.size()))
+                                       : db_chunk_option;
+    std::uint64_t chunk_limit = use_gpu || group.size() > 1 ? std::max<std::uint64_t>(1, db_chunk / 8) : db_chunk;
+    // --seqtype auto types the queries, and the database by its first chunk, with one rule (core/sequence.hpp); every
+    // record of both is checked against its file's type, so a mixed file is an error naming its first odd record.
+    const bool auto_type = s_.seqtype == "auto";
+    seq_type db_type = seq_type::protein;
+    bool first_chunk = true;
+    std::uint64_t db_records_read = 0;
+    const auto read_db_chunk = [&](sequence_set& chunk) {
+        const std::uint64_t limit = chunk_limit;
+        chunk_limit = std::min(db_chunk, chunk_limit * 2);
+        if (!(db_file ? db_file->read_chunk(chunk, limit) : db_text->read_chunk(chunk, limit))) return false;
+        if (auto_type) {
+            if (first_chunk) db_type = detect_type(chunk);
+            if (const auto k = first_disagreeing(chunk, db_type); k < chunk.size())
+                throw_mixed_types(chunk, k, db_type, db_records_read + 1);
         }
-        queries.plus.source = s_.batch;
+        db_records_read += chunk.size();
+        first_chunk = false;
+        return true;
+    };
+    const auto types_disagree = [&](seq_type queries_type, const std::string& query_file) {
+        return usage_error(query_file + ": the queries look like " + type_name(queries_type) + " but the database " +
+                           s_.db + " looks like " + type_name(db_type) +
+                           " (DNA: at least 90 % of the letters are ACGTUN); give --seqtype dna or --seqtype "
+                           "protein to search both as that type");
+    };
+    std::optional<sequence_set> first_chunk_ahead;  // --batch: the database's first chunk, read to type it early
+
+    // Queries, typed. With --batch, each listed file is read and typed on its own, as a run with it alone would.
+    const auto typed = [&](const sequence_set& set) {
+        if (!auto_type) return s_.seqtype == "dna" ? seq_type::dna : seq_type::protein;
+        const seq_type t = detect_type(set);
+        if (const auto k = first_disagreeing(set, t); k < set.size()) throw_mixed_types(set, k, t);
+        return t;
+    };
+    std::vector<sequence_set> query_files;  // letters of each accepted file (one file without --batch)
+    std::vector<std::size_t> query_entry;   // each one's entry in the --batch list
+    seq_type type = seq_type::protein;
+    if (batch.empty()) {
+        sequence_set q = io::read_all(s_.query, ropt);
+        if (q.empty()) throw input_error(s_.query, "no sequences found");
+        type = typed(q);
+        query_files.push_back(std::move(q));
+        query_entry.push_back(0);
+    } else {
+        std::vector<seq_type> types;
+        for (std::size_t k = 0; k < batch.size(); ++k) {
+            try {
+                sequence_set one = io::read_all(batch[k].query, ropt);
+                if (one.empty()) throw input_error(batch[k].query, "no sequences found");
+                types.push_back(typed(one));
+                query_files.push_back(std::move(one));
+                query_entry.push_back(k);
+            } catch (const error& e) {
+                refuse(k, e);
+            }
+        }
         msg.info(std::to_string(batch.size()) + " query files from " + s_.batch);
+        if (auto_type && !query_files.empty()) {
+            // Each file is held against the database's type, as alone: the first chunk is read now to know it.
+            open_db();
+            sequence_set chunk;
+            if (read_db_chunk(chunk)) first_chunk_ahead = std::move(chunk);
+            std::size_t kept = 0;
+            for (std::size_t i = 0; i < query_files.size(); ++i) {
+                if (types[i] != db_type) {
+                    refuse(query_entry[i], types_disagree(types[i], batch[query_entry[i]].query));
+                    continue;
+                }
+                if (kept != i) {  // (a self-move would empty the set)
+                    query_files[kept] = std::move(query_files[i]);
+                    query_entry[kept] = query_entry[i];
+                }
+                ++kept;
+            }
+            query_files.resize(kept);
+            query_entry.resize(kept);
+        }
+        type = auto_type ? db_type : s_.seqtype == "dna" ? seq_type::dna : seq_type::protein;
     }
-    if (queries.plus.size() > std::numeric_limits<std::uint32_t>::max() / 2)
-        throw input_error(s_.query, "too many queries for one run; split the file");
-    const seq_type type = s_.seqtype == "dna"       ? seq_type::dna
-                          : s_.seqtype == "protein" ? seq_type::protein
-                                                    : detect_type(queries.plus);
+    const auto finish_refused = [&] {
+        std::sort(refusals.begin(), refusals.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        if (group.rank() == 0)
+            std::cerr << "swgpu: error: " << refusals.size() << " of the " << batch.size() << " query files of "
+                      << s_.batch << " were refused (above); the outputs of the others were written\n";
+        return static_cast<int>(refusals.front().second.code());
+    };
+    if (query_files.empty()) return finish_refused();  // --batch, every file refused
     if (type == seq_type::protein) {
         if (match_->count() || mismatch_->count())
             throw usage_error("--match/--mismatch score DNA, but the queries are protein; use --matrix, or "
@@ -489,7 +614,7 @@ int align_command::run_here(const std::string& command_line) {
                : s_.matrix.empty()                        ? substitution_matrix::builtin("BLOSUM62")
                                                           : matrix_from_option(s_.matrix),
                {}, type};
-    sc.gaps = default_gaps(sc.matrix.name());
+    sc.gaps = default_gaps(sc.matrix, type);
     if (gap_open_->count()) sc.gaps.open = s_.gap_open;
     if (gap_extend_->count()) sc.gaps.extend = s_.gap_extend;
     validate(sc);
@@ -507,43 +632,66 @@ int align_command::run_here(const std::string& command_line) {
     std::optional<io::output_file> dotplot_file;
     if (!s_.dotplot.empty() && writes) dotplot_file.emplace(s_.dotplot);
 
-    // Encode; DNA is searched on the strands asked for.
+    // Encode; DNA is searched on the strands asked for. With --batch each file on its own (a letter its matrix cannot
+    // read refuses that file only), then the files one after the other: file k of the list holds queries
+    // [batch_first[j], batch_first[j + 1]) where batch_files[j] = k.
+    query_strands queries;
     queries.search_plus = type == seq_type::protein || s_.strand != "minus";
     queries.search_minus = type == seq_type::dna && s_.strand != "plus";
-    if (queries.search_minus) queries.minus = reverse_complement(queries.plus);
-    if (const auto unknown = encode(queries.plus, sc.matrix))
-        msg.warning(s_.query + ": " + std::to_string(unknown) + " residues are not letters of " + sc.matrix.name() +
+    const auto unknown_letters = [&](const std::string& source, std::uint64_t unknown) {
+        if (!unknown) return;
+        msg.warning(source + ": " + std::to_string(unknown) + " residues are not letters of " + sc.matrix.name() +
+                    (type == seq_type::dna ? " (IUPAC ambiguity codes such as R, Y, K, or X)" : "") +
                     " and were read as " + std::string(1, sc.matrix.letter(sc.matrix.fallback_code())));
-    if (queries.search_minus) encode(queries.minus, sc.matrix);
+    };
+    std::vector<std::size_t> batch_first{0}, batch_files;
+    if (batch.empty()) {
+        queries.plus = std::move(query_files.front());
+        if (queries.search_minus) queries.minus = reverse_complement(queries.plus);
+        unknown_letters(s_.query, encode(queries.plus, sc.matrix));
+        if (queries.search_minus) encode(queries.minus, sc.matrix);
+    } else {
+        for (std::size_t i = 0; i < query_files.size(); ++i) {
+            sequence_set& plus = query_files[i];
+            sequence_set minus;
+            try {
+                if (queries.search_minus) minus = reverse_complement(plus);
+                unknown_letters(plus.source, encode(plus, sc.matrix));
+                if (queries.search_minus) encode(minus, sc.matrix);
+            } catch (const error& e) {
+                refuse(query_entry[i], e);
+                continue;
+            }
+            for (std::size_t q = 0; q < plus.size(); ++q) {
+                queries.plus.add(std::move(plus.names[q]), plus[q]);
+                if (queries.search_minus) queries.minus.add(std::move(minus.names[q]), minus[q]);
+            }
+            sequence_set{}.residues.swap(plus.residues);  // freed as it is copied
+            batch_first.push_back(queries.plus.size());
+            batch_files.push_back(query_entry[i]);
+        }
+        if (batch_files.empty()) return finish_refused();
+        queries.plus.source = queries.minus.source = s_.batch;
+        queries.plus.encoded = queries.minus.encoded = true;
+    }
+    query_files.clear();
+    if (queries.plus.size() > std::numeric_limits<std::uint32_t>::max() / 2)
+        throw input_error(s_.query, "too many queries for one run; split the file");
     msg.info(std::to_string(queries.size()) + " queries, " + std::to_string(queries.plus.total_residues()) +
              " residues, from " + s_.query);
 
     // The score pass over the database, chunk by chunk.
-    thread_pool pool(s_.threads);
-    // DB is a FASTA/FASTQ file (or region), or a database written by `swgpu makedb`.
-    std::optional<io::sequence_reader> db_text;
-    std::optional<io::database_file> db_file;
-    if (s_.db != "-" && io::is_database_file(s_.db)) db_file.emplace(s_.db);
-    else db_text.emplace(s_.db, ropt);
-    bool first_chunk = true;
-    // On the GPU the first chunks are smaller (an eighth of --db-chunk, then a quarter, a half): the device starts
-    // after a short read, and the reader thread stays ahead of it from then on. Under MPI every rank cuts the chunks
-    // alike whatever its backend (a rank whose GPU is unusable searches on its CPU), since rank r searches chunk k
-    // when k mod P = r.
-    // Under MPI the chunks are --db-chunk / P residues: rank r searches chunk k when k mod P = r, and P times as many
-    // chunks keep the ranks' shares within about 2 % of each other (computed from this schedule: whole chunks of 10^8
-    // residues would give the busiest of 4 ranks 10 % more than its share of db20k x100, of 8 ranks 33 %).
-    const std::uint64_t db_chunk =
-        group.size() > 1 ? std::max<std::uint64_t>(1, s_.db_chunk / std::uint64_t(group.size())) : s_.db_chunk;
-    std::uint64_t chunk_limit = use_gpu || group.size() > 1 ? std::max<std::uint64_t>(1, db_chunk / 8) : db_chunk;
+    thread_pool pool(static_cast<unsigned>(s_.threads));
+    open_db();
     const chunk_reader next_chunk = [&](sequence_set& chunk) {
-        const std::uint64_t limit = chunk_limit;
-        chunk_limit = std::min(db_chunk, chunk_limit * 2);
-        if (!(db_file ? db_file->read_chunk(chunk, limit) : db_text->read_chunk(chunk, limit))) return false;
-        if (first_chunk && s_.seqtype == "auto" && detect_type(chunk) != type)
-            throw usage_error("the queries look like " + type_name(type) + " but the database " + s_.db +
-                              " looks like " + type_name(detect_type(chunk)) + "; give --seqtype");
-        first_chunk = false;
+        if (first_chunk_ahead) {
+            chunk = std::move(*first_chunk_ahead);
+            first_chunk_ahead.reset();
+            return true;
+        }
+        const bool was_first = first_chunk;
+        if (!read_db_chunk(chunk)) return false;
+        if (was_first && auto_type && db_type != type) throw types_disagree(type, s_.query);
         return true;
     };
     score_pass search;
@@ -699,7 +847,7 @@ int align_command::run_here(const std::string& command_line) {
         };
     }
     search_run_options run;
-    run.max_hits = s_.max_target_seqs;
+    run.max_hits = static_cast<std::size_t>(s_.max_target_seqs);
     run.evalues = !s_.no_evalue;
     run.max_evalue = s_.evalue;
     run.alignments = wants_alignments;
@@ -741,11 +889,19 @@ int align_command::run_here(const std::string& command_line) {
         run.searched_here = [rank, size](std::size_t chunk) { return chunk % std::size_t(size) == std::size_t(rank); };
         if (db_file)  // the other ranks' chunks are passed without reading them (same chunk sizes as next_chunk)
             run.skip_chunk = [&](std::uint64_t& residues, std::uint64_t& sequences) {
+                if (first_chunk_ahead) {  // read ahead to type the database (--batch): passed as it is
+                    residues = first_chunk_ahead->total_residues();
+                    sequences = first_chunk_ahead->size();
+                    first_chunk_ahead.reset();
+                    return true;
+                }
                 const std::uint64_t limit = chunk_limit;
                 chunk_limit = std::min(db_chunk, chunk_limit * 2);
-                return db_file->skip_chunk(limit, residues, sequences);
+                const bool skipped = db_file->skip_chunk(limit, residues, sequences);
+                db_records_read += sequences;  // records of later chunks keep their numbers in messages
+                return skipped;
             };
-        run.combine = [&group, &msg, max_hits = s_.max_target_seqs](database_scan&& mine) -> std::optional<database_scan> {
+        run.combine = [&group, &msg, max_hits = static_cast<std::size_t>(s_.max_target_seqs)](database_scan&& mine) -> std::optional<database_scan> {
             auto parts = group.gather({false, pack_scan(mine)});
             if (!parts) return std::nullopt;
             for (std::size_t r = 1; r < parts->size(); ++r) merge_scan(mine, unpack_scan((*parts)[r].bytes), max_hits);
@@ -777,10 +933,7 @@ int align_command::run_here(const std::string& command_line) {
     const auto scanned = results.score_pass_done;
     const auto finished = clock::now();
     progress.clear();
-    if (scan.unknown_residues)
-        msg.warning(s_.db + ": " + std::to_string(scan.unknown_residues) + " residues are not letters of " +
-                    sc.matrix.name() + " and were read as " +
-                    std::string(1, sc.matrix.letter(sc.matrix.fallback_code())));
+    unknown_letters(s_.db, scan.unknown_residues);
     if (db_text && db_text->records_skipped())
         msg.warning(s_.db + ": " + std::to_string(db_text->records_skipped()) + " records skipped (--skip-bad)");
     msg.info("database " + s_.db + ": " + std::to_string(scan.sequences) + " sequences, " +
@@ -801,8 +954,8 @@ int align_command::run_here(const std::string& command_line) {
         if (dotplot_file) dotplot_file->commit();
     }
     // --batch: each file's queries and hits, written as a run with that file alone writes them.
-    for (std::size_t k = 0; k < batch.size(); ++k) {
-        const std::size_t b = batch_first[k], e = batch_first[k + 1];
+    for (std::size_t j = 0; j < batch_files.size(); ++j) {
+        const std::size_t k = batch_files[j], b = batch_first[j], e = batch_first[j + 1];
         query_strands part;
         part.search_plus = queries.search_plus;
         part.search_minus = queries.search_minus;
@@ -836,9 +989,9 @@ int align_command::run_here(const std::string& command_line) {
         finishing += " (" + std::to_string(results.queries_finished_during_search) + " of " +
                      std::to_string(queries.size()) + " queries finished during it)";
     msg.info(std::to_string(printed) + " hits written to " +
-             (batch.empty() ? out->name() : std::to_string(batch.size()) + " files") + "; " + finishing + ", output " +
-             seconds(clock::now() - finished));
-    return 0;
+             (batch.empty() ? out->name() : std::to_string(batch_files.size()) + " files") + "; " + finishing +
+             ", output " + seconds(clock::now() - finished));
+    return refusals.empty() ? 0 : finish_refused();
 }
 
 }  // namespace swgpu::app

@@ -17,14 +17,14 @@ struct align_settings {
     int match = 2, mismatch = -3;
     std::string seqtype = "auto";
     std::string strand = "both";
-    std::size_t max_target_seqs = 500;
+    std::int64_t max_target_seqs = 500;  // signed: a negative count is refused, not wrapped
     double evalue = 10;
     bool no_evalue = false;
     std::string outfmt = "6";
     std::string out = "-";
-    unsigned threads = 0;
+    int threads = 0;
     std::string backend = "auto";
-    std::uint64_t db_chunk = 100'000'000;
+    std::int64_t db_chunk = 100'000'000;
     std::string gpu_align = "auto";  // where printed alignments are computed with the GPU backend: auto/gpu, cpu
     int gpus = 0;         // GPUs the score pass spreads over (0: every visible one)
     std::string gpu_mem;  // device memory budget for the GPU backend, e.g. 512M, 8G (empty: what is free)

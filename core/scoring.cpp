@@ -167,8 +167,21 @@ gap_costs default_gaps(std::string_view matrix_name) {
     if (n == "PAM30") return {9, 1};
     if (n == "PAM70") return {10, 1};
     if (n == "PAM250") return {14, 2};
-    if (n == "NUC.4.4" || n == "EDNAFULL" || n.rfind("MATCH", 0) == 0) return {5, 2};
+    if (n == "NUC.4.4" || n == "EDNAFULL") return {10, 6};  // 5/2, blastn's default, has no parameters at 5/-4
+    if (n.rfind("MATCH", 0) == 0) return {5, 2};
     return {11, 1};
+}
+
+gap_costs default_gaps(const substitution_matrix& m, seq_type type) {
+    if (type == seq_type::protein) return default_gaps(m.name());
+    // DNA: blastn's 5/2, except for scores of 5/-4 on A C G T (NUC.4.4, or a file with its scores), where the gap
+    // costs with E-value parameters are 10/6 and 8/6 and BLAST takes 10/6.
+    constexpr std::string_view bases = "ACGT";
+    bool nuc44 = true;
+    for (char x : bases)
+        for (char y : bases)
+            nuc44 = nuc44 && m.known(x) && m.known(y) && m.score(m.code(x), m.code(y)) == (x == y ? 5 : -4);
+    return nuc44 ? gap_costs{10, 6} : gap_costs{5, 2};
 }
 
 void validate(const scoring& s) {

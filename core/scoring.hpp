@@ -70,8 +70,12 @@ struct scoring {
     seq_type type = seq_type::protein;
 };
 
-// Default gap costs for a built-in matrix (BLAST's defaults: BLOSUM62 11/1, BLOSUM45 14/2, ...; DNA 5/2).
+// Default gap costs for a built-in matrix (BLAST's defaults: BLOSUM62 11/1, BLOSUM45 14/2, ...; match/mismatch 5/2;
+// NUC.4.4 10/6, the first pair with E-value parameters for its 5/-4). Other names: 11/1.
 gap_costs default_gaps(std::string_view matrix_name);
+// The default for a matrix used on sequences of `type`: protein by name as above; DNA 5/2 (blastn), or 10/6 where the
+// matrix scores A C G T as NUC.4.4 does (5/-4), whether built in or read from a file.
+gap_costs default_gaps(const substitution_matrix& m, seq_type type);
 
 // Validates gap costs: open >= 0, extend >= 1, and the scores fit comfortably in 32 bits. Throws a usage error.
 void validate(const scoring& s);

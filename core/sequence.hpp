@@ -43,7 +43,32 @@ std::uint64_t encode(sequence_set& set, const substitution_matrix& m);
 // Codes -> letters (for output of aligned segments).
 std::string decode(std::span<const std::uint8_t> codes, const substitution_matrix& m);
 
-// auto-detection for --seqtype auto: DNA when every residue is one of ACGTUN (any case).
+// --seqtype auto. The rule, for a file and for a record alike: DNA when at least 90 % of its letters are A, C, G, T,
+// U or N (any case), protein otherwise. So IUPAC ambiguity codes (R Y K M S W B D H V) and a little X in a genome or
+// in reads leave it DNA, while real proteins (about a quarter of their residues are ACGTN) never come near.
+struct type_census {
+    std::uint64_t letters = 0;     // every residue
+    std::uint64_t nucleotides = 0; // A C G T U N
+    std::uint64_t protein_only = 0;  // letters no nucleotide code uses: E F I J L O P Q Z and '*'
+    seq_type type() const { return letters > 0 && nucleotides * 10 >= letters * 9 ? seq_type::dna : seq_type::protein; }
+};
+type_census census(std::span<const std::uint8_t> letters);
+
+// The type of a whole set by the rule above (all records' letters together). An empty set is protein.
 seq_type detect_type(const sequence_set& set);
+
+// Records shorter than this many letters are too short to be typed on their own (a 12-residue peptide can be all
+// ACGT); they go with their file, except that a letter no nucleotide code uses makes a record protein at any length.
+constexpr std::uint64_t min_typed_record = 20;
+
+// The first record of `set` whose own letters say it is not of `type`: a record of at least min_typed_record letters
+// that the rule types otherwise, or, where `type` is DNA, a record holding a letter no nucleotide code uses.
+// Returns set.size() when every record agrees. Parallel over records for large sets (it runs on every database chunk).
+std::size_t first_disagreeing(const sequence_set& set, seq_type type);
+
+// "A.fa:NAME (record K): looks like protein (31 % of its 250 letters are ACGTUN) but the file looks like DNA ..."
+// as an input error that names the values of --seqtype to give; `first_record` numbers set's records in their file.
+[[noreturn]] void throw_mixed_types(const sequence_set& set, std::size_t record, seq_type file_type,
+                                    std::uint64_t first_record = 1);
 
 }  // namespace swgpu

@@ -9,6 +9,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "core/error.hpp"
@@ -173,6 +176,56 @@ void output_file::commit() {
     unregister_temp(temp_slot_);
     temp_slot_ = -1;
     committed_ = true;
+}
+
+namespace {
+
+// The device and inode of a regular file, or nothing (missing, not regular, stdout).
+std::optional<std::pair<dev_t, ino_t>> regular_identity(const std::string& path, bool is_input) {
+    struct stat st{};
+    if (path == "-") {
+        if (!is_input || ::fstat(STDIN_FILENO, &st) != 0) return std::nullopt;
+    } else if (path.empty() || ::stat(path.c_str(), &st) != 0) {
+        return std::nullopt;
+    }
+    if (!S_ISREG(st.st_mode)) return std::nullopt;
+    return std::pair{st.st_dev, st.st_ino};
+}
+
+std::string shown(const named_file& f) {
+    return f.path == "-" ? f.role + " (stdin)" : f.role + " " + f.path;
+}
+
+}  // namespace
+
+void refuse_overwriting(const std::vector<named_file>& outputs, const std::vector<named_file>& inputs) {
+    std::vector<std::optional<std::pair<dev_t, ino_t>>> input_ids;
+    for (const auto& in : inputs) input_ids.push_back(regular_identity(in.path, true));
+    // Outputs seen so far, by identity (those that exist) and by absolute, normalised path (all of them).
+    std::map<std::pair<dev_t, ino_t>, std::size_t> by_identity;
+    std::map<std::string, std::size_t> by_path;
+    const auto same = [&](const named_file& a, const named_file& b) {
+        return usage_error(a.role + " " + a.path + " and " + b.role + " " + b.path +
+                           " are the same file; give each output a file of its own");
+    };
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+        const auto& out = outputs[k];
+        if (out.path == "-" || out.path.empty()) continue;
+        const auto id = regular_identity(out.path, false);
+        if (id) {
+            for (std::size_t i = 0; i < inputs.size(); ++i)
+                if (input_ids[i] == id)
+                    throw usage_error(out.role + " " + out.path + " is " + shown(inputs[i]) +
+                                      (out.path == inputs[i].path ? "" : " (the same file)") +
+                                      ": writing it would destroy that input; choose another output file");
+            if (const auto [it, fresh] = by_identity.emplace(*id, k); !fresh) throw same(outputs[it->second], out);
+        }
+        std::error_code ec;
+        const std::filesystem::path absolute = std::filesystem::absolute(out.path, ec);
+        const std::string normal = ec ? out.path : std::filesystem::weakly_canonical(absolute, ec).string();
+        if (const auto [it, fresh] = by_path.emplace(ec ? out.path : normal, k); !fresh)
+            throw same(outputs[it->second], out);
+    }
 }
 
 }  // namespace swgpu::io

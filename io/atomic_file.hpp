@@ -11,6 +11,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace swgpu::io {
 
@@ -38,5 +39,18 @@ private:
     bool committed_ = false;
     std::string buffer_;
 };
+
+// A file a command reads or writes, with the words that name it in messages ("-o", "the database DB").
+struct named_file {
+    std::string role;  // e.g. "-o", "--dotplot", "the database", "the query file"
+    std::string path;  // "-": stdin for an input, stdout for an output (never refused)
+};
+
+// Refuses, before anything is written, a run whose output would destroy one of its inputs or another output: a usage
+// error (exit 2, one line) when an output exists and is the same file as an input (same device and inode, so
+// relative paths, "./" and symbolic or hard links are caught; stdin counts as the file it was redirected from), or
+// when two outputs name the same file. Only regular files are compared (writing to /dev/stdout or a FIFO replaces
+// nothing).
+void refuse_overwriting(const std::vector<named_file>& outputs, const std::vector<named_file>& inputs);
 
 }  // namespace swgpu::io

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <fstream>
 #include <numeric>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/error.hpp"
@@ -51,6 +53,24 @@ std::uint64_t write_database(const std::string& source, const std::string& prefi
     }
     const std::uint64_t n = all.size(), r = all.total_residues();
     if (n > 0xffffffffull) throw input_error(source, "more than 2^32 records; split the database");
+    if (opt.on_warning) {  // ids name the subjects of hits, and SAM needs them unique: say so now, not at search time
+        std::unordered_map<std::string_view, std::uint64_t> first;
+        first.reserve(static_cast<std::size_t>(n));
+        std::uint64_t duplicates = 0;
+        std::string example;
+        for (std::uint64_t k = 0; k < n; ++k) {
+            const auto [it, fresh] = first.emplace(all.names[k], k);
+            if (!fresh && ++duplicates == 1)
+                example = source + ":" + all.names[k] + " (record " + std::to_string(k + 1) + ")" +
+                          ": the id is also that of record " + std::to_string(it->second + 1);
+        }
+        if (duplicates)
+            opt.on_warning(example + (duplicates > 1 ? "; " + std::to_string(duplicates) + " records in all repeat an "
+                                                           "earlier id"
+                                                     : std::string()) +
+                           ": hits name subjects by id, so such hits cannot be told apart, and SAM output refuses "
+                           "them; make the ids unique");
+    }
     for (auto& c : all.residues) c = static_cast<std::uint8_t>(c >= 'a' && c <= 'z' ? c - 32 : c);
     std::vector<std::uint64_t> name_off(n + 1, 0);
     for (std::uint64_t k = 0; k < n; ++k) name_off[k + 1] = name_off[k] + all.names[k].size();
@@ -62,7 +82,7 @@ std::uint64_t write_database(const std::string& source, const std::string& prefi
     std::uint64_t longest = 0;
     for (std::uint64_t k = 0; k < n; ++k) longest = std::max<std::uint64_t>(longest, all.length(k));
 
-    const std::string target = prefix + ".swdb", tmp = target + ".tmp";
+    const std::string target = database_output(prefix), tmp = target + ".tmp";
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
     if (!f) throw output_error(target, std::string("cannot create: ") + std::strerror(errno));
     try {
@@ -91,10 +111,20 @@ std::uint64_t write_database(const std::string& source, const std::string& prefi
     return n;
 }
 
+std::string database_output(const std::string& prefix) {
+    const std::string suffix = ".swdb";
+    const bool has = prefix.size() > suffix.size() && prefix.compare(prefix.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return has ? prefix : prefix + suffix;
+}
+
+std::string database_path(const std::string& path) { return resolve(path); }
+
 bool is_database_file(const std::string& path) {
+    // The magic without its version byte: a database of another format version is still recognised as one, so that
+    // opening it says which version it is rather than "binary data, not FASTA".
     std::ifstream in(resolve(path), std::ios::binary);
     char head[8] = {};
-    return in.read(head, 8) && std::memcmp(head, magic, 8) == 0;
+    return in.read(head, 8) && std::memcmp(head, magic, 7) == 0;
 }
 
 struct database_file::impl {
@@ -131,6 +161,14 @@ database_file::database_file(const std::string& path) : p_(std::make_unique<impl
         d.base = nullptr;
         return input_error(d.path, what + "; rebuild it with swgpu makedb");
     };
+    if (std::memcmp(d.base, magic, 7) == 0 && d.base[7] != static_cast<std::uint8_t>(magic[7])) {
+        const auto v = d.base[7];
+        const std::string version = v > ' ' && v < 0x7f ? std::string(1, static_cast<char>(v)) : "unknown";
+        fail("");  // unmaps
+        throw input_error(d.path, "a swgpu database of format version " + version + ", made by another version of "
+                                  "swgpu; this one reads format version " + std::string(1, magic[7]) +
+                                  ": rebuild it from its FASTA file with swgpu makedb");
+    }
     if (std::memcmp(d.base, magic, 8) != 0) throw fail("not a swgpu database (bad magic)");
     std::uint64_t head[4];
     std::memcpy(head, d.base + 8, sizeof head);

@@ -23,11 +23,19 @@
 
 namespace swgpu::io {
 
-// Reads FASTA/FASTQ `source` (any spec sequence_reader accepts) and writes PREFIX.swdb atomically (a temporary file
-// renamed when complete). Returns the number of records written. Errors: bad input (1) for the source, output (5).
+// Reads FASTA/FASTQ `source` (any spec sequence_reader accepts) and writes database_output(prefix) atomically (a
+// temporary file renamed when complete). Returns the number of records written. Errors: bad input (1) for the
+// source, output (5). Records that repeat an earlier id are reported to opt.on_warning (the first one named).
 std::uint64_t write_database(const std::string& source, const std::string& prefix, const read_options& opt = {});
 
-// True when `path` (or path + ".swdb") is a database written by write_database (checks the magic only).
+// The file write_database writes for `prefix`: PREFIX.swdb, or PREFIX itself when it already ends in ".swdb".
+std::string database_output(const std::string& prefix);
+
+// The file a database argument names: `path` when it is a regular file, else path + ".swdb" when that is one.
+std::string database_path(const std::string& path);
+
+// True when `path` (or path + ".swdb") starts with the magic of write_database, of any format version (opening a
+// database of another version then says so).
 bool is_database_file(const std::string& path);
 
 class database_file {

@@ -127,6 +127,9 @@ std::string leading_junk(std::string_view line) {
     std::string first_bytes;
     for (std::size_t k = 0; k < std::min<std::size_t>(line.size(), 4); ++k)
         first_bytes += (k ? " " : "") + hex_byte(u(k)).substr(2);
+    if (line.substr(0, 7) == "SWGPUDB")
+        return "a swgpu database (written by swgpu makedb), not FASTA or FASTQ: swgpu align takes it as DB only; "
+               "queries and makedb take FASTA or FASTQ files";
     if (line.size() >= 2 && u(0) == 0x1f && u(1) == 0x8b)
         return "gzip data inside gzip data: decompress the file once (gzip -dc) and give the result";
     if (binary > 0)
@@ -214,6 +217,8 @@ struct sequence_reader::impl {
 
     std::string name, residues;  // the record being read
     std::uint64_t records_seen = 0, added = 0, skipped = 0;
+    std::uint64_t without_id = 0;  // headers where '>' or '@' is followed by a blank
+    bool reported_without_id = false;
     bool in_record = false;  // a header was read and its record is not complete
 
     ~impl() {
@@ -345,6 +350,9 @@ struct sequence_reader::impl {
         std::size_t e = b;
         while (e < header.size() && !is_space(static_cast<unsigned char>(header[e]))) ++e;
         name.assign(header.substr(b, e - b));
+        if (b > 1 && !name.empty() && ++without_id == 1 && opt.on_warning)
+            opt.on_warning(record_where(header_line) + ": the header has no id ('" + std::string(1, header[0]) +
+                           "' is followed by a blank), so the first word of its description is taken as the id");
         if (header.find('\r') != std::string_view::npos)
             throw input_error(record_where(header_line),
                               "the header holds a carriage return: the file has old Mac (CR-only) line ends; convert "
@@ -553,6 +561,13 @@ bool sequence_reader::read_chunk(sequence_set& out, std::uint64_t max_residues) 
                 any = true;
                 break;
         }
+    }
+    if (r.at_end && !r.reported_without_id) {
+        r.reported_without_id = true;
+        if (r.without_id > 1 && r.opt.on_warning)
+            r.opt.on_warning(r.shown + ": " + std::to_string(r.without_id) +
+                             " records in all have a header with no id; their ids are the first words of their "
+                             "descriptions");
     }
     if (r.at_end && r.added == 0) {
         if (r.records_seen == 0)

@@ -41,6 +41,10 @@ struct read_options {
     // on_skip (if set) with the same message the error would have had. A file whose every record is bad still fails.
     bool skip_bad = false;
     std::function<void(const std::string& message)> on_skip;
+    // Warnings about records that are read but may not be what the file's author meant (a header with no id: '>'
+    // followed by a blank, whose description's first word becomes the id). The first such record is named; when the
+    // input ends, a count of them all follows if there were more.
+    std::function<void(const std::string& message)> on_warning;
 };
 
 // What a command-line argument names. Region syntax (faidx, 1-based inclusive): NAME (the whole sequence), NAME:BEG

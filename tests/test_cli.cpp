@@ -450,7 +450,6 @@ TEST_CASE("align with --batch: errors in the list are reported before any search
         {q + " a b\n", "expected QUERY [OUTPUT]"},
         {"-\n", "stdin cannot be"},
         {q + " /nonexistent-folder/x.tsv\n", "not writable"},
-        {(dir.path / "missing.fa").string() + "\n", "missing.fa"},
     };
     for (const auto& c : cases) {
         INFO(c.list);
@@ -461,6 +460,16 @@ TEST_CASE("align with --batch: errors in the list are reported before any search
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
         CHECK(!fs::exists(dir.path / "demo_queries.fa.out"));
     }
+    // A query file that cannot be read is refused as a run with it alone refuses it (exit 1, its line), then the
+    // line that sums up the batch; nothing else was listed, so nothing is written.
+    const std::string list = dir.file("list.txt", (dir.path / "missing.fa").string() + "\n");
+    const auto missing = run_swgpu("align --backend cpu --batch " + list + " data/demo_db.fa -o " + dir.path.string());
+    CHECK(missing.code == 1);
+    const auto lines = lines_of(missing.err);
+    REQUIRE(lines.size() == 2);
+    CHECK_THAT(lines[0], Catch::StartsWith("swgpu: error: ") && Catch::Contains("missing.fa"));
+    CHECK_THAT(lines[1], Catch::Contains("1 of the 1 query files"));
+    CHECK(!fs::exists(dir.path / "missing.fa.out"));
     const auto both = run_swgpu("align --batch x data/demo_queries.fa data/demo_db.fa");
     CHECK(both.code == 2);
     CHECK(both.err.find("give only DB") != std::string::npos);

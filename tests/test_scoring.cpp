@@ -33,8 +33,11 @@ TEST_CASE("default gap costs follow BLAST", "[scoring]") {
     REQUIRE(default_gaps("BLOSUM62").extend == 1);
     REQUIRE(default_gaps("BLOSUM45").open == 14);
     REQUIRE(default_gaps("PAM30").open == 9);
-    REQUIRE(default_gaps("NUC.4.4").open == 5);
-    REQUIRE(default_gaps("NUC.4.4").extend == 2);
+    // NUC.4.4 (5/-4): blastn's 5/2 has no E-value parameters there; 10/6 is the first pair that has.
+    REQUIRE(default_gaps("NUC.4.4").open == 10);
+    REQUIRE(default_gaps("NUC.4.4").extend == 6);
+    REQUIRE(default_gaps("EDNAFULL").open == 10);
+    REQUIRE(default_gaps("match2/mismatch-3").open == 5);
 }
 
 TEST_CASE("alphabet mapping: case, U as T, unknown letters to X or N", "[scoring]") {

@@ -220,6 +220,11 @@ TEST_CASE("supported pairs and clear errors for the others", "[stats]") {
         CHECK(evalue_calculator::supported(protein(name, default_gaps(name).open, default_gaps(name).extend)));
     }
     CHECK(evalue_calculator::supported(dna(2, -3, 5, 2)));  // blastn's defaults, swgpu's DNA defaults
+    {  // NUC.4.4 with its default gap costs has E-values
+        scoring nuc{substitution_matrix::builtin("NUC.4.4"), {}, seq_type::dna};
+        nuc.gaps = default_gaps(nuc.matrix, seq_type::dna);
+        CHECK(evalue_calculator::supported(nuc));
+    }
 
     SECTION("a gap pair outside the table names the supported ones") {
         const auto sc = protein("BLOSUM62", 5, 5);
