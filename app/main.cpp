@@ -1,6 +1,6 @@
 // swgpu: the command line. One CLI11 subcommand per tool (align now; the engine's other solvers are added the same
 // way). Errors from every layer arrive here as swgpu::error and leave as one line "swgpu: error: ..." with the exit
-// code of CONVENTIONS.md.
+// code of docs/conventions.md.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -11,13 +11,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/align_command.hpp"
-#include "app/ihist_command.hpp"
-#include "app/levels_command.hpp"
-#include "app/makedb_command.hpp"
-#include "app/sat_command.hpp"
-#include "app/sor_command.hpp"
-#include "app/sweep3d_command.hpp"
+#include "app/align/align_command.hpp"
+#include "app/numerics/ihist_command.hpp"
+#include "app/numerics/levels_command.hpp"
+#include "app/align/makedb_command.hpp"
+#include "app/numerics/sat_command.hpp"
+#include "app/numerics/sor_command.hpp"
+#include "app/numerics/sweep3d_command.hpp"
 #include "core/error.hpp"
 #include "gpu/gpu.hpp"
 

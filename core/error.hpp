@@ -1,4 +1,4 @@
-// Errors are exceptions that carry the exit code users see (CONVENTIONS.md): they are thrown where the problem is
+// Errors are exceptions that carry the exit code users see (docs/conventions.md): they are thrown where the problem is
 // found, with the file and record in the message, and caught once in app/, which prints "swgpu: error: <what>".
 #pragma once
 

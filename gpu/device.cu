@@ -10,9 +10,9 @@
 namespace swgpu::gpu {
 
 namespace detail {
-// gpu/align.cu: loads the alignment kernels now (modules load lazily, at first launch, otherwise).
+// gpu/align/hit_alignments.cu: loads the alignment kernels now (modules load lazily, at first launch, otherwise).
 void load_align_kernels();
-// gpu/align.cu: maps `bytes` of the device's memory pool now and keeps them mapped in the pool (release threshold)
+// gpu/align/hit_alignments.cu: maps `bytes` of the device's memory pool now and keeps them mapped in the pool (release threshold)
 // for align_scored's allocations.
 void reserve_align_memory(std::size_t bytes);
 }  // namespace detail

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/alignment.hpp"
-#include "core/long_pair.hpp"
-#include "core/search.hpp"
-#include "core/sw_align_fast.hpp"
+#include "core/align/alignment.hpp"
+#include "core/align/long_pair/long_pair.hpp"
+#include "core/align/search/score_pass.hpp"
+#include "core/align/simd/align_scored.hpp"
 
 namespace swgpu::gpu {
 
@@ -57,7 +57,7 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
 // chunk. nullptr when there is nothing to prepare (without CUDA, an unencoded or empty chunk).
 std::unique_ptr<prepared_chunk> prepare_chunk(const sequence_set& db, const scoring& sc, std::size_t device_memory = 0);
 
-// The alignments of printed hits on the GPU (gpu/align.cu): out[k] is sw_align_scored(pairs[k]) (the alignment
+// The alignments of printed hits on the GPU (gpu/align/hit_alignments.cu): out[k] is sw_align_scored(pairs[k]) (the alignment
 // sw_align gives), or nullopt where the GPU did not align pairs[k]: its score is not the pair's best, its scores could
 // overflow 32-bit cells, or its trace does not fit `device_memory` (0: what is free) on its own. The caller aligns those
 // on the CPU, which also reports a wrong score. Throws swgpu::error on device failure.
@@ -72,7 +72,7 @@ struct align_timing {
 std::vector<std::optional<alignment>> align_scored(std::span<const scored_pair> pairs, const scoring& sc,
                                                    std::size_t device_memory = 0, align_timing* timing = nullptr);
 
-// Long pairs (gpu/long_pair.cu): the rectangle operations of core/long_pair.hpp on the current device, for one pair
+// Long pairs (gpu/align/long_pair.cu): the rectangle operations of core/align/long_pair/long_pair.hpp on the current device, for one pair
 // (query rows, subject columns, encoded with sc's matrix; both spans must outlive the backend). Grids stay in device
 // memory; they may take a quarter of `device_memory` (0: what is free). Throws swgpu::error on device failure.
 // With several `devices` (indices for use_device; one may repeat: logical devices, run one after the other), the

@@ -1,5 +1,5 @@
 // The GPU backend of a build without CUDA: reports no devices, and every function of the GPU facades (gpu/gpu.hpp,
-// gpu/engine.hpp) that would run on a device throws runtime_failure, so the program and its tests link against the
+// gpu/engine/engine.hpp) that would run on a device throws runtime_failure, so the program and its tests link against the
 // whole facade either way. Everything else in the program works unchanged.
 #include <cstdint>
 #include <optional>
@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "gpu/engine.hpp"
-#include "gpu/scan_instances.hpp"
+#include "gpu/engine/engine.hpp"
+#include "gpu/engine/scan_instances.hpp"
 #include "gpu/gpu.hpp"
-#include "gpu/sat.hpp"
-#include "gpu/levels.hpp"
-#include "gpu/sor.hpp"
-#include "gpu/sweep3d.hpp"
+#include "gpu/numerics/sat.hpp"
+#include "gpu/numerics/levels.hpp"
+#include "gpu/numerics/sor.hpp"
+#include "gpu/numerics/sweep3d.hpp"
 
 namespace swgpu::gpu {
 
@@ -52,7 +52,7 @@ std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8
     no_cuda("a long pair on the GPU");
 }
 
-// ---- gpu/engine.hpp ---------------------------------------------------------------------------------------------------
+// ---- gpu/engine/engine.hpp ---------------------------------------------------------------------------------------------------
 
 int scan_tuning_entries() { no_cuda("the GPU weighted scan"); }
 int default_scan_tuning_entry() { no_cuda("the GPU weighted scan"); }
@@ -79,7 +79,7 @@ problem_result<typename Problem::cell> run_synthetic(const Problem&, const sched
     no_cuda("the GPU wavefront engine");
 }
 
-// The problems gpu/engine.cu compiles (gpu/engine_instances.cuh).
+// The problems gpu/engine/engine.cu compiles (gpu/engine/engine_instances.cuh).
 #define SWGPU_SYNTHETIC_RUN(P) \
     template problem_result<P::cell> run_synthetic<P>(const P&, const schedule_choice&, bool, int);
 SWGPU_FOR_EACH_SYNTHETIC_PROBLEM(SWGPU_SYNTHETIC_RUN)
@@ -90,7 +90,7 @@ sw_gpu_result sw_score(std::span<const std::uint8_t>, std::span<const std::uint8
     no_cuda("the GPU Smith-Waterman engine");
 }
 
-// ---- gpu/sat.hpp -------------------------------------------------------------------------------------------------------
+// ---- gpu/numerics/sat.hpp -------------------------------------------------------------------------------------------------------
 
 sat::array summed_area_table(const sat::array&, sat::dtype, table_schedule, table_report*, int) {
     no_cuda("a summed-area table on the GPU");
@@ -106,7 +106,7 @@ std::vector<std::uint32_t> integral_histogram_queries(std::span<const std::uint1
     no_cuda("rectangle queries on the GPU");
 }
 
-// ---- gpu/sweep3d.hpp ---------------------------------------------------------------------------------------------------
+// ---- gpu/numerics/sweep3d.hpp ---------------------------------------------------------------------------------------------------
 
 template <class T>
 std::vector<T> sweep3d_fmod(const sweep3d::fmod_params&, sweep_report*) {
@@ -121,7 +121,7 @@ template std::vector<double> sweep3d_fmod<double>(const sweep3d::fmod_params&, s
 template std::vector<float> sweep3d_dd<float>(const sweep3d::dd_params&, sweep_report*);
 template std::vector<double> sweep3d_dd<double>(const sweep3d::dd_params&, sweep_report*);
 
-// ---- gpu/levels.hpp ----------------------------------------------------------------------------------------------------
+// ---- gpu/numerics/levels.hpp ----------------------------------------------------------------------------------------------------
 
 const char* solve_schedule_name(solve_schedule s) {
     return s == solve_schedule::syncfree ? "syncfree" : s == solve_schedule::syncfree_by_level ? "syncfree_by_level" : "level_sync";
@@ -144,7 +144,7 @@ std::vector<double> run_loop(const levels::indirect_loop&, const levels::body_sp
     no_cuda("a loop on the GPU");
 }
 
-// ---- gpu/sor.hpp -------------------------------------------------------------------------------------------------------
+// ---- gpu/numerics/sor.hpp -------------------------------------------------------------------------------------------------------
 
 sor::solution sor_solve(const sor::problem&, const sor::options&, sor_report*) { no_cuda("SOR on the GPU"); }
 std::vector<double> sor_sweeps(const sor::problem&, sor::method, double, int, sor_report*, int) {

@@ -19,7 +19,7 @@ mkdir -p "$out/artifacts"
 # The built-in matrices, compiled in as core/CMakeLists.txt does it.
 gen=$out/builtin_matrices.cpp
 {
-    printf '#include "core/builtin_matrices.hpp"\n\nnamespace swgpu {\n'
+    printf '#include "core/align/builtin_matrices.hpp"\n\nnamespace swgpu {\n'
     printf 'namespace {\nconst builtin_matrix_text table[] = {\n'
     for f in $(ls "$root"/data/matrices/* | LC_ALL=C sort); do
         name=$(basename "$f")

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# setup.sh: installs what a build of swgpu needs on Debian 12 (when missing), then configures and builds into build/.
+# setup.sh [program|all]: installs what a build of swgpu needs on Debian 12 (when missing), then configures and builds
+# into build/. `program` (scripts/demo.sh) installs and builds what the swgpu program needs and nothing else; `all`
+# (the default, scripts/test.sh) adds the test and cross-check packages and builds the tests and benchmarks too.
 # Run as root or as a user with sudo. The CUDA toolkit is optional: when nvcc is found (PATH or /usr/local/cuda), the
 # GPU backend is built too; without it everything else builds and the GPU tests report "skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
+what=${1:-all}
+case $what in program|all) ;; *) echo "setup.sh: unknown argument '$what' (program or all)" >&2; exit 2 ;; esac
 
-packages=(cmake make g++ pkg-config libhts-dev libseqan3-dev libcli11-dev catch2 zlib1g-dev patchelf
-          libopenmpi-dev openmpi-bin
-          libpng-dev libtiff-dev python3-numpy
-          fasta3 ncbi-blast+ libparasail-dev libopencv-core-dev libopencv-imgproc-dev)
+packages=(cmake make g++ pkg-config libhts-dev libcli11-dev zlib1g-dev patchelf libopenmpi-dev openmpi-bin
+          libpng-dev libtiff-dev)
+if [ "$what" = all ]; then
+  packages+=(libseqan3-dev catch2 python3-numpy fasta3 ncbi-blast+ libparasail-dev libopencv-core-dev
+             libopencv-imgproc-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,5 +29,15 @@ fi
 
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$jobs"
+if [ "$what" = program ]; then
+  # A build folder configured for the tests keeps them configured; only the program is built either way.
+  if [ -f build/CMakeCache.txt ]; then
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+  else
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSWGPU_TESTS=OFF -DSWGPU_BENCHMARKS=OFF >/dev/null
+  fi
+  cmake --build build -j"$jobs" --target swgpu
+else
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSWGPU_TESTS=ON -DSWGPU_BENCHMARKS=ON >/dev/null
+  cmake --build build -j"$jobs"
+fi

@@ -5,7 +5,7 @@
 //
 // DB is any file io::read_all reads (FASTA, gzip); its first SUBJECTS records (all if 0) are the database. Protein,
 // BLOSUM62, gaps 11/1 (BLAST convention; ssearch36 -f -11 -g -1). GCUPS = sum over queries of query length x database
-// residues / wall time (BENCHMARKS.md). swgpu's time is search_cpu alone: packing the database into batches included,
+// residues / wall time (docs/performance.md). swgpu's time is search_cpu alone: packing the database into batches included,
 // reading the files not (printed apart). ssearch36's time is its whole run (it reads the files itself) with
 // `-b 10 -d 10 -m 8`: ten hits per query with coordinates, about what swgpu's score pass plus traceback of the top
 // hits costs. Medians of RUNS timed runs after one warm-up run.
@@ -25,12 +25,12 @@
 #include <unistd.h>
 
 #include "core/error.hpp"
-#include "core/scoring.hpp"
-#include "core/search.hpp"
-#include "core/sequence.hpp"
-#include "core/sw_interseq.hpp"
+#include "core/align/scoring.hpp"
+#include "core/align/search/score_pass.hpp"
+#include "core/align/sequence.hpp"
+#include "core/align/simd/interseq.hpp"
 #include "core/thread_pool.hpp"
-#include "io/sequence_reader.hpp"
+#include "io/align/sequence_reader.hpp"
 
 namespace {
 

@@ -17,15 +17,15 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/finish.hpp"
-#include "core/scoring.hpp"
-#include "core/search.hpp"
-#include "core/sequence.hpp"
-#include "core/smith_waterman.hpp"
-#include "core/statistics.hpp"
-#include "core/sw_align_fast.hpp"
+#include "core/align/search/pipeline.hpp"
+#include "core/align/scoring.hpp"
+#include "core/align/search/score_pass.hpp"
+#include "core/align/sequence.hpp"
+#include "core/align/smith_waterman.hpp"
+#include "core/align/statistics.hpp"
+#include "core/align/simd/align_scored.hpp"
 #include "core/thread_pool.hpp"
-#include "io/sequence_reader.hpp"
+#include "io/align/sequence_reader.hpp"
 
 namespace {
 

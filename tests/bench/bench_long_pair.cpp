@@ -1,4 +1,4 @@
-// bench_long_pair: one long pair through core/long_pair.hpp on the GPU or the CPU, score pass and full alignment.
+// bench_long_pair: one long pair through core/align/long_pair/long_pair.hpp on the GPU or the CPU, score pass and full alignment.
 //
 //   bench_long_pair [--length N | --files A.fa B.fa] [--backend gpu|cpu] [--reps R] [--threads T] [--score-only]
 //                   [--mutation RATE] [--seed S] [--policy antidiagonal|compensation] [--parasail]
@@ -24,13 +24,13 @@
 #include <string>
 #include <vector>
 
-#include "core/long_pair.hpp"
-#include "core/sequence.hpp"
-#include "core/smith_waterman.hpp"
+#include "core/align/long_pair/long_pair.hpp"
+#include "core/align/sequence.hpp"
+#include "core/align/smith_waterman.hpp"
 #include "core/thread_pool.hpp"
-#include "gpu/engine.hpp"
+#include "gpu/engine/engine.hpp"
 #include "gpu/gpu.hpp"
-#include "io/sequence_reader.hpp"
+#include "io/align/sequence_reader.hpp"
 
 #if defined(SWGPU_HAVE_PARASAIL)
 #include <parasail.h>

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/sat.hpp"
+#include "core/numerics/sat.hpp"
 #include "core/thread_pool.hpp"
 
 #ifdef SWGPU_HAVE_OPENCV

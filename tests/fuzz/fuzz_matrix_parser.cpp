@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "core/error.hpp"
-#include "core/scoring.hpp"
-#include "io/matrix_file.hpp"
+#include "core/align/scoring.hpp"
+#include "io/align/matrix_file.hpp"
 
 namespace {
 

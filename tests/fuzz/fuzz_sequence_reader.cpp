@@ -13,9 +13,9 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "core/scoring.hpp"
-#include "core/sequence.hpp"
-#include "io/sequence_reader.hpp"
+#include "core/align/scoring.hpp"
+#include "core/align/sequence.hpp"
+#include "io/align/sequence_reader.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The GPU executors against the CPU oracle run_naive (core/executors.hpp) on the same problem structs: every synthetic
+// The GPU executors against the CPU oracle run_naive (core/engine/executors.hpp) on the same problem structs: every synthetic
 // problem (each operator pair, constant and row-varying weights) × every schedule, row barrier and tiled tuning entry,
 // forced one by one, at warp, tile and look-back edges and random shapes up to 2^24 cells. Integer pairs and the
 // small-integer (max,+) float problem must match every cell exactly; (+,·) over float within the bound at
@@ -11,15 +11,15 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/executors.hpp"
-#include "core/scoring.hpp"
-#include "core/smith_waterman.hpp"
+#include "core/engine/executors.hpp"
+#include "core/align/scoring.hpp"
+#include "core/align/smith_waterman.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
-#include "gpu/engine.hpp"
-#include "gpu/hybrid.hpp"
-#include "gpu/synthetic_problems.hpp"
-#include "gpu/tiled_p2p.cuh"
+#include "gpu/engine/engine.hpp"
+#include "gpu/engine/hybrid.hpp"
+#include "gpu/engine/synthetic_problems.hpp"
+#include "gpu/engine/tiled_p2p.cuh"
 #include "tests/gpu/harness.hpp"
 
 namespace {

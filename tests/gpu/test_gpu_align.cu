@@ -1,4 +1,4 @@
-// gpu::align_scored (gpu/align.cu) against the CPU: for every pair and given score, the GPU's answer is the CPU's
+// gpu::align_scored (gpu/align/hit_alignments.cu) against the CPU: for every pair and given score, the GPU's answer is the CPU's
 // sw_align_scored answer (the same alignment, or both nullopt), and with the true score that is sw_align's alignment,
 // which the [sw] tests check against textbook Gotoh. Random protein and DNA pairs under several scorings, strip and
 // word edges, long and overflow-prone pairs, wrong scores, and memory budgets that force batches or leave pairs out.
@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "core/smith_waterman.hpp"
-#include "core/sw_align_fast.hpp"
+#include "core/align/smith_waterman.hpp"
+#include "core/align/simd/align_scored.hpp"
 #include "gpu/gpu.hpp"
 #include "tests/gpu/harness.hpp"
-#include "tests/sequence_generators.hpp"
+#include "tests/align/sequence_generators.hpp"
 
 namespace {
 

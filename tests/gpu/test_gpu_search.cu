@@ -1,7 +1,7 @@
 // The GPU score pass of database search against the CPU backend: for the same inputs and options, every GPU kernel
 // (the 16-bit DPX kernel with its 32-bit recomputation, the 32-bit DPX kernel, the simple 32-bit reference kernel)
 // must return exactly search_cpu's hit lists. Inputs are chosen where such kernels break: lengths 1, the class
-// boundaries of gpu/db_layout.hpp and the pass widths of every class +-1, subjects far longer than the widest pass,
+// boundaries of gpu/align/db_layout.hpp and the pass widths of every class +-1, subjects far longer than the widest pass,
 // odd query counts (a query without a 16-bit partner), pairs whose score sits just below and just above the 16-bit
 // overflow bound, several query batches, one block per SM (many tasks per block), and the bundled demo data.
 #include <algorithm>
@@ -15,13 +15,13 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/search.hpp"
-#include "core/smith_waterman.hpp"
+#include "core/align/search/score_pass.hpp"
+#include "core/align/smith_waterman.hpp"
 #include "core/thread_pool.hpp"
-#include "gpu/db_layout.hpp"
+#include "gpu/align/db_layout.hpp"
 #include "gpu/gpu.hpp"
-#include "gpu/search_detail.hpp"
-#include "gpu/search_plan.hpp"
+#include "gpu/align/search_config.hpp"
+#include "gpu/align/search_plan.hpp"
 #include "tests/gpu/harness.hpp"
 
 namespace {

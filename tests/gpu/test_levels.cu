@@ -1,5 +1,5 @@
-// GPU levels (gpu/levels.hpp) against the CPU (core/levels.hpp, itself tested against direct definitions in
-// tests/test_levels.cpp): levels equal exactly; x equals the CPU solve bit for bit for every schedule; generic loops'
+// GPU levels (gpu/numerics/levels.hpp) against the CPU (core/numerics/levels.hpp, itself tested against direct definitions in
+// tests/numerics/test_levels.cpp): levels equal exactly; x equals the CPU solve bit for bit for every schedule; generic loops'
 // levels equal and their arrays equal the sequential loop's.
 #include <cmath>
 #include <cstdio>
@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "core/levels.hpp"
+#include "core/numerics/levels.hpp"
 #include "core/thread_pool.hpp"
-#include "gpu/levels.hpp"
+#include "gpu/numerics/levels.hpp"
 #include "tests/gpu/harness.hpp"
-#include "tests/levels_workloads.hpp"
+#include "tests/numerics/levels_workloads.hpp"
 
 namespace {
 

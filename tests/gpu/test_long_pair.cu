@@ -1,4 +1,4 @@
-// Long pairs on the GPU (gpu/long_pair.cu) against the CPU: the same score, end cell and alignment as sw_align (which
+// Long pairs on the GPU (gpu/align/long_pair.cu) against the CPU: the same score, end cell and alignment as sw_align (which
 // the [sw] host tests check against textbook Gotoh) and as the CPU long-pair backend, for random and related pairs
 // around band, chunk and grid edges; grids forced down to several levels with small budgets; pairs large enough to
 // run several generations of bands through the rings.
@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "core/long_pair.hpp"
-#include "core/smith_waterman.hpp"
+#include "core/align/long_pair/long_pair.hpp"
+#include "core/align/smith_waterman.hpp"
 #include "core/thread_pool.hpp"
-#include "gpu/engine.hpp"
+#include "gpu/engine/engine.hpp"
 #include "gpu/gpu.hpp"
 #include "tests/gpu/harness.hpp"
-#include "tests/sequence_generators.hpp"
+#include "tests/align/sequence_generators.hpp"
 
 namespace {
 

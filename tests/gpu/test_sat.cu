@@ -1,5 +1,5 @@
-// GPU summed-area tables and integral histograms (gpu/sat.hpp) against the CPU backend (core/sat.hpp, itself tested
-// against the textbook recurrence in tests/test_sat.cpp): integer tables byte-identical for every schedule, on the
+// GPU summed-area tables and integral histograms (gpu/numerics/sat.hpp) against the CPU backend (core/numerics/sat.hpp, itself tested
+// against the textbook recurrence in tests/numerics/test_sat.cpp): integer tables byte-identical for every schedule, on the
 // sizes where tiles begin and end; floating tables within the stated error bound; queries answered on the device equal
 // the CPU's.
 #include <cmath>
@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/sat.hpp"
-#include "tests/sat_arrays.hpp"
+#include "core/numerics/sat.hpp"
+#include "tests/numerics/sat_arrays.hpp"
 #include "core/thread_pool.hpp"
-#include "gpu/sat.hpp"
+#include "gpu/numerics/sat.hpp"
 #include "tests/gpu/harness.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// SOR on the GPU (gpu/sor.hpp): the sweeps of every method give the CPU's bits (the compensation method's within
+// SOR on the GPU (gpu/numerics/sor.hpp): the sweeps of every method give the CPU's bits (the compensation method's within
 // rounding); the subdomain MLSSOR gives the CPU's bits; the solve converges as the CPU's does.
 #include <algorithm>
 #include <cmath>
@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "core/sor.hpp"
+#include "core/numerics/sor.hpp"
 #include "core/thread_pool.hpp"
-#include "gpu/sor.hpp"
+#include "gpu/numerics/sor.hpp"
 #include "tests/gpu/harness.hpp"
 
 namespace {

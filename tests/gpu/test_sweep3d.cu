@@ -1,12 +1,12 @@
-// The 3-D sweeps on the GPU (gpu/sweep3d.hpp) give the CPU's bits: the fmod sweep for odd sizes and both precisions,
+// The 3-D sweeps on the GPU (gpu/numerics/sweep3d.hpp) give the CPU's bits: the fmod sweep for odd sizes and both precisions,
 // the diamond-difference sweep for several angle counts.
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#include "core/sweep3d.hpp"
+#include "core/numerics/sweep3d.hpp"
 #include "core/thread_pool.hpp"
-#include "gpu/sweep3d.hpp"
+#include "gpu/numerics/sweep3d.hpp"
 #include "tests/gpu/harness.hpp"
 
 namespace {

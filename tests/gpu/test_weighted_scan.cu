@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/operator_pair.hpp"
+#include "core/engine/operator_pair.hpp"
 #include "gpu/device_buffer.cuh"
-#include "gpu/engine.hpp"
-#include "gpu/weighted_scan.cuh"
+#include "gpu/engine/engine.hpp"
+#include "gpu/engine/weighted_scan.cuh"
 #include "tests/gpu/harness.hpp"
 
 namespace {

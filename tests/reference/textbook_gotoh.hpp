@@ -4,7 +4,7 @@
 //   E(i,j) = max(E(i-1,j), H(i-1,j) - open) - extend        (query residue against a gap)
 //   F(i,j) = max(F(i,j-1), H(i,j-1) - open) - extend        (subject residue against a gap)
 //   H(i,j) = max(0, H(i-1,j-1) + s(q_i, s_j), E(i,j), F(i,j))
-// End cell: maximal H, first in row-major order. Traceback rules (CONVENTIONS.md): diagonal before E before F; inside a
+// End cell: maximal H, first in row-major order. Traceback rules (docs/conventions.md): diagonal before E before F; inside a
 // gap, return to H (open) before staying in the gap (extend); stop at H == 0.
 #pragma once
 

@@ -21,13 +21,13 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/finish.hpp"
-#include "core/search.hpp"
-#include "core/smith_waterman.hpp"
-#include "core/sw_align_fast.hpp"
+#include "core/align/search/pipeline.hpp"
+#include "core/align/search/score_pass.hpp"
+#include "core/align/smith_waterman.hpp"
+#include "core/align/simd/align_scored.hpp"
 #include "core/thread_pool.hpp"
 #include "gpu/gpu.hpp"
-#include "io/sequence_reader.hpp"
+#include "io/align/sequence_reader.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Benchmark of the GPU score pass of protein database search (BENCHMARKS.md): GCUPS = sum over queries of
+// Benchmark of the GPU score pass of protein database search (docs/performance.md): GCUPS = sum over queries of
 // (query length x database residues) / time, as the median of RUNS timed runs after one warm-up run, for
 //   device      the score kernels alone (CUDA events; the 32-bit recomputation of overflowing lanes included),
 //   search      the whole gpu search call: pack and upload the database, plan, score, copy back, select top hits
@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/search.hpp"
+#include "core/align/search/score_pass.hpp"
 #include "core/thread_pool.hpp"
 #include "gpu/gpu.hpp"
-#include "gpu/search_detail.hpp"
-#include "io/sequence_reader.hpp"
+#include "gpu/align/search_config.hpp"
+#include "io/align/sequence_reader.hpp"
 
 namespace {
 

@@ -12,7 +12,7 @@
 //   solve alone        swgpu syncfree, syncfree_by_level, level_sync, level_grid; cuSPARSE cusparseSpSV_solve after
 //                      its analysis
 // SWGPU_LEVELS_ANALYSIS=syncfree|frontiers forces the analysis.
-// Every swgpu x is compared with the CPU solve (core/levels.hpp) bit for bit; cuSPARSE's by the largest relative
+// Every swgpu x is compared with the CPU solve (core/numerics/levels.hpp) bit for bit; cuSPARSE's by the largest relative
 // difference. cuSPARSE is loaded at run time (libcusparse.so.12 from the toolkit; SWGPU_CUSPARSE names another file)
 // and skipped when absent. The last lines start with "summary:".
 #include <cusparse.h>
@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "core/levels.hpp"
+#include "core/numerics/levels.hpp"
 #include "core/thread_pool.hpp"
-#include "gpu/levels_kernels.cuh"
-#include "io/matrix_market.hpp"
+#include "gpu/numerics/levels_kernels.cuh"
+#include "io/arrays/matrix_market.hpp"
 
 using namespace swgpu;
 using namespace swgpu::gpu;

@@ -23,8 +23,8 @@
 
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
-#include "gpu/sat_kernels.cuh"
-#include "gpu/strip_kernels.cuh"
+#include "gpu/numerics/sat_kernels.cuh"
+#include "gpu/numerics/sat_strip_kernels.cuh"
 
 using namespace swgpu;
 using namespace swgpu::gpu;
@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
         const index_t n = o.size;
         const std::size_t px = static_cast<std::size_t>(n * n);
 
-        // The copy: 2^28 fp32 elements (1 GiB read, 1 GiB written), the ceiling of BENCHMARKS.md.
+        // The copy: 2^28 fp32 elements (1 GiB read, 1 GiB written), the ceiling docs/performance.md uses.
         const std::size_t copy_elems = std::size_t(1) << 28;
         device_buffer<float> ca(copy_elems), cb(copy_elems);
         ca.zero(s);

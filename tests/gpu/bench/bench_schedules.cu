@@ -3,7 +3,7 @@
 //   bench_schedules [--fit FILE] [--reps 3] [--cells-log2 30] [--extra-cells-log2 26] [--problems sw,plus_times]
 //
 // Problems: "sw" = Smith-Waterman-Gotoh through the engine ((max,+), 32-bit, BLOSUM62 11/1, random proteins);
-// "plus_times" = the synthetic (+,·) fp32 problem of gpu/synthetic_problems.hpp (hashed inputs, no per-cell output).
+// "plus_times" = the synthetic (+,·) fp32 problem of gpu/engine/synthetic_problems.hpp (hashed inputs, no per-cell output).
 // Shapes: rows × cols = 2^cells-log2 with rows = 2^8 .. 2^15, plus (for the fit only) the same at 2^extra-cells-log2.
 // Every schedule configuration (row_sync with each barrier, tiled_p2p with each tuning entry) is timed on the device
 // (CUDA events around the executor; median of --reps runs after a warm-up; a configuration whose warm-up is over 2 s
@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/scoring.hpp"
-#include "gpu/engine.hpp"
+#include "core/align/scoring.hpp"
+#include "gpu/engine/engine.hpp"
 #include "gpu/gpu.hpp"
-#include "gpu/hybrid.hpp"
-#include "gpu/synthetic_problems.hpp"
+#include "gpu/engine/hybrid.hpp"
+#include "gpu/engine/synthetic_problems.hpp"
 
 namespace {
 
@@ -205,7 +205,7 @@ int main(int argc, char** argv) try {
     const std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
     const std::string header =
-        "# swgpu hybrid switch between the GPU schedules (gpu/hybrid.hpp), a multinomial logistic model:\n"
+        "# swgpu hybrid switch between the GPU schedules (gpu/engine/hybrid.hpp), a multinomial logistic model:\n"
         "#   score = c0 + c_size*size + c_aspect*aspect + c_aspect2*aspect^2, the highest-scoring candidate runs, with\n"
         "#   size = (log2(rows) + log2(cols) - 30) / 4, aspect = (log2(rows) - log2(cols)) / 8\n"
         "# Fitted by bench_schedules on " + devs[0].name + " (" + arch + "), " + date + ", shapes rows x cols = 2^" +

@@ -25,7 +25,7 @@
 #include "core/error.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
-#include "gpu/weighted_scan.cuh"
+#include "gpu/engine/weighted_scan.cuh"
 
 namespace {
 

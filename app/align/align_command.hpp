@@ -1,0 +1,59 @@
+// `swgpu align QUERY DB [options]`: the command line of database search. Parses and validates the options, then
+// calls io (read) -> core (search, finish) -> a backend -> io (write); no algorithm lives here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace swgpu::app {
+
+struct align_settings {
+    std::string query, db;
+    std::string matrix;               // empty: BLOSUM62 (protein) or --match/--mismatch (DNA)
+    int gap_open = -1, gap_extend = -1;  // -1: the matrix's default
+    int match = 2, mismatch = -3;
+    std::string seqtype = "auto";
+    std::string strand = "both";
+    std::int64_t max_target_seqs = 500;  // signed: a negative count is refused, not wrapped
+    double evalue = 10;
+    bool no_evalue = false;
+    std::string outfmt = "6";
+    std::string out = "-";
+    int threads = 0;
+    std::string backend = "auto";
+    std::int64_t db_chunk = 100'000'000;
+    std::string gpu_align = "auto";  // where printed alignments are computed with the GPU backend: auto/gpu, cpu
+    int gpus = 0;         // GPUs the score pass spreads over (0: every visible one)
+    std::string gpu_mem;  // device memory budget for the GPU backend, e.g. 512M, 8G (empty: what is free)
+    std::string mode = "auto";       // auto, search, pairwise: how pairs are scored (see --mode)
+    std::string long_policy = "auto";  // long pairs' score pass on the GPU: auto, antidiagonal, compensation
+    bool eqx = false;                // CIGARs with =/X
+    std::string batch;               // --batch LIST: query files, one output file each
+    std::string dotplot;             // SVG dot plot of the printed alignments
+    bool skip_bad = false;
+    bool verbose = false, quiet = false;
+};
+
+class align_command {
+public:
+    // Adds the `align` subcommand and its options to `app`.
+    explicit align_command(CLI::App& app);
+    bool selected() const { return sub_->parsed(); }
+    // Runs a parsed command; throws swgpu::error (caught in main). `command_line` goes into SAM's @PG.
+    int run(const std::string& command_line);
+
+private:
+    int run_here(const std::string& command_line);  // run() of this process (one MPI rank)
+    CLI::App* sub_ = nullptr;
+    align_settings s_;
+    CLI::Option *gap_open_ = nullptr, *gap_extend_ = nullptr, *match_ = nullptr, *mismatch_ = nullptr,
+                *strand_ = nullptr, *matrix_ = nullptr;
+};
+
+// The conventions block shown by --help (docs/conventions.md, in short).
+std::string conventions_text();
+
+}  // namespace swgpu::app

@@ -1,0 +1,37 @@
+#include "app/align/makedb_command.hpp"
+
+#include <iostream>
+
+#include "io/output_file.hpp"
+#include "io/align/database_file.hpp"
+
+namespace swgpu::app {
+
+makedb_command::makedb_command(CLI::App& app) {
+    sub_ = app.add_subcommand("makedb", "Write a reusable, memory-mappable database (PREFIX.swdb) from FASTA/FASTQ");
+    sub_->add_option("DB", source_, "Database sequences: FASTA or FASTQ, plain, gzip or bgzip, or - for stdin")->required();
+    sub_->add_option("PREFIX", prefix_,
+                     "Output prefix: PREFIX.swdb is written (atomically); a PREFIX that ends in .swdb is the file "
+                     "itself")
+        ->required();
+    sub_->add_flag("--skip-bad", skip_bad_, "Skip malformed records with a warning instead of failing");
+    sub_->add_flag("-q,--quiet", quiet_, "Only errors on stderr");
+}
+
+int makedb_command::run() {
+    io::read_options opt;
+    opt.skip_bad = skip_bad_;
+    opt.on_skip = [this](const std::string& message) {
+        if (!quiet_) std::cerr << "swgpu: warning: skipped " << message << '\n';
+    };
+    opt.on_warning = [this](const std::string& message) {
+        if (!quiet_) std::cerr << "swgpu: warning: " << message << '\n';
+    };
+    const std::string target = io::database_output(prefix_);
+    io::refuse_overwriting({{"the output", target}}, {{"the input", io::parse_source(source_).path}});
+    const auto n = io::write_database(source_, prefix_, opt);
+    if (!quiet_) std::cerr << "swgpu: wrote " << n << " records to " << target << "\n";
+    return 0;
+}
+
+}  // namespace swgpu::app

@@ -1,0 +1,103 @@
+#include "app/numerics/ihist_command.hpp"
+
+#include <optional>
+
+#include "core/error.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/numerics/sat.hpp"
+#include "io/output_file.hpp"
+#include "io/arrays/image.hpp"
+#include "io/arrays/npy.hpp"
+#include "io/arrays/rectangles.hpp"
+
+namespace swgpu::app {
+
+namespace {
+
+const char* const ihist_footer =
+    "Output: uint32 array (H, W, B); OUT[i][j][b] counts the pixels of bin b in rows 0..i and columns 0..j.\n"
+    "Bins: 8-bit input: bin of v is v*B/256 (integer division); 16-bit: v*B/65536; other types: B equal bins over\n"
+    "  [min, max] of the data. --edges E0,...,EB (B+1 increasing values): bin b holds E_b <= v < E_{b+1}, the last\n"
+    "  bin also v == E_B (NumPy's histogram); values outside the edges are counted in no bin.\n"
+    "  The input must have one channel (grey image, (H, W) .npy).\n"
+    "Queries (--query FILE): one rectangle per line, 'top left bottom right' (0-based, inclusive); output one line\n"
+    "  per rectangle: top left bottom right, then the B counts, tab-separated. Without -o, the GPU answers them from a\n"
+    "  table that stays on the device.\n"
+    "Exit codes: 0 success, 1 bad input, 2 bad command line, 3 device failure, 4 out of memory, 5 output could not be\n"
+    "  written. A failed run leaves no output file.\n";
+
+}  // namespace
+
+ihist_command::ihist_command(CLI::App& app) {
+    sub_ = app.add_subcommand("ihist", "Integral histogram of an image or array (.npy out); histograms of rectangles");
+    sub_->add_option("INPUT", input_, "PNG, TIFF, PGM (P5) or .npy, one channel")->required();
+    sub_->add_option("--bins", bins_, "Number of bins B (1..65535); may be left out with --edges");
+    sub_->add_option("--edges", edges_, "Explicit bin edges E0,...,EB (B+1 increasing numbers)")->delimiter(',');
+    sub_->add_option("-o,--out", output_, "The integral histogram as .npy (uint32, H x W x B), written atomically");
+    sub_->add_option("--query", query_, "Rectangles (TSV: top left bottom right, 0-based inclusive): print their histograms");
+    sub_->add_option("--query-out", query_out_, "Where the answers to --query go [default: stdout]");
+    backend_.add_options(sub_);
+    sub_->footer(ihist_footer);
+}
+
+int ihist_command::run() {
+    if (backend_.threads > 4096) throw usage_error("-t/--threads must be at most 4096");
+    sat::binning binning;
+    binning.edges = edges_;
+    if (bins_ == 0 && !edges_.empty()) bins_ = static_cast<int>(edges_.size()) - 1;
+    if (bins_ == 0) throw usage_error("--bins B is required (or --edges)");
+    binning.bins = bins_;
+    sat::check_binning(binning);
+    if (output_.empty() && query_.empty()) throw usage_error("nothing to do: give -o OUT.npy and/or --query FILE");
+    if (!output_.empty() && io::format_for_name(output_) != io::image_format::npy)
+        throw usage_error("the integral histogram is written as .npy; name the output '" + output_ + "' .npy");
+    const bool gpu = backend_.use_gpu();
+
+    std::optional<io::output_file> table_out, query_file;
+    if (!output_.empty()) table_out.emplace(output_);
+    if (!query_.empty()) query_file.emplace(query_out_);
+
+    const sat::array in = io::read_array(input_);
+    if (in.lanes != 1)
+        throw input_error(input_, "the input has " + std::to_string(in.lanes) +
+                                      " channels; integral histograms take one channel (convert to grey first)");
+    if (static_cast<unsigned __int128>(in.rows) * static_cast<unsigned __int128>(in.cols) >= (static_cast<unsigned __int128>(1) << 32))
+        throw input_error(input_, "the image has 2^32 pixels or more; uint32 counts could overflow");
+    io::rect_list rects;
+    if (!query_.empty()) {
+        rects = io::read_rects(query_);
+        sat::check_rects(rects.rects, in.rows, in.cols, query_, rects.lines);
+    }
+    const auto bin = sat::bin_indices(in, binning);
+    thread_pool pool(backend_.threads);
+
+    std::optional<sat::array> table;
+    if (table_out || (query_file && !gpu))
+        table = gpu ? gpu::integral_histogram(bin, in.rows, in.cols, bins_)
+                    : sat::integral_histogram(bin, in.rows, in.cols, bins_, pool);
+    if (query_file) {
+        std::vector<std::uint32_t> counts;
+        if (table) {
+            counts = sat::rect_counts(*table, rects.rects);
+        } else {
+            counts = gpu::integral_histogram_queries(bin, in.rows, in.cols, bins_, rects.rects);
+        }
+        const auto B = static_cast<std::size_t>(bins_);
+        for (std::size_t k = 0; k < rects.rects.size(); ++k) {
+            const auto& r = rects.rects[k];
+            std::string line = std::to_string(r.top) + '\t' + std::to_string(r.left) + '\t' + std::to_string(r.bottom) +
+                               '\t' + std::to_string(r.right);
+            for (std::size_t b = 0; b < B; ++b) line += '\t' + std::to_string(counts[k * B + b]);
+            line += '\n';
+            query_file->write(line);
+        }
+    }
+    if (table_out) {
+        io::write_npy(*table, *table_out, true);
+        table_out->commit();
+    }
+    if (query_file) query_file->commit();
+    return 0;
+}
+
+}  // namespace swgpu::app

@@ -1,0 +1,373 @@
+#include "app/numerics/levels_command.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <thread>
+#include <span>
+
+#include "core/error.hpp"
+#include "core/numerics/levels.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/gpu.hpp"
+#include "gpu/numerics/levels.hpp"
+#include "io/output_file.hpp"
+#include "io/arrays/matrix_market.hpp"
+#include "io/arrays/npy.hpp"
+
+namespace swgpu::app {
+
+namespace {
+
+const char* const levels_footer =
+    "Triangular solves: T x = b with T the lower (default) or upper triangle of A, diagonal included; A in Matrix\n"
+    "  Market coordinate format (real, integer or pattern; general or symmetric, a symmetric file meaning both\n"
+    "  triangles; duplicate entries summed). b: a float64 .npy vector (any numeric dtype is converted; (n,), (n, 1) or\n"
+    "  (1, n)), all ones without --rhs. x: float64 .npy of shape (n,). Each row is\n"
+    "  x[i] = (b[i] - sum_j T[i][j] x[j]) / T[i][i], summed in ascending column order with one rounding per step:\n"
+    "  the CPU and the GPU give the same bits as a sequential substitution.\n"
+    "Generic loops: for i in 0..n-1: A[W[i]] = f(A[R[i][0]], ..., A[R[i][k-1]]), W (n,) and R (n,) or (n, k)\n"
+    "  integer .npy arrays, A0 float64 .npy (all ones without --array; --locations N sets its size otherwise, default\n"
+    "  1 + the largest index). f over the k values read, left to right, each operation rounded on its own:\n"
+    "    sum  = v0+...+v(k-1)+1          max = max(v)+1          fmod = fmod(v0+...+v(k-1)+1, 1021)\n"
+    "    wsum = c0*v0+...+c(k-1)*v(k-1)  (--coefficients: k values, one per read position)\n"
+    "    dot  = beta*v0 + (alpha*v1)*v2 + ... + (alpha*v(k-2))*v(k-1)  (k odd; --coefficients alpha,beta)\n"
+    "  Any number of reads per iteration. Output: the final A (float64 .npy), equal to the sequential loop's.\n"
+    "--sequential runs the plain sequential loop (solves: the substitution row after row) on one thread instead of\n"
+    "  the levels: the reference every backend is checked against, timed on the summary line; no levels computed.\n"
+    "Levels: an iteration's level is 1 + the highest level of an iteration it depends on (true, anti and output\n"
+    "  dependences through A; rows read for a solve). --stats writes 'level<TAB>width' lines after a '#' header.\n"
+    "  A summary (levels, widths, analysis and per-solve times) goes to stderr unless -q. Loops: the CPU reports\n"
+    "  'inspector I ms, executor E ms, total T ms'; the GPU 'inspector I ms, inspector + executor E ms, total T ms,\n"
+    "  with transfers X ms' (device times; the GPU finds the levels and runs them in one pass, inspecting later\n"
+    "  iterations while earlier ones execute); --sequential 'sequential loop T ms'.\n"
+    "Exit codes: 0 success, 1 bad input (malformed or truncated .mtx, array format, non-square, a missing or zero\n"
+    "  diagonal entry, an entry outside the triangle with --require-triangular, a vector of the wrong length, an\n"
+    "  index out of range, mismatched lengths), 2 bad command line (also --coefficients that do not fit the body\n"
+    "  and the reads), 3 device failure (or --backend gpu without a GPU), 4 out of memory, 5 output could not be\n"
+    "  written. A failed run leaves no output file.\n";
+
+std::vector<double> read_vector(const std::string& path, std::int64_t n) {
+    const sat::array a = io::read_npy(path);
+    if (a.lanes != 1 || (a.rows != 1 && a.cols != 1))
+        throw input_error(path, "expected a vector ((n,), (n, 1) or (1, n)), not an array of shape (" +
+                                    std::to_string(a.rows) + ", " + std::to_string(a.cols) + ", " + std::to_string(a.lanes) + ")");
+    if (n >= 0 && static_cast<std::int64_t>(a.elements()) != n)
+        throw input_error(path, "has " + std::to_string(a.elements()) + " elements; the matrix has " + std::to_string(n) + " rows");
+    std::vector<double> v(a.elements());
+    for (std::size_t k = 0; k < v.size(); ++k) v[k] = a.value(k);
+    return v;
+}
+
+// An integer array as int64 values; `shape` receives (rows, cols) as read (a 1-D (n,) array reads as (1, n)).
+std::vector<std::int64_t> read_indices(const std::string& path, std::int64_t& rows, std::int64_t& cols) {
+    const sat::array a = io::read_npy(path);
+    if (sat::is_float(a.type)) throw input_error(path, std::string("index arrays must be integers, not ") + sat::name_of(a.type));
+    if (a.lanes != 1) throw input_error(path, "index arrays have one or two dimensions");
+    std::vector<std::int64_t> v(a.elements());
+    for (std::size_t k = 0; k < v.size(); ++k) {
+        switch (a.type) {
+            case sat::dtype::u64: {
+                const std::uint64_t u = a.data<std::uint64_t>()[k];
+                v[k] = u > static_cast<std::uint64_t>(INT64_MAX) ? -1 : static_cast<std::int64_t>(u);
+                break;
+            }
+            case sat::dtype::i64: v[k] = a.data<std::int64_t>()[k]; break;
+            default: v[k] = static_cast<std::int64_t>(a.value(k)); break;  // exact for 32-bit and narrower types
+        }
+    }
+    rows = a.rows;
+    cols = a.cols;
+    return v;
+}
+
+void write_vector(io::output_file& out, std::span<const double> x) {
+    out.write(io::npy_header(sat::dtype::f64, "(" + std::to_string(x.size()) + ",)"));
+    out.write(std::string_view(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(double)));
+}
+
+void write_stats(io::output_file& out, const std::vector<std::int64_t>& widths, std::int64_t n, const std::string& what) {
+    std::string s = "# " + what + ": " + std::to_string(n) + " iterations, " + std::to_string(widths.size()) + " levels\n";
+    s += "level\twidth\n";
+    for (std::size_t l = 0; l < widths.size(); ++l) s += std::to_string(l + 1) + '\t' + std::to_string(widths[l]) + '\n';
+    out.write(s);
+}
+
+std::vector<std::int64_t> widths_of(const levels::level_sets& s) {
+    std::vector<std::int64_t> w;
+    for (levels::level_t l = 1; l <= s.count(); ++l) w.push_back(s.width(l));
+    return w;
+}
+
+// A coefficient as the double nearest its decimal (or hexadecimal) text: strtod rounds once, where a detour through
+// long double could round twice.
+double parse_coefficient(const std::string& text) {
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
+        throw usage_error("--coefficients: '" + text + "' is not a finite number");
+    return v;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::string summary(std::int64_t n, const std::vector<std::int64_t>& widths) {
+    std::int64_t top = 0;
+    for (const auto w : widths) top = std::max(top, w);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%lld iterations, %zu levels (widest %lld, mean %.1f)", static_cast<long long>(n),
+                  widths.size(), static_cast<long long>(top),
+                  widths.empty() ? 0.0 : static_cast<double>(n) / static_cast<double>(widths.size()));
+    return buf;
+}
+
+}  // namespace
+
+levels_command::levels_command(CLI::App& app) {
+    sub_ = app.add_subcommand("levels", "Sparse triangular solves and indirect loops by run-time levels (inspector-executor)");
+    sub_->add_option("--matrix", matrix_, "Matrix Market file (.mtx): solve with its lower (default) or upper triangle");
+    sub_->add_option("--rhs", rhs_, "Right-hand side b (.npy vector) [default: all ones]");
+    sub_->add_option("-o,--out", output_, "The solution x (or the loop's final array) as float64 .npy (written atomically)");
+    auto* lo = sub_->add_flag("--lower", lower_, "T = the lower triangle of A, diagonal included (the default)");
+    auto* up = sub_->add_flag("--upper", upper_, "T = the upper triangle of A, diagonal included");
+    lo->excludes(up);
+    sub_->add_flag("--require-triangular", require_triangular_,
+                   "Refuse (exit 1) a matrix with entries outside the triangle instead of dropping them");
+    sub_->add_option("--stats", stats_, "Write the level widths (TSV: level, width)");
+    sub_->add_option("--repeat", repeat_, "Solve R times reusing the analysis; report the time per solve")
+        ->check(CLI::Range(1LL, 1000000LL))
+        ->capture_default_str();
+    sub_->add_option("--schedule", schedule_, "GPU solve: syncfree, syncfree_by_level, level_sync or level_grid")
+        ->check(CLI::IsMember({"syncfree", "syncfree_by_level", "level_sync", "level_grid"}))
+        ->capture_default_str();
+    sub_->add_option("--writes", writes_, "Generic loop: write indices W (.npy, integers, shape (n,))");
+    sub_->add_option("--reads", reads_, "Generic loop: read indices R (.npy, integers, (n,) or (n, k)) [default: none]");
+    sub_->add_option("--array", array_, "Generic loop: the initial array A0 (.npy) [default: all ones]");
+    sub_->add_option("--locations", locations_, "Generic loop: size of A without --array [default: 1 + the largest index]")
+        ->check(CLI::Range(1LL, (1LL << 31) - 1));
+    sub_->add_option("--body", body_, "Generic loop body: sum, max, fmod, wsum or dot (see below)")
+        ->check(CLI::IsMember({"sum", "max", "fmod", "wsum", "dot"}))
+        ->capture_default_str();
+    sub_->add_option("--coefficients", coefficients_,
+                     "The body's coefficients, comma-separated (wsum: one per read; dot: alpha,beta)")
+        ->delimiter(',');
+    sub_->add_flag("--pipeline", pipeline_,
+                   "CPU loops: inspect the next chunk of iterations while the threads run this one (the paper's software "
+                   "pipelining; one of the -t threads inspects)");
+    sub_->add_flag("--sequential", sequential_,
+                   "Run the plain sequential loop or substitution (one thread, no levels): the timed reference");
+    backend_.add_options(sub_);
+    sub_->footer(levels_footer);
+}
+
+int levels_command::run() {
+    if (backend_.threads > 4096) throw usage_error("-t/--threads must be at most 4096");
+    if (matrix_.empty() == writes_.empty())
+        throw usage_error("give either --matrix A.mtx (a triangular solve) or --writes W.npy (a generic loop)");
+    if (output_.empty() && stats_.empty()) throw usage_error("nothing to do: give -o OUT.npy and/or --stats FILE.tsv");
+    if (!output_.empty() && (output_.size() < 4 || output_.substr(output_.size() - 4) != ".npy"))
+        throw usage_error("the result is written as .npy; name the output '" + output_ + "' .npy");
+    if (!matrix_.empty() && (!writes_.empty() || !reads_.empty() || !array_.empty() || locations_ != 0))
+        throw usage_error("--reads, --array and --locations belong to a generic loop (--writes), not to --matrix");
+    if (!writes_.empty() && (!rhs_.empty() || lower_ || upper_ || require_triangular_))
+        throw usage_error("--rhs, --lower, --upper and --require-triangular belong to a solve (--matrix)");
+    if (!writes_.empty() && !array_.empty() && locations_ != 0)
+        throw usage_error("--locations is the size of A without --array; the array gives its own size");
+    if (!matrix_.empty() && (!coefficients_.empty() || sub_->count("--body") > 0))
+        throw usage_error("--body and --coefficients belong to a generic loop (--writes), not to --matrix");
+    if (sequential_ && backend_.name == "gpu") throw usage_error("--sequential runs on the CPU; drop --backend gpu");
+    if (sequential_ && !stats_.empty()) throw usage_error("--sequential computes no levels; drop --stats");
+    if (pipeline_ && (sequential_ || !matrix_.empty() || backend_.name == "gpu"))
+        throw usage_error("--pipeline applies to loops (--writes) on the CPU backend");
+    return matrix_.empty() ? run_loop() : run_solve();
+}
+
+int levels_command::run_solve() {
+    const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
+    const bool gpu = !sequential_ && backend_.use_gpu();
+    std::optional<io::output_file> out, stats;
+    if (!output_.empty()) out.emplace(output_);
+    if (!stats_.empty()) stats.emplace(stats_);
+
+    const levels::csr_matrix t = io::read_matrix_market_triangle(matrix_, part, require_triangular_);
+    const std::vector<double> b = rhs_.empty() ? std::vector<double>(static_cast<std::size_t>(t.rows), 1.0) : read_vector(rhs_, t.rows);
+
+    std::vector<double> x(static_cast<std::size_t>(t.rows));
+    std::vector<std::int64_t> widths;
+    double analysis_ms = 0;
+    std::vector<double> solve_ms;
+    if (sequential_) {
+        for (long long r = 0; r < repeat_; ++r) {
+            const auto t1 = std::chrono::steady_clock::now();
+            levels::triangular_solve_sequential(t, part, b, x);
+            solve_ms.push_back(ms_since(t1));
+        }
+    } else if (gpu) {
+        const gpu::solve_schedule sched = schedule_ == "level_sync"          ? gpu::solve_schedule::level_sync
+                                          : schedule_ == "level_grid"        ? gpu::solve_schedule::level_grid
+                                          : schedule_ == "syncfree_by_level" ? gpu::solve_schedule::syncfree_by_level
+                                                                             : gpu::solve_schedule::syncfree;
+        // The first solve comes with the analysis (fused); --repeat's further solves reuse it with --schedule.
+        gpu::triangular_solver solver(t, part, b);
+        analysis_ms = solver.analysis_ms();
+        x = solver.first_solution();
+        for (long long r = 1; r < repeat_; ++r) {
+            float ms = 0;
+            x = solver.solve(b, sched, &ms);
+            solve_ms.push_back(ms);
+        }
+        widths = solver.widths();
+    } else {
+        thread_pool pool(backend_.threads);
+        const auto t0 = std::chrono::steady_clock::now();
+        const levels::level_sets sets = levels::group_by_level(levels::triangular_levels(t, part));
+        analysis_ms = ms_since(t0);
+        for (long long r = 0; r < repeat_; ++r) {
+            const auto t1 = std::chrono::steady_clock::now();
+            levels::triangular_solve(t, part, sets, b, x, pool);
+            solve_ms.push_back(ms_since(t1));
+        }
+        widths = widths_of(sets);
+    }
+    if (!backend_.quiet && sequential_) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "sequential substitution %.3f ms (median of %lld, CPU, 1 thread)\n",
+                      median(solve_ms), repeat_);
+        std::cerr << "swgpu: levels: " << (upper_ ? "upper" : "lower") << " triangle of " << matrix_ << ", "
+                  << t.nonzeros() << " nonzeros, " << t.rows << " rows; " << buf;
+    } else if (!backend_.quiet && gpu) {
+        char buf[240];
+        if (repeat_ > 1)
+            std::snprintf(buf, sizeof buf, "; analysis with the first solve %.3f ms, solve %.3f ms (median of %lld more, GPU %s)\n",
+                          analysis_ms, median(solve_ms), repeat_ - 1, schedule_.c_str());
+        else
+            std::snprintf(buf, sizeof buf, "; analysis with the solve %.3f ms (GPU)\n", analysis_ms);
+        std::cerr << "swgpu: levels: " << (upper_ ? "upper" : "lower") << " triangle of " << matrix_ << ", "
+                  << t.nonzeros() << " nonzeros, " << summary(t.rows, widths) << buf;
+    } else if (!backend_.quiet) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "; analysis %.3f ms, solve %.3f ms (median of %lld, %s)\n", analysis_ms,
+                      median(solve_ms), repeat_, "CPU");
+        std::cerr << "swgpu: levels: " << (upper_ ? "upper" : "lower") << " triangle of " << matrix_ << ", "
+                  << t.nonzeros() << " nonzeros, " << summary(t.rows, widths) << buf;
+    }
+    if (stats) {
+        write_stats(*stats, widths, t.rows, std::string(upper_ ? "upper" : "lower") + " triangle of " + matrix_);
+        stats->commit();
+    }
+    if (out) {
+        write_vector(*out, x);
+        out->commit();
+    }
+    return 0;
+}
+
+int levels_command::run_loop() {
+    const bool gpu = !sequential_ && backend_.use_gpu();
+    std::optional<io::output_file> out, stats;
+    if (!output_.empty()) out.emplace(output_);
+    if (!stats_.empty()) stats.emplace(stats_);
+
+    levels::indirect_loop loop;
+    std::int64_t wr = 0, wc = 0;
+    loop.writes = read_indices(writes_, wr, wc);
+    if (wr != 1 && wc != 1) throw input_error(writes_, "write indices must be a vector (n,)");
+    const auto n = static_cast<std::int64_t>(loop.writes.size());
+    if (!reads_.empty()) {
+        std::int64_t rr = 0, rc = 0;
+        loop.reads = read_indices(reads_, rr, rc);
+        // A 1-D (n,) array reads as one row of n: one read per iteration. (n, k) is k reads per iteration.
+        if (rr == 1 && n != 1) rr = rc, rc = 1;
+        if (rr != n)
+            throw input_error(reads_, "has " + std::to_string(rr) + " rows of reads; --writes has " + std::to_string(n) +
+                                          " iterations (mismatched lengths)");
+        loop.reads_per_iteration = static_cast<int>(rc);
+    }
+    std::vector<double> a;
+    if (!array_.empty()) {
+        a = read_vector(array_, -1);
+        loop.locations = static_cast<std::int64_t>(a.size());
+    } else {
+        std::int64_t top = -1;
+        for (const auto v : loop.writes) top = std::max(top, v);
+        for (const auto v : loop.reads) top = std::max(top, v);
+        loop.locations = locations_ ? locations_ : top + 1;
+        if (loop.locations > 0 && loop.locations < (1LL << 31)) a.assign(static_cast<std::size_t>(loop.locations), 1.0);
+    }
+    levels::check_loop(loop, writes_);
+    levels::body_spec body;
+    body.kind = levels::parse_body(body_).value();
+    for (const std::string& c : coefficients_) body.coefficients.push_back(parse_coefficient(c));
+    if (const std::string why = levels::body_mismatch(body, loop.reads_per_iteration); !why.empty())
+        throw usage_error(why);
+
+    std::vector<std::int64_t> widths;
+    char times[240];
+    if (sequential_) {
+        const auto t0 = std::chrono::steady_clock::now();
+        levels::run_sequential(loop, body, a);
+        std::snprintf(times, sizeof times, "sequential loop %.3f ms (CPU, 1 thread)", ms_since(t0));
+    } else if (gpu) {
+        gpu::loop_report rep;
+        const auto t0 = std::chrono::steady_clock::now();
+        a = gpu::run_loop(loop, body, a, &rep, stats.has_value() || !backend_.quiet);
+        const double wall = ms_since(t0);
+        if (!rep.levels.empty()) widths = widths_of(levels::group_by_level(std::move(rep.levels)));
+        std::snprintf(times, sizeof times,
+                      "inspector %.3f ms, inspector + executor %.3f ms, total %.3f ms, with transfers %.3f ms (GPU; "
+                      "%.3f ms with host conversions)",
+                      rep.inspect_ms, rep.run_ms, rep.inspect_ms + rep.run_ms,
+                      rep.upload_ms + rep.inspect_ms + rep.run_ms + rep.download_ms, wall);
+    } else if (!pipeline_ || backend_.threads == 1) {
+        // The inspector, then the executor (the default: the pipeline was slower on 16 cores, README).
+        thread_pool pool(backend_.threads);
+        const auto t0 = std::chrono::steady_clock::now();
+        const levels::level_sets sets = levels::group_by_level(levels::loop_levels(loop));
+        const double inspect_ms = ms_since(t0);
+        const auto t1 = std::chrono::steady_clock::now();
+        levels::run_by_levels(loop, body, sets, a, pool);
+        const double run_ms = ms_since(t1);
+        widths = widths_of(sets);
+        std::snprintf(times, sizeof times, "inspector %.3f ms, executor %.3f ms, total %.3f ms (CPU, %u thread%s)",
+                      inspect_ms, run_ms, inspect_ms + run_ms, pool.size(), pool.size() == 1 ? "" : "s");
+    } else {
+        // The inspector's thread takes one of the threads asked for (all of them when -t is 0), the pool the rest.
+        const unsigned all = backend_.threads ? backend_.threads : std::max(2u, std::thread::hardware_concurrency());
+        thread_pool pool(std::max(1u, all - 1));
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<levels::level_t> level = levels::run_pipelined(loop, body, a, pool);
+        const double total_ms = ms_since(t0);
+        widths = widths_of(levels::group_by_level(std::move(level)));
+        std::snprintf(times, sizeof times, "inspector and executor pipelined, total %.3f ms (CPU, %u thread%s and the inspector's)",
+                      total_ms, pool.size(), pool.size() == 1 ? "" : "s");
+    }
+    if (!backend_.quiet)
+        std::cerr << "swgpu: levels: loop of " << loop.reads_per_iteration << " reads per iteration over "
+                  << loop.locations << " locations, "
+                  << (sequential_ ? std::to_string(n) + " iterations" : summary(n, widths)) << "; " << times << '\n';
+    if (stats) {
+        write_stats(*stats, widths, n, std::string("loop ") + writes_);
+        stats->commit();
+    }
+    if (out) {
+        write_vector(*out, a);
+        out->commit();
+    }
+    return 0;
+}
+
+}  // namespace swgpu::app

@@ -1,0 +1,150 @@
+#include "app/numerics/sat_command.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+
+#include "core/error.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/gpu.hpp"
+#include "gpu/numerics/sat.hpp"
+#include "io/output_file.hpp"
+#include "io/arrays/image.hpp"
+#include "io/arrays/npy.hpp"
+#include "io/arrays/rectangles.hpp"
+
+namespace swgpu::app {
+
+namespace {
+
+const char* const sat_footer =
+    "Tables: S[i][j] is the sum of the input over rows 0..i and columns 0..j, inclusive (no extra zero row or column).\n"
+    "  Unsigned-integer input: uint64 (<u8), exact; signed: int64; floating: float64, or float32 with --type float32.\n"
+    "  Shape (H, W) for one channel, (H, W, C) for C channels (colour images: one table per channel).\n"
+    "  Inputs: PNG and TIFF (8/16-bit grey or colour, TIFF float32), binary PGM/PPM (P5/P6), NumPy .npy\n"
+    "  (C order, little-endian u1..u8, i1..i8, f4, f8; (W,), (H, W) or (H, W, C)).\n"
+    "Queries (--query FILE): one rectangle per line, 'top left bottom right' (0-based, inclusive); output one line\n"
+    "  per rectangle: top left bottom right area, then sum and mean of each channel, tab-separated.\n"
+    "Box filter (--box-filter R): the mean over the (2R+1)x(2R+1) window, OpenCV's boxFilter with its defaults\n"
+    "  (normalised, BORDER_REFLECT_101); same type and channels as the input, integers rounded to nearest; -o names\n"
+    "  the image (.png, .tif, .pgm/.ppm, .npy). Computed on the CPU.\n"
+    "Exit codes: 0 success, 1 bad input (unreadable/truncated/unsupported file, empty image, sums that do not fit,\n"
+    "  rectangles outside the image), 2 bad command line, 3 device failure (or --backend gpu without a GPU),\n"
+    "  4 out of memory, 5 output could not be written. A failed run leaves no output file.\n";
+
+void write_query_line(io::output_file& out, const sat::rect& r, std::span<const std::uint64_t> words, sat::dtype table) {
+    const index_t area = r.area();
+    std::string line = std::to_string(r.top) + '\t' + std::to_string(r.left) + '\t' + std::to_string(r.bottom) + '\t' +
+                       std::to_string(r.right) + '\t' + std::to_string(area);
+    char buf[64];
+    for (const std::uint64_t w : words) {
+        double sum_d;
+        if (table == sat::dtype::u64) {
+            line += '\t' + std::to_string(w);
+            sum_d = static_cast<double>(w);
+        } else if (table == sat::dtype::i64) {
+            const auto v = static_cast<std::int64_t>(w);
+            line += '\t' + std::to_string(v);
+            sum_d = static_cast<double>(v);
+        } else {
+            std::memcpy(&sum_d, &w, sizeof sum_d);
+            std::snprintf(buf, sizeof buf, "%.17g", sum_d);
+            line += '\t';
+            line += buf;
+        }
+        std::snprintf(buf, sizeof buf, "%.17g", sum_d / static_cast<double>(area));
+        line += '\t';
+        line += buf;
+    }
+    line += '\n';
+    out.write(line);
+}
+
+}  // namespace
+
+bool table_backend::use_gpu() const {
+    if (name == "cpu") return false;
+    if (gpu::available()) return true;
+    if (name == "gpu")
+        throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() +
+                              "); use --backend cpu, or --backend auto to fall back to the CPU");
+    if (!quiet) std::cerr << "swgpu: no usable GPU (" << gpu::build_info() << "); computing on the CPU\n";
+    return false;
+}
+
+void table_backend::add_options(CLI::App* sub) {
+    sub->add_option("--backend", name,
+                    "auto: the GPU when one is usable, else the CPU (with a notice); gpu without a usable GPU is an "
+                    "error (exit 3)")
+        ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+        ->capture_default_str();
+    sub->add_option("-t,--threads", threads, "CPU threads; 0 = one per hardware thread")->capture_default_str();
+    sub->add_flag("-q,--quiet", quiet, "Only errors on stderr");
+}
+
+sat_command::sat_command(CLI::App& app) {
+    sub_ = app.add_subcommand("sat", "Summed-area table of an image or array (.npy out); rectangle sums; box filter");
+    sub_->add_option("INPUT", input_, "PNG, TIFF, PGM/PPM (P5/P6) or .npy")->required();
+    sub_->add_option("-o,--out", output_,
+                     "The table as .npy (written atomically); with --box-filter, the filtered image (.png, .tif, "
+                     ".pgm/.ppm or .npy)");
+    sub_->add_option("--type", type_, "Table type: auto (uint64 / int64 / float64 by the input), float32, float64")
+        ->check(CLI::IsMember({"auto", "float32", "float64"}))
+        ->capture_default_str();
+    sub_->add_option("--query", query_, "Rectangles (TSV: top left bottom right, 0-based inclusive): print their sums and means");
+    sub_->add_option("--query-out", query_out_, "Where the answers to --query go [default: stdout]");
+    sub_->add_option("--box-filter", box_radius_, "Write the box-filtered image of radius R (window 2R+1) to -o")
+        ->check(CLI::Range(0LL, 1LL << 20));
+    backend_.add_options(sub_);
+    sub_->footer(sat_footer);
+}
+
+int sat_command::run() {
+    if (backend_.threads > 4096) throw usage_error("-t/--threads must be at most 4096");
+    const bool box = box_radius_ >= 0;
+    if (output_.empty() && query_.empty())
+        throw usage_error(box ? "--box-filter needs -o OUT (an image or .npy)" : "nothing to do: give -o OUT.npy and/or --query FILE");
+    if (!output_.empty() && !box && io::format_for_name(output_) != io::image_format::npy)
+        throw usage_error("the table is written as .npy; name the output '" + output_ + "' .npy (images are written only with --box-filter)");
+    if (box) (void)io::format_for_name(output_);
+    if (box && output_.empty()) throw usage_error("--box-filter needs -o OUT (an image or .npy)");
+    const sat::precision prec = type_ == "float32" ? sat::precision::float32
+                              : type_ == "float64" ? sat::precision::float64 : sat::precision::automatic;
+    const bool gpu = backend_.use_gpu();
+
+    // Outputs are opened first: an unwritable destination fails before any work, and a failed run leaves no file.
+    std::optional<io::output_file> table_out, query_file;
+    if (!output_.empty() && !box) table_out.emplace(output_);
+    if (!query_.empty()) query_file.emplace(query_out_);
+
+    const sat::array in = io::read_array(input_);
+    const sat::dtype table_type = sat::table_type(in.type, prec);
+    sat::check_table_fits(in, table_type, input_);
+    io::rect_list rects;
+    if (!query_.empty()) {
+        rects = io::read_rects(query_);
+        sat::check_rects(rects.rects, in.rows, in.cols, query_, rects.lines);
+    }
+    thread_pool pool(backend_.threads);
+
+    std::optional<sat::array> table;
+    if (table_out || (query_file && !gpu))
+        table = gpu ? gpu::summed_area_table(in, table_type) : sat::summed_area_table(in, table_type, pool);
+    if (query_file) {
+        const auto words = table ? sat::rect_sums(*table, rects.rects) : gpu::summed_area_queries(in, table_type, rects.rects);
+        const auto L = static_cast<std::size_t>(in.lanes);
+        const sat::dtype word_type = table_type == sat::dtype::f32 ? sat::dtype::f64 : table_type;
+        for (std::size_t k = 0; k < rects.rects.size(); ++k)
+            write_query_line(*query_file, rects.rects[k], std::span(words).subspan(k * L, L), word_type);
+    }
+    if (box) io::write_array(sat::box_filter(in, box_radius_, pool), output_);
+    if (table_out) {
+        io::write_npy(*table, *table_out);
+        table_out->commit();
+    }
+    if (query_file) query_file->commit();
+    return 0;
+}
+
+}  // namespace swgpu::app

@@ -1,0 +1,206 @@
+#include "app/numerics/sor_command.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/numerics/sat.hpp"
+#include "core/numerics/sor.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/numerics/sor.hpp"
+#include "io/output_file.hpp"
+#include "io/arrays/npy.hpp"
+
+namespace swgpu::app {
+
+namespace {
+
+const char* const sor_footer =
+    "Problem: -lap u = f on an N x N grid, h = 1/(N-1), u given on the four edges (the boundary array's edges; its\n"
+    "  interior is ignored); 5-point stencil. F.npy and G.npy: (N, N) float64. --model N: f = 2 pi^2 sin(pi x)\n"
+    "  sin(pi y), zero boundary (exact solution sin(pi x) sin(pi y)). --problem NAME --size N: a built-in problem:\n"
+    "  model (as --model), rough (zero boundary, f = A w for w uniform in [0, 1): Laplace's equation from a random\n"
+    "  start), signs (w = +-1 at random), blocks (w = +-1 at random on 8 x 8 blocks).\n"
+    "Methods: lex (SOR in lexicographic order), redblack, ssor (a forward and a backward lexicographic sweep per\n"
+    "  iteration), mlssor (K = --layers forward sweeps, then K backward ones, per iteration). mlssor --subdomain AxB:\n"
+    "  the K-layer paper's parallel MLSSOR, subdomains of A x B points moving one point per layer, each cut into 2 x 2\n"
+    "  tiles run in parallel step by step (K defaults to min(A, B) / 2, the largest allowed; 2K <= A, B);\n"
+    "  --forward-only: both halves sweep forward. --omega defaults to 2 / (1 + sin(pi h)), the optimum of SOR for the\n"
+    "  model problem.\n"
+    "Stops when ||f - A u|| / ||f|| <= --tol (absolute when f = 0), or after --max-sweeps.\n"
+    "Output: U.npy (N, N) float64, boundary included; --history FILE: sweep, residual, seconds (TSV); --plot FILE:\n"
+    "  SVG of the residual against sweeps and against time. One line on stdout: method, sweeps, residual, time.\n"
+    "Exit codes: 0 converged or max-sweeps reached, 1 bad input (not (N, N) float64, N < 3, a value not finite),\n"
+    "  2 bad command line, 3 device failure, 4 out of memory, 5 output could not be written.\n";
+
+std::vector<double> square_f64(const std::string& path, sor::index_t& n) {
+    const sat::array a = io::read_npy(path);
+    if (a.type != sat::dtype::f64) throw input_error(path, std::string("must be float64, not ") + sat::name_of(a.type));
+    if (a.lanes != 1 || a.rows != a.cols)
+        throw input_error(path, "must be a square (N, N) array (got " + std::to_string(a.rows) + " x " +
+                                    std::to_string(a.cols) + (a.lanes != 1 ? " x " + std::to_string(a.lanes) : "") + ")");
+    n = a.rows;
+    return std::vector<double>(a.data<double>(), a.data<double>() + a.elements());
+}
+
+// The residual against sweeps (left) and against seconds (right), log scale.
+std::string history_svg(const sor::solution& s, const std::string& title) {
+    const double w = 360, h = 260, margin = 50;
+    double lo = 1e300, hi = 0, t_max = 0;
+    for (const auto& e : s.history) {
+        if (e.residual > 0) lo = std::min(lo, e.residual), hi = std::max(hi, e.residual);
+        t_max = std::max(t_max, e.seconds);
+    }
+    if (!(hi > 0)) lo = 1, hi = 10;
+    const double l_lo = std::floor(std::log10(lo)), l_hi = std::max(std::ceil(std::log10(hi)), l_lo + 1);
+    const int sweeps = std::max(1, s.history.empty() ? 1 : s.history.back().sweep);
+    std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(int(2 * w + 3 * margin)) +
+                      "\" height=\"" + std::to_string(int(h + 2 * margin)) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+    svg += "<text x=\"" + std::to_string(int(margin)) + "\" y=\"20\">" + title + "</text>\n";
+    char buf[160];
+    for (int panel = 0; panel < 2; ++panel) {
+        const double x0 = margin + panel * (w + margin), y0 = margin;
+        std::snprintf(buf, sizeof buf, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"black\"/>\n", x0, y0, w, h);
+        svg += buf;
+        std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x0 + w / 2 - 20, y0 + h + 30,
+                      panel == 0 ? "sweeps" : "seconds");
+        svg += buf;
+        for (double l = l_lo; l <= l_hi; l += 1) {
+            const double y = y0 + h - (l - l_lo) / (l_hi - l_lo) * h;
+            std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\">1e%d</text>\n", x0 - 40, y + 4, int(l));
+            svg += buf;
+        }
+        std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x0 + w - 60, y0 + h + 15,
+                      panel == 0 ? std::to_string(sweeps).c_str() : (std::to_string(t_max).substr(0, 6) + " s").c_str());
+        svg += buf;
+        svg += "<polyline fill=\"none\" stroke=\"steelblue\" points=\"";
+        for (const auto& e : s.history) {
+            if (!(e.residual > 0)) continue;
+            const double fx = panel == 0 ? double(e.sweep) / sweeps : (t_max > 0 ? e.seconds / t_max : 0);
+            const double y = y0 + h - (std::log10(e.residual) - l_lo) / (l_hi - l_lo) * h;
+            std::snprintf(buf, sizeof buf, "%.1f,%.1f ", x0 + fx * w, y);
+            svg += buf;
+        }
+        svg += "\"/>\n";
+    }
+    return svg + "</svg>\n";
+}
+
+}  // namespace
+
+sor_command::sor_command(CLI::App& app) {
+    sub_ = app.add_subcommand("sor", "SOR for the 2-D Poisson problem: lexicographic, red-black or symmetric");
+    sub_->add_option("--rhs", rhs_, "f as an (N, N) float64 .npy");
+    sub_->add_option("--boundary", boundary_, "u on the edges, as an (N, N) float64 .npy (its interior is ignored)");
+    sub_->add_option("--model", model_, "Solve the model problem on an N x N grid instead of --rhs/--boundary");
+    sub_->add_option("--problem", problem_, "A built-in problem: model, rough, signs or blocks (with --size N)");
+    sub_->add_option("--size", size_, "The grid of --problem: N x N points");
+    sub_->add_option("-o,--out", output_, "The solution as an (N, N) float64 .npy, written atomically");
+    sub_->add_option("--method", method_, "lex, redblack, ssor or mlssor")
+        ->check(CLI::IsMember({"lex", "redblack", "ssor", "mlssor"}))
+        ->capture_default_str();
+    sub_->add_option("--omega", omega_, "Relaxation factor in (0, 2) [default: 2 / (1 + sin(pi h))]");
+    layers_option_ = sub_->add_option("--layers", layers_, "mlssor: K, the forward (then backward) sweeps of one iteration")
+                         ->capture_default_str();
+    sub_->add_option("--subdomain", subdomain_,
+                     "mlssor: the K-layer paper's parallel MLSSOR on subdomains of AxB points (K defaults to min(A,B)/2)");
+    sub_->add_flag("--forward-only", forward_only_, "mlssor: both halves of an iteration sweep forward");
+    sub_->add_option("--tol", tol_, "Stop when the relative residual is at most this")->capture_default_str();
+    sub_->add_option("--max-sweeps", max_sweeps_, "Stop after this many sweeps")->capture_default_str();
+    sub_->add_option("--history", history_, "Write sweep, residual and seconds as TSV");
+    sub_->add_option("--plot", plot_, "Write an SVG plot of the residual against sweeps and against time");
+    backend_.add_options(sub_);
+    sub_->footer(sor_footer);
+}
+
+int sor_command::run() {
+    const int inputs = (model_ ? 1 : 0) + (!problem_.empty() ? 1 : 0) + (!rhs_.empty() || !boundary_.empty() ? 1 : 0);
+    if (inputs > 1) throw usage_error("give one of --model N, --problem NAME --size N, or --rhs and --boundary");
+    if (!model_ && problem_.empty() && (rhs_.empty() || boundary_.empty()))
+        throw usage_error("give --rhs F.npy and --boundary G.npy (or --model N, or --problem NAME --size N)");
+    if (!problem_.empty() && size_ == 0) throw usage_error("--problem needs --size N");
+    if (problem_.empty() && size_ != 0) throw usage_error("--size is for --problem");
+    sor::problem p;
+    if (model_) {
+        p = sor::model_problem(model_);
+    } else if (!problem_.empty()) {
+        p = sor::builtin_problem(problem_, size_);
+    } else {
+        sor::index_t n = 0, nb = 0;
+        auto f = square_f64(rhs_, n);
+        const auto g = square_f64(boundary_, nb);
+        if (n != nb) throw input_error(boundary_, "must have the shape of " + rhs_);
+        p = sor::from_arrays(n, std::move(f), g, rhs_);
+    }
+    sor::options o;
+    o.m = sor::parse_method(method_);
+    o.omega = omega_ != 0 ? omega_ : sor::optimal_omega(p.n);
+    o.tol = tol_;
+    o.max_sweeps = max_sweeps_;
+    o.layers = layers_;
+    if (!subdomain_.empty()) {
+        sor::parse_subdomain(subdomain_, o.sub_rows, o.sub_cols);
+        if (!layers_option_->count()) {  // the paper's choice: the largest K the subdomain allows
+            const sor::index_t k = std::min(o.sub_rows, o.sub_cols) / 2;
+            if (k < 1 || k > 1000)
+                throw usage_error("--subdomain " + subdomain_ + ": the default K = min(A, B) / 2 = " + std::to_string(k) +
+                                  " is not in 1 to 1000; give --layers");
+            o.layers = int(k);
+        }
+    }
+    o.forward_only = forward_only_;
+    sor::check(o);
+    // Outputs fail before the solve when they cannot be written.
+    std::optional<io::output_file> out, history, plot;
+    if (!output_.empty()) out.emplace(output_);
+    if (!history_.empty()) history.emplace(history_);
+    if (!plot_.empty()) plot.emplace(plot_);
+
+    const bool gpu = backend_.use_gpu();
+    sor::solution s;
+    gpu::sor_report report;
+    if (gpu) {
+        s = gpu::sor_solve(p, o, &report);
+    } else {
+        thread_pool pool(backend_.threads);
+        s = sor::solve(p, o, pool);
+    }
+    const auto& last = s.history.back();
+    std::string extra;
+    if (o.m == sor::method::mlssor) {
+        extra = " layers " + std::to_string(o.layers);
+        if (o.sub_rows > 0) extra += " subdomain " + std::to_string(o.sub_rows) + "x" + std::to_string(o.sub_cols);
+        if (o.forward_only) extra += " forward-only";
+    }
+    std::printf("method %s omega %.6f n %lld sweeps %d residual %.6e %s time %.6f s%s\n", sor::method_name(o.m), o.omega,
+                static_cast<long long>(p.n), last.sweep, last.residual, s.converged ? "converged" : "not-converged",
+                last.seconds, extra.c_str());
+    if (out) {
+        sat::array a(sat::dtype::f64, p.n, p.n, 1);
+        std::copy(s.u.begin(), s.u.end(), a.data<double>());
+        io::write_npy(a, *out);
+        out->commit();
+    }
+    if (history) {
+        std::string text = "sweep\tresidual\tseconds\n";
+        char buf[96];
+        for (const auto& e : s.history) {
+            std::snprintf(buf, sizeof buf, "%d\t%.9e\t%.6f\n", e.sweep, e.residual, e.seconds);
+            text += buf;
+        }
+        history->write(text);
+        history->commit();
+    }
+    if (plot) {
+        plot->write(history_svg(s, std::string("swgpu sor --method ") + sor::method_name(o.m) +
+                                       (o.sub_rows > 0 ? " --subdomain " + subdomain_ : std::string()) + ", N = " +
+                                       std::to_string(p.n) + (gpu ? ", GPU" : ", CPU")));
+        plot->commit();
+    }
+    return 0;
+}
+
+}  // namespace swgpu::app

@@ -1,0 +1,669 @@
+#include "core/align/long_pair/long_pair.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <limits>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "core/align/simd/long_pair_rows.hpp"
+#include "core/align/simd/interseq.hpp"  // SWGPU_X86_KERNELS
+
+namespace swgpu::long_pair {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+double since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
+
+std::size_t idx(std::int64_t v) { return static_cast<std::size_t>(v); }
+
+void check_borders(const rect& a, const borders& b) {
+    if (b.top_h.size() != idx(a.cols() + 1) || b.top_e.size() != idx(a.cols()) || b.left_h.size() != idx(a.rows()) ||
+        b.left_f.size() != idx(a.rows()))
+        throw runtime_failure("internal error: long-pair borders do not match their rectangle");
+}
+
+// The borders of the part [r0, r1') x [c0, c1') of a rectangle that starts where it does (a prefix of each border).
+borders prefix(const borders& b, const rect& part) {
+    borders p;
+    const auto cols = idx(part.cols()), rows = idx(part.rows());
+    p.top_h.assign(b.top_h.begin(), b.top_h.begin() + static_cast<std::ptrdiff_t>(cols + 1));
+    p.top_e.assign(b.top_e.begin(), b.top_e.begin() + static_cast<std::ptrdiff_t>(cols));
+    p.left_h.assign(b.left_h.begin(), b.left_h.begin() + static_cast<std::ptrdiff_t>(rows));
+    p.left_f.assign(b.left_f.begin(), b.left_f.begin() + static_cast<std::ptrdiff_t>(rows));
+    return p;
+}
+
+struct cell {
+    std::int64_t i = -1, j = -1;
+    bool found() const { return i >= 0; }
+    bool before(const cell& o) const { return !o.found() || i < o.i || (i == o.i && j < o.j); }
+};
+
+// The walk's position: the cell it is at and the matrix (H, E or F) it is in.
+struct walker {
+    std::int64_t i = 0, j = 0;
+    char state = 'H';
+    bool stopped = false;
+    std::vector<char> reversed_ops;
+};
+
+class driver {
+public:
+    driver(backend& be, const scoring& sc, timing* t) : be_(be), sc_(sc), oe_(sc.gaps.open + sc.gaps.extend), t_(t) {}
+
+    // The grid of a recomputed block: leaf-sized blocks when that grid fits the budget (the walk then traces its
+    // blocks in batches), coarser ones otherwise; always at least two blocks along the longer side.
+    std::int64_t child_spacing(const rect& area) const {
+        const auto side = static_cast<std::int64_t>(std::sqrt(be_.leaf_cells()));
+        const auto longest = std::max(area.rows(), area.cols());
+        const auto multiple = be_.spacing_multiple();
+        const auto half = ((longest + 1) / 2 + multiple - 1) / multiple * multiple;
+        return std::min(spacing_for(area, be_.grid_budget(), multiple, side), half);
+    }
+
+    void forward(const rect& area, const borders& b, std::int64_t K, grid& g, bool recomputed = true) {
+        check_borders(area, b);
+        const auto t0 = clock::now();
+        be_.forward(area, b, K, g);
+        if (recomputed && t_) {
+            t_->cells_recomputed += area.cells();
+            ++t_->forward_calls;
+            t_->recompute_s += since(t0);
+        }
+    }
+    void trace_rect(const rect& area, const borders& b, int target, trace& tr) {
+        check_borders(area, b);
+        const auto t0 = clock::now();
+        be_.trace_rect(area, b, target, tr);
+        if (t_) {
+            t_->cells_recomputed += area.cells();
+            ++t_->trace_calls;
+            t_->trace_s += since(t0);
+        }
+    }
+
+    // The first cell in row-major order of g's rectangle whose H is `target` (the largest value in it).
+    cell first_hit(const grid& g, const borders& outer, int target) {
+        for (std::int64_t a = 0; a < g.A; ++a) {
+            cell best;
+            for (std::int64_t b = 0; b < g.B; ++b) {
+                if (g.block_max[idx(a * g.B + b)] != target) continue;
+                const cell c = first_in(g.block(a, b), g.block_borders(a, b, outer), target);
+                if (c.before(best)) best = c;
+            }
+            if (best.found()) return best;
+        }
+        return {};
+    }
+    cell first_in(const rect& area, const borders& b, int target) {
+        if (area.cells() <= be_.leaf_cells()) {
+            trace tr;
+            trace_rect(area, b, target, tr);
+            return {tr.hit_i, tr.hit_j};
+        }
+        grid g;
+        forward(area, b, child_spacing(area), g);
+        return first_hit(g, b, target);
+    }
+
+    // Walks from w's cell, inside `area`, until the walk leaves the rectangle through its top or left edge or stops.
+    void walk(const rect& area, const borders& b, walker& w) {
+        const rect part{area.r0, w.i + 1, area.c0, w.j + 1};  // nothing right of or below the walk matters
+        const borders pb = prefix(b, part);
+        if (part.cells() <= be_.leaf_cells()) {
+            trace tr;
+            trace_rect(part, pb, 0, tr);
+            walk_trace(tr, pb, w);
+            return;
+        }
+        grid g;
+        forward(part, pb, child_spacing(part), g);
+        walk_grid(g, pb, w);
+    }
+    void walk_grid(const grid& g, const borders& b, walker& w) {
+        const rect& area = g.area;
+        if (be_.trace_batch() > 1 && double(g.K) * double(g.K) <= be_.leaf_cells()) {
+            walk_leaves(g, b, w);
+            return;
+        }
+        while (!w.stopped && w.i >= area.r0 && w.j >= area.c0) {
+            const std::int64_t a = (w.i - area.r0) / g.K, bc = (w.j - area.c0) / g.K;
+            const auto t0 = clock::now();
+            const borders inner = g.block_borders(a, bc, b);
+            if (t_) t_->borders_s += since(t0);
+            walk(g.block(a, bc), inner, w);
+        }
+    }
+
+    // A grid whose blocks are leaves, with a backend that traces many at once: on a block not traced yet, the block
+    // and the next ones along the diagonal band the walk is likely to follow (up and left, within one block of the
+    // diagonal) are traced together; blocks the walk has left behind (below or right of it) are dropped.
+    void walk_leaves(const grid& g, const borders& b, walker& w) {
+        const rect& area = g.area;
+        std::map<std::pair<std::int64_t, std::int64_t>, trace> traced;
+        const std::int64_t depth = static_cast<std::int64_t>(std::max<std::size_t>(be_.trace_batch() / 3, 1));
+        while (!w.stopped && w.i >= area.r0 && w.j >= area.c0) {
+            const std::int64_t a = (w.i - area.r0) / g.K, bc = (w.j - area.c0) / g.K;
+            auto it = traced.find({a, bc});
+            if (it == traced.end()) {
+                std::erase_if(traced, [&](const auto& kv) { return kv.first.first > a || kv.first.second > bc; });
+                std::vector<std::pair<std::int64_t, std::int64_t>> want{{a, bc}};
+                for (std::int64_t d = 0; d < depth && want.size() < be_.trace_batch(); ++d)
+                    for (const auto& [da, db] : {std::pair<std::int64_t, std::int64_t>{d + 1, d + 1}, {d + 1, d},
+                                                 {d, d + 1}}) {
+                        const auto blk = std::pair{a - da, bc - db};
+                        if (blk.first >= 0 && blk.second >= 0 && !traced.count(blk)) want.push_back(blk);
+                    }
+                std::vector<trace> got;
+                const auto t0 = clock::now();
+                be_.trace_blocks(g, b, want, got);
+                if (t_) {
+                    t_->trace_calls += want.size();
+                    t_->trace_s += since(t0);
+                    for (const auto& blk : want) t_->cells_recomputed += g.block(blk.first, blk.second).cells();
+                }
+                for (std::size_t k = 0; k < want.size(); ++k) traced[want[k]] = std::move(got[k]);
+                it = traced.find({a, bc});
+            }
+            // The block's borders are read only if the walk leaves it in a gap (rare: they cost a device copy).
+            std::optional<borders> inner;
+            walk_trace(it->second, [&]() -> const borders& {
+                if (!inner) {
+                    const auto t0 = clock::now();
+                    inner = g.block_borders(a, bc, b);
+                    if (t_) t_->borders_s += since(t0);
+                }
+                return *inner;
+            }, w);
+        }
+    }
+
+    // The walk of sw_traceback over a traced rectangle.
+    void walk_trace(const trace& tr, const borders& b, walker& w) {
+        walk_trace(tr, [&]() -> const borders& { return b; }, w);
+    }
+    template <class Borders>
+    void walk_trace(const trace& tr, const Borders& border_of, walker& w) {
+        const rect& a = tr.area;
+        while (!w.stopped && w.i >= a.r0 && w.j >= a.c0) {
+            const int nib = tr.at(w.i, w.j);
+            if (w.state == 'H') {
+                switch (nib & 3) {
+                    case 0: w.stopped = true; break;
+                    case 1:
+                        w.reversed_ops.push_back('M');
+                        --w.i, --w.j;
+                        if (w.i < 0 || w.j < 0) w.stopped = true;
+                        break;
+                    case 2: w.state = 'E'; break;
+                    default: w.state = 'F'; break;
+                }
+            } else if (w.state == 'E') {
+                w.reversed_ops.push_back('I');
+                const bool opens = w.i > a.r0 ? (tr.at(w.i - 1, w.j) & 4) != 0
+                                              : border_of().top_e[idx(w.j - a.c0)] ==
+                                                    border_of().top_h[idx(w.j - a.c0 + 1)] - oe_;
+                if (opens) w.state = 'H';
+                --w.i;
+                if (w.i < 0) throw runtime_failure("internal error: long-pair traceback ran past the first row");
+            } else {
+                w.reversed_ops.push_back('D');
+                const bool opens = w.j > a.c0 ? (tr.at(w.i, w.j - 1) & 8) != 0
+                                              : border_of().left_f[idx(w.i - a.r0)] ==
+                                                    border_of().left_h[idx(w.i - a.r0)] - oe_;
+                if (opens) w.state = 'H';
+                --w.j;
+                if (w.j < 0) throw runtime_failure("internal error: long-pair traceback ran past the first column");
+            }
+        }
+    }
+
+    backend& be_;
+    const scoring& sc_;
+    int oe_;
+    timing* t_;
+};
+
+struct scored_grid {
+    grid g;
+    borders edge;
+    sw_end end;
+};
+
+scored_grid score_with_grid(driver& d, backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t) {
+    scored_grid out;
+    const rect whole{0, m, 0, n};
+    out.edge = borders::matrix_edge(whole, sc);
+    const double side = std::sqrt(be.leaf_cells());
+    const auto K = spacing_for(whole, be.grid_budget(), be.spacing_multiple(), static_cast<std::int64_t>(side));
+    auto t0 = clock::now();
+    d.forward(whole, out.edge, K, out.g, false);
+    if (t) t->forward_s = since(t0);
+    t0 = clock::now();
+    const int best = out.g.best();
+    if (best > 0) {
+        const cell c = d.first_hit(out.g, out.edge, best);
+        if (!c.found()) throw runtime_failure("internal error: the end cell of a long pair was not found");
+        out.end = {best, c.i, c.j};
+    }
+    if (t) t->end_s = since(t0);
+    return out;
+}
+
+void check_sizes(std::int64_t m, std::int64_t n, const scoring& sc) {
+    const double bound = double(std::min(m, n)) * std::max(1, sc.matrix.max_score());
+    if (bound >= double(1 << 30))
+        throw usage_error("sequences of " + std::to_string(m) + " and " + std::to_string(n) +
+                          " residues could score beyond 2^30; such pairs are not supported");
+}
+
+}  // namespace
+
+void backend::trace_blocks(const grid& g, const borders& outer,
+                           std::span<const std::pair<std::int64_t, std::int64_t>> blocks, std::vector<trace>& out) {
+    out.resize(blocks.size());
+    for (std::size_t k = 0; k < blocks.size(); ++k)
+        trace_rect(g.block(blocks[k].first, blocks[k].second),
+                   g.block_borders(blocks[k].first, blocks[k].second, outer), 0, out[k]);
+}
+
+borders borders::matrix_edge(const rect& area, const scoring& sc) {
+    const int oe = sc.gaps.open + sc.gaps.extend;
+    borders b;
+    b.top_h.assign(idx(area.cols() + 1), 0);
+    b.top_e.assign(idx(area.cols()), -oe);
+    b.left_h.assign(idx(area.rows()), 0);
+    b.left_f.assign(idx(area.rows()), -oe);
+    return b;
+}
+
+int grid::best() const {
+    int b = 0;
+    for (int v : block_max) b = std::max(b, v);
+    return b;
+}
+
+rect grid::block(std::int64_t a, std::int64_t b) const {
+    return {area.r0 + a * K, std::min(area.r0 + (a + 1) * K, area.r1), area.c0 + b * K,
+            std::min(area.c0 + (b + 1) * K, area.c1)};
+}
+
+borders grid::block_borders(std::int64_t a, std::int64_t b, const borders& outer) const {
+    const rect r = block(a, b);
+    const auto jc = r.c0 - area.c0, ir = r.r0 - area.r0;
+    const auto w = idx(r.cols()), h = idx(r.rows());
+    borders out;
+    out.top_h.resize(w + 1);
+    out.top_e.resize(w);
+    out.left_h.resize(h);
+    out.left_f.resize(h);
+    if (a == 0) {
+        std::copy_n(outer.top_h.begin() + jc, w + 1, out.top_h.begin());
+        std::copy_n(outer.top_e.begin() + jc, w, out.top_e.begin());
+    } else if (b == 0) {
+        // The corner H[r0-1][c0-1] is the rectangle's left border at the left edge.
+        out.top_h[0] = outer.left_h[idx(ir - 1)];
+        lines->row(a - 1, jc, std::int64_t(w), out.top_h.data() + 1, out.top_e.data());
+    } else {
+        int e_unused = 0;
+        lines->row(a - 1, jc - 1, 1, out.top_h.data(), &e_unused);
+        lines->row(a - 1, jc, std::int64_t(w), out.top_h.data() + 1, out.top_e.data());
+    }
+    if (b == 0) {
+        std::copy_n(outer.left_h.begin() + ir, h, out.left_h.begin());
+        std::copy_n(outer.left_f.begin() + ir, h, out.left_f.begin());
+    } else {
+        lines->col(b - 1, ir, std::int64_t(h), out.left_h.data(), out.left_f.data());
+    }
+    return out;
+}
+
+host_grid_lines::host_grid_lines(std::int64_t A, std::int64_t B, std::int64_t rows_, std::int64_t cols_)
+    : rows(rows_), cols(cols_), row_h(idx(std::max<std::int64_t>(A - 1, 0) * cols_)), row_e(row_h.size()),
+      col_h(idx(std::max<std::int64_t>(B - 1, 0) * rows_)), col_f(col_h.size()) {}
+
+void host_grid_lines::row(std::int64_t a, std::int64_t offset, std::int64_t count, int* h, int* e) const {
+    std::copy_n(row_h.begin() + a * cols + offset, count, h);
+    std::copy_n(row_e.begin() + a * cols + offset, count, e);
+}
+void host_grid_lines::col(std::int64_t b, std::int64_t offset, std::int64_t count, int* h, int* f) const {
+    std::copy_n(col_h.begin() + b * rows + offset, count, h);
+    std::copy_n(col_f.begin() + b * rows + offset, count, f);
+}
+
+extern const std::string_view policy_tsv;
+
+policy fastest_policy(double cells) {
+    double best_distance = 1e300;
+    policy chosen = policy::antidiagonal;
+    std::size_t at = 0;
+    while (at < policy_tsv.size()) {
+        std::size_t end = policy_tsv.find('\n', at);
+        if (end == std::string_view::npos) end = policy_tsv.size();
+        const std::string line(policy_tsv.substr(at, end - at));
+        at = end + 1;
+        if (line.empty() || line[0] == '#' || line.rfind("cells", 0) == 0) continue;
+        double c = 0, anti = 0, comp = 0;  // "-" (not measured) stops the scan early: the row is skipped
+        if (std::sscanf(line.c_str(), "%lf %lf %lf", &c, &anti, &comp) != 3 || c <= 0) continue;
+        const double d = std::abs(std::log(c) - std::log(std::max(cells, 1.0)));
+        if (d < best_distance) best_distance = d, chosen = comp > anti ? policy::compensation : policy::antidiagonal;
+    }
+    return chosen;
+}
+
+std::int64_t spacing_for(const rect& area, std::size_t budget, std::int64_t multiple, std::int64_t min_spacing) {
+    // Checkpoint rows and columns take about 8·(rows·cols/K)·2 bytes; block maxima rows·cols/K²·4.
+    const double need = 16.0 * area.cells() / std::max<double>(double(budget), 1.0);
+    std::int64_t K = std::max<std::int64_t>({min_spacing, static_cast<std::int64_t>(std::ceil(need)), 1});
+    K = (K + multiple - 1) / multiple * multiple;
+    return K;
+}
+
+sw_end score(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t) {
+    check_sizes(m, n, sc);
+    if (m == 0 || n == 0) return {};
+    driver d(be, sc, t);
+    return score_with_grid(d, be, m, n, sc, t).end;
+}
+
+alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t) {
+    check_sizes(m, n, sc);
+    alignment a;
+    if (m == 0 || n == 0) return a;
+    driver d(be, sc, t);
+    const scored_grid s = score_with_grid(d, be, m, n, sc, t);
+    if (s.end.score <= 0) return a;
+    const auto t0 = clock::now();
+    if (be.progress) be.progress(-1);
+    walker w;
+    w.i = s.end.query_end;
+    w.j = s.end.subject_end;
+    d.walk_grid(s.g, s.edge, w);
+    if (!w.stopped) throw runtime_failure("internal error: the long-pair traceback left the matrix");
+    a.score = s.end.score;
+    a.query_end = s.end.query_end;
+    a.subject_end = s.end.subject_end;
+    a.query_begin = w.i + 1;
+    a.subject_begin = w.j + 1;
+    for (auto it = w.reversed_ops.rbegin(); it != w.reversed_ops.rend(); ++it) {
+        if (!a.ops.empty() && a.ops.back().op == *it) ++a.ops.back().len;
+        else a.ops.push_back({*it, 1});
+    }
+    if (t) t->traceback_s = since(t0);
+    return a;
+}
+
+// ---- The CPU backend ----------------------------------------------------------------------------------------------
+
+cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
+                         thread_pool& pool, std::size_t grid_budget, double leaf_cells, int lanes,
+                         std::size_t trace_batch)
+    : q_(query), s_(subject), sc_(sc), pool_(pool), budget_(grid_budget), leaf_(leaf_cells), lanes_(lanes),
+      batch_(trace_batch ? trace_batch : pool.size() >= 4 ? pool.size() : 1) {
+    // A subject of few letters (DNA) gets compact codes, so that the vector kernel picks σ by comparisons.
+    std::vector<int> code(substitution_matrix::max_letters, -1);
+    std::vector<std::uint8_t> compact(subject.size()), letters;
+    for (std::size_t k = 0; k < subject.size(); ++k) {
+        int& c = code[subject[k] & 31];
+        if (c < 0) {
+            if (letters.size() == 8) return;
+            c = static_cast<int>(letters.size());
+            letters.push_back(subject[k] & 31);
+        }
+        compact[k] = static_cast<std::uint8_t>(c);
+    }
+    compact_ = std::move(compact);
+    letter_code_ = std::move(letters);
+    // σ of two values on the letters that meet (DNA under --match/--mismatch): one comparison per step.
+    std::vector<bool> in_query(substitution_matrix::max_letters, false);
+    for (const auto c : query) in_query[c & 31] = true;
+    std::optional<int> match, mismatch;
+    bool two = true;
+    for (int a = 0; a < substitution_matrix::max_letters && two; ++a) {
+        if (!in_query[static_cast<std::size_t>(a)]) continue;
+        for (const auto b : letter_code_) {
+            const int v = sc.matrix.score(static_cast<std::uint8_t>(a), b);
+            auto& want = a == b ? match : mismatch;
+            if (!want) want = v;
+            two = two && *want == v;
+        }
+    }
+    if (!two) return;
+    match_ = match.value_or(0);
+    mismatch_ = mismatch.value_or(0);
+    row_code_.assign(substitution_matrix::max_letters, -1);
+    for (std::size_t x = 0; x < letter_code_.size(); ++x) row_code_[letter_code_[x]] = static_cast<int>(x);
+}
+
+rows::group cpu_backend::start_group(std::vector<int>& profile, std::vector<int>& codes, std::int64_t row0, int rows,
+                                     int lanes) const {
+    rows::group grp;
+    grp.rows = rows;
+    grp.oe = sc_.gaps.open + sc_.gaps.extend;
+    grp.ext = sc_.gaps.extend;
+    grp.profile = profile.data();
+    if (!compact_.empty()) {
+        grp.letter_code = letter_code_.data();
+        grp.letters = static_cast<int>(letter_code_.size());
+    }
+    if (!row_code_.empty()) {  // σ of two values: the kernel compares letters and reads no profile
+        for (int k = 0; k < rows; ++k) codes[static_cast<std::size_t>(k)] = row_code_[q_[idx(row0 + k)] & 31];
+        grp.row_code = codes.data();
+        grp.match = match_;
+        grp.mismatch = mismatch_;
+        return grp;
+    }
+    const auto& table = sc_.matrix.table();
+    for (int k = 0; k < lanes; ++k) {
+        const auto row = static_cast<std::size_t>(k) * 32;
+        const int letter = k < rows ? q_[idx(row0 + k)] & 31 : -1;
+        const auto value = [&](int x) { return letter < 0 ? -(1 << 24) : int(table[idx(letter) * 32 + idx(x)]); };
+        if (compact_.empty()) {
+            for (int x = 0; x < 32; ++x) profile[row + idx(x)] = value(x);
+        } else {  // the kernel reads the subject's letters only
+            for (const auto x : letter_code_) profile[row + x] = value(x);
+        }
+    }
+    return grp;
+}
+
+void cpu_backend::at_column(rows::group& grp, std::int64_t col0) const {
+    grp.subject = s_.data() + col0;
+    if (!compact_.empty()) grp.compact = compact_.data() + col0;
+}
+
+void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, grid& g) {
+    if (K <= 0 || K % tile != 0) throw runtime_failure("internal error: long-pair grid spacing is not a tile multiple");
+    const std::int64_t rows = area.rows(), cols = area.cols();
+    g = grid{};
+    g.area = area;
+    g.K = K;
+    g.A = (rows + K - 1) / K;
+    g.B = (cols + K - 1) / K;
+    auto lines = std::make_shared<host_grid_lines>(g.A, g.B, rows, cols);
+    std::vector<std::atomic<int>> block_max(idx(g.A * g.B));
+    for (auto& v : block_max) v.store(0, std::memory_order_relaxed);
+
+    // Running borders: the bottom row of the last tile row computed in each column, and the right column of the last
+    // tile computed in each row. A wave's tiles have distinct tile rows and tile columns, so they touch disjoint parts.
+    std::vector<int> row_h(b.top_h.begin() + 1, b.top_h.end()), row_e(b.top_e);
+    std::vector<int> col_h(b.left_h), col_f(b.left_f);
+    const std::int64_t nti = (rows + tile - 1) / tile, ntj = (cols + tile - 1) / tile;
+    // corner[tj % 3][ti]: H at the bottom-right cell of tile (ti, tj), written in wave ti + tj, read by tile
+    // (ti+1, tj+1) two waves later, overwritten by tile (ti, tj+3) three waves later.
+    std::vector<int> corner(idx(3 * nti));
+    rows::kernel_choice kernel = rows::best_kernel();
+    for (const auto& k : rows::available_kernels())
+        if (k.lanes == lanes_) kernel = k;
+
+    auto run_tile = [&](std::int64_t ti, std::int64_t tj) {
+        const std::int64_t i0 = ti * tile, i1 = std::min(i0 + tile, rows);
+        const std::int64_t j0 = tj * tile, j1 = std::min(j0 + tile, cols);
+        int* hr = row_h.data() + j0;
+        int* er = row_e.data() + j0;
+        const int w = static_cast<int>(j1 - j0);
+        int diag_first = ti == 0 ? (tj == 0 ? b.top_h[0] : b.top_h[idx(j0)])
+                                 : (tj == 0 ? b.left_h[idx(i0 - 1)] : corner[idx(((tj - 1) % 3) * nti + ti - 1)]);
+        int best = 0;
+        // Groups of `lanes` rows, one row per vector lane (core/align/simd/long_pair_rows.hpp).
+        const int lanes = kernel.lanes;
+        std::vector<int> profile(static_cast<std::size_t>(lanes) * 32), row_code(static_cast<std::size_t>(lanes), -1);
+        for (std::int64_t g0 = i0; g0 < i1; g0 += lanes) {
+            const int rows = static_cast<int>(std::min<std::int64_t>(lanes, i1 - g0));
+            rows::group grp = start_group(profile, row_code, area.r0 + g0, rows, lanes);
+            at_column(grp, area.c0 + j0);
+            grp.w = w;
+            grp.top_h = hr;
+            grp.top_e = er;
+            grp.corner = diag_first;
+            grp.left_h = col_h.data() + g0;
+            grp.left_f = col_f.data() + g0;
+            diag_first = col_h[idx(g0 + rows - 1)];  // H[last row of the group][j0 - 1]: the next group's corner
+            best = std::max(best, kernel.run(grp));
+        }
+        corner[idx((tj % 3) * nti + ti)] = hr[w - 1];
+        // Checkpoints on the grid's lines (tile borders, as K is a multiple of the tile).
+        if (i1 % K == 0 && i1 < rows) {
+            const auto a = idx(i1 / K - 1);
+            std::copy_n(hr, w, lines->row_h.data() + a * idx(cols) + idx(j0));
+            std::copy_n(er, w, lines->row_e.data() + a * idx(cols) + idx(j0));
+        }
+        if (j1 % K == 0 && j1 < cols) {
+            const auto bc = idx(j1 / K - 1);
+            std::copy(col_h.begin() + i0, col_h.begin() + i1, lines->col_h.begin() + static_cast<std::ptrdiff_t>(bc * idx(rows) + idx(i0)));
+            std::copy(col_f.begin() + i0, col_f.begin() + i1, lines->col_f.begin() + static_cast<std::ptrdiff_t>(bc * idx(rows) + idx(i0)));
+        }
+        auto& slot = block_max[idx((i0 / K) * g.B + j0 / K)];
+        int seen = slot.load(std::memory_order_relaxed);
+        while (best > seen && !slot.compare_exchange_weak(seen, best, std::memory_order_relaxed)) {
+        }
+    };
+
+    std::int64_t tiles_done = 0;
+    auto last_report = clock::now();
+    for (std::int64_t d = 0; d < nti + ntj - 1; ++d) {
+        const std::int64_t lo = std::max<std::int64_t>(0, d - (ntj - 1)), hi = std::min(d, nti - 1);
+        pool_.parallel_for(idx(hi - lo + 1), [&](std::size_t k) {
+            const std::int64_t ti = lo + static_cast<std::int64_t>(k);
+            run_tile(ti, d - ti);
+        });
+        tiles_done += hi - lo + 1;
+        if (progress && since(last_report) > 0.25) {
+            progress(double(tiles_done) / double(nti * ntj));
+            last_report = clock::now();
+        }
+    }
+    g.lines = std::move(lines);
+    g.block_max.resize(block_max.size());
+    for (std::size_t k = 0; k < block_max.size(); ++k) g.block_max[k] = block_max[k].load();
+}
+
+void cpu_backend::trace_blocks(const grid& g, const borders& outer,
+                               std::span<const std::pair<std::int64_t, std::int64_t>> blocks, std::vector<trace>& out) {
+    out.resize(blocks.size());
+    std::vector<borders> inner(blocks.size());
+    for (std::size_t k = 0; k < blocks.size(); ++k)
+        inner[k] = g.block_borders(blocks[k].first, blocks[k].second, outer);
+    pool_.parallel_for(blocks.size(), [&](std::size_t k) {
+        trace_rect(g.block(blocks[k].first, blocks[k].second), inner[k], 0, out[k]);
+    });
+}
+
+void cpu_backend::trace_rect(const rect& area, const borders& b, int target, trace& out) {
+    // The forward pass's group kernel over the rectangle (groups of `lanes` rows, in strips of at most `strip`
+    // columns so that its buffers stay small whatever the shape), each step's nibbles written to a buffer and moved
+    // into the trace's columns after each strip.
+    const std::int64_t rows = area.rows(), cols = area.cols();
+    out = trace{};
+    out.area = area;
+    out.stride = (rows + 1) / 2 * 2;
+    out.nibbles.assign(idx(out.stride * cols / 2 + 1), 0);
+    if (rows == 0 || cols == 0) return;
+    rows::kernel_choice kernel = rows::best_kernel();
+    for (const auto& k : rows::available_kernels())
+        if (k.lanes == lanes_) kernel = k;
+    const int lanes = kernel.lanes;
+    const auto L = static_cast<std::size_t>(lanes);
+    constexpr std::int64_t strip = 2048;
+    const std::size_t width = idx(std::min(cols, strip)) + L;
+    std::vector<int> hr(b.top_h.begin() + 1, b.top_h.end()), er(b.top_e), col_h(b.left_h), col_f(b.left_f);
+    std::vector<int> profile(L * 32), hit_col(L, -1), row_code(L, -1);
+    std::vector<std::uint8_t> steps(width * L);
+    int diag_first = b.top_h[0];
+    for (std::int64_t g0 = 0; g0 < rows; g0 += lanes) {
+        const int n = static_cast<int>(std::min<std::int64_t>(lanes, rows - g0));
+        const rows::group rows_here = start_group(profile, row_code, area.r0 + g0, n, lanes);
+        const int target_here = out.hit_i < 0 ? target : 0;
+        std::int64_t first_hit_row = -1, first_hit_col = -1;  // in this group, over the strips
+        int corner = diag_first;
+        diag_first = col_h[idx(g0 + n - 1)];  // H[the group's last row][c0 - 1]: the next group's corner
+        for (std::int64_t j0 = 0; j0 < cols; j0 += strip) {
+            const std::int64_t w = std::min(strip, cols - j0);
+            rows::group grp = rows_here;
+            at_column(grp, area.c0 + j0);
+            grp.w = static_cast<int>(w);
+            grp.top_h = hr.data() + j0;
+            grp.top_e = er.data() + j0;
+            grp.corner = corner;
+            grp.left_h = col_h.data() + g0;  // in: H left of the strip; out: H of its last column
+            grp.left_f = col_f.data() + g0;
+            grp.steps_out = steps.data();
+            grp.target = target_here;
+            grp.hit_col = hit_col.data();
+            corner = hr[idx(j0 + w - 1)];  // H[g0 - 1][last column of the strip], before the kernel overwrites it
+            kernel.run(grp);
+            // Cell (g0 + k, j0 + j) was computed at step j + k. g0 and the stride are even: rows k and k + 1 share
+            // a byte.
+            for (std::int64_t j = 0; j < w; ++j) {
+                std::uint8_t* col = out.nibbles.data() + idx(((j0 + j) * out.stride + g0) / 2);
+                const std::uint8_t* at = steps.data() + idx(j) * L;  // step j, lane 0
+                for (int k = 0; k < n; k += 2) {
+                    const std::size_t s0 = static_cast<std::size_t>(k) * (L + 1);  // step j + k, lane k
+                    const std::uint8_t hi = k + 1 < n ? at[s0 + L + 1] : 0;
+                    col[k / 2] = static_cast<std::uint8_t>(at[s0] | (hi << 4));
+                }
+            }
+            if (target_here > 0)  // the first row of the group holding the target; the first column in that row
+                for (int k = 0; k < n; ++k)
+                    if (hit_col[idx(k)] >= 0) {
+                        if (first_hit_row < 0 || k < first_hit_row) first_hit_row = k, first_hit_col = j0 + hit_col[idx(k)];
+                        break;
+                    }
+        }
+        if (first_hit_row >= 0) {
+            out.hit_i = area.r0 + g0 + first_hit_row;
+            out.hit_j = area.c0 + first_hit_col;
+        }
+    }
+}
+
+namespace rows {
+
+#if defined(SWGPU_X86_KERNELS)
+int run_group_avx2(const group& g);
+int run_group_avx512(const group& g);
+#endif
+
+std::vector<kernel_choice> available_kernels() {
+    std::vector<kernel_choice> out;
+#if defined(SWGPU_X86_KERNELS)
+    if (__builtin_cpu_supports("avx512f")) out.push_back({16, &run_group_avx512});
+    if (__builtin_cpu_supports("avx2")) out.push_back({8, &run_group_avx2});
+#endif
+    out.push_back({4, &run_group<4>});
+    return out;
+}
+
+kernel_choice best_kernel() { return available_kernels().front(); }
+
+}  // namespace rows
+
+}  // namespace swgpu::long_pair

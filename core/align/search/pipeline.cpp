@@ -1,0 +1,712 @@
+#include "core/align/search/pipeline.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <future>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/align/strand.hpp"
+#include "core/align/simd/align_scored.hpp"
+
+namespace swgpu {
+
+namespace {
+
+// The query set handed to the backend: the plus strand, the minus strand, or both (plus records first, then minus).
+struct searched_set {
+    sequence_set combined;          // only used when both strands are searched
+    const sequence_set* set = nullptr;
+    std::size_t queries = 0;        // number of queries (plus-strand records)
+
+    explicit searched_set(const query_strands& q) : queries(q.size()) {
+        if (q.search_plus && q.search_minus) {
+            combined.source = q.plus.source;
+            combined.encoded = true;
+            combined.residues.reserve(q.plus.residues.size() + q.minus.residues.size());
+            for (const auto* s : {&q.plus, &q.minus})
+                for (std::size_t k = 0; k < s->size(); ++k) combined.add(s->names[k], (*s)[k]);
+            set = &combined;
+        } else {
+            set = q.search_minus ? &q.minus : &q.plus;
+        }
+    }
+    // Searched record r is query `query(r)` on strand `str(r)`.
+    std::size_t query(std::size_t r) const { return r % queries; }
+    strand str(std::size_t r, const query_strands& q) const {
+        if (q.search_plus && q.search_minus) return r < queries ? strand::plus : strand::minus;
+        return q.search_minus ? strand::minus : strand::plus;
+    }
+};
+
+// The subject a hit refers to, as the finishing step sees it.
+struct subject_ref {
+    const std::string* name = nullptr;
+    std::span<const std::uint8_t> residues;
+};
+
+// One printed hit to align: out[query][slot], against `subject`.
+struct align_job {
+    std::size_t query = 0, slot = 0;
+    subject_ref subject;
+};
+
+// The printed hits of one query, without alignments: bit scores, E-values from the whole database, the threshold.
+// Appends an align_job per printed hit when alignments are asked for.
+template <class Resolve>
+std::vector<printed_hit> printed_hits_of(std::size_t q, const std::vector<strand_hit>& hits, const query_strands& queries,
+                                         const finish_options& opt, const Resolve& resolve, std::vector<align_job>& jobs) {
+    std::vector<printed_hit> out;
+    for (const auto& h : hits) {
+        printed_hit p;
+        p.subject = h.subject;
+        p.str = h.str;
+        p.score = h.score;
+        const subject_ref subject = resolve(h.subject);
+        if (opt.statistics) {
+            p.has_statistics = true;
+            p.bit_score = opt.statistics->bit_score(h.score);
+            p.evalue = opt.statistics->evalue(h.score, queries.plus.length(q), subject.residues.size());
+            if (!(p.evalue <= opt.max_evalue)) continue;
+        }
+        out.push_back(std::move(p));
+        if (opt.alignments) jobs.push_back({q, out.size() - 1, subject});
+    }
+    return out;
+}
+
+// The alignments of printed hits from the score the backend found (sw_align_scored: the alignment sw_align gives,
+// without a second full score pass); each job writes its own slot. Jobs go largest first so that the last ones to
+// start are short and the threads finish together. With a device aligner, the jobs of at most device_max_cells cells
+// go to it (from a thread of their own) while the pool aligns the larger ones; what it leaves is aligned on the pool
+// after. Every alignment, wherever it was computed, must re-score to the backend's score.
+void align_printed(std::vector<align_job>& jobs, std::vector<std::vector<printed_hit>>& out,
+                   const query_strands& queries, const scoring& sc, const finish_options& opt, thread_pool& pool) {
+    const auto cells = [&](const align_job& j) {
+        return static_cast<double>(queries.plus.length(j.query)) * static_cast<double>(j.subject.residues.size());
+    };
+    std::stable_sort(jobs.begin(), jobs.end(), [&](const align_job& a, const align_job& b) { return cells(a) > cells(b); });
+    const auto pair_of = [&](const align_job& j) {
+        const auto& p = out[j.query][j.slot];
+        return scored_pair{queries.residues(j.query, p.str), j.subject.residues, p.score};
+    };
+    // aln: computed elsewhere, or nullopt to compute it here.
+    const auto finish_one = [&](const align_job& j, std::optional<alignment> aln) {
+        auto& p = out[j.query][j.slot];
+        const scored_pair pair = pair_of(j);
+        if (!aln && opt.window_aligner) aln = opt.window_aligner(pair);
+        if (!aln) aln = sw_align_scored(pair.query, pair.subject, sc, p.score, opt.traceback);
+        if (!aln || aln->score != p.score || rescore(*aln, pair.query, pair.subject, sc) != p.score)
+            throw runtime_failure("query " + queries.plus.names[j.query] + " against subject " + *j.subject.name +
+                                  ": the score pass reported " + std::to_string(p.score) +
+                                  ", which is not the best local score of the pair" +
+                                  "; please report this with the input files");
+        p.aln = std::move(*aln);
+        p.stats = stats_of(p.aln, pair.query, pair.subject, sc.matrix);
+    };
+    // Long pairs first, one at a time, each with the whole of its backend (jobs are sorted by cells, largest first).
+    if (opt.long_aligner) {
+        const auto is_long = [&](const align_job& j) {
+            return cells(j) >= opt.long_min_cells &&
+                   std::min<std::size_t>(queries.plus.length(j.query), j.subject.residues.size()) >= opt.long_min_side;
+        };
+        const auto rest = std::stable_partition(jobs.begin(), jobs.end(), is_long);
+        for (auto it = jobs.begin(); it != rest; ++it) finish_one(*it, opt.long_aligner(pair_of(*it)));
+        jobs.erase(jobs.begin(), rest);
+    }
+    std::size_t split = jobs.size();  // jobs[split..] go to the device aligner
+    if (opt.device_aligner)
+        split = static_cast<std::size_t>(std::partition_point(jobs.begin(), jobs.end(), [&](const align_job& j) {
+                                              return cells(j) > opt.device_max_cells;
+                                          }) - jobs.begin());
+    if (split == jobs.size()) {
+        pool.parallel_for(jobs.size(), [&](std::size_t k) { finish_one(jobs[k], std::nullopt); });
+        return;
+    }
+    std::vector<scored_pair> pairs;
+    for (std::size_t k = split; k < jobs.size(); ++k) pairs.push_back(pair_of(jobs[k]));
+    auto device = std::async(std::launch::async, [&] { return opt.device_aligner(pairs); });
+    try {
+        pool.parallel_for(split, [&](std::size_t k) { finish_one(jobs[k], std::nullopt); });
+    } catch (...) {
+        device.wait();
+        throw;
+    }
+    auto done = device.get();
+    if (done.size() != pairs.size()) throw runtime_failure("internal error: the device aligner lost pairs");
+    pool.parallel_for(pairs.size(), [&](std::size_t k) { finish_one(jobs[split + k], std::move(done[k])); });
+}
+
+// Aligns batches of printed hits on `pool` from a thread of its own, while the thread that posts them goes on (with
+// the score pass). close() waits for every batch and rethrows the first failure.
+class background_aligner {
+public:
+    background_aligner(std::vector<std::vector<printed_hit>>& out, const query_strands& queries, const scoring& sc,
+                       const finish_options& opt, thread_pool& pool)
+        : thread_([this, &out, &queries, &sc, &opt, &pool] {
+              for (;;) {
+                  std::vector<align_job> jobs;
+                  {
+                      std::unique_lock lock(m_);
+                      ready_.wait(lock, [this] { return closed_ || !queue_.empty(); });
+                      if (queue_.empty()) return;
+                      jobs = std::move(queue_.front());
+                      queue_.pop_front();
+                  }
+                  if (failed_) continue;  // drain without work after a failure
+                  try {
+                      align_printed(jobs, out, queries, sc, opt, pool);
+                  } catch (...) {
+                      std::lock_guard lock(m_);
+                      error_ = std::current_exception();
+                      failed_ = true;
+                  }
+              }
+          }) {}
+    background_aligner(const background_aligner&) = delete;
+    background_aligner& operator=(const background_aligner&) = delete;
+    ~background_aligner() {  // on an error elsewhere: the batches still queued are dropped
+        if (thread_.joinable()) {
+            {
+                std::lock_guard lock(m_);
+                closed_ = true;
+                failed_ = true;
+            }
+            ready_.notify_one();
+            thread_.join();
+        }
+    }
+
+    void post(std::vector<align_job> jobs) {
+        if (jobs.empty()) return;
+        {
+            std::lock_guard lock(m_);
+            queue_.push_back(std::move(jobs));
+        }
+        ready_.notify_one();
+    }
+    void close() {
+        {
+            std::lock_guard lock(m_);
+            closed_ = true;
+        }
+        ready_.notify_one();
+        thread_.join();
+        if (error_) std::rethrow_exception(error_);
+    }
+
+private:
+    std::mutex m_;
+    std::condition_variable ready_;
+    std::deque<std::vector<align_job>> queue_;
+    bool closed_ = false;
+    std::atomic<bool> failed_{false};
+    std::exception_ptr error_;
+    std::thread thread_;  // last: starts after the members it uses
+};
+
+// Finishing queries while the last chunk is searched (search_and_finish with overlap).
+struct early_finish {
+    const query_strands& queries;
+    const scoring& sc;
+    const search_run_options& run;
+    thread_pool& pool;
+    std::optional<evalue_calculator> statistics;
+    finish_options opt;
+    std::vector<std::vector<printed_hit>> out;
+    std::vector<bool> finished;  // per query
+    std::size_t during_search = 0;
+    // The aligner's threads: two fewer than the caller's pool, so that the thread driving the backend (and the
+    // system) keep a core each while the alignments run beside the search.
+    std::optional<thread_pool> aligner_pool;
+    std::optional<background_aligner> aligner;
+
+    // The last chunk starts; the database holds `residues` in `sequences` in all.
+    void begin(std::uint64_t residues, std::uint64_t sequences) {
+        if (run.evalues) statistics.emplace(sc, residues, sequences);
+        opt.statistics = statistics ? &*statistics : nullptr;
+        opt.max_evalue = run.max_evalue;
+        opt.traceback = run.traceback;
+        opt.alignments = run.alignments;
+        opt.device_aligner = run.device_aligner;
+        opt.device_max_cells = run.device_max_cells;
+        opt.long_aligner = run.long_aligner;
+        opt.long_min_cells = run.long_min_cells;
+        opt.long_min_side = run.long_min_side;
+        opt.window_aligner = run.window_aligner;
+        out.assign(queries.size(), {});
+        finished.assign(queries.size(), false);
+        aligner_pool.emplace(std::max(1u, pool.size() > 2 ? pool.size() - 2 : 1u));
+        aligner.emplace(out, queries, sc, opt, *aligner_pool);
+    }
+    bool started() const { return aligner.has_value(); }
+};
+
+// The hits of query q from the running top hits of its searched records: the strands merged in better() order.
+std::vector<strand_hit> query_hits(std::size_t q, const std::vector<std::vector<score_hit>>& top,
+                                   const searched_set& searched, const query_strands& queries, std::size_t max_hits) {
+    std::vector<strand_hit> out;
+    for (std::size_t r = q; r < top.size(); r += searched.queries)
+        for (const auto& h : top[r]) out.push_back({h.score, h.subject, searched.str(r, queries)});
+    std::sort(out.begin(), out.end(), [](const strand_hit& a, const strand_hit& b) { return better(a, b); });
+    if (out.size() > max_hits) out.resize(max_hits);
+    return out;
+}
+
+// A chunk as the reader thread hands it over: read, encoded, prepared by the backend; with the sizes of the chunks
+// before it that another process searches (read and counted only).
+struct fetched_chunk {
+    bool ok = false;    // false at the end of the database
+    bool last = false;  // the reader was exhausted by this chunk
+    sequence_set chunk;
+    std::uint64_t unknown = 0;
+    std::unique_ptr<prepared_chunk> prepared;
+    std::uint64_t skipped_residues = 0, skipped_sequences = 0;
+    std::size_t skipped_chunks = 0;
+};
+
+database_scan scan(const query_strands& queries, const scoring& sc, std::size_t max_hits, const chunk_reader& next_chunk,
+                   const std::function<bool()>& reader_exhausted, const score_pass& search,
+                   const std::function<void(const scan_progress&)>& progress, early_finish* early,
+                   std::chrono::steady_clock::time_point* searched_at, const chunk_preparer& prepare = {},
+                   const chunk_filter& searched_here = {}, const chunk_skipper& skip_chunk = {}) {
+    if (!queries.search_plus && !queries.search_minus) throw usage_error("no strand selected to search");
+    if (queries.search_minus && queries.minus.size() != queries.size())
+        throw runtime_failure("minus-strand queries do not match the plus-strand queries");
+    const searched_set searched(queries);
+    const std::size_t strands = searched.set->size() / std::max<std::size_t>(1, searched.queries);
+    database_scan scan;
+    scan.began = std::chrono::steady_clock::now();
+    std::vector<std::vector<score_hit>> top(searched.set->size());  // per searched record, across chunks
+    search_options opt;
+    opt.max_hits = max_hits;
+    opt.min_score = 1;
+
+    // The database stream: a reader thread reads, encodes and prepares chunk k + 1 while chunk k is searched (two
+    // chunks in memory at most). The reader and `reader_exhausted` are only ever called from that thread, one call
+    // at a time. Chunks another process searches are read and counted on the way to the next one of this process's
+    // (neither encoded nor prepared): their reading overlaps the search too.
+    std::size_t fetched = 0;  // non-empty chunks read (reader thread)
+    const auto fetch = [&] {
+        fetched_chunk f;
+        for (;;) {
+            if (skip_chunk && searched_here && !searched_here(fetched)) {  // passed without reading it
+                std::uint64_t residues = 0, sequences = 0;
+                f.ok = skip_chunk(residues, sequences);
+                if (!f.ok) return f;
+                ++fetched;
+                f.skipped_residues += residues;
+                f.skipped_sequences += sequences;
+                ++f.skipped_chunks;
+                if (reader_exhausted && reader_exhausted()) {
+                    f.ok = false;
+                    return f;
+                }
+                continue;
+            }
+            f.ok = next_chunk(f.chunk);
+            if (!f.ok) return f;
+            f.last = reader_exhausted && reader_exhausted();
+            if (f.chunk.empty()) {
+                if (f.last) return f;
+                continue;
+            }
+            if (!searched_here || searched_here(fetched)) break;
+            ++fetched;
+            f.skipped_residues += f.chunk.total_residues();
+            f.skipped_sequences += f.chunk.size();
+            ++f.skipped_chunks;
+            f.chunk = sequence_set{};
+            if (f.last) {
+                f.ok = false;
+                return f;
+            }
+        }
+        ++fetched;
+        f.unknown = encode(f.chunk, sc.matrix);
+        if (prepare) f.prepared = prepare(f.chunk);
+        return f;
+    };
+    std::future<fetched_chunk> ahead = std::async(std::launch::async, fetch);
+    std::future<void> dropped;  // a searched chunk is freed on another thread too
+    for (;;) {
+        const auto wait_start = std::chrono::steady_clock::now();
+        fetched_chunk f = ahead.get();
+        const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+        scan.reader_wait_s += waited;
+        if (scan.chunks == 0 && scan.first_chunk_wait_s == 0) scan.first_chunk_wait_s = waited;
+        scan.residues += f.skipped_residues;
+        scan.sequences += f.skipped_sequences;
+        scan.chunks += f.skipped_chunks;
+        if (!f.ok) break;
+        if (!f.last) ahead = std::async(std::launch::async, fetch);
+        else ahead = std::async(std::launch::deferred, [] { return fetched_chunk{}; });
+        if (f.chunk.empty()) continue;
+        sequence_set& chunk = f.chunk;
+        const std::uint64_t first = scan.sequences;
+        if (first + chunk.size() > std::numeric_limits<std::uint32_t>::max())
+            throw input_error(chunk.source, "the database holds more than 4,294,967,295 sequences; split it");
+        scan.unknown_residues += f.unknown;
+        opt.subject_offset = static_cast<std::uint32_t>(first);
+        opt.prepared = f.prepared.get();
+
+        if (early && f.last) {
+            // The last chunk: queries are finished as the backend reports them final. A subject is in this chunk or
+            // kept from an earlier one (scan.subjects is not touched until the aligner is done).
+            early->begin(scan.residues + chunk.total_residues(), scan.sequences + chunk.size());
+            const auto resolve = [&](std::uint32_t id) {
+                if (id >= first) {
+                    const std::size_t local = id - first;
+                    return subject_ref{&chunk.names[local], chunk[local]};
+                }
+                const auto it = scan.subjects.find(id);
+                if (it == scan.subjects.end()) throw runtime_failure("a hit refers to a subject that was not kept");
+                return subject_ref{&it->second.name, it->second.span()};
+            };
+            std::vector<bool> record_done(top.size(), false);
+            std::vector<std::size_t> strands_done(queries.size(), 0);
+            // Takes the chunk's hits of the listed records into the running top hits; finishes the queries whose
+            // every strand is in.
+            const auto take = [&](std::span<const std::uint32_t> records, const std::vector<std::vector<score_hit>>& hits) {
+                std::vector<align_job> jobs;
+                for (const std::size_t r : records) {
+                    if (r >= top.size() || record_done[r]) continue;
+                    record_done[r] = true;
+                    merge_query_hits(top[r], hits[r], max_hits);
+                    const std::size_t q = searched.query(r);
+                    if (++strands_done[q] < strands) continue;
+                    early->out[q] = printed_hits_of(q, query_hits(q, top, searched, queries, max_hits), queries,
+                                                    early->opt, resolve, jobs);
+                    early->finished[q] = true;
+                }
+                early->aligner->post(std::move(jobs));
+            };
+            search_options last = opt;
+            last.on_final = [&](std::span<const std::uint32_t> records, const std::vector<std::vector<score_hit>>& hits) {
+                take(records, hits);
+            };
+            try {
+                const auto t0 = std::chrono::steady_clock::now();
+                const auto hits = search(*searched.set, chunk, last);
+                scan.backend_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                if (searched_at) *searched_at = std::chrono::steady_clock::now();
+                early->during_search =
+                    static_cast<std::size_t>(std::count(early->finished.begin(), early->finished.end(), true));
+                std::vector<std::uint32_t> all(top.size());
+                std::iota(all.begin(), all.end(), 0u);
+                take(all, hits);  // the records the backend did not deliver early (all, for some backends)
+                early->aligner->close();
+            } catch (...) {
+                early->aligner.reset();  // stops it while the chunk its jobs point into still exists
+                throw;
+            }
+        } else {
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto hits = search(*searched.set, chunk, opt);
+            scan.backend_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            merge_hits(top, hits, max_hits);
+            if (searched_at) *searched_at = std::chrono::steady_clock::now();
+        }
+        scan.residues += chunk.total_residues();
+        scan.sequences += chunk.size();
+        ++scan.chunks;
+
+        // Keep the subjects the running top hits refer to; forget those no hit refers to any more.
+        const auto keep_start = std::chrono::steady_clock::now();
+        std::set<std::uint32_t> referenced;
+        for (const auto& hits : top)
+            for (const auto& h : hits) referenced.insert(h.subject);
+        for (auto it = scan.subjects.begin(); it != scan.subjects.end();)
+            it = referenced.count(it->first) ? std::next(it) : scan.subjects.erase(it);
+        for (auto id : referenced) {
+            if (id < first || id >= scan.sequences) continue;
+            const std::size_t local = id - first;
+            auto seq = chunk[local];
+            scan.subjects.emplace(id, subject_record{chunk.names[local], {seq.begin(), seq.end()}});
+        }
+        scan.keep_subjects_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - keep_start).count();
+        if (progress) progress({scan.chunks, scan.residues, scan.sequences});
+        dropped = std::async(std::launch::async, [old = std::move(f)]() mutable { old = fetched_chunk{}; });
+    }
+
+    // Per query, the two strands' lists merged. Each strand list holds that strand's best max_hits, so the best
+    // max_hits of the union are among them.
+    scan.hits.assign(queries.size(), {});
+    for (std::size_t q = 0; q < queries.size(); ++q) scan.hits[q] = query_hits(q, top, searched, queries, max_hits);
+    return scan;
+}
+
+}  // namespace
+
+database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
+                            const chunk_reader& next_chunk, const score_pass& search,
+                            const std::function<void(const scan_progress&)>& progress, const chunk_preparer& prepare,
+                            const chunk_filter& searched_here) {
+    return scan(queries, sc, max_hits, next_chunk, {}, search, progress, nullptr, nullptr, prepare, searched_here);
+}
+
+namespace {
+
+// Plain little byte writer and reader for pack_scan.
+struct byte_writer {
+    std::string out;
+    template <class T>
+    void put(const T& v) {
+        out.append(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+    void put_bytes(const void* p, std::size_t n) {
+        put<std::uint64_t>(n);
+        out.append(static_cast<const char*>(p), n);
+    }
+};
+struct byte_reader {
+    std::string_view in;
+    template <class T>
+    T get() {
+        if (in.size() < sizeof(T)) throw runtime_failure("internal error: a packed scan is truncated");
+        T v;
+        std::memcpy(&v, in.data(), sizeof v);
+        in.remove_prefix(sizeof v);
+        return v;
+    }
+    std::string_view get_bytes() {
+        const auto n = get<std::uint64_t>();
+        if (in.size() < n) throw runtime_failure("internal error: a packed scan is truncated");
+        const auto v = in.substr(0, n);
+        in.remove_prefix(n);
+        return v;
+    }
+};
+
+}  // namespace
+
+std::string pack_scan(const database_scan& scan) {
+    byte_writer w;
+    w.put<std::uint64_t>(scan.residues);
+    w.put<std::uint64_t>(scan.sequences);
+    w.put<std::uint64_t>(scan.unknown_residues);
+    w.put<std::uint64_t>(scan.chunks);
+    w.put<double>(scan.reader_wait_s);
+    w.put<double>(scan.backend_s);
+    w.put<std::uint64_t>(scan.hits.size());
+    for (const auto& list : scan.hits) {
+        w.put<std::uint64_t>(list.size());
+        for (const auto& h : list) {
+            w.put<std::int32_t>(h.score);
+            w.put<std::uint32_t>(h.subject);
+            w.put<std::uint8_t>(h.str == strand::minus ? 1 : 0);
+        }
+    }
+    w.put<std::uint64_t>(scan.subjects.size());
+    for (const auto& [id, rec] : scan.subjects) {
+        w.put<std::uint32_t>(id);
+        w.put_bytes(rec.name.data(), rec.name.size());
+        w.put_bytes(rec.residues.data(), rec.residues.size());
+    }
+    return std::move(w.out);
+}
+
+database_scan unpack_scan(std::string_view bytes) {
+    byte_reader r{bytes};
+    database_scan scan;
+    scan.residues = r.get<std::uint64_t>();
+    scan.sequences = r.get<std::uint64_t>();
+    scan.unknown_residues = r.get<std::uint64_t>();
+    scan.chunks = static_cast<std::size_t>(r.get<std::uint64_t>());
+    scan.reader_wait_s = r.get<double>();
+    scan.backend_s = r.get<double>();
+    scan.hits.resize(static_cast<std::size_t>(r.get<std::uint64_t>()));
+    for (auto& list : scan.hits) {
+        list.resize(static_cast<std::size_t>(r.get<std::uint64_t>()));
+        for (auto& h : list) {
+            h.score = r.get<std::int32_t>();
+            h.subject = r.get<std::uint32_t>();
+            h.str = r.get<std::uint8_t>() ? strand::minus : strand::plus;
+        }
+    }
+    const auto subjects = r.get<std::uint64_t>();
+    for (std::uint64_t k = 0; k < subjects; ++k) {
+        const auto id = r.get<std::uint32_t>();
+        const auto name = r.get_bytes();
+        const auto residues = r.get_bytes();
+        scan.subjects.emplace(id, subject_record{std::string(name), {residues.begin(), residues.end()}});
+    }
+    if (!r.in.empty()) throw runtime_failure("internal error: a packed scan has trailing bytes");
+    return scan;
+}
+
+void merge_scan(database_scan& into, database_scan&& other, std::size_t max_hits) {
+    if (into.hits.size() < other.hits.size()) into.hits.resize(other.hits.size());
+    for (std::size_t q = 0; q < other.hits.size(); ++q) {
+        auto& list = into.hits[q];
+        list.insert(list.end(), other.hits[q].begin(), other.hits[q].end());
+        std::sort(list.begin(), list.end(), [](const strand_hit& a, const strand_hit& b) { return better(a, b); });
+        if (list.size() > max_hits) list.resize(max_hits);
+    }
+    into.unknown_residues += other.unknown_residues;  // each process encodes only the chunks it searches
+    into.subjects.merge(other.subjects);
+    std::set<std::uint32_t> referenced;
+    for (const auto& list : into.hits)
+        for (const auto& h : list) referenced.insert(h.subject);
+    for (auto it = into.subjects.begin(); it != into.subjects.end();)
+        it = referenced.count(it->first) ? std::next(it) : into.subjects.erase(it);
+    into.reader_wait_s = std::max(into.reader_wait_s, other.reader_wait_s);
+    into.backend_s = std::max(into.backend_s, other.backend_s);
+}
+
+std::vector<std::vector<printed_hit>> finish_hits(const database_scan& scan, const query_strands& queries,
+                                                  const scoring& sc, const finish_options& opt, thread_pool& pool) {
+    const auto resolve = [&](std::uint32_t id) {
+        const auto it = scan.subjects.find(id);
+        if (it == scan.subjects.end()) throw runtime_failure("a hit refers to a subject that was not kept");
+        return subject_ref{&it->second.name, it->second.span()};
+    };
+    std::vector<std::vector<printed_hit>> out(queries.size());
+    std::vector<align_job> jobs;
+    for (std::size_t q = 0; q < queries.size() && q < scan.hits.size(); ++q)
+        out[q] = printed_hits_of(q, scan.hits[q], queries, opt, resolve, jobs);
+    align_printed(jobs, out, queries, sc, opt, pool);
+    return out;
+}
+
+search_results search_and_finish(const query_strands& queries, const scoring& sc, const search_run_options& opt,
+                                 const chunk_reader& next_chunk, const std::function<bool()>& reader_exhausted,
+                                 const score_pass& search, thread_pool& pool,
+                                 const std::function<void(const scan_progress&)>& progress) {
+    search_results res;
+    early_finish early{queries, sc, opt, pool, {}, {}, {}, {}, 0, {}, {}};
+    res.score_pass_done = std::chrono::steady_clock::now();
+    const bool overlap = opt.overlap && !opt.combine;
+    res.scan = scan(queries, sc, opt.max_hits, next_chunk, reader_exhausted, search, progress,
+                    overlap ? &early : nullptr, &res.score_pass_done, opt.prepare, opt.searched_here, opt.skip_chunk);
+    if (opt.combine) {
+        auto merged = opt.combine(std::move(res.scan));
+        res.score_pass_done = std::chrono::steady_clock::now();
+        if (!merged) {
+            res.scan = database_scan{};
+            res.finished_here = false;
+            return res;
+        }
+        res.scan = std::move(*merged);
+    }
+    if (early.started()) {
+        res.statistics = std::move(early.statistics);
+        res.hits = std::move(early.out);
+        res.queries_finished_during_search = early.during_search;
+        return res;
+    }
+    if (opt.evalues) res.statistics.emplace(sc, res.scan.residues, res.scan.sequences);
+    finish_options fopt;
+    fopt.statistics = res.statistics ? &*res.statistics : nullptr;
+    fopt.max_evalue = opt.max_evalue;
+    fopt.traceback = opt.traceback;
+    fopt.alignments = opt.alignments;
+    fopt.device_aligner = opt.device_aligner;
+    fopt.device_max_cells = opt.device_max_cells;
+    fopt.long_aligner = opt.long_aligner;
+    fopt.long_min_cells = opt.long_min_cells;
+    fopt.long_min_side = opt.long_min_side;
+    fopt.window_aligner = opt.window_aligner;
+    res.hits = finish_hits(res.scan, queries, sc, fopt, pool);
+    return res;
+}
+
+blast_coordinates blast_view(const printed_hit& h, std::size_t query_length) {
+    const auto& a = h.aln;
+    const auto L = static_cast<std::int64_t>(query_length);
+    if (h.str == strand::plus) return {a.query_begin + 1, a.query_end + 1, a.subject_begin + 1, a.subject_end + 1};
+    // Minus: reverse-complemented query [b, e] is plus-strand query [L-1-e, L-1-b]; the subject is read backwards.
+    return {L - a.query_end, L - a.query_begin, a.subject_end + 1, a.subject_begin + 1};
+}
+
+std::pair<std::string, std::string> printed_rows(const printed_hit& h, const query_strands& queries, std::size_t query,
+                                                 const subject_record& subject, const substitution_matrix& m) {
+    auto rows = aligned_rows(h.aln, queries.residues(query, h.str), subject.span(), m);
+    if (h.str == strand::minus) {
+        rows.first = reverse_complement(rows.first);
+        rows.second = reverse_complement(rows.second);
+    }
+    return rows;
+}
+
+std::vector<std::vector<score_hit>> split_score_pass(const sequence_set& queries, const sequence_set& db,
+                                                     const search_options& opt, const score_pass& search,
+                                                     const long_pair_split& split) {
+    // Long subjects, and the shortest query that is long with one of them: queries from that length on are scored
+    // as long pairs against every long subject, shorter ones by the search pass.
+    std::vector<std::size_t> long_subjects, short_subjects;
+    std::size_t threshold = SIZE_MAX;
+    std::size_t longest_query = 0;
+    for (std::size_t q = 0; q < queries.size(); ++q) longest_query = std::max(longest_query, queries.length(q));
+    for (std::size_t s = 0; s < db.size(); ++s) {
+        if (!split.long_pair(longest_query, db.length(s))) {
+            short_subjects.push_back(s);
+            continue;
+        }
+        long_subjects.push_back(s);
+        for (std::size_t q = 0; q < queries.size(); ++q)
+            if (queries.length(q) < threshold && split.long_pair(queries.length(q), db.length(s)))
+                threshold = queries.length(q);
+    }
+    // No long pair in this chunk: the search pass alone, with early delivery as the caller asked.
+    if (long_subjects.empty()) return search(queries, db, opt);
+    std::vector<std::vector<score_hit>> hits(queries.size());
+    std::vector<std::size_t> all_q(queries.size()), short_q, long_q;
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+        all_q[q] = q;
+        (queries.length(q) >= threshold ? long_q : short_q).push_back(q);
+    }
+    search_subset(queries, all_q, db, short_subjects, opt, search, hits);
+    search_subset(queries, short_q, db, long_subjects, opt, search, hits);
+    for (std::size_t s : long_subjects)
+        for (std::size_t q : long_q) {
+            const int score = split.long_score(queries, q, db, s);
+            if (score > 0 && score >= opt.min_score)
+                hits[q].push_back({score, static_cast<std::uint32_t>(s) + opt.subject_offset});
+        }
+    order_hits(hits, opt.max_hits);
+    return hits;
+}
+
+void search_subset(const sequence_set& queries, std::span<const std::size_t> qs, const sequence_set& db,
+                   std::span<const std::size_t> ss, const search_options& opt, const score_pass& search,
+                   std::vector<std::vector<score_hit>>& hits) {
+    if (qs.empty() || ss.empty()) return;
+    search_options sub = opt;
+    sub.on_final = nullptr;
+    sub.subject_offset = 0;
+    auto subset = [](const sequence_set& from, std::span<const std::size_t> keep) {
+        sequence_set out;
+        out.source = from.source;
+        out.encoded = from.encoded;
+        for (std::size_t k : keep) out.add(from.names[k], from[k]);
+        return out;
+    };
+    const bool all_queries = qs.size() == queries.size(), all_subjects = ss.size() == db.size();
+    const sequence_set qset = all_queries ? sequence_set{} : subset(queries, qs);
+    const sequence_set sset = all_subjects ? sequence_set{} : subset(db, ss);
+    const auto found = search(all_queries ? queries : qset, all_subjects ? db : sset, sub);
+    for (std::size_t k = 0; k < found.size(); ++k)
+        for (auto h : found[k]) {
+            h.subject = static_cast<std::uint32_t>(ss[h.subject]) + opt.subject_offset;
+            hits[qs[k]].push_back(h);
+        }
+}
+
+void order_hits(std::vector<std::vector<score_hit>>& hits, std::size_t max_hits) {
+    for (auto& h : hits) {
+        std::sort(h.begin(), h.end(), [](const score_hit& a, const score_hit& b) { return better(a, b); });
+        if (h.size() > max_hits) h.resize(max_hits);
+    }
+}
+
+}  // namespace swgpu

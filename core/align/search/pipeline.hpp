@@ -1,0 +1,263 @@
+// From a backend's score pass to the hits that are printed (docs/architecture.md).
+//
+//   scan_database()  reads the database chunk by chunk through a callback, runs a backend's score pass on each chunk,
+//                    keeps the best hits of every query across chunks (merge_hits: the same result as one pass over the
+//                    whole database), keeps a copy of the subjects those hits refer to, and counts the whole
+//                    database's residues and sequences (for E-values) on the way. The database is read once, by a
+//                    reader thread that reads, encodes and prepares chunk k + 1 (chunk_preparer: the GPU backend's
+//                    packing) while chunk k is searched.
+//   finish_hits()    orders the hits (score desc, subject index asc, plus strand before minus), computes bit scores and
+//                    E-values from the whole database's size, drops hits above the E-value threshold, then computes
+//                    the alignment of every remaining hit (end cell + traceback, core/align/smith_waterman.hpp) and checks
+//                    that it re-scores to the backend's score.
+//
+// Strands. A DNA query searched on the minus strand is its reverse complement aligned against the subject as given.
+// A printed_hit keeps that alignment (the orientation SAM reports, flag 16); blast_view() and printed_rows() turn it
+// into BLAST's view (query on the plus strand, subject coordinates descending: sstart > send).
+//
+// -k (max_hits) counts hits: the k best (score, subject, strand) hits of a query are kept before the E-value
+// threshold is applied, and a subject may be reported once per strand.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/align/alignment.hpp"
+#include "core/align/scoring.hpp"
+#include "core/align/search/score_pass.hpp"
+#include "core/align/sequence.hpp"
+#include "core/align/smith_waterman.hpp"
+#include "core/align/statistics.hpp"
+#include "core/align/simd/align_scored.hpp"
+#include "core/thread_pool.hpp"
+
+namespace swgpu {
+
+enum class strand : std::uint8_t { plus, minus };
+
+// The queries as searched. `plus` always holds every query (it names and numbers them); `minus` holds their reverse
+// complements, in the same order, when the minus strand is searched. Both encoded with the scoring's matrix.
+struct query_strands {
+    sequence_set plus;
+    sequence_set minus;
+    bool search_plus = true;
+    bool search_minus = false;
+    std::size_t size() const { return plus.size(); }
+    // The searched strand of query q: what alignments of that strand refer to.
+    std::span<const std::uint8_t> residues(std::size_t q, strand s) const {
+        return s == strand::plus ? plus[q] : minus[q];
+    }
+};
+
+struct strand_hit {
+    int score = 0;
+    std::uint32_t subject = 0;  // global index in the database
+    strand str = strand::plus;
+    bool operator==(const strand_hit&) const = default;
+};
+
+// The deterministic order of docs/conventions.md: score desc, subject index asc; then the plus strand first.
+inline bool better(const strand_hit& a, const strand_hit& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.subject != b.subject) return a.subject < b.subject;
+    return a.str < b.str;
+}
+
+// A database record that a kept hit refers to (encoded residues).
+struct subject_record {
+    std::string name;
+    std::vector<std::uint8_t> residues;
+    std::span<const std::uint8_t> span() const { return residues; }
+};
+
+struct database_scan {
+    std::vector<std::vector<strand_hit>> hits;          // per query, ordered by better(), at most max_hits
+    std::map<std::uint32_t, subject_record> subjects;   // every subject that some hit in `hits` refers to
+    std::uint64_t residues = 0;                         // the whole database
+    std::uint64_t sequences = 0;
+    std::uint64_t unknown_residues = 0;                 // database letters not in the matrix (read as X or N)
+    std::size_t chunks = 0;
+    double reader_wait_s = 0;  // time the score pass waited for chunks to be read, encoded and prepared
+    double backend_s = 0;      // time in the backend's score pass calls
+    // Where the rest of this process's score pass went (-v; not merged across processes): the wait for the first
+    // chunk (part of reader_wait_s), keeping the subjects of the running top hits, and when the scan began.
+    double first_chunk_wait_s = 0;
+    double keep_subjects_s = 0;
+    std::chrono::steady_clock::time_point began{};
+};
+
+// Appends the next records of the database, as letters, to an empty set; returns false at the end of the database.
+using chunk_reader = std::function<bool(sequence_set& chunk)>;
+// A backend's score pass with the contract of search_cpu (core/align/search/score_pass.hpp).
+using score_pass = std::function<std::vector<std::vector<score_hit>>(const sequence_set& queries, const sequence_set& db,
+                                                                     const search_options& opt)>;
+struct scan_progress {
+    std::size_t chunks = 0;
+    std::uint64_t residues = 0, sequences = 0;
+};
+
+// A backend's work on an encoded chunk before its score pass (see prepared_chunk in core/align/search/score_pass.hpp); runs on the
+// reader thread.
+using chunk_preparer = std::function<std::unique_ptr<prepared_chunk>(const sequence_set& chunk)>;
+
+// Which chunks this process searches (chunk index from 0, empty chunks not counted); the others are read and counted
+// (residues, sequences: the whole database's size, for E-values) but neither encoded nor searched (their unknown
+// residues are counted by the process that searches them). Several processes that each
+// search their share and merge their scans (merge_scan) give the scan of one process.
+using chunk_filter = std::function<bool(std::size_t chunk)>;
+// Moves past the next chunk without reading its records, giving its residues and sequences; false at the end. A
+// reader that can (a .swdb's) lets a process pass the chunks other processes search at no cost.
+using chunk_skipper = std::function<bool(std::uint64_t& residues, std::uint64_t& sequences)>;
+
+database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
+                            const chunk_reader& next_chunk, const score_pass& search,
+                            const std::function<void(const scan_progress&)>& progress = {},
+                            const chunk_preparer& prepare = {}, const chunk_filter& searched_here = {});
+
+// A scan as bytes and back, to send it to another process (same build, same byte order).
+std::string pack_scan(const database_scan& scan);
+database_scan unpack_scan(std::string_view bytes);
+// Merges the scan of other chunks of the same database (another process's share) into `into`: per query the best
+// max_hits of both (better()), the subjects they refer to. The database's size is taken as it is (every process
+// counts every chunk).
+void merge_scan(database_scan& into, database_scan&& other, std::size_t max_hits);
+
+struct printed_hit {
+    std::uint32_t subject = 0;
+    strand str = strand::plus;
+    int score = 0;
+    alignment aln;          // the searched strand of the query (reverse complement for minus) against the subject
+    alignment_stats stats;  // identities, positives, gaps, ... of `aln` (strand-independent)
+    bool has_statistics = false;
+    double bit_score = 0, evalue = 0;  // meaningful when has_statistics
+};
+
+// Aligns a batch of pairs somewhere else than on the caller's threads (see finish_options::device_aligner).
+using batch_aligner = std::function<std::vector<std::optional<alignment>>(std::span<const scored_pair>)>;
+// Aligns one long pair with the whole of a backend (core/align/long_pair/long_pair.hpp); sw_align_scored's result.
+using pair_aligner = std::function<alignment(const scored_pair&)>;
+// Pairs from this many cells on are long pairs (see search_options in align_command and split_score_pass).
+inline constexpr double default_long_pair_cells = double(1 << 27);
+// Pairs up to this many cells go to a batch aligner (fitted on the H100: query500's top 10 hits, bench_gpu_align).
+inline constexpr double default_device_max_cells = 16.0 * (1 << 20);
+
+struct finish_options {
+    const evalue_calculator* statistics = nullptr;  // null: no E-values and no E-value threshold (--no-evalue)
+    double max_evalue = 10;                         // hits with a larger E-value are dropped (BLAST keeps E <= max)
+    traceback_options traceback;
+    // false: the printed hits carry score, E-value and bit score only (aln and stats empty), for output that prints
+    // no alignment column; no traceback runs.
+    bool alignments = true;
+    // Optional: aligns hits in batches elsewhere (the GPU: gpu::align_scored) with sw_align_scored's results, nullopt
+    // for a pair it leaves to the CPU. Hits of at most device_max_cells query x subject cells go to it, while `pool`
+    // aligns the larger ones (a CPU thread finishes one large pair sooner than one warp does).
+    batch_aligner device_aligner;
+    double device_max_cells = default_device_max_cells;
+    // Optional: aligns pairs of at least long_min_cells cells whose shorter sequence has at least long_min_side
+    // residues, one at a time on the calling thread, before the others (it may use every thread of `pool` itself, or
+    // a GPU).
+    pair_aligner long_aligner;
+    double long_min_cells = default_long_pair_cells;
+    std::size_t long_min_side = 0;
+    // Optional: tried first for every other pair, on the pool's threads; nullopt leaves the pair to the usual path
+    // (subject_windows::align: short queries against long subjects scored through windows).
+    std::function<std::optional<alignment>(const scored_pair&)> window_aligner;
+    chunk_preparer prepare;  // see scan_database
+    // Several processes (MPI): this one searches the chunks searched_here accepts; combine then receives its scan
+    // and returns the merged scan of every process on the one that finishes and prints, nullopt on the others (which
+    // then finish nothing). No early finishing (overlap) then.
+    chunk_filter searched_here;
+    std::function<std::optional<database_scan>(database_scan&&)> combine;
+};
+
+// Per query (in input order), the printed hits in the order of better(). Throws runtime_failure when an alignment does
+// not re-score to its backend's score (a backend bug must never print a wrong alignment).
+std::vector<std::vector<printed_hit>> finish_hits(const database_scan& scan, const query_strands& queries,
+                                                  const scoring& sc, const finish_options& opt, thread_pool& pool);
+
+// The whole of a search: scan_database, then finish_hits, with the same results; E-values from the whole database's
+// size. With `overlap` (a backend that leaves `pool` idle while it searches, and reports hits early through
+// search_options::on_final), the alignments of queries whose hits are final are computed on `pool` while the backend
+// searches for the others: that happens in the database's last chunk, known to be last when `reader_exhausted` (may
+// be empty) says so after it was read.
+struct search_run_options {
+    std::size_t max_hits = 500;
+    bool evalues = true;        // false: no E-values and no threshold (--no-evalue)
+    double max_evalue = 10;
+    bool alignments = true;     // see finish_options
+    traceback_options traceback;
+    bool overlap = false;
+    batch_aligner device_aligner;  // see finish_options
+    double device_max_cells = default_device_max_cells;
+    pair_aligner long_aligner;     // see finish_options
+    double long_min_cells = default_long_pair_cells;
+    std::size_t long_min_side = 0;
+    std::function<std::optional<alignment>(const scored_pair&)> window_aligner;
+    chunk_preparer prepare;  // see scan_database
+    // Several processes (MPI): this one searches the chunks searched_here accepts; combine then receives its scan
+    // and returns the merged scan of every process on the one that finishes and prints, nullopt on the others (which
+    // then finish nothing). No early finishing (overlap) then.
+    chunk_filter searched_here;
+    chunk_skipper skip_chunk;  // optional: passes the chunks searched_here refuses without reading them
+    std::function<std::optional<database_scan>(database_scan&&)> combine;
+};
+struct search_results {
+    database_scan scan;
+    std::optional<evalue_calculator> statistics;       // when E-values were asked for
+    std::vector<std::vector<printed_hit>> hits;        // per query, as finish_hits gives them
+    std::size_t queries_finished_during_search = 0;    // aligned while the backend was still searching
+    std::chrono::steady_clock::time_point score_pass_done;  // when the backend's last search returned
+    bool finished_here = true;  // false on the processes that left finishing to another one (combine)
+};
+search_results search_and_finish(const query_strands& queries, const scoring& sc, const search_run_options& opt,
+                                 const chunk_reader& next_chunk, const std::function<bool()>& reader_exhausted,
+                                 const score_pass& search, thread_pool& pool,
+                                 const std::function<void(const scan_progress&)>& progress = {});
+
+// Which pairs of a score pass are long pairs, scored one at a time by `long_score` (a whole-device or all-thread
+// computation) instead of by the database-search pass. `long_pair(query length, subject length)` decides; it must
+// grow with both lengths (a pair that is long stays long when either sequence is longer).
+struct long_pair_split {
+    std::function<bool(std::size_t query_length, std::size_t subject_length)> long_pair;
+    // The best local score of queries[q] against db[s].
+    std::function<int(const sequence_set& queries, std::size_t q, const sequence_set& db, std::size_t s)> long_score;
+};
+// The score pass `search` with long pairs taken out: subjects that are long with some query are searched only with the
+// queries shorter than every query that is long with one of them; the pairs left are given to long_score. The result
+// is the one `search` alone would give (exact scores either way). Early delivery (on_final) is passed on only when the
+// chunk holds no long pair.
+std::vector<std::vector<score_hit>> split_score_pass(const sequence_set& queries, const sequence_set& db,
+                                                     const search_options& opt, const score_pass& search,
+                                                     const long_pair_split& split);
+
+// The score pass `search` over queries[qs] against db[ss] (qs and ss index the sets; sets are copied only when they
+// are a proper subset), each hit appended to hits[q] with its subject as an index into db plus opt.subject_offset.
+// Early delivery is not used. For score passes that split a chunk (split_score_pass, subject_windows).
+void search_subset(const sequence_set& queries, std::span<const std::size_t> qs, const sequence_set& db,
+                   std::span<const std::size_t> ss, const search_options& opt, const score_pass& search,
+                   std::vector<std::vector<score_hit>>& hits);
+// Each query's hits in the order of better(), at most max_hits.
+void order_hits(std::vector<std::vector<score_hit>>& hits, std::size_t max_hits);
+
+// 1-based inclusive coordinates as BLAST prints them: the query on the plus strand (qstart <= qend); for a minus-strand
+// hit the subject runs backwards (sstart > send).
+struct blast_coordinates {
+    std::int64_t qstart = 0, qend = 0, sstart = 0, send = 0;
+};
+blast_coordinates blast_view(const printed_hit& h, std::size_t query_length);
+
+// The aligned rows with '-' for gaps as BLAST prints them (qseq, sseq): for a minus-strand hit both rows of the
+// searched alignment reverse-complemented, so the query reads on its plus strand and the subject on its minus strand.
+std::pair<std::string, std::string> printed_rows(const printed_hit& h, const query_strands& queries, std::size_t query,
+                                                 const subject_record& subject, const substitution_matrix& m);
+
+}  // namespace swgpu

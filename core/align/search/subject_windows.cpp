@@ -1,0 +1,114 @@
+#include "core/align/search/subject_windows.hpp"
+
+#include <algorithm>
+
+namespace swgpu {
+
+namespace {
+
+std::uint64_t fnv(std::span<const std::uint8_t> r, std::uint64_t h = 1469598103934665603ull) {
+    for (auto c : r) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+
+}  // namespace
+
+std::size_t subject_windows::overlap(std::size_t longest_query) const {
+    const std::size_t best = longest_query * static_cast<std::size_t>(std::max(1, sc_.matrix.max_score()));
+    return longest_query + best / static_cast<std::size_t>(std::max(1, sc_.gaps.extend)) + 2;
+}
+
+std::size_t subject_windows::window(std::size_t longest_query) const {
+    return std::max<std::size_t>(4096, 8 * overlap(longest_query));
+}
+
+subject_windows::key subject_windows::key_of(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                             int score) {
+    // The subject by a sample (its first and last 4096 residues and its length): hashing a genome per hit would cost
+    // more than the alignment. A sample that collides only sends the alignment to the whole-subject fallback.
+    const std::size_t n = subject.size(), k = std::min<std::size_t>(n, 4096);
+    const std::uint64_t sample = fnv(subject.subspan(n - k), fnv(subject.first(k)));
+    return {fnv(query), sample, n, score};
+}
+
+std::vector<std::vector<score_hit>> subject_windows::search(const sequence_set& queries, const sequence_set& db,
+                                                            const search_options& opt, const score_pass& inner) {
+    std::size_t longest = 0;
+    for (std::size_t q = 0; q < queries.size(); ++q) longest = std::max(longest, queries.length(q));
+    std::vector<std::size_t> whole, cut;
+    for (std::size_t s = 0; s < db.size(); ++s) (windowed(db.length(s), longest) ? cut : whole).push_back(s);
+    if (cut.empty()) return inner(queries, db, opt);
+
+    std::vector<std::vector<score_hit>> hits(queries.size());
+    std::vector<std::size_t> all(queries.size());
+    for (std::size_t q = 0; q < queries.size(); ++q) all[q] = q;
+    search_subset(queries, all, db, whole, opt, inner, hits);
+    search_options sub = opt;
+    sub.on_final = nullptr;
+    sub.subject_offset = 0;
+    const std::size_t V = overlap(longest), W = window(longest);
+    for (std::size_t s : cut) {
+        // One long subject at a time: its windows as a database, the kept_windows best windows per query.
+        const auto residues = db[s];
+        sequence_set windows;
+        windows.source = db.source;
+        windows.encoded = db.encoded;
+        std::vector<std::uint64_t> starts;
+        for (std::size_t at = 0;; at += W - V) {
+            const std::size_t end = std::min(residues.size(), at + W);
+            starts.push_back(at);
+            windows.add(db.names[s], residues.subspan(at, end - at));
+            if (end == residues.size()) break;
+        }
+        search_options wopt = sub;
+        wopt.max_hits = kept_windows;
+        const auto found = inner(queries, windows, wopt);
+        std::lock_guard<std::mutex> g(lock_);
+        for (std::size_t q = 0; q < found.size(); ++q) {
+            if (found[q].empty()) continue;
+            const int best = found[q].front().score;
+            entry e;
+            e.window = W;
+            e.overlap = V;
+            for (const auto& h : found[q])
+                if (h.score == best) e.starts.push_back(starts[h.subject]);
+            e.complete = e.starts.size() < kept_windows;
+            std::sort(e.starts.begin(), e.starts.end());
+            kept_[key_of(queries[q], residues, best)] = std::move(e);
+            hits[q].push_back({best, static_cast<std::uint32_t>(s) + opt.subject_offset});
+        }
+    }
+    order_hits(hits, opt.max_hits);
+    return hits;
+}
+
+std::optional<alignment> subject_windows::align(const scored_pair& p, const traceback_options& opt) const {
+    entry e;
+    {
+        std::lock_guard<std::mutex> g(lock_);
+        const auto it = kept_.find(key_of(p.query, p.subject, p.score));
+        if (it == kept_.end() || !it->second.complete) return std::nullopt;
+        e = it->second;
+    }
+    // The end cell: the first in row-major order among the windows' end cells.
+    std::int64_t qend = -1, send = -1;
+    for (const auto start : e.starts) {
+        const std::size_t len = std::min<std::size_t>(e.window, p.subject.size() - start);
+        const auto a = sw_align_scored(p.query, p.subject.subspan(start, len), sc_, p.score, opt);
+        if (!a) return std::nullopt;  // the kept windows do not reach the score: not the pair they were kept for
+        const std::int64_t j = a->subject_end + static_cast<std::int64_t>(start);
+        if (qend < 0 || a->query_end < qend || (a->query_end == qend && j < send)) qend = a->query_end, send = j;
+    }
+    if (qend < 0) return std::nullopt;
+    // The traceback over [end - 2V, end], where every value on the path is the subject's.
+    const std::int64_t from = std::max<std::int64_t>(0, send - 2 * static_cast<std::int64_t>(e.overlap) - 2);
+    auto a = sw_align_scored(p.query, p.subject.subspan(static_cast<std::size_t>(from),
+                                                        static_cast<std::size_t>(send - from + 1)),
+                             sc_, p.score, opt);
+    if (!a || a->query_end != qend || a->subject_end + from != send) return std::nullopt;
+    a->subject_begin += from;
+    a->subject_end += from;
+    return a;
+}
+
+}  // namespace swgpu

@@ -1,0 +1,74 @@
+// Many short queries against long subjects (reads against a genome): the subject cut into overlapping windows, so that
+// the database-search pass gives every (query, window) pair a thread group of its own instead of streaming a whole
+// genome through one group per query.
+//
+// Why it is exact. With L the longest query, σmax the largest substitution score and o/e the gap costs, a local
+// alignment of a query of at most L residues covers fewer than V = L + L·σmax/e + 2 subject residues: every subject
+// residue past the first L is a gap column costing at least e, and the score stays positive. Windows of W residues
+// starting every W − V residues therefore hold every local alignment whole, and a window's cells never score more than
+// the subject's (fewer paths reach them). So:
+//   - the best score against the subject is the best score of its windows;
+//   - the cells that reach it are the cells that reach it in some window, so the end cell (the first such cell in
+//     row-major order) is the first of the windows' end cells, among the windows that reach the score;
+//   - H, E and F of a cell at least V columns right of a window's start equal the subject's, so the traceback from
+//     the end cell over the part [end − 2V, end] of the subject takes the subject's path.
+// The score pass keeps, for each (query, long subject) hit, the windows that reach its score (the 16 best windows are
+// asked for; if all 16 tie, the list may be incomplete and the alignment falls back to the whole subject).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "core/align/alignment.hpp"
+#include "core/align/search/pipeline.hpp"
+#include "core/align/scoring.hpp"
+#include "core/align/search/score_pass.hpp"
+#include "core/align/sequence.hpp"
+#include "core/align/smith_waterman.hpp"
+#include "core/align/simd/align_scored.hpp"
+
+namespace swgpu {
+
+class subject_windows {
+public:
+    explicit subject_windows(const scoring& sc) : sc_(sc) {}
+
+    // Window length and overlap for queries of at most `longest_query` residues.
+    std::size_t overlap(std::size_t longest_query) const;
+    std::size_t window(std::size_t longest_query) const;
+    // Whether a subject of this length is searched through windows.
+    bool windowed(std::size_t subject_length, std::size_t longest_query) const {
+        return subject_length >= 4 * window(longest_query);
+    }
+
+    // The score pass `inner` (contract of search_cpu) with long subjects cut into windows; the same result. Early
+    // delivery (on_final) is passed on only when no subject is cut.
+    std::vector<std::vector<score_hit>> search(const sequence_set& queries, const sequence_set& db,
+                                               const search_options& opt, const score_pass& inner);
+
+    // sw_align_scored(query, subject, score) for a pair the score pass scored through windows; nullopt for any other
+    // pair (or when the windows that reach the score were not all kept). Thread-safe.
+    std::optional<alignment> align(const scored_pair& p, const traceback_options& opt = {}) const;
+
+    static constexpr std::size_t kept_windows = 16;
+
+private:
+    using key = std::tuple<std::uint64_t, std::uint64_t, std::size_t, int>;  // query, subject sample, length, score
+    struct entry {
+        std::vector<std::uint64_t> starts;  // windows reaching the score, ascending
+        bool complete = true;
+        std::size_t window = 0, overlap = 0;
+    };
+    static key key_of(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, int score);
+
+    const scoring& sc_;
+    mutable std::mutex lock_;
+    std::map<key, entry> kept_;
+};
+
+}  // namespace swgpu

@@ -1,0 +1,74 @@
+// A set of sequences stored end to end: one residue buffer, offsets, names. Residues are letters as read; encode()
+// turns them into the codes of a substitution matrix in place.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/align/scoring.hpp"
+
+namespace swgpu {
+
+struct sequence_set {
+    std::vector<std::uint8_t> residues;      // all records, concatenated
+    std::vector<std::uint64_t> offsets{0};   // record k is residues[offsets[k], offsets[k+1])
+    std::vector<std::string> names;          // first word of the header
+    std::string source;                      // file name, for messages
+    bool encoded = false;
+
+    std::size_t size() const { return names.size(); }
+    bool empty() const { return names.empty(); }
+    std::uint64_t total_residues() const { return offsets.back(); }
+    std::size_t length(std::size_t k) const { return static_cast<std::size_t>(offsets[k + 1] - offsets[k]); }
+    std::span<const std::uint8_t> operator[](std::size_t k) const {
+        return {residues.data() + offsets[k], length(k)};
+    }
+    void add(std::string name, std::span<const std::uint8_t> seq) {
+        names.push_back(std::move(name));
+        residues.insert(residues.end(), seq.begin(), seq.end());
+        offsets.push_back(residues.size());
+    }
+    void add(std::string name, const std::string& letters) {
+        add(std::move(name), std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(letters.data()),
+                                                           letters.size()));
+    }
+};
+
+// Letters -> matrix codes. Returns how many residues were not letters of the matrix (mapped to its fallback letter).
+// Throws a bad-input error naming the record when a letter is unknown and the matrix has no fallback letter.
+std::uint64_t encode(sequence_set& set, const substitution_matrix& m);
+
+// Codes -> letters (for output of aligned segments).
+std::string decode(std::span<const std::uint8_t> codes, const substitution_matrix& m);
+
+// --seqtype auto. The rule, for a file and for a record alike: DNA when at least 90 % of its letters are A, C, G, T,
+// U or N (any case), protein otherwise. So IUPAC ambiguity codes (R Y K M S W B D H V) and a little X in a genome or
+// in reads leave it DNA, while real proteins (about a quarter of their residues are ACGTN) never come near.
+struct type_census {
+    std::uint64_t letters = 0;     // every residue
+    std::uint64_t nucleotides = 0; // A C G T U N
+    std::uint64_t protein_only = 0;  // letters no nucleotide code uses: E F I J L O P Q Z and '*'
+    seq_type type() const { return letters > 0 && nucleotides * 10 >= letters * 9 ? seq_type::dna : seq_type::protein; }
+};
+type_census census(std::span<const std::uint8_t> letters);
+
+// The type of a whole set by the rule above (all records' letters together). An empty set is protein.
+seq_type detect_type(const sequence_set& set);
+
+// Records shorter than this many letters are too short to be typed on their own (a 12-residue peptide can be all
+// ACGT); they go with their file, except that a letter no nucleotide code uses makes a record protein at any length.
+constexpr std::uint64_t min_typed_record = 20;
+
+// The first record of `set` whose own letters say it is not of `type`: a record of at least min_typed_record letters
+// that the rule types otherwise, or, where `type` is DNA, a record holding a letter no nucleotide code uses.
+// Returns set.size() when every record agrees. Parallel over records for large sets (it runs on every database chunk).
+std::size_t first_disagreeing(const sequence_set& set, seq_type type);
+
+// "A.fa:NAME (record K): looks like protein (31 % of its 250 letters are ACGTUN) but the file looks like DNA ..."
+// as an input error that names the values of --seqtype to give; `first_record` numbers set's records in their file.
+[[noreturn]] void throw_mixed_types(const sequence_set& set, std::size_t record, seq_type file_type,
+                                    std::uint64_t first_record = 1);
+
+}  // namespace swgpu

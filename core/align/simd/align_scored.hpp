@@ -1,0 +1,56 @@
+// The alignment of a hit whose score is already known (from any backend's score pass): the same alignment as sw_align
+// (core/align/smith_waterman.hpp), computed with SIMD in two passes.
+//
+// Recurrence, tie rule and traceback preferences are those of core/align/smith_waterman.hpp. With S the known best score:
+//
+//   1. End pass. H is computed row by row (query residue i), the subject striped over the vector lanes (Farrar 2007;
+//      F across lanes by a prefix maximum instead of the lazy-F loop). The end cell is the first cell in row-major
+//      order with H == S, so the pass stops after the first row that reaches S, at its smallest such column. It keeps
+//      checkpoints: every K rows, that row's H and the next row's E; in every row, every `chunk` vectors, H left of
+//      the vector and F at it (for all lanes at once, one vector each).
+//   2. Traceback. From the end cell, tiles of at most K rows by a few vectors (all lanes) are recomputed from the
+//      checkpoints above and to the left of them, keeping H, E and F; the walk compares those values exactly as
+//      sw_traceback does and starts a new tile where it leaves one. Only tiles along the path are computed.
+//
+// Pass 1 costs (query end + 1) x subject length cells; pass 2 a band of about K + chunk lanes' vectors around the
+// path. Pairs whose checkpoints would not fit in traceback_options::memory_budget (spacings double first) fall back
+// to sw_traceback (checkpointed, scalar) from the end cell pass 1 found; CPUs without AVX2 use sw_score +
+// sw_traceback. Lanes: 8 bits when S + max σ < 255, else 16 bits when S + max σ < 65535, else 32 bits; AVX-512BW
+// where the CPU has it, else AVX2, chosen at run time (the default binary runs on any x86-64 and builds without
+// kernels elsewhere).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/align/alignment.hpp"
+#include "core/align/scoring.hpp"
+#include "core/align/smith_waterman.hpp"
+
+namespace swgpu {
+
+enum class align_isa { portable, avx2, avx512bw };
+
+// The instruction sets this binary has code for and this CPU runs, portable first.
+std::vector<align_isa> available_align_isas();
+// The fastest of them (the default).
+align_isa best_align_isa();
+const char* align_isa_name(align_isa isa);
+
+// sw_align(query, subject, sc, opt) for a pair whose best local score is `score`. nullopt when `score` is not the
+// pair's best score: no cell reaches it, or a cell of the rows computed exceeds it (rows below the end cell are not
+// computed, so a larger H there goes unnoticed). score == 0 gives the empty alignment unchecked.
+// isa: which implementation runs; an instruction set the CPU lacks falls back to portable.
+std::optional<alignment> sw_align_scored(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                         const scoring& sc, int score, const traceback_options& opt = {},
+                                         align_isa isa = best_align_isa());
+
+// A pair whose best local score a score pass found, to be aligned (by sw_align_scored, or in batches elsewhere).
+struct scored_pair {
+    std::span<const std::uint8_t> query, subject;
+    int score = 0;
+};
+
+}  // namespace swgpu

@@ -1,0 +1,201 @@
+// The CPU long-pair backend's inner loop: N consecutive rows of a tile at once, one row per vector lane, written once
+// with GCC/Clang vector extensions and compiled for each instruction set (long_pair_rows_avx2.cpp: 8 lanes of 32 bits,
+// long_pair_rows_avx512.cpp: 16 lanes; the portable build: 4 lanes), the way the GPU band kernel uses warp lanes.
+//
+// Lane k holds row i0 + k and at step t computes column j = t − k, so each lane is one column behind the lane above
+// it (a wavefront of skew 1): what lane k needs from row i0 + k − 1 at column j (H, and E entering its row) was
+// computed by lane k − 1 at the step before, and the diagonal H[i−1][j−1] one step earlier still; moving them is a
+// shift of the whole vector by one lane, with the tile's top border entering lane 0. Recurrence and border
+// conventions as core/align/long_pair/long_pair.hpp; 32-bit cells. The kernel calls no inline library function, so that the copies
+// compiled for different instruction sets share no symbol the linker could pick from the wrong one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace swgpu::long_pair::rows {
+
+// One group of N rows against the columns [0, w) of a tile (pointers already at the tile's first column).
+struct group {
+    const int* profile;          // N x 32: profile[k * 32 + x] = σ(row k's query letter, x); rows past `rows` padded
+    const std::uint8_t* subject; // w subject codes
+    // Optional: the subject as `letters` compact codes (letters <= 8): σ is then chosen per step by comparisons
+    // against each letter instead of being gathered (profile[k * 32 + letter_code[c]] for compact code c).
+    const std::uint8_t* compact = nullptr;
+    const std::uint8_t* letter_code = nullptr;
+    int letters = 0;
+    // Optional, with compact codes: σ is `match` where a lane's row letter (its compact code, row_code[k]; a code no
+    // subject letter has when the letter is not among them) equals the subject's and `mismatch` elsewhere: one
+    // comparison per step. The caller checks that σ has this form on the letters involved.
+    const int* row_code = nullptr;
+    int match = 0, mismatch = 0;
+    int w = 0;
+    int rows = 0;                // real rows, 1..N: the bottom row handed on is row rows − 1
+    int* top_h;                  // in: H[i0−1][j], out: H[i0+rows−1][j]          (w entries)
+    int* top_e;                  // in: E[i0][j],   out: E[i0+rows][j]
+    int corner = 0;              // H[i0−1][−1]
+    int* left_h;                 // in: H[i0+k][−1], out: H[i0+k][w−1]             (rows entries)
+    int* left_f;                 // in: F[i0+k][0],  out: F[i0+k][w]
+    int oe = 0, ext = 0;
+    // Optional trace (cpu_backend::trace_rect): the nibble of core/align/long_pair/long_pair.hpp's `trace` of every lane's cell at
+    // every step, a byte each: steps_out[t * N + k] for the cell (i0 + k, t − k); (w + N − 1) · N bytes.
+    std::uint8_t* steps_out = nullptr;
+    // Optional, with steps_out: target > 0 sets hit_col[k] to the first column of row k whose H is target (−1: none).
+    int target = 0;
+    int* hit_col = nullptr;
+};
+
+template <int N>
+struct vector_of {
+    typedef int type __attribute__((vector_size(N * sizeof(int))));
+};
+
+template <int N>
+struct bytes_of {
+    typedef std::uint8_t type __attribute__((vector_size(N)));
+};
+
+// Runs a group; returns the largest H of its cells. Trace: g.steps_out is set.
+template <int N, bool Trace>
+int run_group_as(const group& g) {
+    using vec = typename vector_of<N>::type;
+    vec lane, shift_mask, zero;
+    for (int k = 0; k < N; ++k) lane[k] = k, shift_mask[k] = k == 0 ? N : k - 1, zero[k] = 0;
+    // Lane k takes lane k − 1's value, lane 0 the first lane of `first` (one two-source permute).
+    const auto shift_in = [&shift_mask](vec v, vec first) { return __builtin_shuffle(v, first, shift_mask); };
+    const auto splat = [&zero](int v) { return zero + v; };
+    // σ of every lane at every step, from a vector of each lane's subject letter shifted in like the borders. Two
+    // values: match where it equals the lane's row letter. Few letters: one vector per letter (σ of each lane's row
+    // against it), chosen where the codes match. Otherwise each lane reads the profile at its row and letter (a
+    // gather; building σ per step in a buffer first, one scalar store per cell, took 1.6 times as long for protein).
+    const int steps = g.w + N - 1;
+    const bool by_letter = g.compact && g.letters <= 8;
+    const bool two_values = by_letter && g.row_code;
+    vec by[8], row_code = zero;
+    const vec match = splat(g.match), mismatch = splat(g.mismatch);
+    if (two_values) {
+        for (int k = 0; k < N; ++k) row_code[k] = k < g.rows ? g.row_code[k] : -1;
+    } else if (by_letter) {
+        for (int x = 0; x < g.letters; ++x)
+            for (int k = 0; k < N; ++k) by[x][k] = g.profile[k * 32 + g.letter_code[x]];
+    }
+    vec lane_row = zero;  // each lane's row of the profile: lane · 32
+    for (int k = 0; k < N; ++k) lane_row[k] = k * 32;
+    vec codes = zero;
+    const vec neg_oe = splat(-g.oe), neg_e = splat(-g.ext), w = splat(g.w);
+    vec h_left = zero, f = zero, up, e_in = zero, best = zero;
+    for (int k = 0; k < N; ++k) {
+        h_left[k] = k < g.rows ? g.left_h[k] : 0;
+        f[k] = k < g.rows ? g.left_f[k] : -g.oe;
+    }
+    // The diagonal of lane 0 at step 0 is the corner; of lane k > 0, H[i0+k−1][−1] (the left border of the row above).
+    vec diag = shift_in(h_left, splat(g.corner));
+    const int last = g.rows - 1;
+    vec j = zero - lane;  // the column of each lane at step t
+    vec hits = splat(-1);  // Trace with a target: each lane's first column whose H is the target
+    // One step. Masked: some lanes are before column 0 or past the last column (the first and last N − 1 steps, or
+    // a tile narrower than N); Full: the group has N rows, so the bottom row is lane N − 1 (a constant lane).
+    const auto step = [&](int t, auto masked, auto full) {
+        const int col = t < g.w ? t : g.w - 1;  // lane 0's inputs (unused once t >= w)
+        up = shift_in(h_left, splat(g.top_h[col]));
+        e_in = shift_in(e_in, splat(g.top_e[col]));
+        vec sigma;
+        if (two_values) {
+            codes = shift_in(codes, splat(g.compact[col]));
+            sigma = codes == row_code ? match : mismatch;
+        } else if (by_letter) {
+            codes = shift_in(codes, splat(g.compact[col]));
+            sigma = codes == 0 ? by[0] : zero;
+            for (int x = 1; x < g.letters; ++x) sigma = codes == x ? by[x] : sigma;
+        } else {  // a gather: lane k reads σ(row k, its subject letter)
+            codes = shift_in(codes, splat(g.subject[col] & 31));
+            const vec at = lane_row + codes;
+            for (int k = 0; k < N; ++k) sigma[k] = g.profile[at[k]];
+        }
+        const vec d = diag + sigma;
+        vec h = d > zero ? d : zero;
+        h = h > e_in ? h : e_in;
+        h = h > f ? h : f;
+        const vec g_open = h + neg_oe;
+        vec e_next = e_in + neg_e;
+        e_next = e_next > g_open ? e_next : g_open;
+        vec f_next = f + neg_e;
+        f_next = f_next > g_open ? f_next : g_open;
+        if constexpr (Trace) {
+            // Where H comes from (0: it is 0, 1: the diagonal, 2: E, 3: F, the first that matches) and which gaps
+            // open here, as trace_rect's scalar definition in core/align/long_pair/long_pair.hpp.
+            vec src = h == e_in ? splat(2) : splat(3);
+            src = h == d ? splat(1) : src;
+            src = h == zero ? zero : src;
+            const vec nib = src | ((e_next == g_open) & splat(4)) | ((f_next == g_open) & splat(8));
+            const auto bytes = __builtin_convertvector(nib, typename bytes_of<N>::type);
+            __builtin_memcpy(g.steps_out + static_cast<std::size_t>(t) * N, &bytes, N);
+            if (g.target > 0) {
+                vec found = (h == splat(g.target)) & (hits < zero);
+                if constexpr (decltype(masked)::value) found &= (j >= zero) & (j < w);
+                hits = found ? j : hits;
+            }
+        }
+        diag = up;
+        e_in = e_next;
+        if constexpr (decltype(masked)::value) {
+            const vec active = (j >= zero) & (j < w);
+            h_left = active ? h : h_left;
+            f = active ? f_next : f;
+            const vec counted = active ? h : zero;  // inactive lanes hold borders of cells outside this tile
+            best = best > counted ? best : counted;
+        } else {
+            h_left = h;
+            f = f_next;
+            best = best > h ? best : h;
+        }
+        const int bottom = decltype(full)::value ? N - 1 : last;
+        const int jl = t - bottom;
+        if (jl >= 0 && jl < g.w) {
+            g.top_h[jl] = h[bottom];
+            g.top_e[jl] = e_next[bottom];
+        }
+        j += 1;
+    };
+    using yes = std::true_type;
+    using no = std::false_type;
+    // Steps N − 1 .. w − 1 have every lane inside the tile.
+    const int body_begin = N - 1, body_end = g.w;
+    if (body_begin < body_end && g.rows == N) {
+        for (int t = 0; t < body_begin; ++t) step(t, yes{}, yes{});
+        for (int t = body_begin; t < body_end; ++t) step(t, no{}, yes{});
+        for (int t = body_end; t < steps; ++t) step(t, yes{}, yes{});
+    } else {
+        for (int t = 0; t < steps; ++t) step(t, yes{}, no{});
+    }
+    for (int k = 0; k < g.rows; ++k) {
+        g.left_h[k] = h_left[k];
+        g.left_f[k] = f[k];
+    }
+    if constexpr (Trace) {
+        if (g.target > 0)
+            for (int k = 0; k < g.rows; ++k) g.hit_col[k] = hits[k];
+    }
+    int m = 0;
+    for (int k = 0; k < g.rows; ++k) m = best[k] > m ? best[k] : m;
+    return m;
+}
+
+template <int N>
+int run_group(const group& g) {
+    return g.steps_out ? run_group_as<N, true>(g) : run_group_as<N, false>(g);
+}
+
+// The instruction sets this binary has a group kernel for: 16 lanes (AVX-512), 8 (AVX2), 4 (portable).
+using group_kernel = int (*)(const group&);
+struct kernel_choice {
+    int lanes;
+    group_kernel run;
+};
+// The kernels this binary has and this CPU runs, widest first; best_kernel() is the first.
+std::vector<kernel_choice> available_kernels();
+kernel_choice best_kernel();
+
+}  // namespace swgpu::long_pair::rows

@@ -1,0 +1,528 @@
+#include "core/numerics/sat.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "core/error.hpp"
+#include "core/engine/executors.hpp"
+
+namespace swgpu::sat {
+
+namespace {
+
+// Calls f(T{}) with the C++ type of dtype t.
+template <class F>
+decltype(auto) visit(dtype t, F&& f) {
+    switch (t) {
+        case dtype::u8: return f(std::uint8_t{});
+        case dtype::u16: return f(std::uint16_t{});
+        case dtype::u32: return f(std::uint32_t{});
+        case dtype::u64: return f(std::uint64_t{});
+        case dtype::i8: return f(std::int8_t{});
+        case dtype::i16: return f(std::int16_t{});
+        case dtype::i32: return f(std::int32_t{});
+        case dtype::i64: return f(std::int64_t{});
+        case dtype::f32: return f(float{});
+        case dtype::f64: return f(double{});
+    }
+    throw runtime_failure("unknown element type");
+}
+
+// The same for the four table types.
+template <class F>
+decltype(auto) visit_table(dtype t, F&& f) {
+    switch (t) {
+        case dtype::u64: return f(std::uint64_t{});
+        case dtype::i64: return f(std::int64_t{});
+        case dtype::f32: return f(float{});
+        case dtype::f64: return f(double{});
+        default: break;
+    }
+    throw runtime_failure(std::string("no summed-area table of element type ") + name_of(t));
+}
+
+// Integer table arithmetic wraps (unsigned) so that S[i-1][j] - S[i-1][j-1] never overflows in between; the checked
+// totals guarantee the final values are the exact ones.
+template <class T, bool = std::is_integral_v<T>>
+struct wrap {
+    using type = T;
+};
+template <class T>
+struct wrap<T, true> {
+    using type = std::make_unsigned_t<T>;
+};
+template <class T>
+using wrap_t = typename wrap<T>::type;
+
+template <class T, class In>
+T to_table(In v) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<wrap_t<T>>(static_cast<T>(v)));
+    else return static_cast<T>(v);
+}
+
+// The bands of `rows` for `threads` threads: band b is rows [bound(b), bound(b + 1)).
+struct bands {
+    index_t rows, count;
+    bands(index_t r, unsigned threads) : rows(r), count(std::max<index_t>(1, std::min<index_t>(r, threads))) {}
+    index_t bound(index_t b) const { return rows * b / count; }
+};
+
+// The table row just above each band (row bound(b) - 1; zeros for band 0), from per-band column sums:
+// above_b[j][c] = Σ_{j' <= j} Σ_{b' < b} colsum_b'[j'][c].
+template <class T>
+std::vector<std::vector<wrap_t<T>>> rows_above(const std::vector<std::vector<wrap_t<T>>>& colsum, index_t cols,
+                                               index_t lanes) {
+    using W = wrap_t<T>;
+    const auto n = static_cast<std::size_t>(cols * lanes);
+    std::vector<std::vector<W>> above(colsum.size());
+    std::vector<W> cum(n, W(0));
+    for (std::size_t b = 0; b < colsum.size(); ++b) {
+        auto& a = above[b];
+        a.assign(n, W(0));
+        if (b > 0) {
+            for (std::size_t x = 0; x < n; ++x) cum[x] = W(cum[x] + colsum[b - 1][x]);
+            for (std::size_t x = 0; x < n; ++x)
+                a[x] = x >= static_cast<std::size_t>(lanes) ? W(a[x - static_cast<std::size_t>(lanes)] + cum[x]) : cum[x];
+        }
+    }
+    return above;
+}
+
+template <class In, class T>
+void sat_cpu(const In* in, T* out_t, index_t h, index_t w, index_t lanes, thread_pool& pool) {
+    using W = wrap_t<T>;
+    W* out = reinterpret_cast<W*>(out_t);
+    const index_t n = w * lanes;
+    const bands bd(h, pool.size());
+    std::vector<std::vector<W>> colsum(static_cast<std::size_t>(bd.count));
+    pool.parallel_for(static_cast<std::size_t>(bd.count - 1), [&](std::size_t b) {  // the last band's sums are unused
+        auto& s = colsum[b];
+        s.assign(static_cast<std::size_t>(n), W(0));
+        for (index_t i = bd.bound(static_cast<index_t>(b)); i < bd.bound(static_cast<index_t>(b) + 1); ++i) {
+            const In* row = in + i * n;
+            for (index_t x = 0; x < n; ++x) s[static_cast<std::size_t>(x)] = W(s[static_cast<std::size_t>(x)] + static_cast<W>(to_table<T>(row[x])));
+        }
+    });
+    const auto above = rows_above<T>(colsum, w, lanes);
+    pool.parallel_for(static_cast<std::size_t>(bd.count), [&](std::size_t b) {
+        const W* prev = above[b].data();
+        std::vector<W> run(static_cast<std::size_t>(lanes));
+        for (index_t i = bd.bound(static_cast<index_t>(b)); i < bd.bound(static_cast<index_t>(b) + 1); ++i) {
+            const In* src = in + i * n;
+            W* dst = out + i * n;
+            if (lanes == 1) {
+                W r = W(0);
+                for (index_t j = 0; j < w; ++j) {
+                    r = W(r + static_cast<W>(to_table<T>(src[j])));
+                    dst[j] = W(prev[j] + r);
+                }
+            } else {
+                std::fill(run.begin(), run.end(), W(0));
+                for (index_t j = 0; j < w; ++j)
+                    for (index_t c = 0; c < lanes; ++c) {
+                        const index_t x = j * lanes + c;
+                        run[static_cast<std::size_t>(c)] = W(run[static_cast<std::size_t>(c)] + static_cast<W>(to_table<T>(src[x])));
+                        dst[x] = W(prev[x] + run[static_cast<std::size_t>(c)]);
+                    }
+            }
+            prev = dst;
+        }
+    });
+}
+
+template <class T>
+T table_at(const array& t, index_t i, index_t j, index_t c) {
+    if (i < 0 || j < 0) return T(0);
+    return t.data<T>()[(i * t.cols + j) * t.lanes + c];
+}
+
+}  // namespace
+
+// ---- dtypes and arrays --------------------------------------------------------------------------------------------
+
+std::size_t size_of(dtype t) {
+    return visit(t, [](auto v) { return sizeof(v); });
+}
+const char* name_of(dtype t) {
+    switch (t) {
+        case dtype::u8: return "uint8";
+        case dtype::u16: return "uint16";
+        case dtype::u32: return "uint32";
+        case dtype::u64: return "uint64";
+        case dtype::i8: return "int8";
+        case dtype::i16: return "int16";
+        case dtype::i32: return "int32";
+        case dtype::i64: return "int64";
+        case dtype::f32: return "float32";
+        case dtype::f64: return "float64";
+    }
+    return "?";
+}
+bool is_unsigned(dtype t) { return t == dtype::u8 || t == dtype::u16 || t == dtype::u32 || t == dtype::u64; }
+bool is_signed(dtype t) { return t == dtype::i8 || t == dtype::i16 || t == dtype::i32 || t == dtype::i64; }
+bool is_float(dtype t) { return t == dtype::f32 || t == dtype::f64; }
+
+array::array(dtype t, index_t r, index_t c, index_t l) : type(t), rows(r), cols(c), lanes(l) {
+    storage.assign((bytes() + 7) / 8, 0);
+}
+
+array array::uninitialized(dtype t, index_t r, index_t c, index_t l) {
+    array a;
+    a.type = t;
+    a.rows = r;
+    a.cols = c;
+    a.lanes = l;
+    a.storage.resize((a.bytes() + 7) / 8);
+    return a;
+}
+
+double array::value(std::size_t k) const {
+    return visit(type, [&](auto v) { return static_cast<double>(data<decltype(v)>()[k]); });
+}
+
+// ---- summed-area tables -------------------------------------------------------------------------------------------
+
+dtype table_type(dtype input, precision p) {
+    if (p == precision::float32) return dtype::f32;
+    if (p == precision::float64) return dtype::f64;
+    if (is_unsigned(input)) return dtype::u64;
+    if (is_signed(input)) return dtype::i64;
+    return dtype::f64;
+}
+
+void check_table_fits(const array& in, dtype table, const std::string& where) {
+    if (in.rows <= 0 || in.cols <= 0 || in.lanes <= 0)
+        throw input_error(where, "the image is empty (" + std::to_string(in.rows) + " x " + std::to_string(in.cols) +
+                                     "); nothing to sum");
+    if (is_float(table)) return;
+    const auto pixels = static_cast<unsigned __int128>(in.rows) * static_cast<unsigned __int128>(in.cols);
+    const auto lanes = static_cast<std::size_t>(in.lanes);
+    const char* advice = "; use --type float64 for an approximate table";
+    if (table == dtype::u64) {
+        // A bound from the dtype's maximum first: 8- and 16-bit images never need the pass over the data.
+        const unsigned __int128 maxval = in.type == dtype::u8 ? 255u : in.type == dtype::u16 ? 65535u : 0u;
+        if (maxval != 0 && maxval * pixels <= std::numeric_limits<std::uint64_t>::max()) return;
+        std::vector<unsigned __int128> total(lanes, 0);
+        for (std::size_t k = 0; k < in.elements(); ++k) {
+            const auto v = visit(in.type, [&](auto t) -> unsigned __int128 {
+                return static_cast<unsigned __int128>(in.data<decltype(t)>()[k]);
+            });
+            total[k % lanes] += v;
+        }
+        for (auto t : total)
+            if (t > std::numeric_limits<std::uint64_t>::max())
+                throw input_error(where, "the sum of the image exceeds uint64, so the table cannot be exact" +
+                                             std::string(advice));
+        return;
+    }
+    // int64: every S lies between minus the sum of the negative values and the sum of the positive ones.
+    std::vector<__int128> pos(lanes, 0), neg(lanes, 0);
+    for (std::size_t k = 0; k < in.elements(); ++k) {
+        const auto v = visit(in.type, [&](auto t) -> __int128 {
+            if constexpr (std::is_integral_v<decltype(t)>) return static_cast<__int128>(in.data<decltype(t)>()[k]);
+            else return 0;
+        });
+        (v >= 0 ? pos : neg)[k % lanes] += v;
+    }
+    for (std::size_t c = 0; c < lanes; ++c)
+        if (pos[c] > std::numeric_limits<std::int64_t>::max() || neg[c] < std::numeric_limits<std::int64_t>::min())
+            throw input_error(where, "partial sums of the image exceed int64, so the table cannot be exact" +
+                                         std::string(advice));
+}
+
+array summed_area_table_naive(const array& in, dtype table) {
+    array out(table, in.rows, in.cols, in.lanes);
+    visit(in.type, [&](auto iv) {
+        using In = decltype(iv);
+        visit_table(table, [&](auto tv) {
+            using T = decltype(tv);
+            using W = wrap_t<T>;
+            // The problem runs over the wrapping type so that integer intermediates never overflow.
+            std::vector<W> lane_out(in.elements());
+            for (index_t c = 0; c < in.lanes; ++c) {
+                std::vector<W> conv(in.elements());
+                for (std::size_t k = 0; k < in.elements(); ++k)
+                    conv[k] = static_cast<W>(to_table<T>(in.data<In>()[k]));
+                sat_problem<W, W> p{conv.data(), lane_out.data(), in.rows, in.cols, in.lanes, c};
+                run_naive(p);
+            }
+            std::memcpy(out.raw(), lane_out.data(), out.bytes());
+        });
+    });
+    return out;
+}
+
+void summed_area_table_into(const array& in, dtype table, array& out, thread_pool& pool) {
+    if (out.type != table || out.rows != in.rows || out.cols != in.cols || out.lanes != in.lanes)
+        out = array::uninitialized(table, in.rows, in.cols, in.lanes);  // sat_cpu writes every element
+    if (in.elements() == 0) return;
+    visit(in.type, [&](auto iv) {
+        using In = decltype(iv);
+        visit_table(table, [&](auto tv) {
+            using T = decltype(tv);
+            sat_cpu<In, T>(in.data<In>(), out.data<T>(), in.rows, in.cols, in.lanes, pool);
+        });
+    });
+}
+
+array summed_area_table(const array& in, dtype table, thread_pool& pool) {
+    array out;
+    summed_area_table_into(in, table, out, pool);
+    return out;
+}
+
+// ---- integral histograms ------------------------------------------------------------------------------------------
+
+void check_binning(const binning& b) {
+    if (b.bins < 1 || b.bins > 65535) throw usage_error("--bins must be between 1 and 65535");
+    if (b.edges.empty()) return;
+    if (b.edges.size() != static_cast<std::size_t>(b.bins) + 1)
+        throw usage_error("--edges needs bins + 1 = " + std::to_string(b.bins + 1) + " values, got " +
+                          std::to_string(b.edges.size()));
+    for (std::size_t k = 0; k < b.edges.size(); ++k) {
+        if (!std::isfinite(b.edges[k])) throw usage_error("--edges must be finite numbers");
+        if (k > 0 && !(b.edges[k] > b.edges[k - 1])) throw usage_error("--edges must be strictly increasing");
+    }
+}
+
+std::vector<std::uint16_t> bin_indices(const array& in, const binning& b) {
+    check_binning(b);
+    const std::size_t n = in.elements();
+    const auto none = static_cast<std::uint16_t>(b.bins);
+    std::vector<std::uint16_t> out(n);
+    if (!b.edges.empty()) {
+        const auto& e = b.edges;
+        for (std::size_t k = 0; k < n; ++k) {
+            const double v = in.value(k);
+            if (!(v >= e.front() && v <= e.back())) {
+                out[k] = none;
+                continue;
+            }
+            const auto at = std::upper_bound(e.begin(), e.end(), v) - e.begin() - 1;
+            out[k] = static_cast<std::uint16_t>(std::min<std::ptrdiff_t>(at, b.bins - 1));
+        }
+        return out;
+    }
+    const auto B = static_cast<std::uint64_t>(b.bins);
+    if (in.type == dtype::u8) {
+        for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<std::uint16_t>(in.data<std::uint8_t>()[k] * B / 256);
+        return out;
+    }
+    if (in.type == dtype::u16) {
+        for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<std::uint16_t>(in.data<std::uint16_t>()[k] * B / 65536);
+        return out;
+    }
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (std::size_t k = 0; k < n; ++k) {
+        const double v = in.value(k);
+        if (std::isnan(v)) continue;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+        const double v = in.value(k);
+        if (std::isnan(v) || std::isinf(lo)) {
+            out[k] = none;
+        } else if (hi == lo) {
+            out[k] = 0;
+        } else {
+            const double f = std::floor((v - lo) / (hi - lo) * static_cast<double>(B));
+            out[k] = static_cast<std::uint16_t>(std::clamp<double>(f, 0, static_cast<double>(B - 1)));
+        }
+    }
+    return out;
+}
+
+namespace {
+
+void check_histogram_size(index_t rows, index_t cols) {
+    if (rows <= 0 || cols <= 0)
+        throw input_error("", "the image is empty (" + std::to_string(rows) + " x " + std::to_string(cols) + ")");
+    if (static_cast<unsigned __int128>(rows) * static_cast<unsigned __int128>(cols) >= (static_cast<unsigned __int128>(1) << 32))
+        throw input_error("", "the image has 2^32 pixels or more; uint32 bin counts could overflow");
+}
+
+}  // namespace
+
+array integral_histogram_naive(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins) {
+    check_histogram_size(rows, cols);
+    array out(dtype::u32, rows, cols, bins);
+    // The indicators Q(i, j, b), interleaved like the output; one wavefront problem per bin.
+    std::vector<std::uint32_t> q(out.elements(), 0u);
+    for (std::size_t k = 0; k < bin.size(); ++k)
+        if (bin[k] < bins) q[k * static_cast<std::size_t>(bins) + bin[k]] = 1u;
+    for (int b = 0; b < bins; ++b) {
+        sat_problem<std::uint32_t, std::uint32_t> p{q.data(), out.data<std::uint32_t>(), rows, cols, bins, b};
+        run_naive(p);
+    }
+    return out;
+}
+
+array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins, thread_pool& pool) {
+    check_histogram_size(rows, cols);
+    array out(dtype::u32, rows, cols, bins);
+    const index_t n = cols * bins;
+    const auto B = static_cast<std::size_t>(bins);
+    std::uint32_t* o = out.data<std::uint32_t>();
+    const bands bd(rows, pool.size());
+    std::vector<std::vector<std::uint32_t>> colsum(static_cast<std::size_t>(bd.count));
+    pool.parallel_for(static_cast<std::size_t>(bd.count - 1), [&](std::size_t b) {
+        auto& s = colsum[b];
+        s.assign(static_cast<std::size_t>(n), 0u);
+        for (index_t i = bd.bound(static_cast<index_t>(b)); i < bd.bound(static_cast<index_t>(b) + 1); ++i)
+            for (index_t j = 0; j < cols; ++j) {
+                const std::size_t v = bin[static_cast<std::size_t>(i * cols + j)];
+                if (v < B) ++s[static_cast<std::size_t>(j) * B + v];
+            }
+    });
+    const auto above = rows_above<std::uint32_t>(colsum, cols, bins);
+    pool.parallel_for(static_cast<std::size_t>(bd.count), [&](std::size_t b) {
+        const std::uint32_t* prev = above[b].data();
+        std::vector<std::uint32_t> run(B);
+        for (index_t i = bd.bound(static_cast<index_t>(b)); i < bd.bound(static_cast<index_t>(b) + 1); ++i) {
+            std::fill(run.begin(), run.end(), 0u);
+            std::uint32_t* dst = o + i * n;
+            for (index_t j = 0; j < cols; ++j) {
+                const std::size_t v = bin[static_cast<std::size_t>(i * cols + j)];
+                if (v < B) ++run[v];
+                const std::uint32_t* p = prev + j * bins;
+                std::uint32_t* d = dst + j * bins;
+                for (std::size_t c = 0; c < B; ++c) d[c] = p[c] + run[c];  // B lanes at once: vectorised
+            }
+            prev = dst;
+        }
+    });
+    return out;
+}
+
+// ---- queries and the box filter -----------------------------------------------------------------------------------
+
+void check_rects(std::span<const rect> rects, index_t rows, index_t cols, const std::string& where,
+                 std::span<const std::size_t> line_of) {
+    for (std::size_t k = 0; k < rects.size(); ++k) {
+        const rect& r = rects[k];
+        const std::size_t line = line_of.empty() ? k + 1 : line_of[k];
+        const std::string at = where + ":" + std::to_string(line);
+        if (r.top < 0 || r.left < 0 || r.bottom >= rows || r.right >= cols)
+            throw input_error(at, "rectangle rows " + std::to_string(r.top) + ".." + std::to_string(r.bottom) +
+                                      ", columns " + std::to_string(r.left) + ".." + std::to_string(r.right) +
+                                      " is outside the image (" + std::to_string(rows) + " rows x " +
+                                      std::to_string(cols) + " columns, 0-based)");
+        if (r.top > r.bottom || r.left > r.right)
+            throw input_error(at, "rectangle has top > bottom or left > right (inclusive 0-based bounds expected)");
+    }
+}
+
+std::vector<std::uint64_t> rect_sums(const array& table, std::span<const rect> rects) {
+    const auto L = static_cast<std::size_t>(table.lanes);
+    std::vector<std::uint64_t> out(rects.size() * L);
+    visit_table(table.type, [&](auto tv) {
+        using T = decltype(tv);
+        for (std::size_t k = 0; k < rects.size(); ++k) {
+            const rect& r = rects[k];
+            for (std::size_t c = 0; c < L; ++c) {
+                const auto lane = static_cast<index_t>(c);
+                const T a = table_at<T>(table, r.bottom, r.right, lane), b = table_at<T>(table, r.top - 1, r.right, lane);
+                const T d = table_at<T>(table, r.bottom, r.left - 1, lane), e = table_at<T>(table, r.top - 1, r.left - 1, lane);
+                std::uint64_t word;
+                if constexpr (std::is_integral_v<T>) {
+                    using U = std::make_unsigned_t<T>;
+                    word = static_cast<std::uint64_t>(U(U(U(a) - U(b)) - U(d)) + U(e));
+                } else {
+                    const double s = (static_cast<double>(a) - static_cast<double>(b)) -
+                                     (static_cast<double>(d) - static_cast<double>(e));
+                    std::memcpy(&word, &s, sizeof s);
+                }
+                out[k * L + c] = word;
+            }
+        }
+    });
+    return out;
+}
+
+std::vector<std::uint32_t> rect_counts(const array& h, std::span<const rect> rects) {
+    if (h.type != dtype::u32) throw runtime_failure("rect_counts needs a uint32 integral histogram");
+    const auto B = static_cast<std::size_t>(h.lanes);
+    std::vector<std::uint32_t> out(rects.size() * B);
+    for (std::size_t k = 0; k < rects.size(); ++k) {
+        const rect& r = rects[k];
+        for (std::size_t b = 0; b < B; ++b) {
+            const auto lane = static_cast<index_t>(b);
+            out[k * B + b] = table_at<std::uint32_t>(h, r.bottom, r.right, lane) - table_at<std::uint32_t>(h, r.top - 1, r.right, lane) -
+                             table_at<std::uint32_t>(h, r.bottom, r.left - 1, lane) + table_at<std::uint32_t>(h, r.top - 1, r.left - 1, lane);
+        }
+    }
+    return out;
+}
+
+index_t reflect101(index_t p, index_t n) {
+    if (n <= 1) return 0;
+    const index_t period = 2 * (n - 1);
+    p = p < 0 ? -p : p;
+    p %= period;
+    return p >= n ? period - p : p;
+}
+
+array box_filter(const array& in, index_t radius, thread_pool& pool) {
+    if (radius < 0) throw usage_error("--box-filter needs a radius of 0 or more");
+    if (in.elements() == 0) throw input_error("", "the image is empty; nothing to filter");
+    const index_t R = radius, ph = in.rows + 2 * R, pw = in.cols + 2 * R, L = in.lanes;
+    const dtype acc = is_float(in.type) ? dtype::f64 : is_signed(in.type) ? dtype::i64 : dtype::u64;
+    // The padded image in the accumulation type, then its table.
+    array padded(acc, ph, pw, L);
+    visit(in.type, [&](auto iv) {
+        using In = decltype(iv);
+        visit_table(acc, [&](auto av) {
+            using A = decltype(av);
+            A* p = padded.data<A>();
+            const In* s = in.data<In>();
+            pool.parallel_for(static_cast<std::size_t>(ph), [&](std::size_t pi) {
+                const index_t si = reflect101(static_cast<index_t>(pi) - R, in.rows);
+                for (index_t pj = 0; pj < pw; ++pj) {
+                    const index_t sj = reflect101(pj - R, in.cols);
+                    for (index_t c = 0; c < L; ++c)
+                        p[(static_cast<index_t>(pi) * pw + pj) * L + c] = static_cast<A>(s[(si * in.cols + sj) * L + c]);
+                }
+            });
+        });
+    });
+    if (!is_float(in.type)) check_table_fits(padded, acc, "box filter");
+    const array table = summed_area_table(padded, acc, pool);
+    array out(in.type, in.rows, in.cols, L);
+    const auto area = static_cast<__int128>((2 * R + 1) * (2 * R + 1));
+    visit(in.type, [&](auto ov) {
+        using O = decltype(ov);
+        visit_table(acc, [&](auto av) {
+            using A = decltype(av);
+            O* o = out.data<O>();
+            pool.parallel_for(static_cast<std::size_t>(in.rows), [&](std::size_t ii) {
+                const auto i = static_cast<index_t>(ii);
+                for (index_t j = 0; j < in.cols; ++j)
+                    for (index_t c = 0; c < L; ++c) {
+                        // Window rows i..i+2R and columns j..j+2R of the padded image.
+                        const A a = table_at<A>(table, i + 2 * R, j + 2 * R, c), b = table_at<A>(table, i - 1, j + 2 * R, c);
+                        const A d = table_at<A>(table, i + 2 * R, j - 1, c), e = table_at<A>(table, i - 1, j - 1, c);
+                        O v;
+                        if constexpr (std::is_floating_point_v<A>) {
+                            v = static_cast<O>(((a - b) - (d - e)) / static_cast<double>(area));
+                        } else {
+                            using U = std::make_unsigned_t<A>;
+                            const auto sum = static_cast<A>(U(U(U(a) - U(b)) - U(d)) + U(e));
+                            // round(sum / area) = floor((2·sum + area) / (2·area)); no ties since area is odd.
+                            const __int128 num = 2 * static_cast<__int128>(sum) + area, den = 2 * area;
+                            __int128 q = num / den;
+                            if ((num % den != 0) && (num < 0)) --q;
+                            v = static_cast<O>(q);
+                        }
+                        o[(i * in.cols + j) * L + c] = v;
+                    }
+            });
+        });
+    });
+    return out;
+}
+
+}  // namespace swgpu::sat

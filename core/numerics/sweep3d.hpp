@@ -1,0 +1,117 @@
+// The 3-D wavefront sweep (Pennycook et al., the demonstrator of a 3-D wavefront; issue 17), and the
+// diamond-difference discrete-ordinates sweep of one octant (the kernel of Sweep3D, SNAP and Kripke).
+//
+// fmod sweep. An N x N x N grid, A[i][j][k] initially ((i + 2j + 3k) mod 10) / 10, swept from (0, 0, 0): each point
+// does L times  r = fmod(((r + A[i-1][j][k]) + A[i][j-1][k]) + A[i][j][k-1], C)  with its three upstream neighbours'
+// final values (0 outside the grid). The additions are in that fixed order and fmod is exact, so every schedule that
+// respects the dependences gives the same bits, on the CPU and the GPU.
+//
+// The pair (fmod, +) is outside Theorem 1 (core/engine/operator_pair.hpp, fmod_plus: not associative), so the compensation
+// schedules, which re-associate a row into a scan, do not accept it; the sweep runs on dependency-preserving
+// schedules only: lexicographic (the oracle), 3-D tiles in wavefront order on threads (CPU), hyperplanes i + j + k = t
+// on the GPU (gpu/numerics/sweep3d.cu).
+//
+// Diamond difference, one octant, A angles (direction cosines mu, eta, xi > 0, equal weights 1/A), unit cells,
+// total cross-section sigma and a uniform source q: for each angle and cell, with incoming face fluxes from the
+// upstream cells (0 on the inflow boundary),
+//   psi = (q + cx psi_x + cy psi_y + cz psi_z) / (sigma + cx + cy + cz),  cx = 2 mu, cy = 2 eta, cz = 2 xi,
+//   outgoing faces 2 psi - psi_in,
+// and the scalar flux phi[i][j][k] = sum over angles (in order) of psi / A. Multiplications and additions are each
+// rounded (no fused multiply-add on the GPU), so the GPU gives the CPU's bits here too.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/host_device.hpp"
+#include "core/numerics/rounded.hpp"
+#include "core/thread_pool.hpp"
+
+namespace swgpu::sweep3d {
+
+using index_t = std::int64_t;
+
+struct fmod_params {
+    index_t n = 0;
+    int loops = 1;
+    double c = 1.0;
+};
+
+struct dd_params {
+    index_t n = 0;
+    int angles = 8;
+    double sigma = 1.0, source = 1.0;
+};
+
+// Checks a problem before any work; usage_error (exit 2) naming the option.
+void check(const fmod_params& p);
+void check(const dd_params& p);
+
+template <class T>
+SWGPU_HD T initial_value(index_t i, index_t j, index_t k) {
+    return T((i + 2 * j + 3 * k) % 10) / T(10);
+}
+
+using swgpu::add_rn;
+using swgpu::mul_rn;
+
+template <class T>
+SWGPU_HD T fmod_of(T x, T c) {
+    if constexpr (sizeof(T) == 4) return ::fmodf(x, c);
+    else return ::fmod(x, c);
+}
+
+// One point of the fmod sweep: its initial value r, its neighbours' final values.
+template <class T>
+SWGPU_HD T fmod_point(T r, T top, T north, T west, T c, int loops) {
+    for (int l = 0; l < loops; ++l) r = fmod_of(add_rn(add_rn(add_rn(r, top), north), west), c);
+    return r;
+}
+
+// Direction cosines of angle a of A (positive, normalised, distinct for small A).
+struct direction {
+    double mu, eta, xi;
+};
+direction angle(int a, int angles);
+
+// The face coefficients of one angle, in T.
+template <class T>
+struct dd_angle {
+    T cx, cy, cz, denominator;
+};
+template <class T>
+dd_angle<T> dd_coefficients(const dd_params& p, int a) {
+    const direction d = angle(a, p.angles);
+    dd_angle<T> c{T(2 * d.mu), T(2 * d.eta), T(2 * d.xi), T(0)};
+    c.denominator = add_rn(add_rn(add_rn(T(p.sigma), c.cx), c.cy), c.cz);
+    return c;
+}
+
+// One cell and angle of the diamond-difference sweep: psi from the incoming faces; the outgoing faces replace them.
+template <class T>
+SWGPU_HD T dd_cell(const dd_angle<T>& c, T source, T& in_x, T& in_y, T& in_z) {
+    const T numerator = add_rn(add_rn(add_rn(source, mul_rn(c.cx, in_x)), mul_rn(c.cy, in_y)), mul_rn(c.cz, in_z));
+    const T psi = numerator / c.denominator;
+    const T two_psi = add_rn(psi, psi);
+    in_x = add_rn(two_psi, -in_x);
+    in_y = add_rn(two_psi, -in_y);
+    in_z = add_rn(two_psi, -in_z);
+    return psi;
+}
+
+// The grids, row-major [i][j][k], N^3 values.
+template <class T>
+std::vector<T> fmod_naive(const fmod_params& p);
+template <class T>
+std::vector<T> fmod_tiled(const fmod_params& p, thread_pool& pool, index_t tile = 16);
+template <class T>
+std::vector<T> dd_naive(const dd_params& p);
+template <class T>
+std::vector<T> dd_tiled(const dd_params& p, thread_pool& pool, index_t tile = 16);
+
+// Sum of the grid in index order, in double.
+template <class T>
+double checksum(const std::vector<T>& grid);
+
+}  // namespace swgpu::sweep3d

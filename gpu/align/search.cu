@@ -1,0 +1,721 @@
+// The GPU score pass of database search (gpu::search): host side. Packs the database (gpu/align/db_layout.hpp), plans the
+// block tasks (gpu/align/search_plan.hpp), runs the kernels (gpu/align/search_kernels.cuh) over batches of queries, recomputes
+// overflowing 16-bit lanes in 32 bits, and selects each query's top hits from its row of scores on the device
+// (gpu/align/select_hits.cuh); with more than one batch, two are in flight.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/align/db_layout.hpp"
+#include "gpu/device_buffer.cuh"
+#include "gpu/gpu.hpp"
+#include "gpu/align/search_config.hpp"
+#include "gpu/align/search_kernels.cuh"
+#include "gpu/align/search_plan.hpp"
+#include "gpu/align/select_hits.cuh"
+
+namespace swgpu::gpu {
+
+namespace detail {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+// With early delivery, batches never get smaller than this many queries (the GPU stays full; fewer, and the last
+// batch's tail would cost more than the overlap gains).
+constexpr std::size_t pipeline_min_batch = 64;
+
+double ms_since(steady::time_point t) {
+    return std::chrono::duration<double, std::milli>(steady::now() - t).count();
+}
+
+thread_pool& selection_pool() {
+    static thread_pool pool;
+    return pool;
+}
+
+void check_codes(const sequence_set& set, int letters, const char* what) {
+    const std::string where = set.source.empty() ? std::string(what) : set.source;
+    if (!set.encoded)
+        throw input_error(where, std::string("the ") + what +
+                                     " are not encoded with the scoring matrix; encode them before searching");
+    for (std::size_t k = 0; k < set.size(); ++k)
+        for (const std::uint8_t code : set[k])
+            if (code >= letters)
+                throw input_error(where + ":" + set.names[k],
+                                  "residue code " + std::to_string(code) + " is outside the matrix of " +
+                                      std::to_string(letters) + " letters; encode with the same matrix");
+}
+
+// Each query's hits from its row of scores on the device (original subject order), selected there
+// (gpu/align/select_hits.cuh): k hits per query come back, ordered here by better(), the contract of search_cpu.
+class hit_selector {
+public:
+    // Rows [0, rows) of `scores` (device, `stride` apart) hold ranks [first, first + rows); results go to out[rank].
+    void select(const int* scores, std::size_t rows, std::size_t stride, const search_options& opt, std::size_t first,
+                std::vector<std::vector<score_hit>>& out) {
+        const std::size_t k = std::min(opt.max_hits, stride);
+        if (rows == 0) return;
+        if (k == 0) {
+            for (std::size_t r = 0; r < rows; ++r) out[first + r].clear();
+            return;
+        }
+        hits_.reserve(rows * k);
+        counts_.reserve(rows);
+        kernels::select_top_hits<<<static_cast<unsigned>(rows), kernels::select_threads, 0, stream_.get()>>>(
+            scores, stride, static_cast<std::uint32_t>(stride), static_cast<std::uint32_t>(k), std::max(1, opt.min_score),
+            hits_.data(), counts_.data());
+        SWGPU_CUDA_CHECK_LAUNCH("select_top_hits");
+        host_counts_.resize(rows);
+        host_hits_.resize(rows * k);
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(host_counts_.data(), counts_.data(), rows * sizeof(std::uint32_t),
+                                         cudaMemcpyDeviceToHost, stream_.get()));
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(host_hits_.data(), hits_.data(), rows * k * sizeof(int2),
+                                         cudaMemcpyDeviceToHost, stream_.get()));
+        stream_.synchronize();
+        selection_pool().parallel_for(rows, [&](std::size_t r) {
+            auto& hits = out[first + r];
+            hits.clear();
+            const int2* h = host_hits_.data() + r * k;
+            for (std::uint32_t c = 0; c < host_counts_[r]; ++c)
+                hits.push_back({h[c].x, static_cast<std::uint32_t>(h[c].y) + opt.subject_offset});
+            std::sort(hits.begin(), hits.end(), better);
+        });
+    }
+
+private:
+    cuda_stream stream_;  // waits on nothing: the rows were complete before select() was called
+    device_buffer<int2> hits_;
+    device_buffer<std::uint32_t> counts_;
+    std::vector<int2> host_hits_;
+    std::vector<std::uint32_t> host_counts_;
+};
+
+// Device memory from the stream-ordered pool, on the stream of chunk copies of the current device (one per device:
+// a stream belongs to the device it was made on, and several GPUs prepare chunks at once): allocating and freeing it
+// never waits for the device (cudaFree would wait for the score pass of the chunk before, from whichever thread drops
+// the chunk).
+cudaStream_t chunk_copy_stream() {
+    static std::mutex made;
+    static std::vector<std::unique_ptr<cuda_stream>> streams;
+    int device = 0;
+    SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+    const std::lock_guard<std::mutex> lock(made);
+    if (streams.size() <= static_cast<std::size_t>(device)) streams.resize(static_cast<std::size_t>(device) + 1);
+    auto& s = streams[static_cast<std::size_t>(device)];
+    if (!s) s = std::make_unique<cuda_stream>();
+    return s->get();
+}
+template <class T>
+class stream_buffer {
+public:
+    stream_buffer() = default;
+    stream_buffer(const stream_buffer&) = delete;
+    stream_buffer& operator=(const stream_buffer&) = delete;
+    ~stream_buffer() {
+        if (ptr_) (void)cudaFreeAsync(ptr_, stream_);  // the stream of the device it came from
+    }
+    void upload(const T* host, std::size_t count) {
+        if (!count) return;
+        stream_ = chunk_copy_stream();
+        SWGPU_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ptr_), count * sizeof(T), stream_));
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(ptr_, host, count * sizeof(T), cudaMemcpyHostToDevice, stream_));
+    }
+    void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
+    const T* data() const { return ptr_; }
+
+private:
+    T* ptr_ = nullptr;
+    cudaStream_t stream_ = nullptr;
+};
+
+// A chunk packed ahead of its score pass, and copied to the device when memory allows (gpu::prepare_chunk).
+struct packed_chunk final : prepared_chunk {
+    packed_db pdb;
+    int letters = 0;
+    bool on_device = false;
+    stream_buffer<std::uint8_t> d_residues;
+    stream_buffer<std::uint64_t> d_offset;
+    stream_buffer<std::uint32_t> d_length, d_original;
+};
+
+// The database and queries on the device, and the launcher of the DPX kernels over a plan.
+class dpx_runner {
+public:
+    static constexpr int worker_count = 3;
+
+    // `uploaded`, when given, holds db on the device already.
+    dpx_runner(const sequence_set& queries, const packed_db& db, const scoring& sc, const search_config& cfg,
+               cudaStream_t stream, int multiprocessors, const packed_chunk* uploaded = nullptr)
+        : queries_(queries), db_(db), cfg_(cfg), stream_(stream), multiprocessors_(multiprocessors) {
+        letters_ = sc.matrix.size();
+        rows_ = letters_ + 1;
+        gap_oe_ = sc.gaps.open + sc.gaps.extend;
+        gap_e_ = sc.gaps.extend;
+        pad_score_ = std::min(0, sc.matrix.min_score());
+        overflow_above_ = 32767 - std::max(0, sc.matrix.max_score());
+        if (uploaded) {
+            d_residues_ = uploaded->d_residues.data();
+            d_offset_ = uploaded->d_offset.data();
+            d_length_ = uploaded->d_length.data();
+            d_original_ = uploaded->d_original.data();
+        } else {
+            residues_.upload(db.residues.get(), db.residue_bytes, stream);
+            subject_offset_.upload(db.offset, stream);
+            subject_length_.upload(db.length, stream);
+            subject_original_.upload(db.original, stream);
+            d_residues_ = residues_.data();
+            d_offset_ = subject_offset_.data();
+            d_length_ = subject_length_.data();
+            d_original_ = subject_original_.data();
+        }
+        query_residues_.upload(queries.residues, stream);
+        query_offsets_.upload(queries.offsets, stream);
+        matrix_.upload(reinterpret_cast<const std::int8_t*>(sc.matrix.table().data()), sc.matrix.table().size(),
+                       stream);
+        for (int c = 0; c < search_class_count; ++c) {
+            const std::uint32_t lo = db.class_begin[c], hi = db.class_begin[c + 1];
+            class_rows_[c] = hi > lo ? db.length[hi - 1] : 0;
+            const std::size_t groups = kernels::block_threads / search_classes[c].group_size;
+            boundary_block_ = std::max(boundary_block_, groups * class_rows_[c]);
+        }
+        boundary_block_ = std::max<std::size_t>(boundary_block_, 1);
+    }
+
+    int rows() const { return rows_; }
+
+    // The device side of one run: its plan's arrays, and the events that say when it started and ended. A run in
+    // flight owns its batch_run; two in flight need two.
+    struct batch_run {
+        device_buffer<query_pair> pairs;
+        device_buffer<search_task> tasks;
+        device_buffer<std::uint32_t> task_subjects, profiles, counters;
+        cuda_event start, done[worker_count];
+        std::size_t launches = 0;
+        bool pending = false;
+    };
+
+    // Runs the plan; scores land in `scores` ([query - query_base][original subject]). Returns device milliseconds.
+    // With 16-bit lanes, `overflow` receives the lanes to recompute (count in *overflow_count; entries beyond the
+    // capacity are counted but not stored). Tasks of one (class, columns per thread) run in one persistent launch;
+    // launches alternate over a few streams so that one launch's last blocks overlap the next launch's first.
+    template <class Lanes>
+    double run(const search_plan& plan, batch_run& r, int* scores, std::size_t score_stride, std::int32_t query_base,
+               device_buffer<uint2>* overflow, std::uint32_t* overflow_count, int* blocks_used) {
+        enqueue<Lanes>(plan, r, scores, score_stride, query_base, overflow, blocks_used);
+        return wait(r, overflow_count);
+    }
+
+    // Starts the run on the device and returns; wait() ends it. Runs started one after the other overlap on the
+    // device (the next one's first launches fill the SMs the previous one's last blocks leave idle): the host arrays
+    // are copied before this returns, and nothing of one run waits on another.
+    template <class Lanes>
+    void enqueue(const search_plan& plan, batch_run& r, int* scores, std::size_t score_stride, std::int32_t query_base,
+                 device_buffer<uint2>* overflow, int* blocks_used) {
+        r.pending = false;
+        r.launches = 0;
+        if (plan.tasks.empty()) return;
+        const auto& last = plan.pairs.back();
+        const std::size_t profile_words = last.profile_offset + static_cast<std::size_t>(rows_) * last.padded_length;
+        r.start.record(stream_);
+        r.pairs.upload(plan.pairs, stream_);
+        r.task_subjects.upload(plan.task_subjects, stream_);
+        r.profiles.reserve(profile_words);
+        std::uint32_t longest = 0;
+        for (const auto& p : plan.pairs) longest = std::max(longest, p.padded_length);
+        const unsigned profile_blocks = std::min(64u, (longest + 255) / 256);
+        for (std::size_t p0 = 0; p0 < plan.pairs.size(); p0 += 65535) {
+            const unsigned n = static_cast<unsigned>(std::min<std::size_t>(65535, plan.pairs.size() - p0));
+            kernels::build_profiles<<<dim3(profile_blocks, n), 256, 0, stream_>>>(
+                query_residues_.data(), query_offsets_.data(), r.pairs.data() + p0, matrix_.data(), letters_, pad_score_,
+                Lanes::count, r.profiles.data());
+            SWGPU_CUDA_CHECK_LAUNCH("build_profiles");
+        }
+
+        // One launch per task group (one class and columns-per-thread count), costliest groups first.
+        const std::vector<search_task>& tasks = plan.tasks;
+        struct launch {
+            std::size_t first, count;
+            int cls, regs;
+            std::size_t blocks = 0, smem = 0;
+            typename kernels::kernel_table<Lanes>::kernel fn = nullptr;
+        };
+        std::vector<launch> launches;
+        for (const auto& g : plan.groups) launches.push_back({g.first, g.count, g.cls, g.regs});
+        r.tasks.upload(tasks, stream_);
+        r.counters.reserve(launches.size() + 1);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(r.counters.data(), 0, (launches.size() + 1) * sizeof(std::uint32_t), stream_));
+
+        const std::size_t by_memory =
+            std::max<std::size_t>(1, cfg_.boundary_bytes / worker_count / (boundary_block_ * sizeof(uint2)));
+        std::size_t region_blocks[worker_count] = {};
+        int most_blocks = 0;
+        for (std::size_t i = 0; i < launches.size(); ++i) {
+            auto& l = launches[i];
+            l.fn = kernels::kernel_table<Lanes>::get(l.cls, l.regs);
+            l.smem = static_cast<std::size_t>(rows_) *
+                     kernels::chunk_row_words(search_classes[l.cls].group_size, l.regs) * sizeof(std::uint32_t);
+            if (l.smem > 48 * 1024)
+                SWGPU_CUDA_CHECK(cudaFuncSetAttribute(l.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                      static_cast<int>(l.smem)));
+            int per_sm = 0;
+            SWGPU_CUDA_CHECK(
+                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.fn, kernels::block_threads, l.smem));
+            if (cfg_.blocks_per_sm > 0) per_sm = std::min(per_sm, cfg_.blocks_per_sm);
+            l.blocks = std::max<std::size_t>(
+                1, std::min({static_cast<std::size_t>(std::max(1, per_sm)) * multiprocessors_, l.count, by_memory}));
+            region_blocks[i % worker_count] = std::max(region_blocks[i % worker_count], l.blocks);
+            most_blocks = std::max(most_blocks, static_cast<int>(l.blocks));
+        }
+        if (blocks_used) *blocks_used = most_blocks;
+        for (int w = 0; w < worker_count; ++w) boundary_[w].reserve(std::max<std::size_t>(1, region_blocks[w]) * boundary_block_);
+
+        kernels::dpx_params p{};
+        p.residues = d_residues_;
+        p.subject_offset = d_offset_;
+        p.subject_length = d_length_;
+        p.subject_original = d_original_;
+        p.task_subjects = r.task_subjects.data();
+        p.pairs = r.pairs.data();
+        p.profiles = r.profiles.data();
+        p.profile_rows = rows_;
+        p.boundary_block = boundary_block_;
+        for (int c = 0; c < search_class_count; ++c) p.class_rows[c] = class_rows_[c];
+        p.scores = scores;
+        p.score_stride = score_stride;
+        p.query_base = query_base;
+        p.overflow = overflow ? overflow->data() : nullptr;
+        p.overflow_count = r.counters.data() + launches.size();
+        p.overflow_capacity = overflow ? static_cast<std::uint32_t>(overflow->size()) : 0;
+        p.gap_oe = gap_oe_;
+        p.gap_e = gap_e_;
+        p.overflow_above = overflow_above_;
+
+        // The workers start once the arrays are on the device: an event after them on stream_ (which holds nothing of
+        // earlier runs' kernels).
+        ready_.record(stream_);
+        for (int w = 0; w < worker_count; ++w) SWGPU_CUDA_CHECK(cudaStreamWaitEvent(workers_[w].get(), ready_.get()));
+        for (std::size_t i = 0; i < launches.size(); ++i) {
+            const auto& l = launches[i];
+            const int w = cfg_.launch_log ? 0 : static_cast<int>(i % worker_count);
+            p.tasks = r.tasks.data() + l.first;
+            p.task_count = static_cast<std::uint32_t>(l.count);
+            p.task_counter = r.counters.data() + i;
+            p.boundary = boundary_[w].data();
+            cuda_event before, after;
+            if (cfg_.launch_log) before.record(workers_[w].get());
+            l.fn<<<static_cast<unsigned>(l.blocks), kernels::block_threads, l.smem, workers_[w].get()>>>(p);
+            SWGPU_CUDA_CHECK_LAUNCH("dpx_search");
+            if (cfg_.launch_log) {
+                after.record(workers_[w].get());
+                after.synchronize();
+                launch_record r;
+                r.length_class = l.cls;
+                r.regs = l.regs;
+                r.tasks = l.count;
+                r.blocks = l.blocks;
+                r.ms = after.since(before);
+                for (std::size_t k = l.first; k < l.first + l.count; ++k) {
+                    const auto& task = tasks[k];
+                    std::uint64_t residues = 0;
+                    for (std::uint32_t g = 0; g < task.count; ++g)
+                        residues += db_.length[plan.task_subjects[task.first + g]];
+                    for (const std::int32_t q : plan.pairs[task.pair].query)
+                        if (q >= 0) r.cells += double(queries_.length(static_cast<std::size_t>(q))) * residues;
+                }
+                cfg_.launch_log->push_back(r);
+            }
+        }
+        for (int w = 0; w < worker_count; ++w) r.done[w].record(workers_[w].get());
+        r.launches = launches.size();
+        r.pending = true;
+    }
+
+    // Waits for a run started by enqueue(); returns its device milliseconds (start to its last launch's end, which
+    // includes time shared with a run that overlapped it) and its count of 16-bit lanes to recompute.
+    double wait(batch_run& r, std::uint32_t* overflow_count) {
+        if (overflow_count) *overflow_count = 0;
+        if (!r.pending) return 0;
+        r.pending = false;
+        float ms = 0;
+        for (int w = 0; w < worker_count; ++w) {
+            r.done[w].synchronize();
+            ms = std::max(ms, r.done[w].since(r.start));
+        }
+        if (overflow_count) {
+            SWGPU_CUDA_CHECK(cudaMemcpyAsync(overflow_count, r.counters.data() + r.launches, sizeof(std::uint32_t),
+                                             cudaMemcpyDeviceToHost, copy_.get()));
+            copy_.synchronize();
+        }
+        return ms;
+    }
+
+
+private:
+    const sequence_set& queries_;
+    const packed_db& db_;
+    const search_config& cfg_;
+    cudaStream_t stream_;
+    int multiprocessors_;
+    int letters_ = 0, rows_ = 0, gap_oe_ = 0, gap_e_ = 0, pad_score_ = 0, overflow_above_ = 0;
+    std::uint32_t class_rows_[search_class_count] = {};
+    std::size_t boundary_block_ = 0;
+    cuda_stream workers_[worker_count];
+    cuda_stream copy_;
+    cuda_event ready_;
+    device_buffer<uint2> boundary_[worker_count];
+    const std::uint8_t* d_residues_ = nullptr;
+    const std::uint64_t* d_offset_ = nullptr;
+    const std::uint32_t *d_length_ = nullptr, *d_original_ = nullptr;
+    device_buffer<std::uint8_t> residues_, query_residues_;
+    device_buffer<std::uint64_t> subject_offset_, query_offsets_;
+    device_buffer<std::uint32_t> subject_length_, subject_original_;
+    device_buffer<std::int8_t> matrix_;
+};
+
+}  // namespace
+
+std::vector<std::vector<score_hit>> search(const sequence_set& queries, const sequence_set& db, const scoring& sc,
+                                           const search_options& opt, const search_config& cfg,
+                                           search_timing* timing) {
+    const auto call_start = steady::now();
+    search_timing tm;
+    std::vector<std::vector<score_hit>> out(queries.size());
+    if (queries.empty() || db.empty()) {
+        if (timing) *timing = tm;
+        return out;
+    }
+    const int letters = sc.matrix.size();
+    if (letters < 1 || letters > substitution_matrix::max_letters)
+        throw usage_error("matrix '" + sc.matrix.name() + "' has " + std::to_string(letters) +
+                          " letters; the GPU search supports 1 to 32");
+    if (sc.gaps.open < 0 || sc.gaps.extend < 1)
+        throw usage_error("gap costs must be open >= 0 and extend >= 1 (got " + std::to_string(sc.gaps.open) + "/" +
+                          std::to_string(sc.gaps.extend) + ")");
+    check_codes(queries, letters, "queries");
+    const int gap_oe = sc.gaps.open + sc.gaps.extend;
+    // 16-bit lanes hold values down to -oe - e and up to 32767; wider gap costs take the 32-bit kernel.
+    const bool narrow_ok = gap_oe + sc.gaps.extend < 16384;
+    const score_kernel kernel = cfg.kernel == score_kernel::dpx16 && !narrow_ok ? score_kernel::dpx32 : cfg.kernel;
+
+    int device = 0;
+    SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    SWGPU_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    cuda_stream stream;
+
+    const std::size_t nq = queries.size(), ndb = db.size();
+    for (std::size_t q = 0; q < nq; ++q) tm.cells += queries.length(q) * db.total_residues();
+    // The score matrix budget holds each query's row of scores and its selected hits.
+    const std::size_t row_bytes = sizeof(int) * ndb + sizeof(int2) * std::min(opt.max_hits, ndb);
+    std::size_t per_batch = std::clamp<std::size_t>(cfg.score_matrix_bytes / row_bytes, 1, nq);
+    if (per_batch > 1 && per_batch < nq) per_batch &= ~std::size_t(1);  // whole pairs per batch
+    // Batches: one of all queries when they fit, unless early delivery splits them (more than pipeline_min_batch
+    // queries); else batches of at most half the score matrix each, so that two can be in flight (below).
+    const bool one_batch = nq <= per_batch && !(opt.on_final && nq > pipeline_min_batch);
+    const std::size_t cap = one_batch || per_batch == 1 ? per_batch : std::max<std::size_t>(2, per_batch / 2) & ~std::size_t(1);
+    hit_selector selector;
+    // The size of the batch that starts at query b0. With early delivery (opt.on_final), each batch takes half of the
+    // queries left, down to batches of pipeline_min_batch, so the caller gets the first hits early and the batch whose
+    // hits come last is small; the score matrix bounds every batch.
+    const auto batch_at = [&](std::size_t b0) {
+        const std::size_t left = nq - b0;
+        std::size_t count = std::min(cap, left);
+        if (opt.on_final && left > pipeline_min_batch) {
+            count = std::min(count, std::max(pipeline_min_batch, (left + 1) / 2));
+            if (count < left) count = (count + 1) & ~std::size_t(1);  // whole pairs
+        }
+        return count;
+    };
+    // With early delivery the queries go longest first, so that the last batch, whose hits come last, holds the
+    // shortest queries: the least device time after the others, and the fewest cells left to align. The batches run
+    // on `searched`, the queries in that order; rank r is query order[r].
+    std::vector<std::uint32_t> order(nq);
+    std::iota(order.begin(), order.end(), 0u);
+    sequence_set reordered;
+    if (!one_batch && opt.on_final) {
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return queries.length(a) > queries.length(b); });
+        reordered.source = queries.source;
+        reordered.encoded = queries.encoded;
+        for (const std::uint32_t q : order) reordered.add(queries.names[q], queries[q]);
+    }
+    const sequence_set& searched = reordered.size() == nq ? reordered : queries;
+    // The hits of ranks [b0, b0 + count) from their score rows on the device, into `out`, then delivered.
+    std::vector<std::vector<score_hit>> by_rank(nq);
+    const auto take_batch = [&](const int* rows, std::size_t b0, std::size_t count) {
+        selector.select(rows, count, ndb, opt, b0, by_rank);
+        for (std::size_t r = b0; r < b0 + count; ++r) out[order[r]] = std::move(by_rank[r]);
+        if (opt.on_final) opt.on_final(std::span<const std::uint32_t>(order).subspan(b0, count), out);
+    };
+
+    if (kernel == score_kernel::simple32) {
+        auto t = steady::now();
+        device_buffer<std::uint8_t> qres, sres;
+        device_buffer<std::uint64_t> qoff, soff;
+        device_buffer<std::int8_t> matrix;
+        check_codes(db, letters, "database");
+        qres.upload(searched.residues, stream.get());
+        qoff.upload(searched.offsets, stream.get());
+        sres.upload(db.residues, stream.get());
+        soff.upload(db.offsets, stream.get());
+        matrix.upload(reinterpret_cast<const std::int8_t*>(sc.matrix.table().data()), sc.matrix.table().size(),
+                      stream.get());
+        std::size_t longest = 1;
+        for (std::size_t s = 0; s < ndb; ++s) longest = std::max(longest, db.length(s));
+        const std::size_t threads = std::clamp<std::size_t>((std::size_t(512) << 20) / (longest * sizeof(int2)),
+                                                            kernels::block_threads, std::size_t(1) << 16);
+        const std::size_t blocks = threads / kernels::block_threads;
+        device_buffer<int> scores(std::min(cap, nq) * ndb);
+        device_buffer<int2> scratch(blocks * kernels::block_threads * longest);
+        SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        tm.upload_ms += ms_since(t);
+        for (std::size_t b0 = 0, count = 0; b0 < nq; b0 += count) {
+            count = batch_at(b0);
+            cuda_event start, stop;
+            start.record(stream.get());
+            kernels::simple_search<<<static_cast<unsigned>(blocks), kernels::block_threads, 0, stream.get()>>>(
+                qres.data(), qoff.data(), static_cast<std::uint32_t>(b0), static_cast<std::uint32_t>(count), sres.data(),
+                soff.data(), static_cast<std::uint32_t>(ndb), matrix.data(), gap_oe, sc.gaps.extend, scores.data(),
+                scratch.data(), longest);
+            SWGPU_CUDA_CHECK_LAUNCH("simple_search");
+            stop.record(stream.get());
+            stop.synchronize();
+            tm.score_ms += stop.since(start);
+            t = steady::now();
+            take_batch(scores.data(), b0, count);
+            tm.select_ms += ms_since(t);
+            ++tm.batches;
+        }
+        tm.total_ms = ms_since(call_start);
+        if (timing) *timing = tm;
+        return out;
+    }
+
+    auto t = steady::now();
+    // The chunk as the reader thread packed it (prepare_chunk), or packed now.
+    const auto* prepared = dynamic_cast<const packed_chunk*>(opt.prepared);
+    const bool use_prepared = prepared && prepared->made_from(db) && prepared->letters == letters;
+    packed_db packed_here;
+    if (!use_prepared) packed_here = pack_database(db, letters, static_cast<std::uint8_t>(letters));
+    const packed_db& pdb = use_prepared ? prepared->pdb : packed_here;
+    tm.pack_ms += ms_since(t);
+    t = steady::now();
+    dpx_runner runner(searched, pdb, sc, cfg, stream.get(), prop.multiProcessorCount,
+                      use_prepared && prepared->on_device ? prepared : nullptr);
+    SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    tm.upload_ms += ms_since(t);
+
+    const std::uint32_t multiple = column_multiple();
+    const bool narrow = kernel == score_kernel::dpx16;
+    // Batches in flight: while the device runs batch k + 1, the host takes batch k's scores, selects its hits and
+    // delivers them. Each of the two slots has its score rows, overflow list and run arrays.
+    struct slot {
+        std::size_t b0 = 0, count = 0;
+        std::vector<std::uint32_t> ids;
+        device_buffer<int> scores;
+        device_buffer<uint2> overflow;
+        dpx_runner::batch_run run;
+    };
+    std::array<slot, 2> slots;
+    const auto start_batch = [&](slot& sl, std::size_t b0, std::size_t count) {
+        sl.scores.reserve(std::min(cap, nq) * ndb);  // slots are made when first used: one batch needs one
+        if (narrow) sl.overflow.reserve(std::min<std::size_t>(std::min(cap, nq) * ndb, std::size_t(1) << 20));
+        t = steady::now();
+        sl.b0 = b0;
+        sl.count = count;
+        sl.ids.resize(count);
+        std::iota(sl.ids.begin(), sl.ids.end(), static_cast<std::uint32_t>(b0));
+        const search_plan plan = plan_all(pair_queries(searched, sl.ids, narrow ? 2 : 1, runner.rows(), multiple),
+                                          searched, pdb, kernels::block_threads);
+        tm.pack_ms += ms_since(t);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(sl.scores.data(), 0, count * ndb * sizeof(int), stream.get()));
+        if (narrow)
+            runner.enqueue<kernels::lanes_s16x2>(plan, sl.run, sl.scores.data(), ndb, static_cast<std::int32_t>(b0),
+                                                 &sl.overflow, &tm.blocks);
+        else
+            runner.enqueue<kernels::lanes_s32>(plan, sl.run, sl.scores.data(), ndb, static_cast<std::int32_t>(b0),
+                                               nullptr, &tm.blocks);
+    };
+    const auto end_batch = [&](slot& sl) {
+        std::uint32_t overflowed = 0;
+        tm.score_ms += runner.wait(sl.run, narrow ? &overflowed : nullptr);
+        if (overflowed > 0) {
+            // Recompute the listed lanes (or, when the list overflowed, the whole batch) with 32-bit lanes.
+            tm.overflow_lanes += overflowed;
+            t = steady::now();
+            search_plan wide;
+            if (overflowed > sl.overflow.size()) {
+                wide = plan_all(pair_queries(searched, sl.ids, 1, runner.rows(), multiple), searched, pdb,
+                                kernels::block_threads);
+            } else {
+                std::vector<uint2> listed(overflowed);
+                SWGPU_CUDA_CHECK(cudaMemcpy(listed.data(), sl.overflow.data(), overflowed * sizeof(uint2),
+                                            cudaMemcpyDeviceToHost));
+                std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> by_query;
+                for (const uint2& v : listed) by_query[v.x].push_back(v.y);
+                std::vector<std::uint32_t> qs;
+                for (const auto& [q, subjects] : by_query) qs.push_back(q);
+                std::sort(qs.begin(), qs.end());
+                auto pairs = pair_queries(searched, qs, 1, runner.rows(), multiple);
+                std::vector<std::vector<std::uint32_t>> subjects_of(pairs.size());
+                for (std::size_t p = 0; p < pairs.size(); ++p)
+                    subjects_of[p] = std::move(by_query[static_cast<std::uint32_t>(pairs[p].query[0])]);
+                wide = plan_listed(std::move(pairs), searched, std::move(subjects_of), pdb, kernels::block_threads);
+            }
+            tm.pack_ms += ms_since(t);
+            const double ms = runner.run<kernels::lanes_s32>(wide, sl.run, sl.scores.data(), ndb,
+                                                             static_cast<std::int32_t>(sl.b0), nullptr, nullptr, nullptr);
+            tm.score_ms += ms;
+            tm.rescore_ms += ms;
+        }
+        t = steady::now();
+        take_batch(sl.scores.data(), sl.b0, sl.count);
+        tm.select_ms += ms_since(t);
+        ++tm.batches;
+    };
+    std::size_t started = 0, ended = 0;
+    for (std::size_t b0 = 0; b0 < nq || ended < started;) {
+        if (b0 < nq && started - ended < slots.size()) {
+            const std::size_t count = batch_at(b0);
+            start_batch(slots[started++ % slots.size()], b0, count);
+            b0 += count;
+            if (started - ended < slots.size() && b0 < nq) continue;  // keep two in flight
+        }
+        end_batch(slots[ended++ % slots.size()]);
+    }
+    tm.total_ms = ms_since(call_start);
+    if (timing) *timing = tm;
+    if (std::getenv("SWGPU_SEARCH_PROFILE"))  // measurements: where one call's time went
+        std::fprintf(stderr,
+                     "swgpu: search %zu queries x %zu subjects: pack %.1f ms, upload %.1f, score %.1f, select %.1f, "
+                     "total %.1f ms%s\n",
+                     nq, ndb, tm.pack_ms, tm.upload_ms, tm.score_ms, tm.select_ms, tm.total_ms,
+                     !use_prepared ? "" : prepared->on_device ? " (packed and uploaded ahead)" : " (packed ahead)");
+    return out;
+}
+
+}  // namespace detail
+
+namespace {
+
+// Device bytes a database share costs beyond the score matrix and the boundary slots: packed residues with a pad run
+// per subject, and per-subject metadata (offsets, lengths, original index, task lists).
+std::size_t share_bytes(std::uint64_t residues, std::size_t subjects) { return residues + subjects * (64 + 48); }
+
+// The score pass within `budget` bytes of device memory: the score matrix gets at most a quarter of it (fewer
+// queries per batch), a database whose share does not fit in half of it is searched in slices of consecutive subjects
+// whose hits are merged (the same result as one pass), and the boundary slots take what these leave (at least a
+// quarter; fewer slots, fewer persistent blocks: with --gpu-mem 2G and a quarter only, the score pass of classic20 x
+// db20k x100 took 1.4x as long on the H100).
+std::vector<std::vector<score_hit>> budgeted_search(const sequence_set& queries, const sequence_set& db,
+                                                    const scoring& sc, const search_options& opt, std::size_t budget) {
+    detail::search_config cfg;
+    if (const char* cap = std::getenv("SWGPU_BOUNDARY_MIB"))  // measurements: the cap on the boundary slots
+        cfg.boundary_bytes = std::size_t(std::max(1, std::atoi(cap))) << 20;
+    cfg.score_matrix_bytes = std::min(cfg.score_matrix_bytes, budget / 4);
+    const std::size_t queries_bytes = queries.total_residues() * 2 + (std::size_t(1) << 20);
+    const std::size_t share = budget / 2 - std::min(budget / 2, queries_bytes);
+    const std::size_t db_bytes = std::min(share_bytes(db.total_residues(), db.size()), share);
+    const std::size_t row_bytes = sizeof(int) * db.size() + 8 * std::min(opt.max_hits, db.size());
+    const std::size_t scores_bytes = std::min(cfg.score_matrix_bytes, queries.size() * row_bytes);
+    const std::size_t left = budget - std::min(budget, queries_bytes + db_bytes + scores_bytes);
+    // Three quarters of what is left: the rest is for the query profiles, task lists and overflow lists.
+    cfg.boundary_bytes = std::min(cfg.boundary_bytes, std::max(budget / 4, left / 4 * 3));
+    if (share_bytes(db.total_residues(), db.size()) <= share) return detail::search(queries, db, sc, opt, cfg);
+    // A query's hits are final only after the last slice: no early delivery here.
+    search_options per_slice = opt;
+    per_slice.on_final = nullptr;
+    std::vector<std::vector<score_hit>> hits(queries.size());
+    std::size_t first = 0;
+    while (first < db.size()) {
+        sequence_set slice;
+        slice.source = db.source;
+        slice.encoded = db.encoded;
+        std::size_t last = first;
+        while (last < db.size() && (last == first || share_bytes(slice.total_residues() + db.length(last),
+                                                                   slice.size() + 1) <= share)) {
+            slice.add(db.names[last], db[last]);
+            ++last;
+        }
+        search_options o = per_slice;
+        o.subject_offset = opt.subject_offset + static_cast<std::uint32_t>(first);
+        merge_hits(hits, detail::search(queries, slice, sc, o, cfg), opt.max_hits);
+        first = last;
+    }
+    return hits;
+}
+
+}  // namespace
+
+std::unique_ptr<prepared_chunk> prepare_chunk(const sequence_set& db, const scoring& sc, std::size_t device_memory) {
+    const int letters = sc.matrix.size();
+    if (db.empty() || !db.encoded || letters < 1 || letters > substitution_matrix::max_letters) return nullptr;
+    auto p = std::make_unique<detail::packed_chunk>();
+    p->pdb = pack_database(db, letters, static_cast<std::uint8_t>(letters));
+    p->letters = letters;
+    // Copied to the device now, on a stream of its own, unless a memory budget was given (the copy would come on top
+    // of the previous chunk's) or it would take more than an eighth of what is free.
+    std::size_t free_bytes = 0, total_bytes = 0;
+    SWGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (device_memory == 0 && share_bytes(p->pdb.residue_bytes, p->pdb.size()) <= free_bytes / 8) {
+        p->d_residues.upload(p->pdb.residues.get(), p->pdb.residue_bytes);
+        p->d_offset.upload(p->pdb.offset);
+        p->d_length.upload(p->pdb.length);
+        p->d_original.upload(p->pdb.original);
+        SWGPU_CUDA_CHECK(cudaStreamSynchronize(detail::chunk_copy_stream()));
+        p->on_device = true;
+    }
+    p->key = db.residues.data();
+    p->residues = db.total_residues();
+    p->sequences = db.size();
+    return p;
+}
+
+std::vector<std::vector<score_hit>> search(const sequence_set& queries, const sequence_set& db, const scoring& sc,
+                                           const search_options& opt) {
+    std::size_t budget = opt.device_memory;
+    if (budget == 0) {
+        std::size_t free_bytes = 0, total_bytes = 0;
+        SWGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        budget = free_bytes - std::min(free_bytes / 8, std::size_t(1) << 30);  // headroom for the runtime
+    }
+    // Out of device memory: try again with half the budget (smaller batches, slices), three times, then give up with
+    // exit code 4. A retry may deliver queries early again; the caller hears of each query once.
+    search_options o = opt;
+    std::vector<bool> delivered;
+    if (opt.on_final) {
+        delivered.assign(queries.size(), false);
+        o.on_final = [&](std::span<const std::uint32_t> listed, const std::vector<std::vector<score_hit>>& hits) {
+            std::vector<std::uint32_t> fresh;
+            for (const std::uint32_t q : listed)
+                if (!delivered[q]) {
+                    delivered[q] = true;
+                    fresh.push_back(q);
+                }
+            if (!fresh.empty()) opt.on_final(fresh, hits);
+        };
+    }
+    for (int attempt = 0;; ++attempt) {
+        try {
+            return budgeted_search(queries, db, sc, o, budget);
+        } catch (const error& e) {
+            if (e.code() != exit_code::out_of_memory || attempt == 3) throw;
+            (void)cudaGetLastError();
+            budget /= 2;
+        }
+    }
+}
+
+}  // namespace swgpu::gpu

@@ -1,0 +1,69 @@
+// A reusable, memory-mappable sequence database (`swgpu makedb DB.fa PREFIX` writes PREFIX.swdb; `swgpu align` accepts
+// PREFIX.swdb, or PREFIX, in place of a FASTA file).
+//
+// Layout, all integers little-endian, every section 8-byte aligned:
+//   char[8]  magic "SWGPUDB1"
+//   u64      sequences N, residues R, name bytes B, longest sequence L
+//   u64[N+1] residue offsets (record k = residues[off[k], off[k+1]))
+//   u64[N+1] name offsets into the name blob
+//   u32[N]   records ordered by length, longest first, ties by record index (the GPU packs length classes from it)
+//   u8[R]    residues as upper-case letters (not matrix codes, so one database serves every matrix), padded to 8
+//   char[B]  names (first word of each header), padded to 8
+// Records keep their FASTA order: a hit's subject index is the same as when searching the FASTA file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/align/sequence.hpp"
+#include "io/align/sequence_reader.hpp"
+
+namespace swgpu::io {
+
+// Reads FASTA/FASTQ `source` (any spec sequence_reader accepts) and writes database_output(prefix) atomically (a
+// temporary file renamed when complete). Returns the number of records written. Errors: bad input (1) for the
+// source, output (5). Records that repeat an earlier id are reported to opt.on_warning (the first one named).
+std::uint64_t write_database(const std::string& source, const std::string& prefix, const read_options& opt = {});
+
+// The file write_database writes for `prefix`: PREFIX.swdb, or PREFIX itself when it already ends in ".swdb".
+std::string database_output(const std::string& prefix);
+
+// The file a database argument names: `path` when it is a regular file, else path + ".swdb" when that is one.
+std::string database_path(const std::string& path);
+
+// True when `path` (or path + ".swdb") starts with the magic of write_database, of any format version (opening a
+// database of another version then says so).
+bool is_database_file(const std::string& path);
+
+class database_file {
+public:
+    // Maps `path` or `path.swdb`; validates the layout (a truncated or foreign file is a bad-input error).
+    explicit database_file(const std::string& path);
+    ~database_file();
+    database_file(const database_file&) = delete;
+    database_file& operator=(const database_file&) = delete;
+
+    const std::string& path() const;
+    std::uint64_t size() const;
+    std::uint64_t total_residues() const;
+    std::uint64_t longest() const;
+    std::string_view name(std::uint64_t k) const;
+    std::span<const std::uint8_t> residues(std::uint64_t k) const;  // letters
+    std::span<const std::uint32_t> length_order() const;
+
+    // Appends records from the current position until at least max_residues were added (0: all); false at the end.
+    bool read_chunk(sequence_set& out, std::uint64_t max_residues = 0);
+    // Moves past the chunk read_chunk would read, without reading it: its residues and sequences are returned.
+    bool skip_chunk(std::uint64_t max_residues, std::uint64_t& residues, std::uint64_t& sequences);
+    // True when every record has been read.
+    bool exhausted() const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> p_;
+};
+
+}  // namespace swgpu::io

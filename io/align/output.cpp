@@ -1,0 +1,579 @@
+#include "io/align/output.hpp"
+
+#include <htslib/kstring.h>
+#include <htslib/sam.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "core/error.hpp"
+#include "core/align/statistics.hpp"
+
+namespace swgpu::io {
+
+namespace {
+
+struct column_info {
+    column id;
+    const char* name;
+    const char* description;  // BLAST's text in the "# Fields:" line of -outfmt 7
+    bool numeric;             // a JSON number (else a JSON string)
+};
+
+constexpr column_info column_table[] = {
+    {column::qseqid, "qseqid", "query id", false},
+    {column::sseqid, "sseqid", "subject id", false},
+    {column::pident, "pident", "% identity", true},
+    {column::length, "length", "alignment length", true},
+    {column::mismatch, "mismatch", "mismatches", true},
+    {column::gapopen, "gapopen", "gap opens", true},
+    {column::qstart, "qstart", "q. start", true},
+    {column::qend, "qend", "q. end", true},
+    {column::sstart, "sstart", "s. start", true},
+    {column::send, "send", "s. end", true},
+    {column::evalue, "evalue", "evalue", true},
+    {column::bitscore, "bitscore", "bit score", true},
+    {column::score, "score", "score", true},
+    {column::qlen, "qlen", "query length", true},
+    {column::slen, "slen", "subject length", true},
+    {column::nident, "nident", "identical", true},
+    {column::positive, "positive", "positives", true},
+    {column::gaps, "gaps", "gaps", true},
+    {column::ppos, "ppos", "% positives", true},
+    {column::qcovhsp, "qcovhsp", "% query coverage per hsp", true},
+    {column::sstrand, "sstrand", "subject strand", false},
+    {column::cigar, "cigar", "cigar", false},
+    {column::qseq, "qseq", "query seq", false},
+    {column::sseq, "sseq", "subject seq", false},
+    {column::qaln, "qaln", "query aln", false},
+    {column::saln, "saln", "subject aln", false},
+};
+
+const column_info& info(column c) { return column_table[static_cast<std::size_t>(c)]; }
+
+// Text printed for a value that is not computed (E-value and bit score under --no-evalue); R and pandas read it as
+// a missing value.
+constexpr std::string_view missing_value = "NA";
+
+std::string fixed(double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+std::string percent_of(std::int64_t part, std::int64_t whole) {  // BLAST's "(23%)": rounded to an integer
+    return std::to_string(whole > 0 ? std::lround(100.0 * static_cast<double>(part) / static_cast<double>(whole)) : 0);
+}
+
+std::string trim(std::string s) {
+    const auto b = s.find_first_not_of(' ');
+    const auto e = s.find_last_not_of(' ');
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+    out += '"';
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (c < 0x20 || c == 0x7f) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out += ch;
+                }
+        }
+    }
+    out += '"';
+}
+
+// The printable values of one hit. Rows (qseq, sseq) and =/X operations are computed on first use.
+class hit_fields {
+public:
+    hit_fields(const results_view& r, std::size_t query, const printed_hit& h, bool eqx = false)
+        : r_(r), query_(query), h_(h), subject_(r.scan.subjects.at(h.subject)),
+          coords_(blast_view(h, r.queries.plus.length(query))), eqx_(eqx) {}
+
+    bool available(column c) const {
+        return h_.has_statistics || (c != column::evalue && c != column::bitscore);
+    }
+
+    std::string text(column c) {
+        const auto& st = h_.stats;
+        switch (c) {
+            case column::qseqid: return r_.queries.plus.names[query_];
+            case column::sseqid: return subject_.name;
+            case column::pident: return fixed(100.0 * double(st.identities) / double(st.columns), 3);
+            case column::length: return std::to_string(st.columns);
+            case column::mismatch: return std::to_string(st.mismatches);
+            case column::gapopen: return std::to_string(st.gap_opens);
+            case column::qstart: return std::to_string(coords_.qstart);
+            case column::qend: return std::to_string(coords_.qend);
+            case column::sstart: return std::to_string(coords_.sstart);
+            case column::send: return std::to_string(coords_.send);
+            case column::evalue: return h_.has_statistics ? format_evalue(h_.evalue) : std::string(missing_value);
+            case column::bitscore:
+                return h_.has_statistics ? format_bit_score(h_.bit_score) : std::string(missing_value);
+            case column::score: return std::to_string(h_.score);
+            case column::qlen: return std::to_string(r_.queries.plus.length(query_));
+            case column::slen: return std::to_string(subject_.residues.size());
+            case column::nident: return std::to_string(st.identities);
+            case column::positive: return std::to_string(st.positives);
+            case column::gaps: return std::to_string(st.gaps);
+            case column::ppos: return fixed(100.0 * double(st.positives) / double(st.columns), 2);
+            case column::qcovhsp: {
+                const double span = double(coords_.qend - coords_.qstart + 1);
+                return std::to_string(std::lround(100.0 * span / double(r_.queries.plus.length(query_))));
+            }
+            case column::sstrand:
+                if (r_.sc.type == seq_type::protein) return "N/A";
+                return h_.str == strand::plus ? "plus" : "minus";
+            case column::cigar: return cigar_string(operations());
+            case column::qseq:
+            case column::qaln: return rows().first;
+            case column::sseq:
+            case column::saln: return rows().second;
+        }
+        return {};
+    }
+
+    const std::pair<std::string, std::string>& rows() {
+        if (!have_rows_) {
+            rows_ = printed_rows(h_, r_.queries, query_, subject_, r_.sc.matrix);
+            have_rows_ = true;
+        }
+        return rows_;
+    }
+    // The CIGAR operations as printed: M/I/D, or =/X/I/D with --eqx.
+    std::span<const cigar_op> operations() {
+        if (!eqx_) return h_.aln.ops;
+        if (!have_eqx_) {
+            eqx_ops_ = eqx_operations(r_, query_, h_);
+            have_eqx_ = true;
+        }
+        return eqx_ops_;
+    }
+    const blast_coordinates& coords() const { return coords_; }
+    const subject_record& subject() const { return subject_; }
+
+private:
+    const results_view& r_;
+    std::size_t query_;
+    const printed_hit& h_;
+    const subject_record& subject_;
+    blast_coordinates coords_;
+    bool eqx_;
+    std::pair<std::string, std::string> rows_;
+    bool have_rows_ = false;
+    std::vector<cigar_op> eqx_ops_;
+    bool have_eqx_ = false;
+};
+
+void write_tabular(const output_format& fmt, const run_header& header, const results_view& r, output_file& out) {
+    const bool comments = fmt.kind == format_kind::tabular_commented;
+    std::string fields;
+    for (const auto c : fmt.columns) fields += (fields.empty() ? "" : ", ") + std::string(info(c).description);
+    std::string line;
+    for (std::size_t q = 0; q < r.queries.size(); ++q) {
+        const auto& hits = r.hits[q];
+        if (comments) {
+            line = "# swgpu " + header.version + " align\n# Query: " + r.queries.plus.names[q] + "\n# Database: " +
+                   header.db_source + "\n# Scoring: " + describe_scoring(r.sc) + "\n";
+            if (!hits.empty()) line += "# Fields: " + fields + "\n";
+            line += "# " + std::to_string(hits.size()) + " hits found\n";
+            out.write(line);
+        }
+        for (const auto& h : hits) {
+            hit_fields f(r, q, h, fmt.eqx);
+            line.clear();
+            for (std::size_t k = 0; k < fmt.columns.size(); ++k) {
+                if (k) line += '\t';
+                line += f.text(fmt.columns[k]);
+            }
+            line += '\n';
+            out.write(line);
+        }
+    }
+    if (comments) out.write("# swgpu processed " + std::to_string(r.queries.size()) + " queries\n");
+}
+
+void write_json(const output_format& fmt, const results_view& r, output_file& out) {
+    std::string line;
+    for (std::size_t q = 0; q < r.queries.size(); ++q) {
+        for (const auto& h : r.hits[q]) {
+            hit_fields f(r, q, h, fmt.eqx);
+            line.clear();
+            line += '{';
+            for (std::size_t k = 0; k < fmt.columns.size(); ++k) {
+                const auto c = fmt.columns[k];
+                if (k) line += ',';
+                append_json_string(line, info(c).name);
+                line += ':';
+                if (!f.available(c)) line += "null";
+                else if (info(c).numeric) line += trim(f.text(c));
+                else append_json_string(line, f.text(c));
+            }
+            line += "}\n";
+            out.write(line);
+        }
+    }
+}
+
+// BLAST's pairwise blocks: 60 columns per line, coordinates padded to the widest of the alignment.
+void write_pair(const run_header& header, const results_view& r, output_file& out) {
+    const bool dna = r.sc.type == seq_type::dna;
+    constexpr std::size_t width = 60;
+    std::string text = "swgpu " + header.version + " align: Smith-Waterman-Gotoh local alignment\n\nScoring: " +
+                       describe_scoring(r.sc) + "\nDatabase: " + header.db_source + "\n           " +
+                       thousands(r.scan.sequences) + " sequences; " + thousands(r.scan.residues) +
+                       " total letters\n\n";
+    out.write(text);
+    for (std::size_t q = 0; q < r.queries.size(); ++q) {
+        const std::size_t qlen = r.queries.plus.length(q);
+        text = "\nQuery= " + r.queries.plus.names[q] + "\n\nLength=" + std::to_string(qlen) + "\n\n";
+        if (r.hits[q].empty()) text += "\n***** No hits found *****\n\n";
+        out.write(text);
+        for (const auto& h : r.hits[q]) {
+            hit_fields f(r, q, h);
+            const auto& st = h.stats;
+            const auto& co = f.coords();
+            text = "\n>" + f.subject().name + "\nLength=" + std::to_string(f.subject().residues.size()) + "\n\n";
+            if (h.has_statistics)
+                text += " Score = " + trim(format_bit_score(h.bit_score)) + " bits (" + std::to_string(h.score) +
+                        "),  Expect = " + format_evalue(h.evalue) + "\n";
+            else
+                text += " Score = " + std::to_string(h.score) + "\n";
+            const std::string n = std::to_string(st.columns);
+            text += " Identities = " + std::to_string(st.identities) + "/" + n + " (" +
+                    percent_of(st.identities, st.columns) + "%), ";
+            if (!dna)
+                text += "Positives = " + std::to_string(st.positives) + "/" + n + " (" +
+                        percent_of(st.positives, st.columns) + "%), ";
+            text += "Gaps = " + std::to_string(st.gaps) + "/" + n + " (" + percent_of(st.gaps, st.columns) + "%)\n";
+            if (dna) text += std::string(" Strand=Plus/") + (h.str == strand::plus ? "Plus" : "Minus") + "\n";
+            text += "\n";
+
+            const auto& [qrow, srow] = f.rows();
+            const std::size_t digits =
+                std::max({std::to_string(co.qstart).size(), std::to_string(co.qend).size(),
+                          std::to_string(co.sstart).size(), std::to_string(co.send).size()});
+            auto pad = [&](std::int64_t v) {
+                std::string s = std::to_string(v);
+                return s + std::string(digits - s.size() + 2, ' ');
+            };
+            std::int64_t qpos = co.qstart, spos = co.sstart;
+            const std::int64_t sstep = co.sstart <= co.send ? 1 : -1;
+            for (std::size_t at = 0; at < qrow.size(); at += width) {
+                const std::size_t len = std::min(width, qrow.size() - at);
+                const std::string qs = qrow.substr(at, len), ss = srow.substr(at, len);
+                std::string mid(len, ' ');
+                std::int64_t qn = 0, sn = 0;
+                for (std::size_t k = 0; k < len; ++k) {
+                    qn += qs[k] != '-';
+                    sn += ss[k] != '-';
+                    if (qs[k] == '-' || ss[k] == '-') continue;
+                    if (qs[k] == ss[k]) mid[k] = dna ? '|' : qs[k];
+                    else if (!dna && r.sc.matrix.score(r.sc.matrix.code(qs[k]), r.sc.matrix.code(ss[k])) > 0)
+                        mid[k] = '+';
+                }
+                // A line without residues of a sequence shows the last residue before it, as BLAST does.
+                const std::int64_t qb = qn ? qpos : qpos - 1, qe = qn ? qpos + qn - 1 : qpos - 1;
+                const std::int64_t sb = sn ? spos : spos - sstep, se = sn ? spos + sstep * (sn - 1) : spos - sstep;
+                text += "Query  " + pad(qb) + qs + "  " + std::to_string(qe) + "\n";
+                text += std::string(7 + digits + 2, ' ') + mid + "\n";
+                text += "Sbjct  " + pad(sb) + ss + "  " + std::to_string(se) + "\n\n";
+                qpos += qn;
+                spos += sstep * sn;
+            }
+            out.write(text);
+        }
+    }
+}
+
+// PAF as minimap2 writes it: 12 fixed columns, then NM:i (mismatches + gap columns, as SAM's), AS:i (raw score),
+// ZE:Z (the E-value as the tabular format prints it; absent without statistics) and cg:Z (the CIGAR). Coordinates are
+// 0-based half-open on the forward strands: the query's interval is BLAST's qstart..qend (its plus strand), the
+// subject's the lower to the higher of sstart..send, and the CIGAR is SAM's (on the minus strand the
+// reverse-complemented query against the subject's forward strand), which is how minimap2 prints a '-' hit. Column 10
+// counts identities and column 11 alignment columns, gaps included (minimap2's "residue matches" and "block length");
+// MAPQ is 255 (not available): a database search has no mapping quality. A query without hits prints nothing.
+void write_paf(const output_format& fmt, const results_view& r, output_file& out) {
+    const bool dna = r.sc.type == seq_type::dna;
+    std::string line;
+    for (std::size_t q = 0; q < r.queries.size(); ++q) {
+        const std::string qlen = std::to_string(r.queries.plus.length(q));
+        for (const auto& h : r.hits[q]) {
+            hit_fields f(r, q, h, fmt.eqx);
+            const auto& co = f.coords();
+            const auto& st = h.stats;
+            const char str = dna && h.str == strand::minus ? '-' : '+';
+            const std::int64_t tstart = std::min(co.sstart, co.send) - 1, tend = std::max(co.sstart, co.send);
+            line = r.queries.plus.names[q] + '\t' + qlen + '\t' + std::to_string(co.qstart - 1) + '\t' +
+                   std::to_string(co.qend) + '\t' + str + '\t' + f.subject().name + '\t' +
+                   std::to_string(f.subject().residues.size()) + '\t' + std::to_string(tstart) + '\t' +
+                   std::to_string(tend) + '\t' + std::to_string(st.identities) + '\t' + std::to_string(st.columns) +
+                   "\t255\tNM:i:" + std::to_string(st.mismatches + st.gaps) + "\tAS:i:" + std::to_string(h.score);
+            if (h.has_statistics) line += "\tZE:Z:" + format_evalue(h.evalue);
+            line += "\tcg:Z:" + cigar_string(f.operations()) + '\n';
+            out.write(line);
+        }
+    }
+}
+
+struct sam_header_deleter {
+    void operator()(sam_hdr_t* h) const { sam_hdr_destroy(h); }
+};
+struct bam_deleter {
+    void operator()(bam1_t* b) const { bam_destroy1(b); }
+};
+
+// SAM through HTSlib: the header is built with sam_hdr_add_line and each record as a bam1_t formatted by sam_format1.
+// BAM's 4-bit sequence code cannot hold amino acids, so protein records are formatted with SEQ "*" and the query's
+// letters are put into the SEQ field of the text line (text SAM only, as docs/conventions.md says).
+void write_sam(const output_format& fmt, const run_header& header, const results_view& r, output_file& out) {
+    const bool dna = r.sc.type == seq_type::dna;
+    std::unique_ptr<sam_hdr_t, sam_header_deleter> hdr(sam_hdr_init());
+    std::unique_ptr<bam1_t, bam_deleter> rec(bam_init1());
+    if (!hdr || !rec) throw out_of_memory("cannot allocate the SAM header");
+    auto check = [&](int rc, const std::string& what) {
+        if (rc < 0) throw output_error(out.name(), "HTSlib could not build the SAM " + what);
+    };
+    check(sam_hdr_add_line(hdr.get(), "HD", "VN", "1.6", "SO", "unsorted", "GO", "query", nullptr), "@HD line");
+
+    // One @SQ per subject with a printed hit, in database order; tid = its position.
+    std::set<std::uint32_t> used;
+    for (const auto& hits : r.hits)
+        for (const auto& h : hits) used.insert(h.subject);
+    std::map<std::uint32_t, int> tid;
+    std::set<std::string> names;
+    for (auto id : used) {
+        const auto& s = r.scan.subjects.at(id);
+        if (!names.insert(s.name).second)
+            throw input_error(header.db_source + ":" + s.name,
+                              "subject name appears more than once in the database; SAM needs unique reference names");
+        const std::string len = std::to_string(s.residues.size());
+        check(sam_hdr_add_line(hdr.get(), "SQ", "SN", s.name.c_str(), "LN", len.c_str(), nullptr), "@SQ line");
+        const int next = static_cast<int>(tid.size());
+        tid[id] = next;
+    }
+    std::string cl = header.command_line;
+    std::replace_if(cl.begin(), cl.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
+    check(sam_hdr_add_line(hdr.get(), "PG", "ID", "swgpu", "PN", "swgpu", "VN", header.version.c_str(), "CL",
+                           cl.c_str(), nullptr),
+          "@PG line");
+    const std::string comment = "@CO\tscoring: " + describe_scoring(r.sc) + "; AS:i raw score, NM:i edit distance, " +
+                                "ZE:f E-value for a database of " + std::to_string(r.scan.residues) + " residues in " +
+                                std::to_string(r.scan.sequences) + " sequences\n";
+    check(sam_hdr_add_lines(hdr.get(), comment.c_str(), 0), "@CO line");
+    const char* htext = sam_hdr_str(hdr.get());
+    if (!htext) throw output_error(out.name(), "HTSlib could not format the SAM header");
+    out.write(htext);
+
+    kstring_t line = KS_INITIALIZE;
+    struct ks_guard {
+        kstring_t* k;
+        ~ks_guard() { ks_free(k); }
+    } guard{&line};
+    std::vector<std::uint32_t> cigar;
+    std::vector<cigar_op> eqx_ops;
+    auto emit = [&](std::size_t q, const printed_hit* h, bool secondary) {
+        const std::string& qname = r.queries.plus.names[q];
+        if (qname.size() > 254)
+            throw input_error(header.query_source + ":" + qname.substr(0, 40) + "...",
+                              "query name longer than 254 characters cannot be written as SAM");
+        const strand str = h ? h->str : strand::plus;
+        const auto seq_codes = r.queries.residues(q, str);
+        const std::string seq = decode(seq_codes, r.sc.matrix);
+        cigar.clear();
+        std::uint16_t flag = 0;
+        int ref = -1;
+        hts_pos_t pos = -1;
+        if (h) {
+            const auto& a = h->aln;
+            const auto qlen = static_cast<std::int64_t>(seq_codes.size());
+            if (a.query_begin > 0) cigar.push_back(bam_cigar_gen(a.query_begin, BAM_CSOFT_CLIP));
+            if (fmt.eqx) eqx_ops = eqx_operations(r, q, *h);
+            for (const auto& o : fmt.eqx ? eqx_ops : a.ops) {
+                const int op = o.op == 'M' ? BAM_CMATCH : o.op == '=' ? BAM_CEQUAL : o.op == 'X' ? BAM_CDIFF
+                             : o.op == 'I' ? BAM_CINS : BAM_CDEL;
+                cigar.push_back(bam_cigar_gen(o.len, op));
+            }
+            if (a.query_end + 1 < qlen) cigar.push_back(bam_cigar_gen(qlen - a.query_end - 1, BAM_CSOFT_CLIP));
+            flag = static_cast<std::uint16_t>((str == strand::minus ? BAM_FREVERSE : 0) | (secondary ? BAM_FSECONDARY : 0));
+            ref = tid.at(h->subject);
+            pos = a.subject_begin;
+        } else {
+            flag = BAM_FUNMAP;
+        }
+        check(bam_set1(rec.get(), qname.size(), qname.c_str(), flag, ref, pos, h ? 255 : 0, cigar.size(),
+                       cigar.empty() ? nullptr : cigar.data(), -1, -1, 0, dna ? seq.size() : 0,
+                       dna ? seq.c_str() : nullptr, nullptr, 0),
+              "record of query " + qname);
+        if (h) {
+            check(bam_aux_update_int(rec.get(), "AS", h->score), "AS tag");
+            check(bam_aux_update_int(rec.get(), "NM", h->stats.mismatches + h->stats.gaps), "NM tag");
+            if (h->has_statistics)
+                check(bam_aux_update_float(rec.get(), "ZE", static_cast<float>(h->evalue)), "ZE tag");
+        }
+        line.l = 0;
+        check(sam_format1(hdr.get(), rec.get(), &line), "record of query " + qname);
+        std::string text(line.s, line.l);
+        if (!dna) {
+            // SEQ is the 10th field; sam_format1 wrote "*" there.
+            std::size_t at = 0;
+            for (int field = 0; field < 9; ++field) at = text.find('\t', at) + 1;
+            text.replace(at, 1, seq);
+        }
+        text += '\n';
+        out.write(text);
+    };
+    for (std::size_t q = 0; q < r.queries.size(); ++q) {
+        if (r.hits[q].empty()) emit(q, nullptr, false);
+        for (std::size_t k = 0; k < r.hits[q].size(); ++k) emit(q, &r.hits[q][k], k > 0);
+    }
+}
+
+}  // namespace
+
+std::string thousands(std::uint64_t v) {
+    std::string digits = std::to_string(v), out;
+    for (std::size_t k = 0; k < digits.size(); ++k) {
+        if (k > 0 && (digits.size() - k) % 3 == 0) out += ',';
+        out += digits[k];
+    }
+    return out;
+}
+
+const std::vector<column>& standard_columns() {
+    static const std::vector<column> cols = {column::qseqid, column::sseqid, column::pident, column::length,
+                                             column::mismatch, column::gapopen, column::qstart, column::qend,
+                                             column::sstart, column::send, column::evalue, column::bitscore};
+    return cols;
+}
+
+std::string_view column_name(column c) { return info(c).name; }
+
+bool needs_alignments(const output_format& fmt) {
+    if (fmt.kind == format_kind::sam || fmt.kind == format_kind::pair || fmt.kind == format_kind::paf) return true;
+    return std::any_of(fmt.columns.begin(), fmt.columns.end(), [](column c) {
+        switch (c) {
+            case column::qseqid:
+            case column::sseqid:
+            case column::evalue:
+            case column::bitscore:
+            case column::score:
+            case column::qlen:
+            case column::slen:
+            case column::sstrand: return false;
+            default: return true;
+        }
+    });
+}
+
+std::string column_names() {
+    std::string s;
+    for (const auto& i : column_table) {
+        if (!s.empty()) s += ' ';
+        s += i.name;
+    }
+    return s;
+}
+
+output_format parse_outfmt(std::string_view spec) {
+    std::vector<std::string> words;
+    std::string word;
+    for (const char c : spec) {
+        if (c == ' ' || c == '\t' || c == ',') {
+            if (!word.empty()) words.push_back(std::move(word));
+            word.clear();
+        } else {
+            word += c;
+        }
+    }
+    if (!word.empty()) words.push_back(std::move(word));
+    const std::string usage =
+        "use 6, \"6 COLUMN ...\", 7, \"7 COLUMN ...\", sam, pair, paf, json or \"json COLUMN ...\"";
+    if (words.empty()) throw usage_error("--outfmt is empty; " + usage);
+
+    output_format fmt;
+    const std::string& kind = words[0];
+    if (kind == "6") fmt.kind = format_kind::tabular;
+    else if (kind == "7") fmt.kind = format_kind::tabular_commented;
+    else if (kind == "json") fmt.kind = format_kind::json;
+    else if (kind == "sam") fmt.kind = format_kind::sam;
+    else if (kind == "pair") fmt.kind = format_kind::pair;
+    else if (kind == "paf") fmt.kind = format_kind::paf;
+    else throw usage_error("unknown --outfmt '" + std::string(spec) + "'; " + usage);
+
+    if (fmt.kind == format_kind::sam || fmt.kind == format_kind::pair || fmt.kind == format_kind::paf) {
+        if (words.size() > 1) throw usage_error("--outfmt " + kind + " takes no column list");
+        return fmt;
+    }
+    if (words.size() == 1) {
+        fmt.columns = standard_columns();
+        if (fmt.kind == format_kind::json) fmt.columns.push_back(column::score);
+        return fmt;
+    }
+    for (std::size_t k = 1; k < words.size(); ++k) {
+        if (words[k] == "std") {
+            fmt.columns.insert(fmt.columns.end(), standard_columns().begin(), standard_columns().end());
+            continue;
+        }
+        const auto* hit = std::find_if(std::begin(column_table), std::end(column_table),
+                                       [&](const column_info& i) { return words[k] == i.name; });
+        if (hit == std::end(column_table))
+            throw usage_error("unknown --outfmt column '" + words[k] + "'; known columns: std " + column_names());
+        fmt.columns.push_back(hit->id);
+    }
+    return fmt;
+}
+
+std::string describe_scoring(const scoring& sc) {
+    return sc.matrix.name() + ", gap open " + std::to_string(sc.gaps.open) + ", gap extend " +
+           std::to_string(sc.gaps.extend) + " (a gap of length k costs open + k*extend)";
+}
+
+void write_results(const output_format& fmt, const run_header& header, const results_view& results, output_file& out) {
+    switch (fmt.kind) {
+        case format_kind::tabular:
+        case format_kind::tabular_commented: write_tabular(fmt, header, results, out); break;
+        case format_kind::json: write_json(fmt, results, out); break;
+        case format_kind::pair: write_pair(header, results, out); break;
+        case format_kind::sam: write_sam(fmt, header, results, out); break;
+        case format_kind::paf: write_paf(fmt, results, out); break;
+    }
+}
+
+std::vector<cigar_op> eqx_operations(const results_view& results, std::size_t query, const printed_hit& hit) {
+    // The same test as stats_of's identities (equal matrix codes), so the = lengths add up to nident.
+    const auto q = results.queries.residues(query, hit.str);
+    const auto s = results.scan.subjects.at(hit.subject).span();
+    std::vector<cigar_op> out;
+    auto i = hit.aln.query_begin, j = hit.aln.subject_begin;
+    for (const auto& o : hit.aln.ops) {
+        if (o.op != 'M') {
+            out.push_back(o);
+            (o.op == 'I' ? i : j) += o.len;
+            continue;
+        }
+        for (std::uint32_t k = 0; k < o.len; ++k, ++i, ++j) {
+            const char op = q[i] == s[j] ? '=' : 'X';
+            if (k > 0 && out.back().op == op) ++out.back().len;
+            else out.push_back({op, 1});
+        }
+    }
+    return out;
+}
+
+}  // namespace swgpu::io

@@ -1,0 +1,95 @@
+// Results out: BLAST tabular (6, 7), SAM through HTSlib, pairwise text, JSON lines and PAF (docs/conventions.md).
+//
+// Every format prints, per query in input order, the hits in the order finish_hits() gives (score desc, subject
+// index asc, plus strand first). Coordinates are 1-based inclusive; a minus-strand DNA hit is printed with
+// sstart > send in the tabular, JSON and pairwise formats (BLAST's view: the query on its plus strand) and as
+// flag 16 in SAM (the reverse-complemented query against the subject's forward strand).
+//
+// Columns (BLAST's names and definitions, plus a few of our own):
+//   qseqid sseqid    the first word of the FASTA header
+//   pident           100·nident/length, 3 decimals          ppos     100·positive/length, 2 decimals
+//   length           alignment columns, gaps included        mismatch substitution columns that are not identities
+//   gapopen          gap runs                               gaps     gap columns
+//   qstart qend sstart send                                 1-based inclusive; sstart > send on the minus strand
+//   evalue bitscore  BLAST's text ("NA" with --no-evalue)   score    the raw score
+//   qlen slen        sequence lengths                       nident positive   identities, positive-scoring columns
+//   qcovhsp          100·(qend−qstart+1)/qlen rounded to an integer
+//   sstrand          "plus"/"minus" for DNA, "N/A" for protein (as BLAST)
+//   cigar            the alignment's CIGAR (M/I/D, query as the read; on the minus strand the reverse-complemented
+//                    query against the subject's forward strand, as in SAM; no clips)
+//   qseq sseq        the aligned segments with '-' for gaps, as BLAST prints them; qaln saln are the same strings
+//                    under MMseqs2's names
+//
+// PAF (--outfmt paf) is minimap2's: 0-based half-open coordinates, always on the forward strands (a minus-strand hit
+// has the query's plus-strand interval, the same residues as BLAST's qstart..qend, and its cg:Z: CIGAR in the
+// subject's forward orientation, as SAM's). With output_format::eqx, CIGARs (the cigar column, SAM, PAF's cg:Z:) say
+// = for identical residues and X for the other aligned pairs instead of M, as the SAM spec allows; identical means
+// what nident counts (the same letter of the matrix).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/align/search/pipeline.hpp"
+#include "core/align/scoring.hpp"
+#include "io/output_file.hpp"
+
+namespace swgpu::io {
+
+enum class column : std::uint8_t {
+    qseqid, sseqid, pident, length, mismatch, gapopen, qstart, qend, sstart, send, evalue, bitscore,
+    score, qlen, slen, nident, positive, gaps, ppos, qcovhsp, sstrand, cigar, qseq, sseq, qaln, saln,
+};
+
+enum class format_kind : std::uint8_t { tabular, tabular_commented, sam, pair, json, paf };
+
+struct output_format {
+    format_kind kind = format_kind::tabular;
+    std::vector<column> columns;  // for tabular, tabular_commented and json
+    bool eqx = false;             // CIGARs with =/X instead of M (--eqx); not part of the --outfmt text
+};
+
+// Parses --outfmt: "6", "7" and "json" (the 12 standard columns; json adds score), "6 col col ...", "7 col ...",
+// "json col ...", "sam", "pair", "paf". "std" in a column list stands for the 12 standard columns. Throws a usage
+// error.
+output_format parse_outfmt(std::string_view spec);
+const std::vector<column>& standard_columns();  // qseqid sseqid pident length mismatch gapopen qstart qend sstart send
+                                                // evalue bitscore
+std::string_view column_name(column c);
+// Whether printing `fmt` needs the alignments of the hits (SAM, pairwise, PAF, or any column beyond names, lengths,
+// scores, E-values and strand); without, the hits are printed from the score pass alone.
+bool needs_alignments(const output_format& fmt);
+std::string column_names();  // every known name, space-separated (for messages and --help)
+
+// A count with thousands separators: 1234567 -> "1,234,567" (headers, dot-plot labels).
+std::string thousands(std::uint64_t v);
+
+// The scoring as one line, with the gap convention spelled out (for headers).
+std::string describe_scoring(const scoring& sc);
+
+// What headers say about the run.
+struct run_header {
+    std::string version;       // "0.1.0"
+    std::string command_line;  // for SAM's @PG CL
+    std::string query_source;
+    std::string db_source;
+};
+
+struct results_view {
+    const scoring& sc;
+    const query_strands& queries;
+    const database_scan& scan;
+    const std::vector<std::vector<printed_hit>>& hits;  // per query, from finish_hits()
+};
+
+// A printed hit's operations with each M run split into = runs (identical residues) and X runs (the other aligned
+// pairs); I and D as they are. The same orientation as printed_hit::aln (SAM's).
+std::vector<cigar_op> eqx_operations(const results_view& results, std::size_t query, const printed_hit& hit);
+
+// Writes every query's hits in `fmt`. Throws swgpu::error: output_failed from `out`; bad_input when SAM cannot hold a
+// name (duplicate subject names, names longer than 254 characters).
+void write_results(const output_format& fmt, const run_header& header, const results_view& results, output_file& out);
+
+}  // namespace swgpu::io

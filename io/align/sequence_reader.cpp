@@ -1,0 +1,600 @@
+#include "io/align/sequence_reader.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string_view>
+
+#include <htslib/bgzf.h>
+#include <htslib/faidx.h>
+#include <htslib/hts_log.h>
+#include <htslib/kstring.h>
+#include <htslib/kseq.h>
+
+#include "core/error.hpp"
+
+namespace swgpu::io {
+
+namespace {
+
+// The byte source under kstream. kstream keeps the count returned by its read hook in an int and treats anything but
+// 0 as data, so the -1 that bgzf_read returns for a truncated or corrupt stream would make it loop forever. The hook
+// reports such a failure as end of input and remembers it; the reader checks `failed` after every line.
+struct bgzf_source {
+    BGZF* fp = nullptr;
+    bool failed = false;
+};
+
+int read_bgzf(bgzf_source* src, void* buf, int len) {
+    if (src->failed) return 0;
+    const ssize_t n = bgzf_read(src->fp, buf, static_cast<std::size_t>(len));
+    if (n < 0) {
+        src->failed = true;
+        return 0;
+    }
+    return static_cast<int>(n);
+}
+
+// In this unnamed namespace, kstream_t and its functions are private to this file.
+KSTREAM_INIT(bgzf_source*, read_bgzf, 65536)
+
+// HTSlib reports its own errors on stderr ("[E::bgzf_read] ..."); ours say the same with file and record, in one line.
+// The log level is process-wide, so it is lowered only while this file's HTSlib calls run.
+class quiet_htslib {
+public:
+    quiet_htslib() : saved_(hts_get_log_level()) { hts_set_log_level(HTS_LOG_OFF); }
+    ~quiet_htslib() { hts_set_log_level(saved_); }
+    quiet_htslib(const quiet_htslib&) = delete;
+    quiet_htslib& operator=(const quiet_htslib&) = delete;
+
+private:
+    htsLogLevel saved_;
+};
+
+// What a byte in a sequence line is (see the grammar in the header).
+enum class byte_kind : std::uint8_t { residue, dropped, invalid };
+
+constexpr std::array<byte_kind, 256> make_byte_kinds() {
+    std::array<byte_kind, 256> k{};
+    for (auto& v : k) v = byte_kind::invalid;
+    for (int c = 'A'; c <= 'Z'; ++c) k[c] = k[c + ('a' - 'A')] = byte_kind::residue;
+    k['*'] = byte_kind::residue;
+    k[' '] = k['\t'] = byte_kind::dropped;
+    return k;
+}
+constexpr auto byte_kinds = make_byte_kinds();
+
+bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+std::string hex_byte(unsigned char c) {
+    char b[8];
+    std::snprintf(b, sizeof b, "0x%02X", c);
+    return b;
+}
+
+// A name or a byte string made safe for a one-line message: control and non-ASCII bytes as \xNN, cut at `max` bytes.
+std::string printable(std::string_view s, std::size_t max = 60) {
+    std::string out;
+    for (std::size_t k = 0; k < s.size(); ++k) {
+        if (k == max) {
+            out += "...";
+            break;
+        }
+        const auto c = static_cast<unsigned char>(s[k]);
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\x%02X", c);
+            out += b;
+        }
+    }
+    return out;
+}
+
+// Why a byte is not a residue, and what to do.
+// `at` says where in the record: " at column C" (of the line the message names) or " at residue K".
+std::string invalid_residue(unsigned char c, const std::string& at) {
+    if (c == 0) return "NUL byte" + at + ": the file is binary or corrupt; give a FASTA or FASTQ text file";
+    if (c == '-' || c == '.')
+        return std::string("gap character '") + static_cast<char>(c) + "'" + at +
+               ": swgpu reads unaligned sequences; remove the gaps first (e.g. sed '/^>/!s/[-.]//g')";
+    if (c >= 0x80)
+        return "non-ASCII byte " + hex_byte(c) + at +
+               ": sequences must be ASCII letters; is this a FASTA or FASTQ file?";
+    if (c < 0x20 || c == 0x7f)
+        return "control byte " + hex_byte(c) + at + ": the file is binary or corrupt; give a FASTA or FASTQ text file";
+    if (c >= '0' && c <= '9')
+        return std::string("digit '") + static_cast<char>(c) + "'" + at +
+               " is not a residue: sequence lines hold letters and '*' only (numbered lines, as in GenBank files, are "
+               "not FASTA)";
+    return std::string("'") + static_cast<char>(c) + "'" + at +
+           " is not a residue: sequence lines hold letters and '*' only";
+}
+
+// The first non-blank line of the input is not a header: describe what it looks like.
+std::string leading_junk(std::string_view line) {
+    const auto u = [&](std::size_t k) { return static_cast<unsigned char>(line[k]); };
+    std::size_t binary = 0;
+    const std::size_t n = std::min<std::size_t>(line.size(), 256);
+    for (std::size_t k = 0; k < n; ++k)
+        if (u(k) == 0 || (u(k) < 0x20 && !is_space(u(k))) || u(k) == 0x7f) ++binary;
+    std::string first_bytes;
+    for (std::size_t k = 0; k < std::min<std::size_t>(line.size(), 4); ++k)
+        first_bytes += (k ? " " : "") + hex_byte(u(k)).substr(2);
+    if (line.substr(0, 7) == "SWGPUDB")
+        return "a swgpu database (written by swgpu makedb), not FASTA or FASTQ: swgpu align takes it as DB only; "
+               "queries and makedb take FASTA or FASTQ files";
+    if (line.size() >= 2 && u(0) == 0x1f && u(1) == 0x8b)
+        return "gzip data inside gzip data: decompress the file once (gzip -dc) and give the result";
+    if (binary > 0)
+        return "binary data, not FASTA or FASTQ (starts with bytes " + first_bytes +
+               "); give a FASTA or FASTQ file, plain or gzip/bgzip-compressed";
+    return "'" + printable(line, 30) +
+           "' comes before the first header: FASTA records start with a '>NAME' line, FASTQ records with '@NAME'";
+}
+
+bool file_exists(const std::string& path) {
+    struct stat st{};
+    return ::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
+// True when `a` was modified before `b` (both exist).
+bool older_than(const std::string& a, const std::string& b) {
+    struct stat sa{}, sb{};
+    if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+    if (sa.st_mtim.tv_sec != sb.st_mtim.tv_sec) return sa.st_mtim.tv_sec < sb.st_mtim.tv_sec;
+    return sa.st_mtim.tv_nsec < sb.st_mtim.tv_nsec;
+}
+
+// HTSlib 1.16's faidx_fetch_seq64 divides by a sequence's residues per line, which fai_build3 records as 0 when the
+// first line of a sequence holds no letter (NUL bytes, for instance): check the index entry before fetching.
+// The .fai columns are NAME, LENGTH, OFFSET, LINEBASES, LINEWIDTH (FASTQ indexes add QUALOFFSET).
+bool fai_entry_usable(const std::string& fai_path, const std::string& name) {
+    std::ifstream in(fai_path);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto tab = line.find('\t');
+        if (tab == std::string::npos || std::string_view(line).substr(0, tab) != name) continue;
+        long long length = 0, offset = 0, bases = 0, width = 0;
+        return std::sscanf(line.c_str() + tab + 1, "%lld\t%lld\t%lld\t%lld", &length, &offset, &bases, &width) == 4 &&
+               length >= 0 && offset >= 0 && bases > 0 && width >= bases;
+    }
+    return false;
+}
+
+std::string directory_of(const std::string& path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Errors of the file as a whole (it cannot be opened, is a directory, ...).
+void check_openable(const std::string& path, const std::string& shown) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        throw input_error(shown, "is a directory; give a FASTA or FASTQ file");
+}
+
+std::string open_failure(int err) {
+    return std::string("cannot open for reading: ") + (err ? std::strerror(err) : "unknown error") +
+           "; check the path and its permissions";
+}
+
+}  // namespace
+
+sequence_source parse_source(const std::string& spec) {
+    if (spec == "-" || file_exists(spec)) return {spec, ""};
+    for (auto colon = spec.rfind(':'); colon != std::string::npos && colon > 0; colon = spec.rfind(':', colon - 1)) {
+        const std::string prefix = spec.substr(0, colon);
+        if (file_exists(prefix)) return {prefix, spec.substr(colon + 1)};
+    }
+    return {spec, ""};
+}
+
+struct sequence_reader::impl {
+    std::string path;   // as given ("-" for stdin)
+    std::string shown;  // the file in messages
+    read_options opt;
+
+    // Reading a whole file: BGZF under kstream, one line at a time with one line of lookahead.
+    bgzf_source src;
+    kstream_t* ks = nullptr;
+    kstring_t line{0, 0, nullptr};
+    std::uint64_t line_no = 0;
+    bool pending = false;  // `line` holds a line that was read but not consumed (a header that ended a record)
+    bool at_end = false;
+
+    // Reading a region: the one record, fetched when the reader is made.
+    bool region_mode = false;
+    bool region_done = false;
+    std::string region_name;
+
+    std::string name, residues;  // the record being read
+    std::uint64_t records_seen = 0, added = 0, skipped = 0;
+    std::uint64_t without_id = 0;  // headers where '>' or '@' is followed by a blank
+    bool reported_without_id = false;
+    bool in_record = false;  // a header was read and its record is not complete
+
+    ~impl() {
+        if (ks) ks_destroy(ks);
+        if (src.fp) bgzf_close(src.fp);
+        std::free(line.s);
+    }
+
+    std::string record_where(std::uint64_t at_line) const {
+        std::string where = shown + ":";
+        if (!name.empty())
+            where += printable(name) + " (record " + std::to_string(records_seen) + ", line ";
+        else
+            where += "record " + std::to_string(records_seen) + " (line ";
+        return where + std::to_string(at_line) + ")";
+    }
+
+    // The read that failed filled kstream's buffer ahead of the parser, so the failure is known to lie after the
+    // last complete line, not on a particular line.
+    [[noreturn]] void read_failed() const {
+        const std::string what = (line_no ? "read failed after line " + std::to_string(line_no)
+                                          : std::string("read failed before the first line")) +
+                                 ": the compressed data is truncated or corrupt, or the device reported an error; "
+                                 "re-create or re-download the file";
+        if (!in_record) throw input_error(shown, what);
+        std::string where = shown + ":";
+        where += name.empty() ? "record " + std::to_string(records_seen) : printable(name) + " (record " +
+                                                                               std::to_string(records_seen) + ")";
+        throw input_error(where, what);
+    }
+
+    void open_file() {
+        if (path == "-") {
+            const int fd = ::dup(0);
+            if (fd < 0 || !(src.fp = bgzf_dopen(fd, "r"))) {
+                const int err = errno;
+                if (fd >= 0) ::close(fd);
+                throw input_error(shown, open_failure(err));
+            }
+        } else {
+            check_openable(path, shown);
+            errno = 0;
+            src.fp = bgzf_open(path.c_str(), "r");
+            if (!src.fp) throw input_error(shown, open_failure(errno));
+            // A bgzip file cut at a block boundary decompresses without error; only the missing end-of-file block
+            // shows that records were lost.
+            if (bgzf_compression(src.fp) == 2 && bgzf_check_EOF(src.fp) == 0)
+                throw input_error(shown, "the bgzip file has no end-of-file block: it is truncated; re-create or "
+                                         "re-download it");
+        }
+        ks = ks_init(&src);
+    }
+
+    bool next_line() {
+        if (pending) {
+            pending = false;
+            return true;
+        }
+        const int r = ks_getuntil(ks, KS_SEP_LINE, &line, nullptr);
+        if (src.failed) read_failed();
+        // ks_getuntil returns the length as an int; only "no data at end of input" is -1 with nothing read.
+        if (r < 0 && line.l == 0) return false;
+        ++line_no;
+        while (line.l > 0 && line.s[line.l - 1] == '\r') --line.l;
+        if (line_no == 1 && line.l >= 3 && std::memcmp(line.s, "\xEF\xBB\xBF", 3) == 0) {  // UTF-8 byte order mark
+            std::memmove(line.s, line.s + 3, line.l - 3);
+            line.l -= 3;
+        }
+        return true;
+    }
+
+    std::string_view current() const { return {line.s ? line.s : "", line.l}; }
+
+    bool blank() const {
+        for (std::size_t k = 0; k < line.l; ++k)
+            if (line.s[k] != ' ' && line.s[k] != '\t') return false;
+        return true;
+    }
+
+    // A problem with the record's content: fatal unless skip_bad; with skip_bad the first one is kept and the rest of
+    // the record is consumed.
+    void content_problem(std::string& problem, std::uint64_t at_line, const std::string& what) const {
+        if (!opt.skip_bad) throw input_error(record_where(at_line), what);
+        if (problem.empty()) problem = record_where(at_line) + ": " + what;
+    }
+
+    // Appends the residues of the current line to `residues`.
+    void append_residues(std::string& problem) {
+        if (!problem.empty()) return;
+        const auto* s = reinterpret_cast<const unsigned char*>(line.s);
+        for (std::size_t k = 0; k < line.l; ++k) {
+            switch (byte_kinds[s[k]]) {
+                case byte_kind::residue: residues.push_back(static_cast<char>(s[k])); break;
+                case byte_kind::dropped: break;
+                case byte_kind::invalid:
+                    content_problem(problem, line_no,
+                                    invalid_residue(s[k], " at column " + std::to_string(k + 1)));
+                    return;
+            }
+        }
+    }
+
+    enum class outcome { record, bad, end };
+
+    outcome parse_record(std::string& problem) {
+        // `name` keeps the previous record's name until the next header: a line that should have been a header is
+        // reported against the record it follows.
+        problem.clear();
+        residues.clear();
+        in_record = false;
+        do {
+            if (!next_line()) return outcome::end;
+        } while (blank());
+        const std::string_view header = current();
+        if (header[0] != '>' && header[0] != '@') {
+            if (records_seen == 0) throw input_error(shown + ":line " + std::to_string(line_no), leading_junk(header));
+            throw input_error(record_where(line_no),
+                              "'" + printable(header, 30) +
+                                  "' follows the quality of this FASTQ record where the next header ('@' or '>') "
+                                  "should be: is the quality longer than the sequence?");
+        }
+        ++records_seen;
+        in_record = true;
+        const bool fastq = header[0] == '@';
+        const std::uint64_t header_line = line_no;
+
+        std::size_t b = 1;
+        while (b < header.size() && is_space(static_cast<unsigned char>(header[b]))) ++b;
+        std::size_t e = b;
+        while (e < header.size() && !is_space(static_cast<unsigned char>(header[e]))) ++e;
+        name.assign(header.substr(b, e - b));
+        if (b > 1 && !name.empty() && ++without_id == 1 && opt.on_warning)
+            opt.on_warning(record_where(header_line) + ": the header has no id ('" + std::string(1, header[0]) +
+                           "' is followed by a blank), so the first word of its description is taken as the id");
+        if (header.find('\r') != std::string_view::npos)
+            throw input_error(record_where(header_line),
+                              "the header holds a carriage return: the file has old Mac (CR-only) line ends; convert "
+                              "them with tr '\\r' '\\n'");
+        if (header.find('\0') != std::string_view::npos)
+            content_problem(problem, header_line, "NUL byte in the header: the file is binary or corrupt");
+        if (name.empty())
+            content_problem(problem, header_line,
+                            std::string("the header has no name; write one right after '") + header[0] + "'");
+
+        std::uint64_t sequence_chars = 0;  // characters of the sequence lines, which the quality must match
+        for (;;) {
+            if (!next_line()) {
+                if (fastq)
+                    throw input_error(record_where(line_no),
+                                      "the FASTQ record ends without a '+' line: a FASTQ record is a '@NAME' line, "
+                                      "sequence, a '+' line and a quality of the same length");
+                break;
+            }
+            const std::string_view l = current();
+            if (!l.empty() && (l[0] == '>' || l[0] == '@')) {
+                if (fastq)
+                    throw input_error(record_where(line_no),
+                                      "'" + printable(l, 30) +
+                                          "' comes before this FASTQ record's '+' line: a FASTQ record is a '@NAME' "
+                                          "line, sequence, a '+' line and a quality of the same length");
+                pending = true;
+                break;
+            }
+            if (fastq && !l.empty() && l[0] == '+') break;
+            sequence_chars += l.size();
+            append_residues(problem);
+        }
+
+        if (fastq) {
+            std::uint64_t quality_chars = 0, quality_lines = 0;
+            while (quality_chars < sequence_chars) {
+                if (!next_line())
+                    throw input_error(record_where(line_no),
+                                      "the quality ends after " + std::to_string(quality_chars) +
+                                          " characters at the end of the input, but the sequence has " +
+                                          std::to_string(sequence_chars) +
+                                          ": the file is truncated or the quality is missing");
+                ++quality_lines;
+                const std::string_view q = current();
+                for (std::size_t k = 0; k < q.size(); ++k)
+                    if (q[k] < '!' || q[k] > '~') {
+                        const auto c = static_cast<unsigned char>(q[k]);
+                        content_problem(problem, line_no,
+                                        "quality character " +
+                                            (c > ' ' && c < 0x7f ? "'" + std::string(1, q[k]) + "'" : hex_byte(c)) +
+                                            " at column " + std::to_string(k + 1) +
+                                            " is outside '!'..'~' (Phred+33)");
+                        break;
+                    }
+                quality_chars += q.size();
+            }
+            if (quality_chars != sequence_chars)
+                throw input_error(record_where(line_no),
+                                  "the quality has " + std::to_string(quality_chars) + " characters over " +
+                                      std::to_string(quality_lines) + " line(s), the sequence " +
+                                      std::to_string(sequence_chars) +
+                                      ": a quality line is too short or too long, or a line is missing");
+        }
+
+        if (problem.empty() && residues.empty())
+            content_problem(problem, header_line,
+                            "the record has no residues; remove it or give it a sequence");
+        in_record = false;
+        return problem.empty() ? outcome::record : outcome::bad;
+    }
+
+    void open_region(const std::string& region) {
+        if (path == "-")
+            throw input_error("stdin", "a region (" + printable(region) +
+                                           ") needs an indexed FASTA file; stdin cannot be indexed");
+        check_openable(path, shown);
+        errno = 0;
+        BGZF* probe = bgzf_open(path.c_str(), "r");
+        if (!probe) throw input_error(shown, open_failure(errno));
+        const int compression = bgzf_compression(probe);
+        bgzf_close(probe);
+        if (compression == 1)
+            throw input_error(shown, "is gzip-compressed, and regions need an uncompressed or bgzip-compressed FASTA "
+                                     "file: recompress it with gzip -dc FILE | bgzip > FILE.bgz");
+
+        const std::string fai_path = path + ".fai", gzi_path = path + ".gzi";
+        const bool need_index = !file_exists(fai_path) || older_than(fai_path, path) ||
+                                (compression == 2 && (!file_exists(gzi_path) || older_than(gzi_path, path)));
+        if (need_index && fai_build3(path.c_str(), nullptr, nullptr) != 0) {
+            const std::string index = compression == 2 ? fai_path + " and " + gzi_path : fai_path;
+            if (::access(directory_of(path).c_str(), W_OK) != 0)
+                throw input_error(shown, "regions need the index " + index +
+                                             ", which is missing or older than the file and cannot be written there "
+                                             "(directory not writable); index a writable copy with samtools faidx");
+            throw input_error(shown, "cannot index the file for regions: faidx needs FASTA in which every line of a "
+                                     "sequence but its last has the same length and records have no blank lines; "
+                                     "samtools faidx FILE shows the first problem");
+        }
+        faidx_t* fai = fai_load3(path.c_str(), nullptr, nullptr, 0);
+        if (!fai)
+            throw input_error(shown, "cannot load the index " + fai_path + "; delete it (and any .gzi) to rebuild it");
+        struct fai_closer {
+            faidx_t* f;
+            ~fai_closer() { fai_destroy(f); }
+        } closer{fai};
+
+        const std::string where = shown + ":" + printable(region);
+        int tid = -1;
+        hts_pos_t beg = 0, end = 0;
+        const char* rest = fai_parse_region(fai, region.c_str(), &tid, &beg, &end, 0);
+        if (!rest || *rest != '\0' || tid < 0 || tid >= faidx_nseq(fai)) {
+            const int count = faidx_nseq(fai);
+            const std::string example = count > 0 ? std::string(", e.g. ") + printable(faidx_iseq(fai, 0)) : "";
+            throw input_error(where, "no such sequence in the index, or not a region: write NAME, NAME:BEG or "
+                                     "NAME:BEG-END (1-based, inclusive, BEG <= END; {NAME}:BEG-END when NAME holds "
+                                     "':'); the file has " + std::to_string(count) + " sequence(s)" + example);
+        }
+        if (beg < 0) throw input_error(where, "positions are 1-based: BEG must be at least 1");
+        // HTSlib reads an END of 0 as "to the end of the sequence"; here it is the typo it almost always is.
+        const auto colon = region.rfind(':'), dash = region.rfind('-');
+        if (colon != std::string::npos && dash != std::string::npos && dash > colon &&
+            region.find_first_not_of('0', dash + 1) == std::string::npos && dash + 1 < region.size())
+            throw input_error(where, "positions are 1-based: END must be at least 1 (leave END out to read to the "
+                                     "end of the sequence)");
+        const char* seq_name = faidx_iseq(fai, tid);
+        const hts_pos_t length = faidx_seq_len(fai, seq_name);
+        if (beg >= length)
+            throw input_error(where, "the region starts at " + std::to_string(beg + 1) + ", after the end of " +
+                                         printable(seq_name) + " (length " + std::to_string(length) + ")");
+        if (end > length) end = length;
+        if (end <= beg) throw input_error(where, "the region is empty: BEG must not exceed END");
+        if (!fai_entry_usable(fai_path, seq_name))
+            throw input_error(where, "the index entry of " + printable(seq_name) +
+                                         " is unusable: a line of the sequence holds no residues; fix the FASTA (or "
+                                         "delete " + fai_path + " if it is stale)");
+        hts_pos_t got = 0;
+        char* fetched = faidx_fetch_seq64(fai, seq_name, beg, end - 1, &got);
+        if (!fetched || got != end - beg) {
+            std::free(fetched);
+            throw input_error(where, "cannot read the region: the file is truncated or changed after indexing; "
+                                     "delete " + fai_path + " to rebuild the index");
+        }
+        residues.assign(fetched, static_cast<std::size_t>(got));
+        std::free(fetched);
+
+        const bool whole = beg == 0 && end == length &&
+                           (region == seq_name || region == "{" + std::string(seq_name) + "}");
+        region_name = whole ? std::string(seq_name)
+                            : std::string(seq_name) + ":" + std::to_string(beg + 1) + "-" + std::to_string(end);
+        name = region_name;
+        records_seen = 1;
+        for (std::size_t k = 0; k < residues.size(); ++k) {
+            const auto c = static_cast<unsigned char>(residues[k]);
+            if (byte_kinds[c] != byte_kind::residue)
+                throw input_error(shown + ":" + printable(region_name),
+                                  invalid_residue(c, " at residue " + std::to_string(k + 1)));
+        }
+        region_mode = true;
+    }
+};
+
+sequence_reader::sequence_reader(const std::string& spec, read_options opt)
+    : sequence_reader(parse_source(spec), std::move(opt)) {}
+
+sequence_reader::sequence_reader(const sequence_source& source, read_options opt) : p_(std::make_unique<impl>()) {
+    quiet_htslib quiet;
+    p_->path = source.path;
+    p_->shown = source.path == "-" ? "stdin" : printable(source.path, 200);
+    p_->opt = std::move(opt);
+    if (source.region.empty())
+        p_->open_file();
+    else
+        p_->open_region(source.region);
+}
+
+sequence_reader::~sequence_reader() = default;
+
+bool sequence_reader::exhausted() const { return p_->region_mode ? p_->region_done : p_->at_end; }
+
+bool sequence_reader::read_chunk(sequence_set& out, std::uint64_t max_residues) {
+    quiet_htslib quiet;
+    impl& r = *p_;
+    if (out.source.empty()) out.source = r.path;
+    if (r.region_mode) {
+        if (r.region_done) return false;
+        out.add(r.region_name, r.residues);
+        r.region_done = true;
+        ++r.added;
+        return true;
+    }
+    std::uint64_t added_residues = 0;
+    bool any = false;
+    std::string problem;
+    while (!r.at_end && (max_residues == 0 || added_residues < max_residues)) {
+        switch (r.parse_record(problem)) {
+            case impl::outcome::end: r.at_end = true; break;
+            case impl::outcome::bad:
+                ++r.skipped;
+                if (r.opt.on_skip) r.opt.on_skip(problem);
+                break;
+            case impl::outcome::record:
+                out.add(r.name, r.residues);
+                added_residues += r.residues.size();
+                ++r.added;
+                any = true;
+                break;
+        }
+    }
+    if (r.at_end && !r.reported_without_id) {
+        r.reported_without_id = true;
+        if (r.without_id > 1 && r.opt.on_warning)
+            r.opt.on_warning(r.shown + ": " + std::to_string(r.without_id) +
+                             " records in all have a header with no id; their ids are the first words of their "
+                             "descriptions");
+    }
+    if (r.at_end && r.added == 0) {
+        if (r.records_seen == 0)
+            throw input_error(r.shown, r.line_no == 0 ? "the file is empty; give a FASTA or FASTQ file with records"
+                                                      : "no records, only blank lines; give a FASTA or FASTQ file "
+                                                        "with records");
+        throw input_error(r.shown, "every record (" + std::to_string(r.skipped) +
+                                       ") was bad and skipped; nothing is left to align");
+    }
+    return any;
+}
+
+std::uint64_t sequence_reader::records_read() const { return p_->added; }
+std::uint64_t sequence_reader::records_skipped() const { return p_->skipped; }
+
+sequence_set read_all(const std::string& spec, read_options opt) {
+    sequence_reader r(spec, std::move(opt));
+    sequence_set s;
+    r.read_chunk(s, 0);
+    return s;
+}
+
+sequence_set read_region(const std::string& path, const std::string& region, read_options opt) {
+    sequence_reader r(sequence_source{path, region}, std::move(opt));
+    sequence_set s;
+    r.read_chunk(s, 0);
+    return s;
+}
+
+}  // namespace swgpu::io

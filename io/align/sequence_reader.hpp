@@ -1,0 +1,97 @@
+// Sequences in: FASTA and FASTQ, plain, gzip or bgzip, from a file or stdin, and regions of indexed FASTA files.
+//
+// Grammar accepted (each rule exists so that bad input is an error naming the file and record, never a silent change):
+//   - A record starts with a header line: '>' (FASTA) or '@' (FASTQ). The record's name is the first word of the header
+//     (whitespace separates words; leading whitespace after '>' is skipped). Blank lines may appear anywhere outside a
+//     FASTQ record. Any other line before the first header is an error (data before the first header, binary data).
+//   - FASTA sequence lines run to the next header line. FASTQ sequence lines run to a line starting with '+'; quality
+//     lines follow until they hold as many characters as the sequence ('!'..'~' only).
+//   - Line ends may be LF or CRLF; the last line needs no line end. Upper and lower case are kept as read (encode()
+//     is case-insensitive).
+//   - Valid residues are the ASCII letters A-Z, a-z and '*' (a stop). Spaces and tabs inside sequence lines are
+//     dropped. Everything else is an error: digits, punctuation, control bytes, NUL bytes and non-ASCII bytes. The gap
+//     characters '-' and '.' of aligned FASTA are rejected rather than stripped: stripping them silently would
+//     renumber the columns a user may think in; the message says how to remove them.
+//   - A record needs a non-empty name and at least one residue.
+// Headers may hold any bytes except NUL (UTF-8 descriptions, NCBI nr's ^A separators).
+//
+// Error messages are "FILE:NAME (record N, line L): what, and what to do" (or "FILE:record N (line L)" when the record
+// has no name, "FILE:line L" before the first record, "FILE" for the whole file), with names and bytes made printable.
+// Errors inside a record's content (empty name, empty sequence, invalid residue, NUL byte, invalid quality character)
+// can be skipped with read_options::skip_bad; errors of the file's structure cannot (unreadable or corrupt compressed
+// data, data before the first header, a FASTQ record without '+' line or with a quality of another length), because
+// after them the record boundaries are unknown.
+//
+// Reading is built on HTSlib: BGZF (which reads plain, gzip and bgzip data alike) under kseq.h's buffered line
+// reader (kstream). kseq_read itself is not used: it silently skips data before the first header, loops forever on a
+// BGZF read error, cannot report line numbers, and loses record boundaries after a bad FASTQ record.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/align/sequence.hpp"
+
+namespace swgpu::io {
+
+struct read_options {
+    // Skip a record with bad content instead of failing; each skip is counted in records_skipped() and reported to
+    // on_skip (if set) with the same message the error would have had. A file whose every record is bad still fails.
+    bool skip_bad = false;
+    std::function<void(const std::string& message)> on_skip;
+    // Warnings about records that are read but may not be what the file's author meant (a header with no id: '>'
+    // followed by a blank, whose description's first word becomes the id). The first such record is named; when the
+    // input ends, a count of them all follows if there were more.
+    std::function<void(const std::string& message)> on_warning;
+};
+
+// What a command-line argument names. Region syntax (faidx, 1-based inclusive): NAME (the whole sequence), NAME:BEG
+// (BEG to the end) or NAME:BEG-END; a name that itself contains ':' can be written {NAME}:BEG-END.
+struct sequence_source {
+    std::string path;    // a file name, or "-" for stdin
+    std::string region;  // empty: every record of the file
+};
+
+// Resolves a command-line argument: "-" is stdin; a string naming an existing file is that file, even when it contains
+// ':'; otherwise "PATH:REGION" where PATH is the longest prefix ending before a ':' that names an existing file
+// (so "genome.fa:chr1:100-200" is region "chr1:100-200" of genome.fa). Anything else is returned as a path, and
+// opening it reports the missing file.
+sequence_source parse_source(const std::string& spec);
+
+// Reads records in order, in chunks of bounded size. Errors are swgpu::error with exit code bad_input.
+//
+// A region is read through faidx: the file must be FASTA, uncompressed or bgzip-compressed (plain gzip cannot be
+// indexed). Its .fai index (and .gzi for bgzip) is built beside the file when missing or older than the file; when that
+// is impossible the error says how to build it. A region record is named NAME:BEG-END with the coordinates actually
+// read (END is clamped to the sequence's length); a whole-sequence region "NAME" is named NAME.
+class sequence_reader {
+public:
+    explicit sequence_reader(const std::string& spec, read_options opt = {});  // parse_source(spec)
+    explicit sequence_reader(const sequence_source& source, read_options opt = {});
+    ~sequence_reader();
+    sequence_reader(const sequence_reader&) = delete;
+    sequence_reader& operator=(const sequence_reader&) = delete;
+
+    // Appends records to `out` until at least `max_residues` residues were added (0 = no limit) or the input ends.
+    // Returns false when no record was added (end of input). Throws when the input holds no valid record at all
+    // (empty file, or every record skipped).
+    bool read_chunk(sequence_set& out, std::uint64_t max_residues = 0);
+    // True once the input is known to hold no more records (the next read_chunk returns false); false may also mean
+    // "not known yet" (a chunk that ended exactly at the last record).
+    bool exhausted() const;
+    std::uint64_t records_read() const;     // records added to a sequence_set
+    std::uint64_t records_skipped() const;  // records skipped under skip_bad
+
+private:
+    struct impl;
+    std::unique_ptr<impl> p_;
+};
+
+// Every record of a file or region (spec as in parse_source).
+sequence_set read_all(const std::string& spec, read_options opt = {});
+// One region of an indexed FASTA file, without the ambiguity of a combined spec.
+sequence_set read_region(const std::string& path, const std::string& region, read_options opt = {});
+
+}  // namespace swgpu::io

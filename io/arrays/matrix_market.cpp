@@ -1,0 +1,181 @@
+#include "io/arrays/matrix_market.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "core/error.hpp"
+#include "io/arrays/npy.hpp"
+
+namespace swgpu::io {
+
+namespace {
+
+std::string lower_case(std::string_view s) {
+    std::string r(s);
+    for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return r;
+}
+
+// Reads lines of a text one at a time, counting them (1-based) for messages.
+struct line_reader {
+    std::string_view text;
+    std::size_t pos = 0;
+    std::int64_t number = 0;
+    bool next(std::string_view& line) {
+        if (pos >= text.size()) return false;
+        const std::size_t end = text.find('\n', pos);
+        const std::size_t stop = end == std::string_view::npos ? text.size() : end;
+        line = text.substr(pos, stop - pos);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        pos = stop + 1;
+        ++number;
+        return true;
+    }
+};
+
+bool blank(std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return c == ' ' || c == '\t'; });
+}
+
+// The next whitespace-separated field of `s`, advancing it; empty at the end.
+std::string_view field(std::string_view& s) {
+    std::size_t b = 0;
+    while (b < s.size() && (s[b] == ' ' || s[b] == '\t')) ++b;
+    std::size_t e = b;
+    while (e < s.size() && s[e] != ' ' && s[e] != '\t') ++e;
+    const std::string_view f = s.substr(b, e - b);
+    s.remove_prefix(e);
+    return f;
+}
+
+template <class T>
+bool number(std::string_view f, T& v) {
+    if (f.empty()) return false;
+    if (f.front() == '+') f.remove_prefix(1);
+    const auto [p, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
+    return ec == std::errc() && p == f.data() + f.size();
+}
+
+struct triplet {
+    std::int32_t row, col;
+    double val;
+};
+
+}  // namespace
+
+levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std::string& name, levels::triangle part,
+                                                bool require_triangular) {
+    line_reader in{text};
+    std::string_view line;
+    const auto where = [&] { return name + ":" + std::to_string(in.number); };
+    if (!in.next(line) || line.rfind("%%MatrixMarket", 0) != 0)
+        throw input_error(name + ":1", "not a Matrix Market file (the first line must start with %%MatrixMarket)");
+    std::string_view rest = line.substr(14);
+    const std::string object = lower_case(field(rest)), format = lower_case(field(rest)), type = lower_case(field(rest)),
+                      symmetry = lower_case(field(rest));
+    if (object != "matrix") throw input_error(where(), "object '" + object + "' is not supported; give a matrix");
+    if (format == "array")
+        throw input_error(where(), "the array (dense) format is not supported; give a sparse matrix in coordinate format");
+    if (format != "coordinate") throw input_error(where(), "format '" + format + "' is not supported; give coordinate");
+    if (type != "real" && type != "integer" && type != "pattern" && type != "double")
+        throw input_error(where(), "field '" + type + "' is not supported; give real, integer or pattern");
+    if (symmetry != "general" && symmetry != "symmetric")
+        throw input_error(where(), "symmetry '" + symmetry + "' is not supported; give general or symmetric");
+    const bool pattern = type == "pattern", symmetric = symmetry == "symmetric";
+
+    bool sized = false;
+    while (!sized && in.next(line)) sized = !(line.empty() || line[0] == '%' || blank(line));
+    if (!sized) throw input_error(where(), "truncated: no size line 'rows cols entries'");
+    std::int64_t rows = 0, cols = 0, entries = 0;
+    {
+        std::string_view s = line;
+        if (!number(field(s), rows) || !number(field(s), cols) || !number(field(s), entries) || !blank(s) || rows < 0 ||
+            cols < 0 || entries < 0)
+            throw input_error(where(), "malformed size line; expected 'rows cols entries' (three non-negative integers)");
+    }
+    if (rows != cols)
+        throw input_error(where(), "the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                       "; a triangular solve needs a square matrix");
+    if (rows == 0) throw input_error(where(), "the matrix is empty (0 x 0)");
+    if (rows >= std::numeric_limits<std::int32_t>::max())
+        throw input_error(where(), "2^31 rows or more are not supported");
+
+    const bool upper = part == levels::triangle::upper;
+    std::vector<triplet> kept;
+    kept.reserve(static_cast<std::size_t>(std::min<std::int64_t>(entries, 1 << 26)));
+    std::int64_t seen = 0;
+    while (in.next(line)) {
+        if (line.empty() || line[0] == '%' || blank(line)) continue;
+        if (seen == entries)
+            throw input_error(where(), "more entries than the " + std::to_string(entries) + " the size line announces");
+        std::string_view s = line;
+        std::int64_t i = 0, j = 0;
+        double v = 1.0;
+        if (!number(field(s), i) || !number(field(s), j) || (!pattern && !number(field(s), v)) || !blank(s))
+            throw input_error(where(), pattern ? "malformed entry; expected 'row column' (1-based integers)"
+                                               : "malformed entry; expected 'row column value'");
+        if (i < 1 || i > rows || j < 1 || j > cols)
+            throw input_error(where(), "entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                                           ") is outside the " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                           " matrix");
+        if (!std::isfinite(v)) throw input_error(where(), "the value is not a finite number");
+        ++seen;
+        auto r = static_cast<std::int32_t>(i - 1), c = static_cast<std::int32_t>(j - 1);
+        if (symmetric && (upper ? r > c : r < c)) std::swap(r, c);  // the mirror entry is the one in the triangle
+        if (upper ? r > c : r < c) {
+            if (require_triangular)
+                throw input_error(where(), "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the " +
+                                               (upper ? "upper" : "lower") +
+                                               " triangle, and a triangular matrix was required (--require-triangular)");
+            continue;
+        }
+        kept.push_back({r, c, v});
+    }
+    if (seen < entries)
+        throw input_error(where(), "truncated: " + std::to_string(seen) + " of the " + std::to_string(entries) +
+                                       " entries the size line announces");
+
+    // CSR: counting sort by row (stable, so duplicates keep file order), then columns ascending within each row.
+    levels::csr_matrix m;
+    m.rows = rows;
+    m.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+    for (const auto& t : kept) ++m.row_ptr[static_cast<std::size_t>(t.row) + 1];
+    for (std::size_t r = 1; r < m.row_ptr.size(); ++r) m.row_ptr[r] += m.row_ptr[r - 1];
+    std::vector<triplet> sorted(kept.size());
+    {
+        std::vector<std::int64_t> next(m.row_ptr.begin(), m.row_ptr.end() - 1);
+        for (const auto& t : kept) sorted[static_cast<std::size_t>(next[static_cast<std::size_t>(t.row)]++)] = t;
+    }
+    kept = {};
+    m.col.reserve(sorted.size());
+    m.val.reserve(sorted.size());
+    std::int64_t out = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const auto b = sorted.begin() + m.row_ptr[static_cast<std::size_t>(r)], e = sorted.begin() + m.row_ptr[static_cast<std::size_t>(r) + 1];
+        std::stable_sort(b, e, [](const triplet& x, const triplet& y) { return x.col < y.col; });
+        m.row_ptr[static_cast<std::size_t>(r)] = out;
+        for (auto t = b; t != e; ++t) {
+            if (t != b && t->col == (t - 1)->col) {
+                m.val.back() += t->val;
+                continue;
+            }
+            m.col.push_back(t->col);
+            m.val.push_back(t->val);
+            ++out;
+        }
+    }
+    m.row_ptr[static_cast<std::size_t>(rows)] = out;
+    levels::check_triangular(m, part, name);
+    return m;
+}
+
+levels::csr_matrix read_matrix_market_triangle(const std::string& path, levels::triangle part, bool require_triangular) {
+    return parse_matrix_market_triangle(read_file_bytes(path), path, part, require_triangular);
+}
+
+}  // namespace swgpu::io

@@ -1,0 +1,27 @@
+// Matrix Market (.mtx) files in, as the triangle of a square sparse matrix in CSR form (core/numerics/levels.hpp).
+//
+// Accepted: "%%MatrixMarket matrix coordinate real|integer|pattern general|symmetric" (keywords in any case), '%'
+// comment lines, a size line "rows cols entries", then one "i j [value]" line per entry, 1-based. Pattern entries are
+// 1. A symmetric file stores one triangle (by the standard the lower; an upper one is accepted too) and means both:
+// its entries are mirrored as needed. Entries given twice are summed in file order (as SciPy and SuiteSparse do).
+// The triangle asked for keeps the diagonal; entries outside it are dropped, or refused with `require_triangular`.
+//
+// Refused, as input_error naming FILE:LINE: a missing or foreign banner, the array (dense) format, complex or
+// Hermitian or skew-symmetric matrices, a non-square matrix, a malformed or truncated line, an index outside the
+// matrix, fewer or more entries than the size line announces, a missing or zero diagonal entry, an entry outside the
+// triangle with `require_triangular`, and matrices of 2^31 rows or more.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/numerics/levels.hpp"
+
+namespace swgpu::io {
+
+levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std::string& name, levels::triangle part,
+                                                bool require_triangular = false);
+levels::csr_matrix read_matrix_market_triangle(const std::string& path, levels::triangle part,
+                                               bool require_triangular = false);
+
+}  // namespace swgpu::io

@@ -1,0 +1,200 @@
+#include "io/arrays/npy.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace swgpu::io {
+
+namespace {
+
+constexpr std::string_view magic = "\x93NUMPY";
+
+// The value of key `key` in the header dict: the text after "'key':" up to the next top-level ',' or '}'.
+std::string dict_value(const std::string& dict, const std::string& key, const std::string& name) {
+    auto at = dict.find("'" + key + "'");
+    if (at == std::string::npos) at = dict.find("\"" + key + "\"");
+    if (at == std::string::npos) throw input_error(name, "the .npy header has no '" + key + "' entry");
+    at = dict.find(':', at);
+    if (at == std::string::npos) throw input_error(name, "the .npy header is malformed");
+    ++at;
+    int depth = 0;
+    std::size_t end = at;
+    for (; end < dict.size(); ++end) {
+        const char c = dict[end];
+        if (c == '(' || c == '[') ++depth;
+        else if (c == ')' || c == ']') --depth;
+        else if ((c == ',' || c == '}') && depth == 0) break;
+    }
+    std::string v = dict.substr(at, end - at);
+    const auto b = v.find_first_not_of(" \t"), e = v.find_last_not_of(" \t");
+    return b == std::string::npos ? "" : v.substr(b, e - b + 1);
+}
+
+sat::dtype parse_descr(std::string d, const std::string& name) {
+    if (d.size() >= 2 && (d.front() == '\'' || d.front() == '"')) d = d.substr(1, d.size() - 2);
+    const std::string hint = "; convert it with numpy, e.g. np.save(f, np.ascontiguousarray(a, dtype='<f8'))";
+    if (d.size() != 3) throw input_error(name, "unsupported .npy dtype '" + d + "' (expected one of u1 u2 u4 u8 i1 i2 i4 i8 f4 f8, little-endian)" + hint);
+    const char order = d[0], kind = d[1], size = d[2];
+    const bool one_byte = size == '1';
+    if (order == '>' && !one_byte) throw input_error(name, "big-endian .npy dtype '" + d + "' is not supported" + hint);
+    if (order != '<' && order != '|' && order != '=' && !(order == '>' && one_byte))
+        throw input_error(name, "unsupported .npy dtype '" + d + "'" + hint);
+    switch (kind) {
+        case 'u':
+            if (size == '1') return sat::dtype::u8;
+            if (size == '2') return sat::dtype::u16;
+            if (size == '4') return sat::dtype::u32;
+            if (size == '8') return sat::dtype::u64;
+            break;
+        case 'i':
+            if (size == '1') return sat::dtype::i8;
+            if (size == '2') return sat::dtype::i16;
+            if (size == '4') return sat::dtype::i32;
+            if (size == '8') return sat::dtype::i64;
+            break;
+        case 'f':
+            if (size == '4') return sat::dtype::f32;
+            if (size == '8') return sat::dtype::f64;
+            break;
+        default: break;
+    }
+    throw input_error(name, "unsupported .npy dtype '" + d + "' (expected one of u1 u2 u4 u8 i1 i2 i4 i8 f4 f8)" + hint);
+}
+
+const char* descr_of(sat::dtype t) {
+    switch (t) {
+        case sat::dtype::u8: return "|u1";
+        case sat::dtype::u16: return "<u2";
+        case sat::dtype::u32: return "<u4";
+        case sat::dtype::u64: return "<u8";
+        case sat::dtype::i8: return "|i1";
+        case sat::dtype::i16: return "<i2";
+        case sat::dtype::i32: return "<i4";
+        case sat::dtype::i64: return "<i8";
+        case sat::dtype::f32: return "<f4";
+        case sat::dtype::f64: return "<f8";
+    }
+    return "?";
+}
+
+}  // namespace
+
+bool is_npy(std::string_view head) { return head.substr(0, magic.size()) == magic; }
+
+std::string read_file_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw input_error(path, std::string("cannot open (") + std::strerror(errno) + ")");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw input_error(path, "read failed");
+    return std::move(ss).str();
+}
+
+sat::array parse_npy(std::string_view bytes, const std::string& name) {
+    if (!is_npy(bytes)) throw input_error(name, "not a .npy file (no \\x93NUMPY magic)");
+    if (bytes.size() < 10) throw input_error(name, "truncated .npy header");
+    const auto major = static_cast<unsigned char>(bytes[6]);
+    std::size_t header_len = 0, start = 0;
+    if (major == 1) {
+        header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+        start = 10;
+    } else if (major == 2 || major == 3) {
+        if (bytes.size() < 12) throw input_error(name, "truncated .npy header");
+        for (int k = 0; k < 4; ++k) header_len |= static_cast<std::size_t>(static_cast<unsigned char>(bytes[8 + k])) << (8 * k);
+        start = 12;
+    } else {
+        throw input_error(name, "unsupported .npy format version " + std::to_string(major));
+    }
+    if (bytes.size() < start + header_len) throw input_error(name, "truncated .npy header");
+    const std::string dict(bytes.substr(start, header_len));
+    const sat::dtype type = parse_descr(dict_value(dict, "descr", name), name);
+    const std::string fortran = dict_value(dict, "fortran_order", name);
+    if (fortran == "True")
+        throw input_error(name, "the .npy array is in Fortran order; save it in C order (np.ascontiguousarray)");
+    if (fortran != "False") throw input_error(name, "the .npy header's fortran_order is malformed");
+    std::string shape = dict_value(dict, "shape", name);
+    if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')') throw input_error(name, "the .npy shape is malformed");
+    std::vector<index_t> dims;
+    std::stringstream ss(shape.substr(1, shape.size() - 2));
+    for (std::string item; std::getline(ss, item, ',');) {
+        const auto b = item.find_first_not_of(" \t");
+        if (b == std::string::npos) continue;
+        try {
+            std::size_t used = 0;
+            const long long v = std::stoll(item.substr(b), &used);
+            if (v < 0) throw std::invalid_argument("negative");
+            dims.push_back(v);
+        } catch (const std::exception&) {
+            throw input_error(name, "the .npy shape '" + shape + "' is malformed");
+        }
+    }
+    if (dims.empty() || dims.size() > 3)
+        throw input_error(name, "the .npy array has " + std::to_string(dims.size()) +
+                                    " dimensions; expected (W,), (H, W) or (H, W, C)");
+    sat::array a;
+    a.type = type;
+    a.rows = dims.size() == 1 ? 1 : dims[0];
+    a.cols = dims.size() == 1 ? dims[0] : dims[1];
+    a.lanes = dims.size() == 3 ? dims[2] : 1;
+    if (a.rows == 0 || a.cols == 0 || a.lanes == 0)
+        throw input_error(name, "the .npy array is empty (shape " + shape + ")");
+    const unsigned __int128 need = static_cast<unsigned __int128>(a.rows) * static_cast<unsigned __int128>(a.cols) *
+                                   static_cast<unsigned __int128>(a.lanes) * sat::size_of(type);
+    const std::size_t body = bytes.size() - start - header_len;
+    if (need > body)
+        throw input_error(name, "the .npy body is truncated: the shape " + shape + " needs " +
+                                    std::to_string(static_cast<unsigned long long>(need)) + " bytes, the file has " +
+                                    std::to_string(body));
+    a.storage.resize((static_cast<std::size_t>(need) + 7) / 8);
+    std::memcpy(a.raw(), bytes.data() + start + header_len, static_cast<std::size_t>(need));
+    return a;
+}
+
+sat::array read_npy(const std::string& path) { return parse_npy(read_file_bytes(path), path); }
+
+std::string npy_header(sat::dtype type, const std::string& shape) {
+    std::string dict = std::string("{'descr': '") + descr_of(type) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    // magic (6) + version (2) + length (2 or 4) + dict + padding + '\n' is a multiple of 64.
+    for (int version : {1, 2}) {
+        const std::size_t pre = version == 1 ? 10 : 12;
+        std::size_t total = pre + dict.size() + 1;
+        total = (total + 63) / 64 * 64;
+        const std::size_t len = total - pre;
+        if (version == 1 && len > 65535) continue;
+        std::string h(magic);
+        h += static_cast<char>(version);
+        h += '\0';
+        for (std::size_t k = 0; k < pre - 8; ++k) h += static_cast<char>((len >> (8 * k)) & 0xff);
+        h += dict;
+        h.append(len - dict.size() - 1, ' ');
+        h += '\n';
+        return h;
+    }
+    return {};
+}
+
+void write_npy(const sat::array& a, output_file& out, bool always_3d) {
+    std::string shape = "(";  // appended piecewise: GCC 12 warns falsely (-Wrestrict) on "(" + std::string
+    shape += std::to_string(a.rows);
+    shape += ", ";
+    shape += std::to_string(a.cols);
+    if (a.lanes != 1 || always_3d) shape += ", " + std::to_string(a.lanes);
+    shape += ")";
+    out.write(npy_header(a.type, shape));
+    const char* p = static_cast<const char*>(a.raw());
+    const std::size_t n = a.bytes(), chunk = std::size_t(1) << 24;
+    for (std::size_t at = 0; at < n; at += chunk) out.write(std::string_view(p + at, std::min(chunk, n - at)));
+}
+
+void write_npy(const sat::array& a, const std::string& path, bool always_3d) {
+    output_file out(path);
+    write_npy(a, out, always_3d);
+    out.commit();
+}
+
+}  // namespace swgpu::io

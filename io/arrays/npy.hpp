@@ -1,0 +1,32 @@
+// NumPy .npy arrays in and out (format versions 1.0, 2.0 and 3.0 read; 1.0 written, 2.0 when the header needs it).
+//
+// Read: C order only, little-endian (or byte-order-free one-byte) dtypes u1 u2 u4 u8 i1 i2 i4 i8 f4 f8, one to three
+// dimensions: (W,) is one row, (H, W) one lane, (H, W, C) C interleaved lanes. Anything else (Fortran order, big-endian,
+// bool, complex, structured dtypes, a truncated body) is an input_error naming the file and what to do.
+// Written: (H, W) for one lane, (H, W, C) otherwise (`always_3d` forces the third axis, as integral histograms have).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/numerics/sat.hpp"
+#include "io/output_file.hpp"
+
+namespace swgpu::io {
+
+// True when `head` starts with the .npy magic string.
+bool is_npy(std::string_view head);
+
+sat::array parse_npy(std::string_view bytes, const std::string& name);
+sat::array read_npy(const std::string& path);
+
+// The header (magic, version, length, dict, padding) of an array of this dtype and shape.
+std::string npy_header(sat::dtype type, const std::string& shape);
+void write_npy(const sat::array& a, output_file& out, bool always_3d = false);
+// Writes `path` atomically (io/output_file.hpp).
+void write_npy(const sat::array& a, const std::string& path, bool always_3d = false);
+
+// The whole file as bytes; input_error naming it when it cannot be read.
+std::string read_file_bytes(const std::string& path);
+
+}  // namespace swgpu::io

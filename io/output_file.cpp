@@ -1,0 +1,231 @@
+#include "io/output_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace swgpu::io {
+
+namespace {
+
+constexpr std::size_t buffer_limit = std::size_t(1) << 20;
+
+std::string reason(int err) { return std::strerror(err); }
+
+// Temporary files that exist right now, so that an interrupted run (Ctrl-C, kill) removes them too: the handler of
+// SIGINT, SIGTERM and SIGHUP unlinks every registered path (unlink is async-signal-safe) and then dies of the signal
+// with its default action. Slots are fixed C strings, claimed and released with atomic flags, never allocated.
+constexpr int temp_slots = 8;
+constexpr std::size_t temp_path_max = 4096;
+struct temp_slot {
+    std::atomic<bool> used{false};
+    std::atomic<bool> live{false};
+    char path[temp_path_max];
+};
+temp_slot temp_files[temp_slots];
+
+extern "C" void remove_temp_files_and_die(int sig) {
+    for (auto& slot : temp_files)
+        if (slot.live.load()) ::unlink(slot.path);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+void install_cleanup_handlers() {
+    static const bool installed = [] {
+        for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+            struct sigaction old{};
+            ::sigaction(sig, nullptr, &old);
+            if (old.sa_handler == SIG_IGN) continue;  // e.g. nohup: leave an ignored signal ignored
+            struct sigaction act{};
+            act.sa_handler = remove_temp_files_and_die;
+            ::sigemptyset(&act.sa_mask);
+            ::sigaction(sig, &act, nullptr);
+        }
+        return true;
+    }();
+    (void)installed;
+}
+
+// Registers a temporary path; returns its slot, or -1 when all are taken (the file is then only removed by the
+// destructor, as before).
+int register_temp(const std::string& path) {
+    if (path.size() + 1 > temp_path_max) return -1;
+    install_cleanup_handlers();
+    for (int k = 0; k < temp_slots; ++k) {
+        bool expected = false;
+        if (!temp_files[k].used.compare_exchange_strong(expected, true)) continue;
+        std::memcpy(temp_files[k].path, path.c_str(), path.size() + 1);
+        temp_files[k].live.store(true);
+        return k;
+    }
+    return -1;
+}
+void unregister_temp(int slot) {
+    if (slot < 0) return;
+    temp_files[slot].live.store(false);
+    temp_files[slot].used.store(false);
+}
+
+// The umask cannot be read without setting it; mode bits a plain open(0666) would give.
+mode_t default_file_mode() {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    return 0666 & ~mask;
+}
+
+}  // namespace
+
+output_file::output_file(const std::string& path) : path_(path), name_(path) {
+    if (path.empty() || path == "-") {
+        name_ = "stdout";
+        fd_ = STDOUT_FILENO;
+        return;
+    }
+    struct stat st{};
+    const bool exists = ::stat(path.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
+        throw output_error(path, "is a directory; give a file name to -o");
+    if (exists && !S_ISREG(st.st_mode)) {
+        // A device, FIFO or terminal: write to it directly (renaming onto it would replace the device node).
+        fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd_ < 0) throw output_error(path, "cannot open for writing (" + reason(errno) + ")");
+        owns_fd_ = true;
+        return;
+    }
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    std::string templ = dir + "." + base + ".swgpu-XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
+    if (fd_ < 0)
+        throw output_error(path, "cannot create the output file (" + reason(errno) + "); check that the directory "
+                                 "exists and is writable");
+    owns_fd_ = true;
+    temp_path_ = buf.data();
+    temp_slot_ = register_temp(temp_path_);
+    // mkostemp creates mode 0600; give the file the mode a plain open would (or keep an existing file's mode).
+    const mode_t mode = exists ? (st.st_mode & 07777) : default_file_mode();
+    if (::fchmod(fd_, mode) != 0) {
+        const int err = errno;
+        ::close(fd_);
+        unregister_temp(temp_slot_);
+        ::unlink(temp_path_.c_str());
+        throw output_error(path, "cannot set the output file's permissions (" + reason(err) + ")");
+    }
+    buffer_.reserve(buffer_limit);
+}
+
+output_file::~output_file() {
+    if (owns_fd_ && fd_ >= 0) ::close(fd_);
+    unregister_temp(temp_slot_);
+    if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
+}
+
+void output_file::write(std::string_view text) {
+    if (committed_) throw output_error(name_, "written after it was completed");
+    buffer_.append(text);
+    if (buffer_.size() >= buffer_limit) flush();
+}
+
+void output_file::flush() {
+    std::size_t done = 0;
+    while (done < buffer_.size()) {
+        const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            const int err = errno;
+            buffer_.clear();
+            throw output_error(name_, "write failed (" + reason(err) + ")");
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    buffer_.clear();
+}
+
+void output_file::commit() {
+    if (committed_) return;
+    flush();
+    if (!temp_path_.empty()) {
+        // fsync before rename: after a crash the name holds either the old file or the complete new one.
+        if (::fsync(fd_) != 0) throw output_error(name_, "cannot flush to disk (" + reason(errno) + ")");
+    }
+    if (owns_fd_) {
+        const int rc = ::close(fd_);
+        fd_ = -1;
+        if (rc != 0) throw output_error(name_, "cannot close (" + reason(errno) + ")");
+    }
+    if (!temp_path_.empty() && ::rename(temp_path_.c_str(), path_.c_str()) != 0)
+        throw output_error(name_, "cannot rename the completed temporary file " + temp_path_ + " onto it (" +
+                                      reason(errno) + ")");
+    // Renamed: an interrupt from now on must not remove it (the slot held the temporary name, which is gone).
+    unregister_temp(temp_slot_);
+    temp_slot_ = -1;
+    committed_ = true;
+}
+
+namespace {
+
+// The device and inode of a regular file, or nothing (missing, not regular, stdout).
+std::optional<std::pair<dev_t, ino_t>> regular_identity(const std::string& path, bool is_input) {
+    struct stat st{};
+    if (path == "-") {
+        if (!is_input || ::fstat(STDIN_FILENO, &st) != 0) return std::nullopt;
+    } else if (path.empty() || ::stat(path.c_str(), &st) != 0) {
+        return std::nullopt;
+    }
+    if (!S_ISREG(st.st_mode)) return std::nullopt;
+    return std::pair{st.st_dev, st.st_ino};
+}
+
+std::string shown(const named_file& f) {
+    return f.path == "-" ? f.role + " (stdin)" : f.role + " " + f.path;
+}
+
+}  // namespace
+
+void refuse_overwriting(const std::vector<named_file>& outputs, const std::vector<named_file>& inputs) {
+    std::vector<std::optional<std::pair<dev_t, ino_t>>> input_ids;
+    for (const auto& in : inputs) input_ids.push_back(regular_identity(in.path, true));
+    // Outputs seen so far, by identity (those that exist) and by absolute, normalised path (all of them).
+    std::map<std::pair<dev_t, ino_t>, std::size_t> by_identity;
+    std::map<std::string, std::size_t> by_path;
+    const auto same = [&](const named_file& a, const named_file& b) {
+        return usage_error(a.role + " " + a.path + " and " + b.role + " " + b.path +
+                           " are the same file; give each output a file of its own");
+    };
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+        const auto& out = outputs[k];
+        if (out.path == "-" || out.path.empty()) continue;
+        const auto id = regular_identity(out.path, false);
+        if (id) {
+            for (std::size_t i = 0; i < inputs.size(); ++i)
+                if (input_ids[i] == id)
+                    throw usage_error(out.role + " " + out.path + " is " + shown(inputs[i]) +
+                                      (out.path == inputs[i].path ? "" : " (the same file)") +
+                                      ": writing it would destroy that input; choose another output file");
+            if (const auto [it, fresh] = by_identity.emplace(*id, k); !fresh) throw same(outputs[it->second], out);
+        }
+        std::error_code ec;
+        const std::filesystem::path absolute = std::filesystem::absolute(out.path, ec);
+        const std::string normal = ec ? out.path : std::filesystem::weakly_canonical(absolute, ec).string();
+        if (const auto [it, fresh] = by_path.emplace(ec ? out.path : normal, k); !fresh)
+            throw same(outputs[it->second], out);
+    }
+}
+
+}  // namespace swgpu::io

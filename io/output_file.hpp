@@ -1,0 +1,56 @@
+// Where results go: stdout, or a file written atomically (docs/conventions.md).
+//
+// A regular file (or a name that does not exist yet) is written to a temporary file in the same directory
+// (".NAME.swgpu-XXXXXX"), which commit() flushes, closes and renames onto NAME. Until commit() the destination is
+// untouched; if the run fails (an exception, a write error), the destructor removes the temporary file, so a failed
+// run leaves no file behind and never a half-written one. Names that are not regular files (/dev/stdout, a FIFO, a
+// terminal) cannot be replaced by renaming and are written directly.
+//
+// Every failure to create, write, flush or rename is a swgpu::error with exit code output_failed (5) naming the file.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace swgpu::io {
+
+class output_file {
+public:
+    // "-" or "" is stdout. Creates the temporary file now, so an unwritable destination fails before any work.
+    explicit output_file(const std::string& path);
+    ~output_file();  // removes the temporary file unless committed
+    output_file(const output_file&) = delete;
+    output_file& operator=(const output_file&) = delete;
+
+    void write(std::string_view text);  // buffered
+    void commit();                      // flush, close, rename: the results are now complete at `path`
+
+    // The name shown in messages ("stdout" for "-").
+    const std::string& name() const { return name_; }
+
+private:
+    void flush();
+
+    std::string path_, name_, temp_path_;
+    int temp_slot_ = -1;  // registration for removal on SIGINT/SIGTERM/SIGHUP (atomic_file.cpp)
+    int fd_ = -1;
+    bool owns_fd_ = false;
+    bool committed_ = false;
+    std::string buffer_;
+};
+
+// A file a command reads or writes, with the words that name it in messages ("-o", "the database DB").
+struct named_file {
+    std::string role;  // e.g. "-o", "--dotplot", "the database", "the query file"
+    std::string path;  // "-": stdin for an input, stdout for an output (never refused)
+};
+
+// Refuses, before anything is written, a run whose output would destroy one of its inputs or another output: a usage
+// error (exit 2, one line) when an output exists and is the same file as an input (same device and inode, so
+// relative paths, "./" and symbolic or hard links are caught; stdin counts as the file it was redirected from), or
+// when two outputs name the same file. Only regular files are compared (writing to /dev/stdout or a FIFO replaces
+// nothing).
+void refuse_overwriting(const std::vector<named_file>& outputs, const std::vector<named_file>& inputs);
+
+}  // namespace swgpu::io

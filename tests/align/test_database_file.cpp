@@ -1,0 +1,164 @@
+// `swgpu makedb` databases: written from FASTA, read back identical (names, residues, order), chunked reads equal one
+// read, corrupt files are clear errors.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sys/wait.h>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "io/align/database_file.hpp"
+#include "io/align/sequence_reader.hpp"
+
+using namespace swgpu;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path temp_dir() {
+    auto d = fs::temp_directory_path() / ("swgpu_db_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+}
+}  // namespace
+
+TEST_CASE("a database written from the demo FASTA reads back record for record", "[makedb]") {
+    const auto dir = temp_dir();
+    const std::string fasta = std::string(SWGPU_SOURCE_DIR) + "/data/demo_db.fa";
+    const std::string prefix = (dir / "demo").string();
+    REQUIRE(io::write_database(fasta, prefix) == 1000);
+    REQUIRE(io::is_database_file(prefix));
+    REQUIRE_FALSE(io::is_database_file(fasta));
+    REQUIRE_FALSE(fs::exists(prefix + ".swdb.tmp"));
+
+    const auto ref = io::read_all(fasta);
+    io::database_file db(prefix);
+    REQUIRE(db.size() == ref.size());
+    REQUIRE(db.total_residues() == ref.total_residues());
+    std::size_t longest = 0;
+    for (std::size_t k = 0; k < ref.size(); ++k) {
+        REQUIRE(db.name(k) == ref.names[k]);
+        auto r = db.residues(k);
+        std::string want(ref[k].begin(), ref[k].end());
+        std::transform(want.begin(), want.end(), want.begin(), ::toupper);
+        REQUIRE(std::string(r.begin(), r.end()) == want);
+        longest = std::max(longest, ref.length(k));
+    }
+    REQUIRE(db.longest() == longest);
+    // length order: a permutation, longest first, ties by index
+    auto order = db.length_order();
+    for (std::size_t k = 1; k < order.size(); ++k) {
+        const auto a = ref.length(order[k - 1]), b = ref.length(order[k]);
+        REQUIRE((a > b || (a == b && order[k - 1] < order[k])));
+    }
+
+    io::database_file chunked(prefix + ".swdb");
+    sequence_set all;
+    int chunks = 0;
+    while (true) {
+        sequence_set c;
+        if (!chunked.read_chunk(c, 50000)) break;
+        ++chunks;
+        for (std::size_t k = 0; k < c.size(); ++k) all.add(c.names[k], c[k]);
+    }
+    REQUIRE(chunks > 5);
+    REQUIRE(all.names == ref.names);
+    REQUIRE(all.offsets == ref.offsets);
+
+    // Skipping every other chunk passes exactly the records a read would have read (counts), and the next read
+    // starts after them; reading into a set that already holds records appends.
+    io::database_file skipping(prefix);
+    sequence_set odd;
+    std::uint64_t skipped_residues = 0, skipped_sequences = 0;
+    for (int c = 0;; ++c) {
+        if (c % 2 == 0) {
+            std::uint64_t r = 0, n = 0;
+            if (!skipping.skip_chunk(50000, r, n)) break;
+            REQUIRE(n > 0);
+            skipped_residues += r;
+            skipped_sequences += n;
+        } else if (!skipping.read_chunk(odd, 50000)) {
+            break;
+        }
+    }
+    REQUIRE(skipping.exhausted());
+    REQUIRE(skipped_residues + odd.total_residues() == ref.total_residues());
+    REQUIRE(skipped_sequences + odd.size() == ref.size());
+    sequence_set expect;
+    io::database_file again(prefix);
+    for (int c = 0;; ++c) {
+        sequence_set chunk;
+        if (!again.read_chunk(chunk, 50000)) break;
+        if (c % 2 == 1)
+            for (std::size_t k = 0; k < chunk.size(); ++k) expect.add(chunk.names[k], chunk[k]);
+    }
+    REQUIRE(odd.names == expect.names);
+    REQUIRE(odd.offsets == expect.offsets);
+    REQUIRE(odd.residues == expect.residues);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("corrupt or foreign database files are bad-input errors", "[makedb]") {
+    const auto dir = temp_dir();
+    const std::string prefix = (dir / "small").string();
+    {
+        std::ofstream f(dir / "small.fa");
+        f << ">a one\nACDE\n>b\nWW\n";
+    }
+    io::write_database((dir / "small.fa").string(), prefix);
+    auto code_of = [](const std::string& p) {
+        try {
+            io::database_file db(p);
+        } catch (const error& e) {
+            return e.code();
+        }
+        return exit_code::success;
+    };
+    REQUIRE(code_of(prefix) == exit_code::success);
+    // truncated
+    fs::copy_file(prefix + ".swdb", dir / "trunc.swdb");
+    fs::resize_file(dir / "trunc.swdb", fs::file_size(dir / "trunc.swdb") - 8);
+    REQUIRE(code_of((dir / "trunc").string()) == exit_code::bad_input);
+    // foreign
+    {
+        std::ofstream f(dir / "foreign.swdb", std::ios::binary);
+        f << std::string(200, 'x');
+    }
+    REQUIRE(code_of((dir / "foreign").string()) == exit_code::bad_input);
+    REQUIRE(code_of((dir / "missing").string()) == exit_code::bad_input);
+    // unwritable output
+    try {
+        io::write_database((dir / "small.fa").string(), (dir / "no_such_dir" / "x").string());
+        FAIL("write into a missing directory succeeded");
+    } catch (const error& e) {
+        REQUIRE(e.code() == exit_code::output_failed);
+    }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("swgpu makedb + align on the database prints what align on the FASTA prints", "[makedb][cli]") {
+    const auto dir = temp_dir();
+    const std::string bin = SWGPU_BINARY, src = SWGPU_SOURCE_DIR;
+    const std::string prefix = (dir / "demo").string();
+    auto sh = [](const std::string& cmd) { return std::system(cmd.c_str()); };
+    REQUIRE(sh(bin + " makedb -q " + src + "/data/demo_db.fa " + prefix) == 0);
+    REQUIRE(sh(bin + " align -t 2 --outfmt '6 std score cigar' " + src + "/data/demo_queries.fa " + src +
+               "/data/demo_db.fa > " + (dir / "fasta.tsv").string() + " 2>/dev/null") == 0);
+    REQUIRE(sh(bin + " align -t 2 --outfmt '6 std score cigar' " + src + "/data/demo_queries.fa " + prefix +
+               ".swdb > " + (dir / "swdb.tsv").string() + " 2>/dev/null") == 0);
+    std::ifstream a(dir / "fasta.tsv"), b(dir / "swdb.tsv");
+    const std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
+    REQUIRE(sa.size() > 1000);
+    REQUIRE(sa == sb);
+    // a missing source is exit code 1 with one swgpu: line and no database left behind
+    const int rc = sh(bin + " makedb " + (dir / "missing.fa").string() + " " + (dir / "x").string() + " 2> " +
+                      (dir / "err.txt").string());
+    REQUIRE(WEXITSTATUS(rc) == 1);
+    std::ifstream e(dir / "err.txt");
+    std::string line;
+    std::getline(e, line);
+    REQUIRE(line.rfind("swgpu: error: ", 0) == 0);
+    REQUIRE_FALSE(fs::exists(dir / "x.swdb"));
+    fs::remove_all(dir);
+}
