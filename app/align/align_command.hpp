@@ -1,5 +1,5 @@
-// `swgpu align QUERY DB [options]`: the command line of database search. Parses and validates the options, then
-// calls io (read) -> core (search, finish) -> a backend -> io (write); no algorithm lives here.
+// `swgpu align QUERY DB [options]`: the command line of database search. Parses the options into align_settings;
+// app/align/align_run.hpp runs them (io reads, core searches and finishes on a backend, io writes).
 #pragma once
 
 #include <cstddef>
@@ -46,7 +46,6 @@ public:
     int run(const std::string& command_line);
 
 private:
-    int run_here(const std::string& command_line);  // run() of this process (one MPI rank)
     CLI::App* sub_ = nullptr;
     align_settings s_;
     CLI::Option *gap_open_ = nullptr, *gap_extend_ = nullptr, *match_ = nullptr, *mismatch_ = nullptr,

@@ -1,0 +1,734 @@
+#include "app/align/align_run.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <set>
+
+#include "app/align/gpu_search.hpp"
+#include "app/align/gpu_share.hpp"
+#include "app/align/process_group.hpp"
+#include "core/align/long_pair/long_pair.hpp"
+#include "core/align/long_pair/runner.hpp"
+#include "core/align/search/score_pass.hpp"
+#include "core/align/sequence.hpp"
+#include "core/align/statistics.hpp"
+#include "core/align/strand.hpp"
+#include "gpu/engine/engine.hpp"
+#include "io/align/database_file.hpp"
+#include "io/align/database_stream.hpp"
+#include "io/align/dotplot.hpp"
+#include "io/align/matrix_file.hpp"
+#include "io/align/sequence_reader.hpp"
+#include "io/output_file.hpp"
+
+namespace swgpu::app {
+
+using clock = std::chrono::steady_clock;
+
+// A one-line progress display, only when stderr is a terminal (docs/conventions.md); erased when done.
+class progress_line {
+public:
+    explicit progress_line(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 1) {}
+    ~progress_line() { clear(); }
+    void show(const std::string& text) {
+        if (!enabled_) return;
+        std::cerr << '\r' << text << std::string(width_ > text.size() ? width_ - text.size() : 0, ' ') << std::flush;
+        width_ = text.size();
+    }
+    void clear() {
+        if (!enabled_ || width_ == 0) return;
+        std::cerr << '\r' << std::string(width_, ' ') << '\r' << std::flush;
+        width_ = 0;
+    }
+
+private:
+    bool enabled_;
+    std::size_t width_ = 0;
+};
+
+namespace {
+
+// --mode auto: pairs of at least default_long_pair_cells cells whose shorter sequence has this many residues are
+// aligned as long pairs.
+constexpr std::size_t long_pair_min_side = 4096;
+
+// "--gpu-mem": bytes, or a number with K, M or G (powers of 1024). Empty: 0, the backend's default (what is free).
+std::size_t parse_gpu_mem(const std::string& text) {
+    if (text.empty()) return 0;
+    std::size_t pos = 0;
+    unsigned long long value = 0;
+    try {
+        value = std::stoull(text, &pos);
+    } catch (const std::exception&) {
+        pos = 0;
+    }
+    std::size_t unit = 1;
+    if (pos > 0 && pos + 1 == text.size()) {
+        switch (text[pos]) {
+            case 'k': case 'K': unit = std::size_t(1) << 10; break;
+            case 'm': case 'M': unit = std::size_t(1) << 20; break;
+            case 'g': case 'G': unit = std::size_t(1) << 30; break;
+            default: pos = 0;
+        }
+        if (pos) ++pos;
+    }
+    if (pos == 0 || pos != text.size() || text[0] == '-')
+        throw usage_error("--gpu-mem '" + text + "' is not a size; give bytes or a number with K, M or G, e.g. 4G");
+    const std::size_t bytes = static_cast<std::size_t>(value) * unit;
+    if (bytes < (std::size_t(16) << 20))
+        throw usage_error("--gpu-mem " + text + " is below the minimum of 16M");
+    return bytes;
+}
+
+}  // namespace
+
+namespace {
+
+// Fails with an output error unless the folder of `path` exists and is writable.
+void check_writable_folder(const std::string& path) {
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+        throw output_error(path, "its folder does not exist or is not writable");
+}
+
+// "[#########...........]  45 %, about 12 s left": a bar of 20, the percentage, and the time left at the rate so far.
+std::string progress_bar(double fraction, double elapsed_s) {
+    fraction = std::clamp(fraction, 0.0, 1.0);
+    const int filled = static_cast<int>(fraction * 20 + 0.5);
+    std::string s = "[" + std::string(filled, '#') + std::string(20 - filled, '.') + "] ";
+    s += std::to_string(static_cast<int>(fraction * 100)) + " %";
+    if (fraction > 0.02 && fraction < 1)
+        s += ", about " + std::to_string(static_cast<long long>(elapsed_s * (1 - fraction) / fraction + 0.5)) + " s left";
+    return s;
+}
+
+std::string seconds(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f s", s);
+    return buf;
+}
+std::string seconds(std::chrono::steady_clock::duration d) { return seconds(std::chrono::duration<double>(d).count()); }
+
+std::string type_name(seq_type t) { return t == seq_type::dna ? "DNA" : "protein"; }
+
+bool file_exists(const std::string& path) {
+    struct stat st{};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+// --matrix: a built-in name, or a file. A word that is neither is reported as an unknown name (a command-line error)
+// rather than as a missing file.
+substitution_matrix matrix_from_option(const std::string& name_or_path) {
+    if (name_or_path.find('/') == std::string::npos && !file_exists(name_or_path)) {
+        bool builtin = false;
+        for (const auto& n : substitution_matrix::builtin_names()) {
+            std::string a = n, b = name_or_path;
+            for (auto& c : a) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            for (auto& c : b) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            builtin = builtin || a == b || b == "EDNAFULL";
+        }
+        if (!builtin) return substitution_matrix::builtin(name_or_path);  // throws the usage error listing names
+    }
+    return io::load_matrix(name_or_path);
+}
+
+// Reads a --batch list: "QUERY [OUTPUT]" per line (fields split at a tab when the line has one, else at blanks),
+// blank lines and lines starting with # skipped. OUTPUT defaults to the query file's name with .out appended, in
+// `folder` (-o; the current folder when -o is absent or '-').
+std::vector<align_run::batch_entry> read_batch_list(const std::string& list, const std::string& folder) {
+    std::ifstream in(list);
+    if (!in) throw input_error(list, "cannot read the --batch list");
+    const std::filesystem::path dir = folder.empty() || folder == "-" ? std::filesystem::path(".") : std::filesystem::path(folder);
+    std::vector<align_run::batch_entry> out;
+    std::set<std::string> outputs;
+    std::size_t number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        const auto first = line.find_first_not_of(" \t");
+        if (first == std::string::npos || line[first] == '#') continue;
+        std::vector<std::string> fields;
+        const char* separators = line.find('\t') != std::string::npos ? "\t" : " ";
+        for (std::size_t at = 0; at < line.size();) {
+            const auto end = std::min(line.find_first_of(separators, at), line.size());
+            if (end > at) fields.push_back(line.substr(at, end - at));
+            at = end + 1;
+        }
+        if (fields.size() > 2)
+            throw input_error(list + ":" + std::to_string(number), "expected QUERY [OUTPUT], found " +
+                                                                       std::to_string(fields.size()) + " fields");
+        align_run::batch_entry e{fields[0], fields.size() == 2
+                                     ? fields[1]
+                                     : (dir / (std::filesystem::path(fields[0]).filename().string() + ".out")).string()};
+        if (e.query == "-") throw input_error(list + ":" + std::to_string(number), "stdin cannot be a --batch query file");
+        if (!outputs.insert(e.out).second)
+            throw input_error(list + ":" + std::to_string(number), "output " + e.out + " is listed twice");
+        out.push_back(std::move(e));
+    }
+    if (out.empty()) throw input_error(list, "the --batch list names no query file");
+    return out;
+}
+
+}  // namespace
+
+align_run::align_run(align_settings settings, given_options given, std::string command_line)
+    : s_(std::move(settings)),
+      given_(given),
+      command_line_(std::move(command_line)),
+      started_(clock::now()),
+      group_(process_group::world()),
+      verbose_(s_.verbose && group_.rank() == 0),
+      quiet_(s_.quiet || group_.rank() != 0) {}
+
+align_run::~align_run() = default;
+
+void align_run::info(const std::string& text) const {
+    if (verbose_ && !quiet_) std::cerr << "swgpu: " << text << '\n';
+}
+void align_run::warning(const std::string& text) const {
+    if (!quiet_) std::cerr << "swgpu: warning: " << text << '\n';
+}
+void align_run::notice(const std::string& text) const {
+    if (!quiet_) std::cerr << "swgpu: " << text << '\n';
+}
+
+int align_run::run() {
+    check_options();
+    resolve_files();
+    choose_backend();
+    if (!read_queries()) return finish_refused();
+    make_scoring();
+    open_outputs();
+    if (!encode_queries()) return finish_refused();
+    compose_score_pass();
+    const search_results results = search();
+    if (!results.finished_here) return 0;  // another rank finishes and writes
+    report(results);
+    write(results);
+    return refusals_.empty() ? 0 : finish_refused();
+}
+
+// Options that need no input to check.
+void align_run::check_options() {
+    fmt_ = io::parse_outfmt(s_.outfmt);
+    fmt_.eqx = s_.eqx;
+    if (s_.max_target_seqs < 1)
+        throw usage_error("-k/--max-target-seqs must be at least 1 (got " + std::to_string(s_.max_target_seqs) + ")");
+    if (!(s_.evalue > 0)) throw usage_error("-e/--evalue must be positive");
+    if (s_.db_chunk < 1)
+        throw usage_error("--db-chunk must be at least 1 residue (got " + std::to_string(s_.db_chunk) + ")");
+    if (s_.gpus < 0) throw usage_error("--gpus must be 0 (every GPU) or more (got " + std::to_string(s_.gpus) + ")");
+    gpu_mem_ = parse_gpu_mem(s_.gpu_mem);
+    if (s_.threads < 0 || s_.threads > 4096)
+        throw usage_error("-t/--threads must lie within 0..4096 (0: one per hardware thread; got " +
+                          std::to_string(s_.threads) + ")");
+    if (given_.gap_open && s_.gap_open < 0)
+        throw usage_error("--gap-open must be >= 0 (got " + std::to_string(s_.gap_open) + ")");
+    if (given_.gap_extend && s_.gap_extend < 1)
+        throw usage_error("--gap-extend must be >= 1 (got " + std::to_string(s_.gap_extend) + ")");
+}
+
+// Positionals (QUERY DB, or with --batch only DB), the --batch list, and no output that would replace an input or
+// another output (checked before anything is read or written).
+void align_run::resolve_files() {
+    if (!s_.batch.empty()) {
+        if (!s_.db.empty()) throw usage_error("with --batch, give only DB (the queries come from " + s_.batch + ")");
+        if (s_.query.empty()) throw usage_error("DB is required");
+        s_.db = std::move(s_.query);
+        s_.query = s_.batch;  // for messages; the files are the list's
+        if (!s_.dotplot.empty()) throw usage_error("--dotplot draws one run's alignments; it does not go with --batch");
+    } else {
+        if (s_.query.empty()) throw usage_error("QUERY is required");
+        if (s_.db.empty()) throw usage_error("DB is required");
+    }
+    if (s_.query == "-" && s_.db == "-") throw usage_error("QUERY and DB cannot both be stdin ('-')");
+    if (!s_.batch.empty()) batch_ = read_batch_list(s_.batch, s_.out);
+
+    std::vector<io::named_file> outputs, inputs;
+    if (batch_.empty()) outputs.push_back({"-o", s_.out});
+    if (!s_.dotplot.empty()) outputs.push_back({"--dotplot", s_.dotplot});
+    for (const auto& b : batch_) outputs.push_back({"the output of --batch entry " + b.query + ",", b.out});
+    if (batch_.empty()) {
+        inputs.push_back({"the query file", io::parse_source(s_.query).path});
+    } else {
+        inputs.push_back({"the --batch list", s_.batch});
+        for (const auto& b : batch_) inputs.push_back({"the query file", io::parse_source(b.query).path});
+    }
+    inputs.push_back({"the database", s_.db != "-" && io::is_database_file(s_.db) ? io::database_path(s_.db)
+                                                                                 : io::parse_source(s_.db).path});
+    if (!s_.matrix.empty() && file_exists(s_.matrix)) inputs.push_back({"the --matrix file", s_.matrix});
+    io::refuse_overwriting(outputs, inputs);
+}
+
+// The backend, before any work (--backend gpu without a device is a device failure, exit 3), and the GPUs started
+// in the background while the inputs are read.
+void align_run::choose_backend() {
+    // Under MPI, the ranks of a host take its GPUs in turn, each making its own the only one visible before the first
+    // CUDA call (app/align/gpu_share.hpp), and ranks that share a GPU share its memory.
+    std::optional<rank_gpu> shared_gpu;
+    if (group_.size() > 1 && s_.backend != "cpu") {
+        int device_files = 0;
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator("/dev", ec)) {
+            const std::string name = e.path().filename().string();
+            if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
+                std::all_of(name.begin() + 6, name.end(), [](unsigned char c) { return std::isdigit(c); }))
+                ++device_files;
+        }
+        shared_gpu = gpu_for_rank(std::getenv("CUDA_VISIBLE_DEVICES"), device_files, group_.local_rank(),
+                                  group_.local_size());
+        if (shared_gpu) ::setenv("CUDA_VISIBLE_DEVICES", shared_gpu->visible.c_str(), 1);
+    }
+    use_gpu_ = s_.backend == "gpu" || (s_.backend == "auto" && gpu::available());
+    if (s_.backend == "gpu" && !gpu::available())
+        throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() +
+                              "); use --backend cpu, or --backend auto to fall back to the CPU");
+    if (s_.backend == "auto" && !use_gpu_) notice("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
+    if (use_gpu_ && group_.size() > 1) {
+        const int n = std::max(1, gpu::device_count());
+        int sharing = 0;
+        if (shared_gpu && n == 1) {  // this rank's GPU alone is visible
+            sharing = shared_gpu->sharing;
+        } else {  // the runtime saw every GPU anyway (started before), or none was known: pick among them
+            gpu_device_ = group_.local_rank() % n;
+            sharing = (group_.local_size() - gpu_device_ + n - 1) / n;
+        }
+        gpu::use_device(gpu_device_);
+        if (sharing > 1 && gpu_mem_ == 0) gpu_mem_ = gpu::free_memory(gpu_device_) / 8 * 7 / sharing;
+    }
+    if (use_gpu_) {
+        gpu_search::options o;
+        o.device = gpu_device_;
+        o.gpus = s_.gpus;
+        o.one_process = group_.size() == 1;
+        o.memory = gpu_mem_;
+        o.keep_align_memory = gpu_mem_ == 0 && io::needs_alignments(fmt_) && s_.gpu_align != "cpu";
+        // SWGPU_LOGICAL_DEVICES=K (a test option) makes each GPU count K times: the multi-GPU path on one GPU.
+        if (const char* e = std::getenv("SWGPU_LOGICAL_DEVICES")) o.logical = std::clamp(std::atoi(e), 1, 64);
+        gpus_ = std::make_unique<gpu_search>(o, started_);
+    }
+    read_options_ = std::make_unique<io::read_options>();
+    read_options_->skip_bad = s_.skip_bad;
+    read_options_->on_skip = [this](const std::string& m) { warning(m + "; record skipped (--skip-bad)"); };
+    read_options_->on_warning = [this](const std::string& m) { warning(m); };
+    auto_type_ = s_.seqtype == "auto";
+}
+
+// DB: a stream of chunks (io/align/database_stream.hpp), opened when first needed. On the GPU the first chunks ramp up
+// (an eighth of --db-chunk, a quarter, a half), and under MPI every rank cuts the chunks alike whatever its backend,
+// since rank r searches chunk k when k mod P = r. Under MPI the chunks are --db-chunk / P residues: P times as many
+// chunks keep the ranks' shares within about 2 % of each other (computed from this schedule: whole chunks of 10^8
+// residues would give the busiest of 4 ranks 10 % more than its share of db20k x100, of 8 ranks 33 %).
+void align_run::open_database() {
+    if (database_) return;
+    io::database_stream::options o;
+    const auto chunk = static_cast<std::uint64_t>(s_.db_chunk);
+    o.chunk_residues = group_.size() > 1 ? std::max<std::uint64_t>(1, chunk / std::uint64_t(group_.size())) : chunk;
+    o.ramp = use_gpu_ || group_.size() > 1;
+    o.auto_type = auto_type_;
+    o.read = *read_options_;
+    database_ = std::make_unique<io::database_stream>(s_.db, std::move(o));
+}
+
+// --batch: a query file that a run with it alone would refuse is refused here, with the same message, before its
+// error line goes out; the other files are searched and written, and the run ends with the first refused file's exit
+// code (rank 0 speaks under MPI).
+void align_run::refuse(std::size_t entry, const error& e) {
+    if (group_.rank() == 0) std::cerr << "swgpu: error: " << e.what() << '\n';
+    refusals_.emplace_back(entry, e);
+}
+
+int align_run::finish_refused() {
+    std::sort(refusals_.begin(), refusals_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    if (group_.rank() == 0)
+        std::cerr << "swgpu: error: " << refusals_.size() << " of the " << batch_.size() << " query files of "
+                  << s_.batch << " were refused (above); the outputs of the others were written\n";
+    return static_cast<int>(refusals_.front().second.code());
+}
+
+// Queries, typed (core/align/sequence.hpp's rule, every record checked against its file). With --batch, each listed
+// file is read and typed on its own, as a run with it alone would, and held against the database's type.
+bool align_run::read_queries() {
+    const auto typed = [this](const sequence_set& set) {
+        if (!auto_type_) return s_.seqtype == "dna" ? seq_type::dna : seq_type::protein;
+        const seq_type t = detect_type(set);
+        if (const auto k = first_disagreeing(set, t); k < set.size()) throw_mixed_types(set, k, t);
+        return t;
+    };
+    if (batch_.empty()) {
+        sequence_set q = io::read_all(s_.query, *read_options_);
+        if (q.empty()) throw input_error(s_.query, "no sequences found");
+        type_ = typed(q);
+        query_files_.push_back(std::move(q));
+        query_entry_.push_back(0);
+    } else {
+        std::vector<seq_type> types;
+        for (std::size_t k = 0; k < batch_.size(); ++k) {
+            try {
+                sequence_set one = io::read_all(batch_[k].query, *read_options_);
+                if (one.empty()) throw input_error(batch_[k].query, "no sequences found");
+                types.push_back(typed(one));
+                query_files_.push_back(std::move(one));
+                query_entry_.push_back(k);
+            } catch (const error& e) {
+                refuse(k, e);
+            }
+        }
+        info(std::to_string(batch_.size()) + " query files from " + s_.batch);
+        if (auto_type_ && !query_files_.empty()) {
+            // Each file is held against the database's type, as alone: the first chunk is read now to know it.
+            open_database();
+            const seq_type db_type = database_->type();
+            std::size_t kept = 0;
+            for (std::size_t i = 0; i < query_files_.size(); ++i) {
+                if (types[i] != db_type) {
+                    refuse(query_entry_[i], io::types_disagree(types[i], batch_[query_entry_[i]].query, db_type, s_.db));
+                    continue;
+                }
+                if (kept != i) {  // (a self-move would empty the set)
+                    query_files_[kept] = std::move(query_files_[i]);
+                    query_entry_[kept] = query_entry_[i];
+                }
+                ++kept;
+            }
+            query_files_.resize(kept);
+            query_entry_.resize(kept);
+        }
+        type_ = !auto_type_ ? (s_.seqtype == "dna" ? seq_type::dna : seq_type::protein)
+                : database_ ? database_->type()
+                            : seq_type::protein;  // every file refused
+    }
+    if (query_files_.empty()) return false;
+    if (type_ == seq_type::protein) {
+        if (given_.match || given_.mismatch)
+            throw usage_error("--match/--mismatch score DNA, but the queries are protein; use --matrix, or "
+                              "--seqtype dna");
+        if (given_.strand)
+            throw usage_error("--strand applies to DNA, but the queries are protein; or give --seqtype dna");
+    }
+    return true;
+}
+
+void align_run::make_scoring() {
+    sc_.emplace(scoring{type_ == seq_type::dna && s_.matrix.empty()
+                            ? substitution_matrix::match_mismatch(s_.match, s_.mismatch)
+                        : s_.matrix.empty() ? substitution_matrix::builtin("BLOSUM62")
+                                            : matrix_from_option(s_.matrix),
+                        {}, type_});
+    scoring& sc = *sc_;
+    sc.gaps = default_gaps(sc.matrix, type_);
+    if (given_.gap_open) sc.gaps.open = s_.gap_open;
+    if (given_.gap_extend) sc.gaps.extend = s_.gap_extend;
+    validate(sc);
+    if (!s_.no_evalue && !evalue_calculator::supported(sc))
+        evalue_calculator(sc, 0, 0);  // throws the usage error that names the supported pairs
+    info("scoring: " + io::describe_scoring(sc) + "; " + type_name(type_) + (use_gpu_ ? "; GPU" : "; CPU"));
+}
+
+// An unwritable destination fails before the search (with --batch the files are opened as they are written, but
+// their folders are checked now). Under MPI, rank 0 writes.
+void align_run::open_outputs() {
+    const bool writes = group_.rank() == 0;
+    if (batch_.empty() && writes) out_ = std::make_unique<io::output_file>(s_.out);
+    for (const auto& b : batch_) check_writable_folder(b.out);
+    if (!s_.dotplot.empty() && writes) dotplot_ = std::make_unique<io::output_file>(s_.dotplot);
+    wants_alignments_ = io::needs_alignments(fmt_) || dotplot_ != nullptr;
+}
+
+void align_run::warn_unknown_letters(const std::string& source, std::uint64_t unknown) const {
+    if (!unknown) return;
+    const scoring& sc = *sc_;
+    warning(source + ": " + std::to_string(unknown) + " residues are not letters of " + sc.matrix.name() +
+            (type_ == seq_type::dna ? " (IUPAC ambiguity codes such as R, Y, K, or X)" : "") + " and were read as " +
+            std::string(1, sc.matrix.letter(sc.matrix.fallback_code())));
+}
+
+// Encoded; DNA is searched on the strands asked for. With --batch each file on its own (a letter its matrix cannot
+// read refuses that file only), then the files one after the other.
+bool align_run::encode_queries() {
+    const scoring& sc = *sc_;
+    queries_.search_plus = type_ == seq_type::protein || s_.strand != "minus";
+    queries_.search_minus = type_ == seq_type::dna && s_.strand != "plus";
+    if (batch_.empty()) {
+        queries_.plus = std::move(query_files_.front());
+        if (queries_.search_minus) queries_.minus = reverse_complement(queries_.plus);
+        warn_unknown_letters(s_.query, encode(queries_.plus, sc.matrix));
+        if (queries_.search_minus) encode(queries_.minus, sc.matrix);
+    } else {
+        for (std::size_t i = 0; i < query_files_.size(); ++i) {
+            sequence_set& plus = query_files_[i];
+            sequence_set minus;
+            try {
+                if (queries_.search_minus) minus = reverse_complement(plus);
+                warn_unknown_letters(plus.source, encode(plus, sc.matrix));
+                if (queries_.search_minus) encode(minus, sc.matrix);
+            } catch (const error& e) {
+                refuse(query_entry_[i], e);
+                continue;
+            }
+            for (std::size_t q = 0; q < plus.size(); ++q) {
+                queries_.plus.add(std::move(plus.names[q]), plus[q]);
+                if (queries_.search_minus) queries_.minus.add(std::move(minus.names[q]), minus[q]);
+            }
+            sequence_set{}.residues.swap(plus.residues);  // freed as it is copied
+            batch_first_.push_back(queries_.plus.size());
+            batch_files_.push_back(query_entry_[i]);
+        }
+        if (batch_files_.empty()) return false;
+        queries_.plus.source = queries_.minus.source = s_.batch;
+        queries_.plus.encoded = queries_.minus.encoded = true;
+    }
+    query_files_.clear();
+    if (queries_.plus.size() > std::numeric_limits<std::uint32_t>::max() / 2)
+        throw input_error(s_.query, "too many queries for one run; split the file");
+    info(std::to_string(queries_.size()) + " queries, " + std::to_string(queries_.plus.total_residues()) +
+         " residues, from " + s_.query);
+    return true;
+}
+
+// The score pass over each chunk: the CPU's, or the GPUs' (one, or spread over several); short queries against long
+// subjects through windows (core/align/search/subject_windows.hpp: the alignments of such hits come from the windows
+// that reach the score; not with --mode pairwise); long pairs (--mode) each on the whole of the backend in linear
+// memory (core/align/long_pair/runner.hpp), their alignments kept for the finishing step. Then the pipeline's
+// options: alignments on the GPU after the search (the largest on the CPU threads beside it), or with --gpu-align cpu
+// on the CPU threads while the GPU searches for the last queries (the GPU then runs the queries in batches, two in
+// flight, which costs it about 1.5 %); under MPI, rank r searches chunks r, r + P, ... and rank 0 merges the scans.
+void align_run::compose_score_pass() {
+    const scoring& sc = *sc_;
+    pool_ = std::make_unique<thread_pool>(static_cast<unsigned>(s_.threads));
+    progress_ = std::make_unique<progress_line>(!s_.quiet);
+    open_database();
+    if (auto_type_) database_->expect(type_, s_.query);
+    if (gpus_) {
+        gpus_->build(sc);
+        score_pass_ = gpus_->pass();
+        if (!gpus_->description().empty()) info(gpus_->description());
+    } else {
+        score_pass_ = [&sc, pool = pool_.get()](const sequence_set& q, const sequence_set& d, const search_options& o) {
+            return search_cpu(q, d, sc, o, *pool);
+        };
+    }
+
+    compose_long_pairs();
+    compose_pipeline();
+}
+
+// Long pairs (--mode: pairwise, or auto for pairs of at least 2^27 cells whose shorter side has 4096 residues) each on
+// the whole of the backend, with a progress display on a terminal; short queries against long subjects through
+// windows (not with --mode pairwise, where every pair is a long pair).
+void align_run::compose_long_pairs() {
+    const scoring& sc = *sc_;
+    const auto long_backend = [this, &sc](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d)
+        -> std::unique_ptr<long_pair::backend> {
+        std::unique_ptr<long_pair::backend> be;
+        if (gpus_) {
+            gpus_->wait();
+            be = gpu::long_pair_backend(q, d, sc, gpu_mem_, gpus_->long_devices());
+        } else {
+            be = std::make_unique<long_pair::cpu_backend>(q, d, sc, *pool_);
+        }
+        // On a terminal: the forward pass's fraction done and the time left, then the traceback.
+        const std::string what = "swgpu: long pair " + std::to_string(q.size()) + " x " + std::to_string(d.size());
+        be->progress = [progress = progress_.get(), what, start = clock::now()](double fraction) {
+            if (fraction < 0) {
+                progress->show(what + ": tracing back");
+                return;
+            }
+            const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+            progress->show(what + ": forward pass " + progress_bar(fraction, elapsed));
+        };
+        return be;
+    };
+    long_pairs_ = std::make_unique<long_pair::runner>(sc, long_backend, wants_alignments_);
+    long_pairs_->on_start = [progress = progress_.get()](std::size_t m, std::size_t n) {
+        progress->show("swgpu: aligning a long pair (" + std::to_string(m) + " x " + std::to_string(n) + " residues)");
+    };
+    long_pairs_->on_aligned = [this](const std::string& what) {
+        progress_->clear();
+        info(what);
+    };
+    if (gpus_) {  // the score alone through the engine's tiles, where the measured policy says they are faster
+        long_pairs_->use_compensation = [this](double cells) {
+            return s_.long_policy == "compensation" ||
+                   (s_.long_policy == "auto" && long_pair::fastest_policy(cells) == long_pair::policy::compensation);
+        };
+        long_pairs_->compensation = [this, &sc](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d) {
+            gpus_->wait();
+            gpu::schedule_choice choice;
+            choice.sched = gpu::schedule::tiled_p2p;
+            return gpu::sw_score(q, d, sc, choice).end.score;
+        };
+    }
+    split_ = std::make_unique<long_pair_split>();
+    if (s_.mode == "pairwise") split_->long_pair = [](std::size_t, std::size_t) { return true; };
+    else if (s_.mode == "auto")
+        split_->long_pair = [](std::size_t a, std::size_t b) {
+            return std::min(a, b) >= long_pair_min_side && double(a) * double(b) >= default_long_pair_cells;
+        };
+    split_->long_score = [runner = long_pairs_.get()](const sequence_set& qset, std::size_t qi,
+                                                      const sequence_set& dset, std::size_t di) {
+        return runner->score(qset[qi], dset[di]);
+    };
+    windows_ = std::make_unique<subject_windows>(sc);
+    if (s_.mode != "pairwise") {
+        score_pass_ = [inner = score_pass_, windows = windows_.get()](const sequence_set& q, const sequence_set& d,
+                                                                     const search_options& o) {
+            return windows->search(q, d, o, inner);
+        };
+    }
+    if (split_->long_pair) {
+        score_pass_ = [inner = score_pass_, split = split_.get()](const sequence_set& q, const sequence_set& d,
+                                                                 const search_options& o) {
+            return split_score_pass(q, d, o, inner, *split);
+        };
+    }
+
+}
+
+// The pipeline's options: hits kept, E-values, where alignments are computed, MPI's share of the chunks.
+void align_run::compose_pipeline() {
+    const scoring& sc = *sc_;
+    run_.max_hits = static_cast<std::size_t>(s_.max_target_seqs);
+    run_.evalues = !s_.no_evalue;
+    run_.max_evalue = s_.evalue;
+    run_.alignments = wants_alignments_;
+    if (gpus_ && !std::getenv("SWGPU_NO_PREPARE")) run_.prepare = gpus_->preparer();
+    if (s_.mode != "pairwise")
+        run_.window_aligner = [windows = windows_.get()](const scored_pair& p) { return windows->align(p); };
+    if (split_->long_pair) {
+        run_.long_min_cells = s_.mode == "pairwise" ? 0 : default_long_pair_cells;
+        run_.long_min_side = s_.mode == "pairwise" ? 0 : long_pair_min_side;
+        run_.long_aligner = [runner = long_pairs_.get()](const scored_pair& p) { return runner->align(p); };
+    }
+    if (use_gpu_ && run_.alignments) {
+        if (s_.gpu_align == "cpu") {
+            run_.overlap = true;
+        } else {
+            run_.device_aligner = [&sc, memory = gpu_mem_, timing = &gpu_aligned_](std::span<const scored_pair> pairs) {
+                return gpu::align_scored(pairs, sc, memory, timing);
+            };
+        }
+    }
+    if (group_.size() > 1) {
+        const int rank = group_.rank(), size = group_.size();
+        run_.searched_here = [rank, size](std::size_t chunk) { return chunk % std::size_t(size) == std::size_t(rank); };
+        if (database_->can_skip())  // the other ranks' chunks are passed without reading them (same chunk sizes)
+            run_.skip_chunk = [database = database_.get()](std::uint64_t& residues, std::uint64_t& sequences) {
+                return database->skip(residues, sequences);
+            };
+        run_.combine = [this, max_hits = run_.max_hits](database_scan&& mine) -> std::optional<database_scan> {
+            auto parts = group_.gather({false, pack_scan(mine)});
+            if (!parts) return std::nullopt;
+            for (std::size_t r = 1; r < parts->size(); ++r) merge_scan(mine, unpack_scan((*parts)[r].bytes), max_hits);
+            info("merged the scans of " + std::to_string(parts->size()) + " MPI ranks");
+            return std::move(mine);
+        };
+        info(std::to_string(size) + " MPI ranks; rank r searches chunks r, r + " + std::to_string(size) + ", r + " +
+             std::to_string(2 * size) + ", ... of " + std::to_string(database_->chunk_residues()) + " residues");
+    }
+}
+
+// The pipeline, with a progress display on a terminal: a bar and the time left for a database that knows its size
+// (.swdb), how much was searched for a FASTA file.
+search_results align_run::search() {
+    io::database_stream& database = *database_;
+    const chunk_reader next_chunk = [&database](sequence_set& chunk) { return database.next(chunk); };
+    const auto exhausted = [&database] { return database.exhausted(); };
+    search_results results = search_and_finish(
+        queries_, *sc_, run_, next_chunk, exhausted, score_pass_, *pool_, [this, &database](const scan_progress& p) {
+            const std::uint64_t total = database.total_residues();
+            if (total > 0 && p.residues >= total) {
+                progress_->show("swgpu: database searched; computing " +
+                                std::string(wants_alignments_ ? "alignments" : "E-values") + " of the best hits");
+            } else if (total > 0) {
+                const double elapsed = std::chrono::duration<double>(clock::now() - started_).count();
+                progress_->show("swgpu: searching " + progress_bar(double(p.residues) / double(total), elapsed));
+            } else {
+                progress_->show("swgpu: searched " + std::to_string(p.sequences) + " database sequences (" +
+                                std::to_string(p.residues) + " residues)");
+            }
+        });
+    scanned_ = results.score_pass_done;
+    finished_ = clock::now();
+    progress_->clear();
+    return results;
+}
+
+void align_run::report(const search_results& results) {
+    const database_scan& scan = results.scan;
+    warn_unknown_letters(s_.db, scan.unknown_residues);
+    if (database_->records_skipped())
+        warning(s_.db + ": " + std::to_string(database_->records_skipped()) + " records skipped (--skip-bad)");
+    info("database " + s_.db + ": " + std::to_string(scan.sequences) + " sequences, " +
+         std::to_string(scan.residues) + " residues, " + std::to_string(scan.chunks) + " chunk(s); score pass " +
+         seconds(scanned_ - started_) + " (backend " + seconds(scan.backend_s) + ", waiting for the reader " +
+         seconds(scan.reader_wait_s) + ", of which for the first chunk " + seconds(scan.first_chunk_wait_s) +
+         "; start-up before the scan " +
+         seconds(scan.began > started_ ? std::chrono::duration<double>(scan.began - started_).count() : 0.0) +
+         (gpus_ ? ", GPUs started " + seconds(gpus_->started_after()) + " after the start" : std::string()) +
+         ", keeping hit subjects " + seconds(scan.keep_subjects_s) + ")");
+}
+
+// The results: one file, or with --batch each file's queries and hits, written as a run with that file alone writes
+// them; then what the finishing cost (-v).
+void align_run::write(const search_results& results) {
+    const scoring& sc = *sc_;
+    const database_scan& scan = results.scan;
+    const auto& hits = results.hits;
+    if (batch_.empty()) {
+        io::run_header header{SWGPU_VERSION, command_line_, s_.query, s_.db};
+        io::write_results(fmt_, header, io::results_view{sc, queries_, scan, hits}, *out_);
+        if (dotplot_) io::write_dotplot(io::results_view{sc, queries_, scan, hits}, *dotplot_);
+        out_->commit();
+        if (dotplot_) dotplot_->commit();
+    }
+    for (std::size_t j = 0; j < batch_files_.size(); ++j) {
+        const std::size_t k = batch_files_[j], b = batch_first_[j], e = batch_first_[j + 1];
+        query_strands part;
+        part.search_plus = queries_.search_plus;
+        part.search_minus = queries_.search_minus;
+        part.plus.source = batch_[k].query;
+        part.minus.source = batch_[k].query;
+        part.plus.encoded = queries_.plus.encoded;
+        part.minus.encoded = queries_.minus.encoded;
+        for (std::size_t q = b; q < e; ++q) {
+            part.plus.add(queries_.plus.names[q], queries_.plus[q]);
+            if (queries_.search_minus) part.minus.add(queries_.minus.names[q], queries_.minus[q]);
+        }
+        const std::vector<std::vector<printed_hit>> part_hits(hits.begin() + static_cast<std::ptrdiff_t>(b),
+                                                              hits.begin() + static_cast<std::ptrdiff_t>(e));
+        io::output_file file(batch_[k].out);
+        io::run_header header{SWGPU_VERSION, command_line_, batch_[k].query, s_.db};
+        io::write_results(fmt_, header, io::results_view{sc, part, scan, part_hits}, file);
+        file.commit();
+    }
+    if (long_pairs_->pairs() > 0)
+        info(std::to_string(long_pairs_->pairs()) + " long pair(s) aligned pairwise: " +
+             seconds(long_pairs_->seconds()) + ", " +
+             std::to_string(long_pairs_->cells() / std::max(long_pairs_->seconds(), 1e-9) / 1e9) + " GCUPS");
+    std::size_t printed = 0;
+    for (const auto& h : hits) printed += h.size();
+    std::string finishing = (run_.alignments ? "alignments " : "E-values (the format prints no alignment) ") +
+                            seconds(finished_ - scanned_) + " after the score pass";
+    if (gpu_aligned_.pairs > 0)
+        finishing += " (" + std::to_string(gpu_aligned_.pairs) + " on the GPU in " + seconds(gpu_aligned_.total_s) +
+                     ", kernel " + seconds(gpu_aligned_.kernel_s) + ")";
+    if (results.queries_finished_during_search > 0)
+        finishing += " (" + std::to_string(results.queries_finished_during_search) + " of " +
+                     std::to_string(queries_.size()) + " queries finished during it)";
+    info(std::to_string(printed) + " hits written to " +
+         (batch_.empty() ? out_->name() : std::to_string(batch_files_.size()) + " files") + "; " + finishing +
+         ", output " + seconds(clock::now() - finished_));
+}
+
+}  // namespace swgpu::app

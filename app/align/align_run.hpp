@@ -1,0 +1,124 @@
+// One run of `swgpu align`, in named steps: the options checked, the files resolved (no output may replace an input),
+// the backend chosen and its GPUs started, the queries read and typed, the scoring made, the outputs opened, the
+// queries encoded, the score pass composed (CPU or GPUs, subject windows, long pairs), the search run through the
+// pipeline (core/align/search/pipeline.hpp), the results written and the run reported. align_command parses the
+// command line into align_settings; this class does the rest, and algorithms live in core/, gpu/ and io/.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/align/align_command.hpp"
+#include "core/align/scoring.hpp"
+#include "core/align/search/pipeline.hpp"
+#include "core/align/search/subject_windows.hpp"
+#include "core/error.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/gpu.hpp"
+#include "io/align/output.hpp"
+
+namespace swgpu::io {
+class database_stream;
+class output_file;
+struct read_options;
+}  // namespace swgpu::io
+
+namespace swgpu::long_pair {
+class runner;
+}
+
+namespace swgpu::app {
+
+class gpu_search;
+class process_group;
+class progress_line;
+
+// Which options the command line gave explicitly (their defaults depend on the sequence type).
+struct given_options {
+    bool gap_open = false, gap_extend = false, match = false, mismatch = false, strand = false;
+};
+
+class align_run {
+public:
+    align_run(align_settings settings, given_options given, std::string command_line);
+    ~align_run();
+    align_run(const align_run&) = delete;
+    align_run& operator=(const align_run&) = delete;
+
+    // The whole run; returns the exit code (0, or the first refused --batch file's) and throws swgpu::error.
+    int run();
+
+    // One line of a --batch list: a query file and where its output goes.
+    struct batch_entry {
+        std::string query, out;
+    };
+
+private:
+    void check_options();
+    void resolve_files();
+    void choose_backend();
+    bool read_queries();  // false: every --batch file was refused
+    void make_scoring();
+    void open_outputs();
+    bool encode_queries();  // false: every --batch file was refused
+    void compose_score_pass();
+    void compose_long_pairs();
+    void compose_pipeline();
+    search_results search();
+    void report(const search_results& results);
+    void write(const search_results& results);
+    void open_database();
+    void refuse(std::size_t entry, const error& e);
+    int finish_refused();
+    void warn_unknown_letters(const std::string& source, std::uint64_t unknown) const;
+
+    align_settings s_;
+    given_options given_;
+    std::string command_line_;
+    std::chrono::steady_clock::time_point started_;
+    process_group& group_;
+    bool verbose_ = false, quiet_ = false;  // rank 0 speaks for an MPI run
+    void info(const std::string& text) const;
+    void warning(const std::string& text) const;
+    void notice(const std::string& text) const;
+
+    io::output_format fmt_;
+    std::size_t gpu_mem_ = 0;
+    std::vector<batch_entry> batch_;
+    bool use_gpu_ = false;
+    int gpu_device_ = 0;
+    std::unique_ptr<gpu_search> gpus_;
+    std::unique_ptr<io::read_options> read_options_;
+    std::unique_ptr<io::database_stream> database_;
+    bool auto_type_ = true;
+
+    // Queries: the letters of each accepted file (one without --batch) and its entry in the --batch list, then the
+    // encoded strands; file batch_files_[j] holds queries [batch_first_[j], batch_first_[j + 1]).
+    std::vector<sequence_set> query_files_;
+    std::vector<std::size_t> query_entry_;
+    std::vector<std::pair<std::size_t, error>> refusals_;  // (entry of the list, why)
+    seq_type type_ = seq_type::protein;
+    query_strands queries_;
+    std::vector<std::size_t> batch_first_{0}, batch_files_;
+
+    std::optional<scoring> sc_;
+    std::unique_ptr<io::output_file> out_, dotplot_;
+    bool wants_alignments_ = false;
+
+    std::unique_ptr<thread_pool> pool_;
+    std::unique_ptr<progress_line> progress_;
+    score_pass score_pass_;
+    std::unique_ptr<long_pair::runner> long_pairs_;
+    std::unique_ptr<long_pair_split> split_;
+    std::unique_ptr<subject_windows> windows_;
+    search_run_options run_;
+    gpu::align_timing gpu_aligned_;
+    std::chrono::steady_clock::time_point scanned_, finished_;
+};
+
+}  // namespace swgpu::app

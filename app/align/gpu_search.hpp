@@ -1,0 +1,57 @@
+// The GPUs of one `swgpu align` run: their contexts started in the background while the inputs are read, then the
+// score pass of database search on one GPU or spread over several (core/align/search/multi_device.hpp: each chunk cut
+// by residues, one run per GPU), the packing of chunks on the reader thread, and the devices a long pair's forward
+// pass splits over. Every call that needs a device first waits for the start-up, and rethrows its failure.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "core/align/scoring.hpp"
+#include "core/align/search/pipeline.hpp"
+
+namespace swgpu::app {
+
+class gpu_search {
+public:
+    struct options {
+        int device = 0;                  // the first GPU: this process's (under MPI, this rank's)
+        int gpus = 0;                    // --gpus: the score pass spreads over the first N visible GPUs (0: all)
+        bool one_process = true;         // false under MPI: each rank drives its own GPU, no spread
+        std::size_t memory = 0;          // --gpu-mem (0: what is free)
+        bool keep_align_memory = false;  // map the alignments' device memory during the start-up too
+        int logical = 1;                 // each GPU counts this many times (the multi-GPU path, tested on one GPU)
+    };
+    // Starts every GPU's context now: the first on a thread of its own, the others of a spread one thread each.
+    gpu_search(options opt, std::chrono::steady_clock::time_point started);
+    gpu_search(const gpu_search&) = delete;  // the start-up thread refers to this object
+    gpu_search& operator=(const gpu_search&) = delete;
+
+    // Waits for the start-up; rethrows its failure.
+    void wait() const;
+    // Seconds from `started` to every GPU's context (waits for the start-up).
+    double started_after() const;
+
+    // The score pass and the chunk packing for `sc` (which must outlive them); one GPU, or a spread over several.
+    void build(const scoring& sc);
+    const score_pass& pass() const { return pass_; }
+    const chunk_preparer& preparer() const { return preparer_; }
+    // The devices a long pair's forward pass splits over (empty: one device).
+    const std::vector<int>& long_devices() const { return long_devices_; }
+    // "score pass spread over W workers (G GPU(s) x K logical devices)", empty for one GPU.
+    const std::string& description() const { return description_; }
+
+private:
+    options opt_;
+    double started_after_ = 0;       // written by the start-up, read after it
+    std::shared_future<void> ready_;  // shared: the workers of several GPUs wait on it from their threads
+    score_pass pass_;
+    chunk_preparer preparer_;
+    std::vector<int> long_devices_;
+    std::string description_;
+};
+
+}  // namespace swgpu::app

@@ -1,0 +1,115 @@
+#include "io/align/database_stream.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/error.hpp"
+#include "io/align/database_file.hpp"
+
+namespace swgpu::io {
+
+namespace {
+
+std::string type_name(seq_type t) { return t == seq_type::dna ? "DNA" : "protein"; }
+
+}  // namespace
+
+error types_disagree(seq_type queries, const std::string& queries_name, seq_type database,
+                     const std::string& database_name) {
+    return usage_error(queries_name + ": the queries look like " + type_name(queries) + " but the database " +
+                       database_name + " looks like " + type_name(database) +
+                       " (DNA: at least 90 % of the letters are ACGTUN); give --seqtype dna or --seqtype protein to "
+                       "search both as that type");
+}
+
+struct database_stream::impl {
+    std::string spec;
+    options opt;
+    std::optional<sequence_reader> text;
+    std::optional<database_file> file;
+    std::uint64_t limit = 0;  // the next chunk's residues
+    bool first = true;        // no chunk read yet
+    seq_type type = seq_type::protein;
+    std::uint64_t records = 0;  // records read or skipped so far
+    std::optional<sequence_set> ahead;  // the first chunk, read by type()
+    std::optional<std::pair<seq_type, std::string>> expected;
+
+    bool read(sequence_set& chunk) {
+        const std::uint64_t n = limit;
+        limit = std::min(opt.chunk_residues, limit * 2);
+        if (!(file ? file->read_chunk(chunk, n) : text->read_chunk(chunk, n))) return false;
+        if (opt.auto_type) {
+            if (first) type = detect_type(chunk);
+            if (const auto k = first_disagreeing(chunk, type); k < chunk.size())
+                throw_mixed_types(chunk, k, type, records + 1);
+        }
+        records += chunk.size();
+        first = false;
+        return true;
+    }
+};
+
+database_stream::database_stream(const std::string& spec, options opt) : p_(std::make_unique<impl>()) {
+    p_->spec = spec;
+    p_->opt = std::move(opt);
+    p_->opt.chunk_residues = std::max<std::uint64_t>(1, p_->opt.chunk_residues);
+    p_->limit = p_->opt.ramp ? std::max<std::uint64_t>(1, p_->opt.chunk_residues / 8) : p_->opt.chunk_residues;
+    if (spec != "-" && is_database_file(spec)) p_->file.emplace(spec);
+    else p_->text.emplace(spec, p_->opt.read);
+}
+
+database_stream::~database_stream() = default;
+
+bool database_stream::next(sequence_set& chunk) {
+    if (p_->ahead) {
+        chunk = std::move(*p_->ahead);
+        p_->ahead.reset();
+        return true;
+    }
+    const bool was_first = p_->first;
+    if (!p_->read(chunk)) return false;
+    if (was_first && p_->opt.auto_type && p_->expected && p_->expected->first != p_->type)
+        throw types_disagree(p_->expected->first, p_->expected->second, p_->type, p_->spec);
+    return true;
+}
+
+bool database_stream::skip(std::uint64_t& residues, std::uint64_t& sequences) {
+    if (p_->ahead) {  // read ahead to type the database: passed as it is
+        residues = p_->ahead->total_residues();
+        sequences = p_->ahead->size();
+        p_->ahead.reset();
+        return true;
+    }
+    if (!p_->file) throw runtime_failure("database_stream::skip needs a .swdb database");
+    const std::uint64_t n = p_->limit;
+    p_->limit = std::min(p_->opt.chunk_residues, p_->limit * 2);
+    const bool skipped = p_->file->skip_chunk(n, residues, sequences);
+    p_->records += sequences;  // records of later chunks keep their numbers in messages
+    return skipped;
+}
+
+bool database_stream::can_skip() const { return p_->file.has_value(); }
+
+bool database_stream::exhausted() const {
+    if (p_->ahead) return false;
+    return p_->file ? p_->file->exhausted() : p_->text->exhausted();
+}
+
+seq_type database_stream::type() {
+    if (p_->first) {
+        sequence_set chunk;
+        if (p_->read(chunk)) p_->ahead = std::move(chunk);
+    }
+    return p_->type;
+}
+
+void database_stream::expect(seq_type queries, std::string queries_name) {
+    p_->expected.emplace(queries, std::move(queries_name));
+}
+
+const std::string& database_stream::spec() const { return p_->spec; }
+std::uint64_t database_stream::chunk_residues() const { return p_->opt.chunk_residues; }
+std::uint64_t database_stream::total_residues() const { return p_->file ? p_->file->total_residues() : 0; }
+std::uint64_t database_stream::records_skipped() const { return p_->text ? p_->text->records_skipped() : 0; }
+
+}  // namespace swgpu::io

@@ -1,0 +1,69 @@
+// The database of a search as a stream of chunks: a FASTA/FASTQ file (or region) or a .swdb database, read in chunks
+// of a bounded number of residues, each chunk typed and checked as it is read.
+//
+// Chunk sizes. With `ramp`, the first chunks are an eighth of the chunk size, then a quarter, a half, then whole
+// (a GPU starts after a short read, and the reader stays ahead of it from then on); every process of an MPI run cuts
+// the same chunks, since process r searches chunk k when k mod P = r.
+//
+// Types. With `auto_type`, the database's type is that of its first chunk (core/align/sequence.hpp's rule), and every
+// record of every chunk is checked against it: a record of another type is an error naming it, numbered in the whole
+// database. `expect(type, ...)` makes the first chunk's type an error (exit 2) when it differs from the queries'.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/align/scoring.hpp"
+#include "core/align/sequence.hpp"
+#include "core/error.hpp"
+#include "io/align/sequence_reader.hpp"
+
+namespace swgpu::io {
+
+class database_stream {
+public:
+    struct options {
+        std::uint64_t chunk_residues = 100'000'000;
+        bool ramp = false;       // first chunks of 1/8, 1/4, 1/2 of chunk_residues
+        bool auto_type = true;   // type the database by its first chunk and check every record
+        read_options read;       // for FASTA/FASTQ
+    };
+    // `spec`: a file, a region (FILE:NAME:BEG-END), "-" (stdin) or a .swdb database (PREFIX or PREFIX.swdb).
+    database_stream(const std::string& spec, options opt);
+    ~database_stream();
+    database_stream(const database_stream&) = delete;
+    database_stream& operator=(const database_stream&) = delete;
+
+    // The next chunk, appended to an empty set; false at the end of the database.
+    bool next(sequence_set& chunk);
+    // Passes the next chunk without reading its records (a .swdb only: can_skip()), giving its residues and
+    // sequences; false at the end.
+    bool skip(std::uint64_t& residues, std::uint64_t& sequences);
+    bool can_skip() const;
+    // True once the stream is known to hold no more chunks.
+    bool exhausted() const;
+
+    // The database's type by the rule (auto_type), reading its first chunk ahead if it was not read yet; next() then
+    // returns that chunk first.
+    seq_type type();
+    // The queries' type and the words naming them: the first chunk read is an error (exit 2) if its type differs.
+    void expect(seq_type queries, std::string queries_name);
+
+    const std::string& spec() const;
+    std::uint64_t chunk_residues() const;   // a whole chunk's residues
+    std::uint64_t total_residues() const;  // a .swdb's residues, 0 when not known beforehand (FASTA)
+    std::uint64_t records_skipped() const;  // bad records skipped under read_options::skip_bad
+
+private:
+    struct impl;
+    std::unique_ptr<impl> p_;
+};
+
+// "Q: the queries look like DNA but the database D looks like protein (...); give --seqtype dna or --seqtype protein
+// to search both as that type": the usage error of queries and a database of different types.
+error types_disagree(seq_type queries, const std::string& queries_name, seq_type database,
+                     const std::string& database_name);
+
+}  // namespace swgpu::io
