@@ -9,8 +9,29 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace swgpu::testing {
+
+// The lines of a text, without their line ends.
+inline std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    for (std::string l; std::getline(ss, l);) out.push_back(l);
+    return out;
+}
+
+// The tab-separated fields of a line (an empty last field kept).
+inline std::vector<std::string> fields_of(const std::string& line) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    for (;;) {
+        const auto tab = line.find('\t', at);
+        out.push_back(line.substr(at, tab - at));
+        if (tab == std::string::npos) return out;
+        at = tab + 1;
+    }
+}
 
 // A fresh folder under the system's temporary folder, removed with everything in it at the end of its scope.
 struct temp_dir {

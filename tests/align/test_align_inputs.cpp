@@ -21,6 +21,8 @@
 #include "core/align/strand.hpp"
 
 namespace fs = std::filesystem;
+using swgpu::testing::fields_of;
+using swgpu::testing::lines_of;
 using swgpu::testing::one_error_line;
 using swgpu::testing::program_result;
 using swgpu::testing::run_program;
@@ -32,20 +34,6 @@ namespace {
 std::string write(const temp_dir& dir, const std::string& name, const std::string& content) {
     std::ofstream(dir / name, std::ios::binary) << content;
     return dir / name;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::stringstream ss(text);
-    for (std::string l; std::getline(ss, l);) out.push_back(l);
-    return out;
-}
-
-std::vector<std::string> fields_of(const std::string& line) {
-    std::vector<std::string> out;
-    std::stringstream ss(line);
-    for (std::string f; std::getline(ss, f, '\t');) out.push_back(f);
-    return out;
 }
 
 std::string random_dna(std::size_t n, std::uint64_t seed) {

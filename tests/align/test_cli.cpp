@@ -21,9 +21,12 @@
 
 #include "core/align/scoring.hpp"
 #include "gpu/gpu.hpp"
+#include "tests/cli_support.hpp"
 #include "io/align/database_file.hpp"
 
 namespace fs = std::filesystem;
+using swgpu::testing::fields_of;
+using swgpu::testing::lines_of;
 
 namespace {
 
@@ -37,24 +40,6 @@ std::string slurp(const fs::path& p) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::stringstream ss(text);
-    for (std::string l; std::getline(ss, l);) out.push_back(l);
-    return out;
-}
-
-std::vector<std::string> fields_of(const std::string& line) {
-    std::vector<std::string> out;
-    std::size_t at = 0;
-    for (;;) {
-        const auto tab = line.find('\t', at);
-        out.push_back(line.substr(at, tab - at));
-        if (tab == std::string::npos) return out;
-        at = tab + 1;
-    }
 }
 
 struct temp_dir {
