@@ -13,7 +13,7 @@
 #include <limits>
 #include <set>
 
-#include "app/align/gpu_search.hpp"
+#include "app/align/search_session.hpp"
 #include "app/align/gpu_share.hpp"
 #include "app/align/process_group.hpp"
 #include "core/align/long_pair/long_pair.hpp"
@@ -34,34 +34,8 @@ namespace swgpu::app {
 
 using clock = std::chrono::steady_clock;
 
-// A one-line progress display, only when stderr is a terminal (docs/conventions.md); erased when done.
-class progress_line {
-public:
-    explicit progress_line(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 1) {}
-    ~progress_line() { clear(); }
-    void show(const std::string& text) {
-        if (!enabled_) return;
-        std::cerr << '\r' << text << std::string(width_ > text.size() ? width_ - text.size() : 0, ' ') << std::flush;
-        width_ = text.size();
-    }
-    void clear() {
-        if (!enabled_ || width_ == 0) return;
-        std::cerr << '\r' << std::string(width_, ' ') << '\r' << std::flush;
-        width_ = 0;
-    }
-
-private:
-    bool enabled_;
-    std::size_t width_ = 0;
-};
-
 namespace {
 
-// --mode auto: pairs of at least default_long_pair_cells cells whose shorter sequence has this many residues are
-// aligned as long pairs.
-constexpr std::size_t long_pair_min_side = 4096;
-
-// "--gpu-mem": bytes, or a number with K, M or G (powers of 1024). Empty: 0, the backend's default (what is free).
 std::size_t parse_gpu_mem(const std::string& text) {
     if (text.empty()) return 0;
     std::size_t pos = 0;
@@ -99,17 +73,6 @@ void check_writable_folder(const std::string& path) {
     if (dir.empty()) dir = ".";
     if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
         throw output_error(path, "its folder does not exist or is not writable");
-}
-
-// "[#########...........]  45 %, about 12 s left": a bar of 20, the percentage, and the time left at the rate so far.
-std::string progress_bar(double fraction, double elapsed_s) {
-    fraction = std::clamp(fraction, 0.0, 1.0);
-    const int filled = static_cast<int>(fraction * 20 + 0.5);
-    std::string s = "[" + std::string(filled, '#') + std::string(20 - filled, '.') + "] ";
-    s += std::to_string(static_cast<int>(fraction * 100)) + " %";
-    if (fraction > 0.02 && fraction < 1)
-        s += ", about " + std::to_string(static_cast<long long>(elapsed_s * (1 - fraction) / fraction + 0.5)) + " s left";
-    return s;
 }
 
 std::string seconds(double s) {
@@ -306,17 +269,27 @@ void align_run::choose_backend() {
         gpu::use_device(gpu_device_);
         if (sharing > 1 && gpu_mem_ == 0) gpu_mem_ = gpu::free_memory(gpu_device_) / 8 * 7 / sharing;
     }
-    if (use_gpu_) {
-        gpu_search::options o;
-        o.device = gpu_device_;
-        o.gpus = s_.gpus;
-        o.one_process = group_.size() == 1;
-        o.memory = gpu_mem_;
-        o.keep_align_memory = gpu_mem_ == 0 && io::needs_alignments(fmt_) && s_.gpu_align != "cpu";
-        // SWGPU_LOGICAL_DEVICES=K (a test option) makes each GPU count K times: the multi-GPU path on one GPU.
-        if (const char* e = std::getenv("SWGPU_LOGICAL_DEVICES")) o.logical = std::clamp(std::atoi(e), 1, 64);
-        gpus_ = std::make_unique<gpu_search>(o, started_);
-    }
+    search_session::options o;
+    o.use_gpu = use_gpu_;
+    o.gpu.device = gpu_device_;
+    o.gpu.gpus = s_.gpus;
+    o.gpu.one_process = group_.size() == 1;
+    o.gpu.memory = gpu_mem_;
+    o.gpu.keep_align_memory = gpu_mem_ == 0 && io::needs_alignments(fmt_) && s_.gpu_align != "cpu";
+    // SWGPU_LOGICAL_DEVICES=K (a test option) makes each GPU count K times: the multi-GPU path on one GPU.
+    if (const char* e = std::getenv("SWGPU_LOGICAL_DEVICES")) o.gpu.logical = std::clamp(std::atoi(e), 1, 64);
+    o.threads = s_.threads;
+    o.mode = s_.mode;
+    o.long_policy = s_.long_policy;
+    o.gpu_align = s_.gpu_align;
+    // Alignments for the format's columns, or for the dot plot (drawn by rank 0, which writes).
+    o.alignments = io::needs_alignments(fmt_) || (!s_.dotplot.empty() && group_.rank() == 0);
+    o.max_hits = static_cast<std::size_t>(s_.max_target_seqs);
+    o.evalues = !s_.no_evalue;
+    o.max_evalue = s_.evalue;
+    o.progress = !s_.quiet;
+    o.info = [this](const std::string& text) { info(text); };
+    session_ = std::make_unique<search_session>(std::move(o), started_);  // the GPUs start now, in the background
     read_options_ = std::make_unique<io::read_options>();
     read_options_->skip_bad = s_.skip_bad;
     read_options_->on_skip = [this](const std::string& m) { warning(m + "; record skipped (--skip-bad)"); };
@@ -442,7 +415,6 @@ void align_run::open_outputs() {
     if (batch_.empty() && writes) out_ = std::make_unique<io::output_file>(s_.out);
     for (const auto& b : batch_) check_writable_folder(b.out);
     if (!s_.dotplot.empty() && writes) dotplot_ = std::make_unique<io::output_file>(s_.dotplot);
-    wants_alignments_ = io::needs_alignments(fmt_) || dotplot_ != nullptr;
 }
 
 void align_run::warn_unknown_letters(const std::string& source, std::uint64_t unknown) const {
@@ -496,137 +468,22 @@ bool align_run::encode_queries() {
     return true;
 }
 
-// The score pass over each chunk: the CPU's, or the GPUs' (one, or spread over several); short queries against long
-// subjects through windows (core/align/search/subject_windows.hpp: the alignments of such hits come from the windows
-// that reach the score; not with --mode pairwise); long pairs (--mode) each on the whole of the backend in linear
-// memory (core/align/long_pair/runner.hpp), their alignments kept for the finishing step. Then the pipeline's
-// options: alignments on the GPU after the search (the largest on the CPU threads beside it), or with --gpu-align cpu
-// on the CPU threads while the GPU searches for the last queries (the GPU then runs the queries in batches, two in
-// flight, which costs it about 1.5 %); under MPI, rank r searches chunks r, r + P, ... and rank 0 merges the scans.
+// The score pass (search_session.hpp: the backend's, with windows and long pairs) over the database's chunks;
+// under MPI, rank r searches chunks r, r + P, ... (the others passed unread where the database allows) and rank 0
+// merges the scans.
 void align_run::compose_score_pass() {
-    const scoring& sc = *sc_;
-    pool_ = std::make_unique<thread_pool>(static_cast<unsigned>(s_.threads));
-    progress_ = std::make_unique<progress_line>(!s_.quiet);
     open_database();
     if (auto_type_) database_->expect(type_, s_.query);
-    if (gpus_) {
-        gpus_->build(sc);
-        score_pass_ = gpus_->pass();
-        if (!gpus_->description().empty()) info(gpus_->description());
-    } else {
-        score_pass_ = [&sc, pool = pool_.get()](const sequence_set& q, const sequence_set& d, const search_options& o) {
-            return search_cpu(q, d, sc, o, *pool);
-        };
-    }
-
-    compose_long_pairs();
-    compose_pipeline();
-}
-
-// Long pairs (--mode: pairwise, or auto for pairs of at least 2^27 cells whose shorter side has 4096 residues) each on
-// the whole of the backend, with a progress display on a terminal; short queries against long subjects through
-// windows (not with --mode pairwise, where every pair is a long pair).
-void align_run::compose_long_pairs() {
-    const scoring& sc = *sc_;
-    const auto long_backend = [this, &sc](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d)
-        -> std::unique_ptr<long_pair::backend> {
-        std::unique_ptr<long_pair::backend> be;
-        if (gpus_) {
-            gpus_->wait();
-            be = gpu::long_pair_backend(q, d, sc, gpu_mem_, gpus_->long_devices());
-        } else {
-            be = std::make_unique<long_pair::cpu_backend>(q, d, sc, *pool_);
-        }
-        // On a terminal: the forward pass's fraction done and the time left, then the traceback.
-        const std::string what = "swgpu: long pair " + std::to_string(q.size()) + " x " + std::to_string(d.size());
-        be->progress = [progress = progress_.get(), what, start = clock::now()](double fraction) {
-            if (fraction < 0) {
-                progress->show(what + ": tracing back");
-                return;
-            }
-            const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
-            progress->show(what + ": forward pass " + progress_bar(fraction, elapsed));
-        };
-        return be;
-    };
-    long_pairs_ = std::make_unique<long_pair::runner>(sc, long_backend, wants_alignments_);
-    long_pairs_->on_start = [progress = progress_.get()](std::size_t m, std::size_t n) {
-        progress->show("swgpu: aligning a long pair (" + std::to_string(m) + " x " + std::to_string(n) + " residues)");
-    };
-    long_pairs_->on_aligned = [this](const std::string& what) {
-        progress_->clear();
-        info(what);
-    };
-    if (gpus_) {  // the score alone through the engine's tiles, where the measured policy says they are faster
-        long_pairs_->use_compensation = [this](double cells) {
-            return s_.long_policy == "compensation" ||
-                   (s_.long_policy == "auto" && long_pair::fastest_policy(cells) == long_pair::policy::compensation);
-        };
-        long_pairs_->compensation = [this, &sc](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d) {
-            gpus_->wait();
-            gpu::schedule_choice choice;
-            choice.sched = gpu::schedule::tiled_p2p;
-            return gpu::sw_score(q, d, sc, choice).end.score;
-        };
-    }
-    split_ = std::make_unique<long_pair_split>();
-    if (s_.mode == "pairwise") split_->long_pair = [](std::size_t, std::size_t) { return true; };
-    else if (s_.mode == "auto")
-        split_->long_pair = [](std::size_t a, std::size_t b) {
-            return std::min(a, b) >= long_pair_min_side && double(a) * double(b) >= default_long_pair_cells;
-        };
-    split_->long_score = [runner = long_pairs_.get()](const sequence_set& qset, std::size_t qi,
-                                                      const sequence_set& dset, std::size_t di) {
-        return runner->score(qset[qi], dset[di]);
-    };
-    windows_ = std::make_unique<subject_windows>(sc);
-    if (s_.mode != "pairwise") {
-        score_pass_ = [inner = score_pass_, windows = windows_.get()](const sequence_set& q, const sequence_set& d,
-                                                                     const search_options& o) {
-            return windows->search(q, d, o, inner);
-        };
-    }
-    if (split_->long_pair) {
-        score_pass_ = [inner = score_pass_, split = split_.get()](const sequence_set& q, const sequence_set& d,
-                                                                 const search_options& o) {
-            return split_score_pass(q, d, o, inner, *split);
-        };
-    }
-
-}
-
-// The pipeline's options: hits kept, E-values, where alignments are computed, MPI's share of the chunks.
-void align_run::compose_pipeline() {
-    const scoring& sc = *sc_;
-    run_.max_hits = static_cast<std::size_t>(s_.max_target_seqs);
-    run_.evalues = !s_.no_evalue;
-    run_.max_evalue = s_.evalue;
-    run_.alignments = wants_alignments_;
-    if (gpus_ && !std::getenv("SWGPU_NO_PREPARE")) run_.prepare = gpus_->preparer();
-    if (s_.mode != "pairwise")
-        run_.window_aligner = [windows = windows_.get()](const scored_pair& p) { return windows->align(p); };
-    if (split_->long_pair) {
-        run_.long_min_cells = s_.mode == "pairwise" ? 0 : default_long_pair_cells;
-        run_.long_min_side = s_.mode == "pairwise" ? 0 : long_pair_min_side;
-        run_.long_aligner = [runner = long_pairs_.get()](const scored_pair& p) { return runner->align(p); };
-    }
-    if (use_gpu_ && run_.alignments) {
-        if (s_.gpu_align == "cpu") {
-            run_.overlap = true;
-        } else {
-            run_.device_aligner = [&sc, memory = gpu_mem_, timing = &gpu_aligned_](std::span<const scored_pair> pairs) {
-                return gpu::align_scored(pairs, sc, memory, timing);
-            };
-        }
-    }
+    session_->compose(*sc_);
+    search_run_options& run = session_->pipeline();
     if (group_.size() > 1) {
         const int rank = group_.rank(), size = group_.size();
-        run_.searched_here = [rank, size](std::size_t chunk) { return chunk % std::size_t(size) == std::size_t(rank); };
+        run.searched_here = [rank, size](std::size_t chunk) { return chunk % std::size_t(size) == std::size_t(rank); };
         if (database_->can_skip())  // the other ranks' chunks are passed without reading them (same chunk sizes)
-            run_.skip_chunk = [database = database_.get()](std::uint64_t& residues, std::uint64_t& sequences) {
+            run.skip_chunk = [database = database_.get()](std::uint64_t& residues, std::uint64_t& sequences) {
                 return database->skip(residues, sequences);
             };
-        run_.combine = [this, max_hits = run_.max_hits](database_scan&& mine) -> std::optional<database_scan> {
+        run.combine = [this, max_hits = run.max_hits](database_scan&& mine) -> std::optional<database_scan> {
             auto parts = group_.gather({false, pack_scan(mine)});
             if (!parts) return std::nullopt;
             for (std::size_t r = 1; r < parts->size(); ++r) merge_scan(mine, unpack_scan((*parts)[r].bytes), max_hits);
@@ -638,29 +495,13 @@ void align_run::compose_pipeline() {
     }
 }
 
-// The pipeline, with a progress display on a terminal: a bar and the time left for a database that knows its size
-// (.swdb), how much was searched for a FASTA file.
 search_results align_run::search() {
     io::database_stream& database = *database_;
     const chunk_reader next_chunk = [&database](sequence_set& chunk) { return database.next(chunk); };
     const auto exhausted = [&database] { return database.exhausted(); };
-    search_results results = search_and_finish(
-        queries_, *sc_, run_, next_chunk, exhausted, score_pass_, *pool_, [this, &database](const scan_progress& p) {
-            const std::uint64_t total = database.total_residues();
-            if (total > 0 && p.residues >= total) {
-                progress_->show("swgpu: database searched; computing " +
-                                std::string(wants_alignments_ ? "alignments" : "E-values") + " of the best hits");
-            } else if (total > 0) {
-                const double elapsed = std::chrono::duration<double>(clock::now() - started_).count();
-                progress_->show("swgpu: searching " + progress_bar(double(p.residues) / double(total), elapsed));
-            } else {
-                progress_->show("swgpu: searched " + std::to_string(p.sequences) + " database sequences (" +
-                                std::to_string(p.residues) + " residues)");
-            }
-        });
+    search_results results = session_->search(queries_, next_chunk, exhausted, database.total_residues());
     scanned_ = results.score_pass_done;
     finished_ = clock::now();
-    progress_->clear();
     return results;
 }
 
@@ -675,7 +516,8 @@ void align_run::report(const search_results& results) {
          seconds(scan.reader_wait_s) + ", of which for the first chunk " + seconds(scan.first_chunk_wait_s) +
          "; start-up before the scan " +
          seconds(scan.began > started_ ? std::chrono::duration<double>(scan.began - started_).count() : 0.0) +
-         (gpus_ ? ", GPUs started " + seconds(gpus_->started_after()) + " after the start" : std::string()) +
+         (session_->gpus() ? ", GPUs started " + seconds(session_->gpus()->started_after()) + " after the start"
+                           : std::string()) +
          ", keeping hit subjects " + seconds(scan.keep_subjects_s) + ")");
 }
 
@@ -712,17 +554,17 @@ void align_run::write(const search_results& results) {
         io::write_results(fmt_, header, io::results_view{sc, part, scan, part_hits}, file);
         file.commit();
     }
-    if (long_pairs_->pairs() > 0)
-        info(std::to_string(long_pairs_->pairs()) + " long pair(s) aligned pairwise: " +
-             seconds(long_pairs_->seconds()) + ", " +
-             std::to_string(long_pairs_->cells() / std::max(long_pairs_->seconds(), 1e-9) / 1e9) + " GCUPS");
+    if (session_->long_pairs().pairs() > 0)
+        info(std::to_string(session_->long_pairs().pairs()) + " long pair(s) aligned pairwise: " +
+             seconds(session_->long_pairs().seconds()) + ", " +
+             std::to_string(session_->long_pairs().cells() / std::max(session_->long_pairs().seconds(), 1e-9) / 1e9) + " GCUPS");
     std::size_t printed = 0;
     for (const auto& h : hits) printed += h.size();
-    std::string finishing = (run_.alignments ? "alignments " : "E-values (the format prints no alignment) ") +
+    std::string finishing = (session_->pipeline().alignments ? "alignments " : "E-values (the format prints no alignment) ") +
                             seconds(finished_ - scanned_) + " after the score pass";
-    if (gpu_aligned_.pairs > 0)
-        finishing += " (" + std::to_string(gpu_aligned_.pairs) + " on the GPU in " + seconds(gpu_aligned_.total_s) +
-                     ", kernel " + seconds(gpu_aligned_.kernel_s) + ")";
+    if (session_->gpu_aligned().pairs > 0)
+        finishing += " (" + std::to_string(session_->gpu_aligned().pairs) + " on the GPU in " + seconds(session_->gpu_aligned().total_s) +
+                     ", kernel " + seconds(session_->gpu_aligned().kernel_s) + ")";
     if (results.queries_finished_during_search > 0)
         finishing += " (" + std::to_string(results.queries_finished_during_search) + " of " +
                      std::to_string(queries_.size()) + " queries finished during it)";

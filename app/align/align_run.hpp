@@ -16,10 +16,7 @@
 #include "app/align/align_command.hpp"
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
-#include "core/align/search/subject_windows.hpp"
 #include "core/error.hpp"
-#include "core/thread_pool.hpp"
-#include "gpu/gpu.hpp"
 #include "io/align/output.hpp"
 
 namespace swgpu::io {
@@ -28,15 +25,10 @@ class output_file;
 struct read_options;
 }  // namespace swgpu::io
 
-namespace swgpu::long_pair {
-class runner;
-}
-
 namespace swgpu::app {
 
-class gpu_search;
 class process_group;
-class progress_line;
+class search_session;
 
 // Which options the command line gave explicitly (their defaults depend on the sequence type).
 struct given_options {
@@ -67,8 +59,6 @@ private:
     void open_outputs();
     bool encode_queries();  // false: every --batch file was refused
     void compose_score_pass();
-    void compose_long_pairs();
-    void compose_pipeline();
     search_results search();
     void report(const search_results& results);
     void write(const search_results& results);
@@ -92,7 +82,6 @@ private:
     std::vector<batch_entry> batch_;
     bool use_gpu_ = false;
     int gpu_device_ = 0;
-    std::unique_ptr<gpu_search> gpus_;
     std::unique_ptr<io::read_options> read_options_;
     std::unique_ptr<io::database_stream> database_;
     bool auto_type_ = true;
@@ -108,16 +97,7 @@ private:
 
     std::optional<scoring> sc_;
     std::unique_ptr<io::output_file> out_, dotplot_;
-    bool wants_alignments_ = false;
-
-    std::unique_ptr<thread_pool> pool_;
-    std::unique_ptr<progress_line> progress_;
-    score_pass score_pass_;
-    std::unique_ptr<long_pair::runner> long_pairs_;
-    std::unique_ptr<long_pair_split> split_;
-    std::unique_ptr<subject_windows> windows_;
-    search_run_options run_;
-    gpu::align_timing gpu_aligned_;
+    std::unique_ptr<search_session> session_;
     std::chrono::steady_clock::time_point scanned_, finished_;
 };
 

@@ -1,0 +1,205 @@
+#include "app/align/search_session.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <span>
+
+#include "core/align/long_pair/long_pair.hpp"
+#include "core/align/long_pair/runner.hpp"
+#include "core/align/search/score_pass.hpp"
+#include "gpu/engine/engine.hpp"
+
+namespace swgpu::app {
+
+using clock = std::chrono::steady_clock;
+
+// A one-line progress display, only when stderr is a terminal (docs/conventions.md); erased when done.
+class progress_line {
+public:
+    explicit progress_line(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 1) {}
+    ~progress_line() { clear(); }
+    void show(const std::string& text) {
+        if (!enabled_) return;
+        std::cerr << '\r' << text << std::string(width_ > text.size() ? width_ - text.size() : 0, ' ') << std::flush;
+        width_ = text.size();
+    }
+    void clear() {
+        if (!enabled_ || width_ == 0) return;
+        std::cerr << '\r' << std::string(width_, ' ') << '\r' << std::flush;
+        width_ = 0;
+    }
+
+private:
+    bool enabled_;
+    std::size_t width_ = 0;
+};
+
+namespace {
+
+// --mode auto: pairs of at least default_long_pair_cells cells whose shorter sequence has this many residues are
+// aligned as long pairs.
+constexpr std::size_t long_pair_min_side = 4096;
+
+// "--gpu-mem": bytes, or a number with K, M or G (powers of 1024). Empty: 0, the backend's default (what is free).
+
+}  // namespace
+
+// "[#########...........]  45 %, about 12 s left": a bar of 20, the percentage, and the time left at the rate so far.
+std::string progress_bar(double fraction, double elapsed_s) {
+    fraction = std::clamp(fraction, 0.0, 1.0);
+    const int filled = static_cast<int>(fraction * 20 + 0.5);
+    std::string s = "[" + std::string(filled, '#') + std::string(20 - filled, '.') + "] ";
+    s += std::to_string(static_cast<int>(fraction * 100)) + " %";
+    if (fraction > 0.02 && fraction < 1)
+        s += ", about " + std::to_string(static_cast<long long>(elapsed_s * (1 - fraction) / fraction + 0.5)) + " s left";
+    return s;
+}
+
+search_session::search_session(options opt, std::chrono::steady_clock::time_point started)
+    : opt_(std::move(opt)), started_(started) {
+    if (opt_.use_gpu) gpus_ = std::make_unique<gpu_search>(opt_.gpu, started_);  // starts them in the background
+}
+
+search_session::~search_session() = default;
+
+// The backend's score pass for `sc`, then long pairs and windows around it, then the pipeline's options.
+void search_session::compose(const scoring& sc) {
+    sc_ = &sc;
+    pool_ = std::make_unique<thread_pool>(static_cast<unsigned>(opt_.threads));
+    progress_ = std::make_unique<progress_line>(opt_.progress);
+    if (gpus_) {
+        gpus_->build(sc);
+        score_pass_ = gpus_->pass();
+        if (!gpus_->description().empty()) info(gpus_->description());
+    } else {
+        score_pass_ = [&sc, pool = pool_.get()](const sequence_set& q, const sequence_set& d, const search_options& o) {
+            return search_cpu(q, d, sc, o, *pool);
+        };
+    }
+    compose_long_pairs(sc);
+    compose_pipeline(sc);
+}
+
+// Long pairs (--mode: pairwise, or auto for pairs of at least 2^27 cells whose shorter side has 4096 residues) each on
+// the whole of the backend, with a progress display on a terminal; short queries against long subjects through
+// windows (not with --mode pairwise, where every pair is a long pair).
+void search_session::compose_long_pairs(const scoring& sc) {
+    const auto long_backend = [this, &sc](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d)
+        -> std::unique_ptr<long_pair::backend> {
+        std::unique_ptr<long_pair::backend> be;
+        if (gpus_) {
+            gpus_->wait();
+            be = gpu::long_pair_backend(q, d, sc, opt_.gpu.memory, gpus_->long_devices());
+        } else {
+            be = std::make_unique<long_pair::cpu_backend>(q, d, sc, *pool_);
+        }
+        // On a terminal: the forward pass's fraction done and the time left, then the traceback.
+        const std::string what = "swgpu: long pair " + std::to_string(q.size()) + " x " + std::to_string(d.size());
+        be->progress = [progress = progress_.get(), what, start = clock::now()](double fraction) {
+            if (fraction < 0) {
+                progress->show(what + ": tracing back");
+                return;
+            }
+            const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+            progress->show(what + ": forward pass " + progress_bar(fraction, elapsed));
+        };
+        return be;
+    };
+    long_pairs_ = std::make_unique<long_pair::runner>(sc, long_backend, opt_.alignments);
+    long_pairs_->on_start = [progress = progress_.get()](std::size_t m, std::size_t n) {
+        progress->show("swgpu: aligning a long pair (" + std::to_string(m) + " x " + std::to_string(n) + " residues)");
+    };
+    long_pairs_->on_aligned = [this](const std::string& what) {
+        progress_->clear();
+        info(what);
+    };
+    if (gpus_) {  // the score alone through the engine's tiles, where the measured policy says they are faster
+        long_pairs_->use_compensation = [this](double cells) {
+            return opt_.long_policy == "compensation" ||
+                   (opt_.long_policy == "auto" && long_pair::fastest_policy(cells) == long_pair::policy::compensation);
+        };
+        long_pairs_->compensation = [this, &sc](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d) {
+            gpus_->wait();
+            gpu::schedule_choice choice;
+            choice.sched = gpu::schedule::tiled_p2p;
+            return gpu::sw_score(q, d, sc, choice).end.score;
+        };
+    }
+    split_ = std::make_unique<long_pair_split>();
+    if (opt_.mode == "pairwise") split_->long_pair = [](std::size_t, std::size_t) { return true; };
+    else if (opt_.mode == "auto")
+        split_->long_pair = [](std::size_t a, std::size_t b) {
+            return std::min(a, b) >= long_pair_min_side && double(a) * double(b) >= default_long_pair_cells;
+        };
+    split_->long_score = [runner = long_pairs_.get()](const sequence_set& qset, std::size_t qi,
+                                                      const sequence_set& dset, std::size_t di) {
+        return runner->score(qset[qi], dset[di]);
+    };
+    windows_ = std::make_unique<subject_windows>(sc);
+    if (opt_.mode != "pairwise") {
+        score_pass_ = [inner = score_pass_, windows = windows_.get()](const sequence_set& q, const sequence_set& d,
+                                                                     const search_options& o) {
+            return windows->search(q, d, o, inner);
+        };
+    }
+    if (split_->long_pair) {
+        score_pass_ = [inner = score_pass_, split = split_.get()](const sequence_set& q, const sequence_set& d,
+                                                                 const search_options& o) {
+            return split_score_pass(q, d, o, inner, *split);
+        };
+    }
+}
+
+// The pipeline's options: hits kept, E-values, where alignments are computed (on the GPU after the search, the
+// largest on the CPU threads beside it; or with --gpu-align cpu on the CPU threads while the GPU searches for the last
+// queries, the GPU then running the queries in batches, two in flight, which costs it about 1.5 %).
+void search_session::compose_pipeline(const scoring& sc) {
+    run_.max_hits = opt_.max_hits;
+    run_.evalues = opt_.evalues;
+    run_.max_evalue = opt_.max_evalue;
+    run_.alignments = opt_.alignments;
+    if (gpus_ && !std::getenv("SWGPU_NO_PREPARE")) run_.prepare = gpus_->preparer();
+    if (opt_.mode != "pairwise")
+        run_.window_aligner = [windows = windows_.get()](const scored_pair& p) { return windows->align(p); };
+    if (split_->long_pair) {
+        run_.long_min_cells = opt_.mode == "pairwise" ? 0 : default_long_pair_cells;
+        run_.long_min_side = opt_.mode == "pairwise" ? 0 : long_pair_min_side;
+        run_.long_aligner = [runner = long_pairs_.get()](const scored_pair& p) { return runner->align(p); };
+    }
+    if (gpus_ && run_.alignments) {
+        if (opt_.gpu_align == "cpu") {
+            run_.overlap = true;
+        } else {
+            run_.device_aligner = [&sc, memory = opt_.gpu.memory,
+                                   timing = &gpu_aligned_](std::span<const scored_pair> pairs) {
+                return gpu::align_scored(pairs, sc, memory, timing);
+            };
+        }
+    }
+}
+
+// The pipeline, with a progress display on a terminal: a bar and the time left for a database that knows its size
+// (.swdb), how much was searched for a FASTA file.
+search_results search_session::search(const query_strands& queries, const chunk_reader& next_chunk,
+                                      const std::function<bool()>& exhausted, std::uint64_t total) {
+    search_results results = search_and_finish(
+        queries, *sc_, run_, next_chunk, exhausted, score_pass_, *pool_, [this, total](const scan_progress& p) {
+            if (total > 0 && p.residues >= total) {
+                progress_->show("swgpu: database searched; computing " +
+                                std::string(opt_.alignments ? "alignments" : "E-values") + " of the best hits");
+            } else if (total > 0) {
+                const double elapsed = std::chrono::duration<double>(clock::now() - started_).count();
+                progress_->show("swgpu: searching " + progress_bar(double(p.residues) / double(total), elapsed));
+            } else {
+                progress_->show("swgpu: searched " + std::to_string(p.sequences) + " database sequences (" +
+                                std::to_string(p.residues) + " residues)");
+            }
+        });
+    progress_->clear();
+    return results;
+}
+
+}  // namespace swgpu::app

@@ -1,0 +1,90 @@
+// The machinery of a search, shared by the command line (align_run.hpp) and the library (app/swgpu.hpp): the backend
+// (every CPU thread, or the GPUs, started in the background as the session is made), the score pass composed for a
+// scoring (the backend's pass; short queries against long subjects through windows; long pairs each on the whole
+// backend in linear memory), the pipeline's options (hits kept, E-values, where alignments are computed), then
+// searches of encoded queries against a stream of database chunks (core/align/search/pipeline.hpp).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "app/align/gpu_search.hpp"
+#include "core/align/scoring.hpp"
+#include "core/align/search/pipeline.hpp"
+#include "core/align/search/subject_windows.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/gpu.hpp"
+
+namespace swgpu::long_pair {
+class runner;
+}
+
+namespace swgpu::app {
+
+class progress_line;
+
+class search_session {
+public:
+    struct options {
+        bool use_gpu = false;
+        gpu_search::options gpu;           // the GPUs, when use_gpu
+        int threads = 0;                   // CPU threads (0: one per hardware thread)
+        std::string mode = "auto";         // auto, search, pairwise: how pairs are scored (--mode)
+        std::string long_policy = "auto";  // long pairs' score pass on the GPU (--long-policy)
+        std::string gpu_align = "auto";    // where printed alignments are computed with the GPUs (--gpu-align)
+        bool alignments = true;            // false: printed hits carry scores and E-values only
+        std::size_t max_hits = 500;
+        bool evalues = true;
+        double max_evalue = 10;
+        bool progress = false;                         // a progress line on stderr when it is a terminal
+        std::function<void(const std::string&)> info;  // what was done (-v), may be empty
+    };
+    search_session(options opt, std::chrono::steady_clock::time_point started);
+    ~search_session();
+    search_session(const search_session&) = delete;
+    search_session& operator=(const search_session&) = delete;
+
+    // Composes the score pass for `sc`, which must outlive the session; once, before the first search.
+    void compose(const scoring& sc);
+    // The pipeline's options as composed; a caller adds MPI's share (searched_here, skip_chunk, combine) here.
+    search_run_options& pipeline() { return run_; }
+
+    // Searches `queries` (encoded, both strands as asked) against the chunks `next_chunk` gives. `total_residues`,
+    // when known (0: not), drives the progress bar.
+    search_results search(const query_strands& queries, const chunk_reader& next_chunk,
+                          const std::function<bool()>& exhausted, std::uint64_t total_residues);
+
+    thread_pool& pool() { return *pool_; }
+    const gpu_search* gpus() const { return gpus_.get(); }
+    const long_pair::runner& long_pairs() const { return *long_pairs_; }
+    const gpu::align_timing& gpu_aligned() const { return gpu_aligned_; }
+
+private:
+    void compose_long_pairs(const scoring& sc);
+    void compose_pipeline(const scoring& sc);
+    void info(const std::string& text) const {
+        if (opt_.info) opt_.info(text);
+    }
+
+    options opt_;
+    std::chrono::steady_clock::time_point started_;
+    const scoring* sc_ = nullptr;
+    std::unique_ptr<gpu_search> gpus_;
+    std::unique_ptr<thread_pool> pool_;
+    std::unique_ptr<progress_line> progress_;
+    score_pass score_pass_;
+    std::unique_ptr<long_pair::runner> long_pairs_;
+    std::unique_ptr<long_pair_split> split_;
+    std::unique_ptr<subject_windows> windows_;
+    search_run_options run_;
+    gpu::align_timing gpu_aligned_;
+};
+
+// "[#########...........]  45 %, about 12 s left": a bar of 20, the percentage, and the time left at the rate so far.
+std::string progress_bar(double fraction, double elapsed_s);
+
+}  // namespace swgpu::app
