@@ -89,21 +89,6 @@ bool file_exists(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0;
 }
 
-// --matrix: a built-in name, or a file. A word that is neither is reported as an unknown name (a command-line error)
-// rather than as a missing file.
-substitution_matrix matrix_from_option(const std::string& name_or_path) {
-    if (name_or_path.find('/') == std::string::npos && !file_exists(name_or_path)) {
-        bool builtin = false;
-        for (const auto& n : substitution_matrix::builtin_names()) {
-            std::string a = n, b = name_or_path;
-            for (auto& c : a) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-            for (auto& c : b) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-            builtin = builtin || a == b || b == "EDNAFULL";
-        }
-        if (!builtin) return substitution_matrix::builtin(name_or_path);  // throws the usage error listing names
-    }
-    return io::load_matrix(name_or_path);
-}
 
 // Reads a --batch list: "QUERY [OUTPUT]" per line (fields split at a tab when the line has one, else at blanks),
 // blank lines and lines starting with # skipped. OUTPUT defaults to the query file's name with .out appended, in
@@ -393,19 +378,16 @@ bool align_run::read_queries() {
 }
 
 void align_run::make_scoring() {
-    sc_.emplace(scoring{type_ == seq_type::dna && s_.matrix.empty()
-                            ? substitution_matrix::match_mismatch(s_.match, s_.mismatch)
-                        : s_.matrix.empty() ? substitution_matrix::builtin("BLOSUM62")
-                                            : matrix_from_option(s_.matrix),
-                        {}, type_});
-    scoring& sc = *sc_;
-    sc.gaps = default_gaps(sc.matrix, type_);
-    if (given_.gap_open) sc.gaps.open = s_.gap_open;
-    if (given_.gap_extend) sc.gaps.extend = s_.gap_extend;
-    validate(sc);
-    if (!s_.no_evalue && !evalue_calculator::supported(sc))
-        evalue_calculator(sc, 0, 0);  // throws the usage error that names the supported pairs
-    info("scoring: " + io::describe_scoring(sc) + "; " + type_name(type_) + (use_gpu_ ? "; GPU" : "; CPU"));
+    scoring_request r;
+    r.type = type_;
+    r.matrix = s_.matrix;
+    if (given_.gap_open) r.gap_open = s_.gap_open;
+    if (given_.gap_extend) r.gap_extend = s_.gap_extend;
+    r.match = s_.match;
+    r.mismatch = s_.mismatch;
+    r.evalues = !s_.no_evalue;
+    sc_.emplace(app::make_scoring(r));
+    info("scoring: " + io::describe_scoring(*sc_) + "; " + type_name(type_) + (use_gpu_ ? "; GPU" : "; CPU"));
 }
 
 // An unwritable destination fails before the search (with --batch the files are opened as they are written, but

@@ -1,8 +1,10 @@
 #include "app/align/search_session.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <iostream>
 #include <span>
@@ -10,6 +12,8 @@
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/long_pair/runner.hpp"
 #include "core/align/search/score_pass.hpp"
+#include "core/align/statistics.hpp"
+#include "io/align/matrix_file.hpp"
 #include "gpu/engine/engine.hpp"
 
 namespace swgpu::app {
@@ -45,7 +49,42 @@ constexpr std::size_t long_pair_min_side = 4096;
 
 // "--gpu-mem": bytes, or a number with K, M or G (powers of 1024). Empty: 0, the backend's default (what is free).
 
+bool file_exists(const std::string& path) {
+    struct stat st{};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+// --matrix: a built-in name, or a file. A word that is neither is reported as an unknown name (a command-line error)
+// rather than as a missing file.
+substitution_matrix matrix_from_option(const std::string& name_or_path) {
+    if (name_or_path.find('/') == std::string::npos && !file_exists(name_or_path)) {
+        bool builtin = false;
+        for (const auto& n : substitution_matrix::builtin_names()) {
+            std::string a = n, b = name_or_path;
+            for (auto& c : a) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            for (auto& c : b) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            builtin = builtin || a == b || b == "EDNAFULL";
+        }
+        if (!builtin) return substitution_matrix::builtin(name_or_path);  // throws the usage error listing names
+    }
+    return io::load_matrix(name_or_path);
+}
+
 }  // namespace
+
+scoring make_scoring(const scoring_request& r) {
+    scoring sc{r.type == seq_type::dna && r.matrix.empty() ? substitution_matrix::match_mismatch(r.match, r.mismatch)
+               : r.matrix.empty()                          ? substitution_matrix::builtin("BLOSUM62")
+                                                           : matrix_from_option(r.matrix),
+               {}, r.type};
+    sc.gaps = default_gaps(sc.matrix, r.type);
+    if (r.gap_open) sc.gaps.open = *r.gap_open;
+    if (r.gap_extend) sc.gaps.extend = *r.gap_extend;
+    validate(sc);
+    if (r.evalues && !evalue_calculator::supported(sc))
+        evalue_calculator(sc, 0, 0);  // throws the usage error that names the supported pairs
+    return sc;
+}
 
 // "[#########...........]  45 %, about 12 s left": a bar of 20, the percentage, and the time left at the rate so far.
 std::string progress_bar(double fraction, double elapsed_s) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "app/align/gpu_search.hpp"
@@ -26,6 +27,18 @@ class runner;
 namespace swgpu::app {
 
 class progress_line;
+
+// The scoring of a search: the matrix (a built-in name, or a file; empty: BLOSUM62 for protein, --match/--mismatch
+// for DNA), the gap costs (the matrix's defaults where not given), checked, and with E-value parameters when
+// `evalues` (else the usage error naming the supported pairs).
+struct scoring_request {
+    seq_type type = seq_type::protein;
+    std::string matrix;
+    std::optional<int> gap_open, gap_extend;
+    int match = 2, mismatch = -3;
+    bool evalues = true;
+};
+scoring make_scoring(const scoring_request& r);
 
 class search_session {
 public:

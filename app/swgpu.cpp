@@ -1,0 +1,349 @@
+// The library face (app/swgpu.hpp) over the same machinery as the command line: sequences typed by the same rule,
+// the same scoring, the search composed by app/align/search_session and run through core's pipeline.
+#include "app/swgpu.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include "app/align/search_session.hpp"
+#include "core/align/search/pipeline.hpp"
+#include "core/align/sequence.hpp"
+#include "core/align/statistics.hpp"
+#include "core/align/strand.hpp"
+#include "core/numerics/sat.hpp"
+#include "core/thread_pool.hpp"
+#include "gpu/gpu.hpp"
+#include "gpu/numerics/sat.hpp"
+#include "io/align/database_file.hpp"
+#include "io/align/database_stream.hpp"
+#include "io/align/sequence_reader.hpp"
+
+namespace swgpu {
+
+namespace {
+
+// Sequences handed in by a program: the reader's rules (a name, at least one residue, letters and '*' only).
+sequence_set to_set(const std::vector<sequence>& records, const std::string& what) {
+    sequence_set set;
+    set.source = what;
+    for (std::size_t k = 0; k < records.size(); ++k) {
+        const auto& r = records[k];
+        const std::string where = what + ":" + (r.name.empty() ? "record " + std::to_string(k + 1) : r.name);
+        if (r.name.empty()) throw input_error(where, "the sequence has no name");
+        if (r.residues.empty()) throw input_error(where, "the sequence has no residues");
+        for (const char c : r.residues)
+            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '*'))
+                throw input_error(where, "'" + std::string(1, c) + "' is not a residue: letters and '*' only");
+        set.add(r.name, r.residues);
+    }
+    if (set.empty()) throw input_error(what, "no sequences given");
+    return set;
+}
+
+seq_type typed(const sequence_set& set, sequence_type t) {
+    if (t == sequence_type::dna) return seq_type::dna;
+    if (t == sequence_type::protein) return seq_type::protein;
+    const seq_type found = detect_type(set);
+    if (const auto k = first_disagreeing(set, found); k < set.size()) throw_mixed_types(set, k, found);
+    return found;
+}
+
+void check(const search_settings& s) {
+    if (s.max_target_seqs < 1) throw usage_error("max_target_seqs must be at least 1");
+    if (!(s.evalue > 0)) throw usage_error("evalue must be positive");
+    if (s.gap_open < -1) throw usage_error("gap_open must be >= 0 (or -1: the matrix's default)");
+    if (s.gap_extend < -1 || s.gap_extend == 0) throw usage_error("gap_extend must be >= 1 (or -1: the matrix's default)");
+    if (s.threads < 0 || s.threads > 4096) throw usage_error("threads must lie within 0..4096");
+    if (s.gpus < 0) throw usage_error("gpus must be 0 (every GPU) or more");
+}
+
+bool wants_gpu(backend where) {
+    if (where == backend::gpu && !gpu::available())
+        throw runtime_failure("backend::gpu: no usable GPU (" + gpu::build_info() + ")");
+    return where == backend::gpu || (where == backend::automatic && gpu::available());
+}
+
+// A scoring and a search session composed for it: what one type of sequences needs to be searched.
+struct searcher {
+    scoring sc;
+    std::unique_ptr<app::search_session> session;
+    bool search_minus = false, search_plus = true;
+
+    searcher(const search_settings& s, seq_type type) {
+        check(s);
+        app::scoring_request r;
+        r.type = type;
+        r.matrix = s.matrix;
+        if (s.gap_open >= 0) r.gap_open = s.gap_open;
+        if (s.gap_extend >= 0) r.gap_extend = s.gap_extend;
+        r.match = s.match;
+        r.mismatch = s.mismatch;
+        r.evalues = s.evalues;
+        sc = app::make_scoring(r);
+        app::search_session::options o;
+        o.use_gpu = wants_gpu(s.where);
+        o.gpu.gpus = s.gpus;
+        o.gpu.memory = s.gpu_memory;
+        o.gpu.keep_align_memory = s.gpu_memory == 0;
+        o.threads = s.threads;
+        o.mode = s.mode == pair_mode::search ? "search" : s.mode == pair_mode::pairwise ? "pairwise" : "auto";
+        o.max_hits = s.max_target_seqs;
+        o.evalues = s.evalues;
+        o.max_evalue = s.evalue;
+        session = std::make_unique<app::search_session>(std::move(o), std::chrono::steady_clock::now());
+        session->compose(sc);
+        search_plus = type == seq_type::protein || s.strand != strands::minus;
+        search_minus = type == seq_type::dna && s.strand != strands::plus;
+    }
+
+    query_strands encode_queries(sequence_set letters) const {
+        query_strands q;
+        q.search_plus = search_plus;
+        q.search_minus = search_minus;
+        q.plus = std::move(letters);
+        if (q.search_minus) q.minus = reverse_complement(q.plus);
+        encode(q.plus, sc.matrix);
+        if (q.search_minus) encode(q.minus, sc.matrix);
+        return q;
+    }
+};
+
+// The printed hits as BLAST's columns (the values `swgpu align` prints, before formatting).
+std::vector<hit> to_hits(const search_results& r, const query_strands& queries, const scoring& sc) {
+    std::vector<hit> out;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t qi = 0; qi < r.hits.size(); ++qi) {
+        for (const printed_hit& h : r.hits[qi]) {
+            const subject_record& subject = r.scan.subjects.at(h.subject);
+            const blast_coordinates c = blast_view(h, queries.plus.length(qi));
+            const auto& st = h.stats;
+            hit x;
+            x.qseqid = queries.plus.names[qi];
+            x.sseqid = subject.name;
+            x.length = st.columns;
+            x.pident = st.columns ? 100.0 * double(st.identities) / double(st.columns) : 0.0;
+            x.mismatch = st.mismatches;
+            x.gapopen = st.gap_opens;
+            x.qstart = c.qstart;
+            x.qend = c.qend;
+            x.sstart = c.sstart;
+            x.send = c.send;
+            x.evalue = h.has_statistics ? h.evalue : nan;
+            x.bitscore = h.has_statistics ? h.bit_score : nan;
+            x.score = h.score;
+            x.cigar = cigar_string(h.aln.ops);
+            x.qlen = static_cast<long>(queries.plus.length(qi));
+            x.slen = static_cast<long>(subject.residues.size());
+            x.sstrand = sc.type == seq_type::protein ? "N/A" : h.str == strand::plus ? "plus" : "minus";
+            out.push_back(std::move(x));
+        }
+    }
+    return out;
+}
+
+// The encoded database as one chunk, given to a search as a copy (the pipeline keeps what it reads).
+std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, const sequence_set& db) {
+    const query_strands queries = s.encode_queries(query_letters);
+    bool given = false;
+    const chunk_reader next = [&](sequence_set& chunk) {
+        if (given) return false;
+        chunk = db;
+        given = true;
+        return true;
+    };
+    const search_results r = s.session->search(queries, next, [&] { return given; }, 0);
+    return to_hits(r, queries, s.sc);
+}
+
+}  // namespace
+
+std::vector<sequence> read_sequences(const std::string& path) {
+    const sequence_set set = io::read_all(path);
+    std::vector<sequence> out;
+    out.reserve(set.size());
+    for (std::size_t k = 0; k < set.size(); ++k) {
+        const auto r = set[k];
+        out.push_back({set.names[k], std::string(r.begin(), r.end())});
+    }
+    return out;
+}
+
+std::vector<hit> search(const std::vector<sequence>& queries, const std::vector<sequence>& database,
+                        const search_settings& settings) {
+    const sequence_set q = to_set(queries, "queries");
+    const sequence_set db = to_set(database, "database");
+    const seq_type type = typed(q, settings.type);
+    if (settings.type == sequence_type::automatic && typed(db, settings.type) != type)
+        throw io::types_disagree(type, "queries", typed(db, settings.type), "database");
+    searcher s(settings, type);
+    sequence_set encoded = db;
+    encode(encoded, s.sc.matrix);
+    return run_search(s, q, encoded);
+}
+
+struct database::impl {
+    search_settings settings;
+    seq_type type = seq_type::protein;
+    sequence_set records;  // encoded
+    std::unique_ptr<searcher> engine;
+};
+
+namespace {
+
+sequence_set read_database(const std::string& path) {
+    sequence_set all;
+    if (path != "-" && io::is_database_file(path)) {
+        io::database_file f(path);
+        f.read_chunk(all, 0);
+    } else {
+        all = io::read_all(path);
+    }
+    return all;
+}
+
+}  // namespace
+
+database::database(const std::string& path_or_swdb, const search_settings& settings) : p_(std::make_unique<impl>()) {
+    p_->settings = settings;
+    p_->records = read_database(path_or_swdb);
+    p_->type = typed(p_->records, settings.type);
+    p_->engine = std::make_unique<searcher>(settings, p_->type);
+    encode(p_->records, p_->engine->sc.matrix);
+}
+
+database::database(const std::vector<sequence>& records, const search_settings& settings)
+    : p_(std::make_unique<impl>()) {
+    p_->settings = settings;
+    p_->records = to_set(records, "database");
+    p_->type = typed(p_->records, settings.type);
+    p_->engine = std::make_unique<searcher>(settings, p_->type);
+    encode(p_->records, p_->engine->sc.matrix);
+}
+
+database::~database() = default;
+database::database(database&&) noexcept = default;
+database& database::operator=(database&&) noexcept = default;
+
+std::vector<hit> database::search(const std::vector<sequence>& queries) {
+    const sequence_set q = to_set(queries, "queries");
+    const seq_type type = typed(q, p_->settings.type);
+    if (type != p_->type) throw io::types_disagree(type, "queries", p_->type, "database");
+    return run_search(*p_->engine, q, p_->records);
+}
+
+std::size_t database::size() const { return p_->records.size(); }
+std::uint64_t database::residues() const { return p_->records.total_residues(); }
+
+hit align_pair(const sequence& query, const sequence& subject, const search_settings& settings) {
+    search_settings s = settings;
+    s.max_target_seqs = 1;
+    s.evalue = std::numeric_limits<double>::infinity();  // the alignment whatever its E-value
+    const std::vector<hit> hits = search({query}, {subject}, s);
+    if (!hits.empty()) return hits.front();
+    hit none;
+    none.qseqid = query.name;
+    none.sseqid = subject.name;
+    none.qlen = static_cast<long>(query.residues.size());
+    none.slen = static_cast<long>(subject.residues.size());
+    return none;
+}
+
+// ---- arrays and summed-area tables ----------------------------------------------------------------------------------
+
+namespace {
+
+std::size_t element_bytes(dtype t) {
+    switch (t) {
+        case dtype::uint8: case dtype::int8: return 1;
+        case dtype::uint16: case dtype::int16: return 2;
+        case dtype::uint32: case dtype::int32: case dtype::float32: return 4;
+        default: return 8;
+    }
+}
+
+sat::dtype internal(dtype t) {
+    switch (t) {
+        case dtype::uint8: return sat::dtype::u8;
+        case dtype::uint16: return sat::dtype::u16;
+        case dtype::uint32: return sat::dtype::u32;
+        case dtype::uint64: return sat::dtype::u64;
+        case dtype::int8: return sat::dtype::i8;
+        case dtype::int16: return sat::dtype::i16;
+        case dtype::int32: return sat::dtype::i32;
+        case dtype::int64: return sat::dtype::i64;
+        case dtype::float32: return sat::dtype::f32;
+        case dtype::float64: return sat::dtype::f64;
+    }
+    return sat::dtype::u8;
+}
+
+dtype external(sat::dtype t) {
+    switch (t) {
+        case sat::dtype::u8: return dtype::uint8;
+        case sat::dtype::u16: return dtype::uint16;
+        case sat::dtype::u32: return dtype::uint32;
+        case sat::dtype::u64: return dtype::uint64;
+        case sat::dtype::i8: return dtype::int8;
+        case sat::dtype::i16: return dtype::int16;
+        case sat::dtype::i32: return dtype::int32;
+        case sat::dtype::i64: return dtype::int64;
+        case sat::dtype::f32: return dtype::float32;
+        case sat::dtype::f64: return dtype::float64;
+    }
+    return dtype::uint8;
+}
+
+}  // namespace
+
+array::array(dtype type, std::vector<std::int64_t> shape) : type_(type), shape_(std::move(shape)) {
+    for (const auto d : shape_)
+        if (d < 0) throw usage_error("array: a negative extent");
+    bytes_.assign((size() * element_bytes(type_) + 7) / 8, 0);
+}
+
+std::size_t array::size() const {
+    std::size_t n = 1;
+    for (const auto d : shape_) n *= static_cast<std::size_t>(d);
+    return n;
+}
+
+std::size_t array::offset(const std::vector<std::int64_t>& index) const {
+    if (index.size() != shape_.size())
+        throw usage_error("array::at: " + std::to_string(index.size()) + " indices for " +
+                          std::to_string(shape_.size()) + " dimensions");
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < index.size(); ++k) {
+        if (index[k] < 0 || index[k] >= shape_[k])
+            throw usage_error("array::at: index " + std::to_string(index[k]) + " outside 0.." +
+                              std::to_string(shape_[k] - 1) + " of dimension " + std::to_string(k));
+        at = at * static_cast<std::size_t>(shape_[k]) + static_cast<std::size_t>(index[k]);
+    }
+    return at;
+}
+
+array summed_area_table(const array& image, backend where) {
+    const auto& shape = image.shape();
+    if (shape.size() != 2 && shape.size() != 3)
+        throw usage_error("summed_area_table: an image of shape (H, W) or (H, W, C), not of " +
+                          std::to_string(shape.size()) + " dimensions");
+    sat::array in(internal(image.type()), shape[0], shape[1], shape.size() == 3 ? shape[2] : 1);
+    std::memcpy(in.raw(), image.data(), in.bytes());
+    const sat::dtype table = sat::table_type(in.type, sat::precision::automatic);
+    sat::check_table_fits(in, table, "image");
+    sat::array out;
+    if (wants_gpu(where)) {
+        out = gpu::summed_area_table(in, table);
+    } else {
+        thread_pool pool(0);
+        out = sat::summed_area_table(in, table, pool);
+    }
+    array result(external(out.type), shape);
+    std::memcpy(result.data(), out.raw(), out.bytes());
+    return result;
+}
+
+}  // namespace swgpu

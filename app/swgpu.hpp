@@ -1,0 +1,162 @@
+// swgpu as a library: exact Smith-Waterman-Gotoh search and alignment, and summed-area tables, for programs that are
+// not the command line (installed as <swgpu/swgpu.hpp>; CMake: find_package(swgpu) and swgpu::swgpu).
+//
+// This header needs the C++20 standard library only (no CUDA, no HTSlib). Every call gives what the command line
+// gives for the same input and settings: `search` returns the hits `swgpu align` prints, in its order, with the
+// values of its BLAST columns; errors are swgpu::error exceptions carrying the exit code the command line would exit
+// with (1 bad input, 2 bad settings, 3 device failure, 4 out of memory, 5 output).
+//
+//     auto db = swgpu::read_sequences("uniprot.fa");
+//     auto hits = swgpu::search(swgpu::read_sequences("q.fa"), db);   // BLOSUM62 11/1, 500 hits per query, E <= 10
+//     swgpu::database resident("uniprot.swdb");                      // read and encoded once, the GPUs started once
+//     auto more = resident.search(queries);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace swgpu {
+
+// One record of a FASTA or FASTQ file: the first word of its header, and its residues as letters.
+struct sequence {
+    std::string name;
+    std::string residues;
+};
+
+// Every record of a FASTA/FASTQ file (plain, gzip or bgzip), or of a region of an indexed FASTA ("genome.fa:chr1:1-500").
+std::vector<sequence> read_sequences(const std::string& path);
+
+enum class backend { automatic, cpu, gpu };  // automatic: the GPUs when one is usable, else the CPU
+enum class strands { both, plus, minus };    // DNA queries: the strands searched
+enum class sequence_type { automatic, protein, dna };  // automatic: DNA when >= 90 % of the letters are ACGTUN
+enum class pair_mode { automatic, search, pairwise };  // pairwise: every pair in linear memory (long pairs)
+
+struct search_settings {
+    std::string matrix;                  // a built-in name (BLOSUM62, NUC.4.4, ...) or an NCBI matrix file; empty:
+                                         // BLOSUM62 for protein, match/mismatch for DNA
+    int gap_open = -1, gap_extend = -1;  // BLAST's convention (a gap of length k costs open + k * extend); -1: the
+                                         // matrix's default (BLOSUM62 11/1, DNA 5/2, NUC.4.4 10/6, ...)
+    int match = 2, mismatch = -3;        // DNA scores without a matrix
+    std::size_t max_target_seqs = 500;   // hits kept per query
+    double evalue = 10;                  // hits with a larger E-value are dropped
+    bool evalues = true;                 // false: no statistics (evalue and bitscore are NaN), no E-value threshold
+    strands strand = strands::both;
+    sequence_type type = sequence_type::automatic;
+    backend where = backend::automatic;
+    int gpus = 0;                        // GPUs the score pass spreads over (0: every visible one)
+    std::size_t gpu_memory = 0;          // bytes of device memory each GPU may use (0: what is free)
+    int threads = 0;                     // CPU threads (0: one per hardware thread)
+    pair_mode mode = pair_mode::automatic;
+    static search_settings defaults() { return {}; }
+};
+
+// One hit, named as BLAST's columns. Coordinates are 1-based and inclusive; a minus-strand hit has sstart > send.
+struct hit {
+    std::string qseqid, sseqid;
+    double pident = 0;           // 100 * identities / length (the CLI prints it with 3 decimals)
+    double evalue = 0, bitscore = 0;
+    long length = 0, mismatch = 0, gapopen = 0, qstart = 0, qend = 0, sstart = 0, send = 0, score = 0;
+    std::string cigar;           // query against subject as searched (the SAM orientation)
+    long qlen = 0, slen = 0;
+    std::string sstrand;         // "plus" or "minus" for DNA, "N/A" for protein
+};
+
+// Every query against every database sequence; hits per query in the CLI's order, queries in input order.
+std::vector<hit> search(const std::vector<sequence>& queries, const std::vector<sequence>& database,
+                        const search_settings& settings = search_settings::defaults());
+
+// A database kept in memory, encoded, with its backend (the GPUs) started, across searches: reading, encoding and
+// start-up are paid once. Each search gives what search() gives with the same records and settings.
+class database {
+public:
+    // A FASTA/FASTQ file, a region, or a database written by `swgpu makedb` (PREFIX or PREFIX.swdb).
+    explicit database(const std::string& path_or_swdb, const search_settings& settings = search_settings::defaults());
+    explicit database(const std::vector<sequence>& records,
+                      const search_settings& settings = search_settings::defaults());
+    ~database();
+    database(database&&) noexcept;
+    database& operator=(database&&) noexcept;
+
+    std::vector<hit> search(const std::vector<sequence>& queries);
+    std::size_t size() const;         // records
+    std::uint64_t residues() const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> p_;
+};
+
+// The best local alignment of two sequences (both strands for DNA), long pairs included (aligned in linear memory on
+// the whole backend). A pair with no positive-scoring alignment gives a hit of score 0 with empty coordinates.
+// E-values are computed as for a database of this one subject.
+hit align_pair(const sequence& query, const sequence& subject,
+               const search_settings& settings = search_settings::defaults());
+
+// An n-dimensional array, C order (the last index fastest), of one element type, owning its elements.
+enum class dtype { uint8, uint16, uint32, uint64, int8, int16, int32, int64, float32, float64 };
+
+class array {
+public:
+    array() = default;
+    array(dtype type, std::vector<std::int64_t> shape);  // zero-filled
+    template <class T>
+    static array zeros(std::vector<std::int64_t> shape) {
+        return array(type_of<T>(), std::move(shape));
+    }
+    template <class T>
+    T& at(const std::vector<std::int64_t>& index) {
+        check<T>();
+        return reinterpret_cast<T*>(bytes_.data())[offset(index)];
+    }
+    template <class T>
+    const T& at(const std::vector<std::int64_t>& index) const {
+        check<T>();
+        return reinterpret_cast<const T*>(bytes_.data())[offset(index)];
+    }
+    dtype type() const { return type_; }
+    const std::vector<std::int64_t>& shape() const { return shape_; }
+    std::size_t size() const;  // elements
+    void* data() { return bytes_.data(); }
+    const void* data() const { return bytes_.data(); }
+
+private:
+    template <class T>
+    static constexpr dtype type_of();
+    template <class T>
+    void check() const {
+        if (type_of<T>() != type_) throw error(exit_code::bad_command_line, "array::at: the element type differs");
+    }
+    std::size_t offset(const std::vector<std::int64_t>& index) const;
+    dtype type_ = dtype::uint8;
+    std::vector<std::int64_t> shape_;
+    std::vector<std::uint64_t> bytes_;  // 8-byte words: every element type aligned
+};
+
+template <class T>
+constexpr dtype array::type_of() {
+    if constexpr (std::is_same_v<T, std::uint8_t>) return dtype::uint8;
+    else if constexpr (std::is_same_v<T, std::uint16_t>) return dtype::uint16;
+    else if constexpr (std::is_same_v<T, std::uint32_t>) return dtype::uint32;
+    else if constexpr (std::is_same_v<T, std::uint64_t>) return dtype::uint64;
+    else if constexpr (std::is_same_v<T, std::int8_t>) return dtype::int8;
+    else if constexpr (std::is_same_v<T, std::int16_t>) return dtype::int16;
+    else if constexpr (std::is_same_v<T, std::int32_t>) return dtype::int32;
+    else if constexpr (std::is_same_v<T, std::int64_t>) return dtype::int64;
+    else if constexpr (std::is_same_v<T, float>) return dtype::float32;
+    else if constexpr (std::is_same_v<T, double>) return dtype::float64;
+    else static_assert(sizeof(T) == 0, "swgpu::array holds integers of 8 to 64 bits, float and double");
+}
+
+// The summed-area table of an image of shape (H, W) or (H, W, C), as `swgpu sat` computes it: S[i][j] is the sum over
+// rows 0..i and columns 0..j, per channel; uint64 for unsigned inputs, int64 for signed ones, float64 for floating
+// ones; exact for integers and byte-identical on every backend.
+array summed_area_table(const array& image, backend where = backend::automatic);
+
+}  // namespace swgpu

@@ -1,0 +1,177 @@
+// The library face (app/swgpu.hpp) against the command line it shares its machinery with: the same hits, in the same
+// order, with the same column values; a database reused for two searches gives what two calls of search() give; a
+// pair aligned alone gives the CLI's best hit of that pair; summed-area tables equal the textbook sums.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/swgpu.hpp"
+#include "core/align/statistics.hpp"
+#include "core/align/strand.hpp"
+#include "tests/cli_support.hpp"
+
+using swgpu::testing::lines_of;
+using swgpu::testing::run_program;
+using swgpu::testing::temp_dir;
+
+namespace {
+
+const std::string source_dir = SWGPU_SOURCE_DIR;
+
+// A hit as the CLI prints "6 std score cigar qlen slen sstrand".
+std::string as_cli_line(const swgpu::hit& h) {
+    char pident[32];
+    std::snprintf(pident, sizeof pident, "%.3f", h.pident);
+    const auto num = [](long v) { return std::to_string(v); };
+    return h.qseqid + "\t" + h.sseqid + "\t" + pident + "\t" + num(h.length) + "\t" + num(h.mismatch) + "\t" +
+           num(h.gapopen) + "\t" + num(h.qstart) + "\t" + num(h.qend) + "\t" + num(h.sstart) + "\t" + num(h.send) +
+           "\t" + swgpu::format_evalue(h.evalue) + "\t" + swgpu::format_bit_score(h.bitscore) + "\t" + num(h.score) +
+           "\t" + h.cigar + "\t" + num(h.qlen) + "\t" + num(h.slen) + "\t" + h.sstrand;
+}
+
+std::string as_cli(const std::vector<swgpu::hit>& hits) {
+    std::string out;
+    for (const auto& h : hits) out += as_cli_line(h) + "\n";
+    return out;
+}
+
+const std::string columns = " --outfmt '6 std score cigar qlen slen sstrand'";
+
+swgpu::search_settings on_cpu() {
+    auto s = swgpu::search_settings::defaults();
+    s.where = swgpu::backend::cpu;
+    return s;
+}
+
+std::string random_dna(std::size_t n, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::string s(n, 'A');
+    for (auto& c : s) c = "ACGT"[rng() % 4];
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("library: search gives the command line's hits, in its order, with its values", "[library]") {
+    const std::string q = source_dir + "/data/demo_queries.fa", db = source_dir + "/data/demo_db.fa";
+    const auto queries = swgpu::read_sequences(q), database = swgpu::read_sequences(db);
+    REQUIRE(queries.size() == 4);
+    REQUIRE(database.size() == 1000);
+    auto s = on_cpu();
+    s.max_target_seqs = 7;
+    const auto hits = swgpu::search(queries, database, s);
+    const auto cli = run_program("align --backend cpu '" + q + "' '" + db + "' -k 7" + columns);
+    REQUIRE(cli.code == 0);
+    CHECK(hits.size() == lines_of(cli.out).size());
+    CHECK(as_cli(hits) == cli.out);
+
+    // The same database kept resident: two searches give what two calls of search() give.
+    swgpu::database resident(db, s);
+    CHECK(resident.size() == 1000);
+    const std::vector<swgpu::sequence> first(queries.begin(), queries.begin() + 1), second(queries.begin() + 1, queries.end());
+    CHECK(as_cli(resident.search(first)) == as_cli(swgpu::search(first, database, s)));
+    CHECK(as_cli(resident.search(second)) == as_cli(swgpu::search(second, database, s)));
+    // From a .swdb, the same.
+    temp_dir dir("swgpu-library");
+    REQUIRE(run_program("makedb '" + db + "' '" + (dir / "demo") + "' -q").code == 0);
+    swgpu::database from_swdb(dir / "demo.swdb", s);
+    CHECK(as_cli(from_swdb.search(first)) == as_cli(resident.search(first)));
+}
+
+TEST_CASE("library: DNA on both strands, align_pair, settings and errors as the command line's", "[library]") {
+    temp_dir dir("swgpu-library-dna");
+    const std::string genome = random_dna(3000, 5);
+    std::string read = swgpu::reverse_complement(genome.substr(1200, 150));
+    read[40] = read[40] == 'A' ? 'C' : 'A';
+    const swgpu::sequence g{"genome", genome}, r{"read", read};
+    {
+        std::FILE* f = std::fopen((dir / "g.fa").c_str(), "w");
+        std::fprintf(f, ">genome\n%s\n", genome.c_str());
+        std::fclose(f);
+        f = std::fopen((dir / "r.fa").c_str(), "w");
+        std::fprintf(f, ">read\n%s\n", read.c_str());
+        std::fclose(f);
+    }
+    const auto hits = swgpu::search({r}, {g}, on_cpu());
+    const auto cli = run_program("align --backend cpu '" + (dir / "r.fa") + "' '" + (dir / "g.fa") + "'" + columns);
+    REQUIRE(cli.code == 0);
+    CHECK(as_cli(hits) == cli.out);
+    REQUIRE(!hits.empty());
+    CHECK(hits[0].sstrand == "minus");
+    CHECK(hits[0].sstart == 1350);
+    CHECK(hits[0].send == 1201);
+
+    const swgpu::hit best = swgpu::align_pair(r, g, on_cpu());
+    CHECK(as_cli_line(best) == lines_of(cli.out).at(0));
+    // A pair with no positive-scoring alignment.
+    const swgpu::hit none = swgpu::align_pair({"a", "AAAA"}, {"c", "CCCC"}, on_cpu());
+    CHECK(none.score == 0);
+    CHECK(none.length == 0);
+
+    // A long pair through the long-pair path (--mode pairwise), as the command line aligns it.
+    std::string other = genome;
+    for (std::size_t k = 0; k < other.size(); k += 37) other[k] = other[k] == 'G' ? 'T' : 'G';
+    auto pairwise = on_cpu();
+    pairwise.mode = swgpu::pair_mode::pairwise;
+    pairwise.strand = swgpu::strands::plus;
+    {
+        std::FILE* f = std::fopen((dir / "o.fa").c_str(), "w");
+        std::fprintf(f, ">other\n%s\n", other.c_str());
+        std::fclose(f);
+    }
+    const auto long_cli = run_program("align --backend cpu --mode pairwise --strand plus '" + (dir / "o.fa") + "' '" +
+                                      (dir / "g.fa") + "'" + columns);
+    REQUIRE(long_cli.code == 0);
+    CHECK(as_cli_line(swgpu::align_pair({"other", other}, g, pairwise)) == lines_of(long_cli.out).at(0));
+
+    // Errors carry the command line's exit codes.
+    const auto code_of = [](auto&& call) {
+        try {
+            call();
+        } catch (const swgpu::error& e) {
+            return static_cast<int>(e.code());
+        }
+        return 0;
+    };
+    CHECK(code_of([&] { swgpu::search({r}, {{"p", "MKVLAAGIVGLLLWAQEEFPSTRHDKNCY"}}, on_cpu()); }) == 2);  // types
+    CHECK(code_of([&] { swgpu::search({{"x", "AC1GT"}}, {g}, on_cpu()); }) == 1);                        // residue
+    auto bad = on_cpu();
+    bad.gap_open = 3;  // no E-value parameters for BLOSUM62 3/1
+    CHECK(code_of([&] { swgpu::search({{"p", "MKVLAAGIVG"}}, {{"q", "MKVLAAGIVG"}}, bad); }) == 2);
+    bad.evalues = false;  // without statistics any gap costs go
+    CHECK(swgpu::search({{"p", "MKVLAAGIVG"}}, {{"q", "MKVLAAGIVG"}}, bad).size() == 1);
+    CHECK(std::isnan(swgpu::search({{"p", "MKVLAAGIVG"}}, {{"q", "MKVLAAGIVG"}}, bad)[0].evalue));
+}
+
+TEST_CASE("library: summed-area tables equal the textbook sums, per channel", "[library]") {
+    auto image = swgpu::array::zeros<std::uint8_t>({5, 7, 2});
+    std::mt19937 rng(3);
+    for (std::int64_t i = 0; i < 5; ++i)
+        for (std::int64_t j = 0; j < 7; ++j)
+            for (std::int64_t c = 0; c < 2; ++c) image.at<std::uint8_t>({i, j, c}) = static_cast<std::uint8_t>(rng() % 256);
+    const auto table = swgpu::summed_area_table(image, swgpu::backend::cpu);
+    CHECK(table.type() == swgpu::dtype::uint64);
+    CHECK(table.shape() == std::vector<std::int64_t>{5, 7, 2});
+    for (std::int64_t i = 0; i < 5; ++i)
+        for (std::int64_t j = 0; j < 7; ++j)
+            for (std::int64_t c = 0; c < 2; ++c) {
+                std::uint64_t sum = 0;
+                for (std::int64_t y = 0; y <= i; ++y)
+                    for (std::int64_t x = 0; x <= j; ++x) sum += image.at<std::uint8_t>({y, x, c});
+                CHECK(table.at<std::uint64_t>({i, j, c}) == sum);
+            }
+    auto f = swgpu::array::zeros<float>({3, 4});
+    f.at<float>({1, 2}) = 1.5f;
+    f.at<float>({2, 3}) = -0.25f;
+    const auto ft = swgpu::summed_area_table(f, swgpu::backend::cpu);
+    CHECK(ft.type() == swgpu::dtype::float64);
+    CHECK(ft.at<double>({2, 3}) == 1.25);
+    CHECK(ft.at<double>({1, 1}) == 0.0);
+    CHECK_THROWS_AS(f.at<double>({0, 0}), swgpu::error);  // wrong element type
+    CHECK_THROWS_AS(f.at<float>({3, 0}), swgpu::error);   // outside
+}
