@@ -1,0 +1,44 @@
+// The library face (app/swgpu.hpp) on the GPU: a search, a database kept resident across two searches and a pair
+// aligned alone give on the GPU what they give on the CPU, hit for hit and value for value.
+#include <string>
+#include <vector>
+
+#include "app/swgpu.hpp"
+#include "tests/gpu/harness.hpp"
+
+namespace {
+
+bool same_hits(const std::vector<swgpu::hit>& a, const std::vector<swgpu::hit>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        const auto& x = a[k];
+        const auto& y = b[k];
+        if (x.qseqid != y.qseqid || x.sseqid != y.sseqid || x.score != y.score || x.pident != y.pident ||
+            x.length != y.length || x.qstart != y.qstart || x.qend != y.qend || x.sstart != y.sstart ||
+            x.send != y.send || x.evalue != y.evalue || x.bitscore != y.bitscore || x.cigar != y.cigar ||
+            x.sstrand != y.sstrand)
+            return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+GPU_TEST("library: search, a resident database and align_pair give on the GPU what they give on the CPU") {
+    const std::string dir = swgpu::gputest::source_dir();
+    const auto queries = swgpu::read_sequences(dir + "/data/demo_queries.fa");
+    const auto records = swgpu::read_sequences(dir + "/data/demo_db.fa");
+    auto cpu = swgpu::search_settings::defaults();
+    cpu.where = swgpu::backend::cpu;
+    cpu.max_target_seqs = 20;
+    auto gpu = cpu;
+    gpu.where = swgpu::backend::gpu;
+    const auto on_cpu = swgpu::search(queries, records, cpu);
+    REQUIRE(on_cpu.size() > 40);
+    CHECK(same_hits(swgpu::search(queries, records, gpu), on_cpu));
+    swgpu::database resident(dir + "/data/demo_db.fa", gpu);
+    const std::vector<swgpu::sequence> first(queries.begin(), queries.begin() + 2), rest(queries.begin() + 2, queries.end());
+    CHECK(same_hits(resident.search(first), swgpu::search(first, records, cpu)));
+    CHECK(same_hits(resident.search(rest), swgpu::search(rest, records, cpu)));
+    CHECK(same_hits({swgpu::align_pair(queries[1], records[7], gpu)}, {swgpu::align_pair(queries[1], records[7], cpu)}));
+}
