@@ -1,7 +1,7 @@
 // Every CUDA runtime call and every kernel launch of the GPU backend goes through these checks. A failure becomes a
 // swgpu::error: out_of_memory (exit code 4) for a failed allocation, runtime_failure (exit code 3) for anything else,
 // with the call, the source line and CUDA's own words in the message. Kernels never wait forever: a spin-wait that
-// outlives its deadline traps (see device_deadline below), which surfaces here as a launch failure.
+// outlives its deadline traps (gpu/flags.cuh), which surfaces here as a launch failure.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -54,39 +54,6 @@ int resident_blocks(Kernel kernel, int threads, int per_sm = 0) {
 namespace swgpu::gpu {
 
 #if defined(__CUDACC__)
-// A spin-wait on another block's flag ends in a trap after this many nanoseconds instead of hanging the device. Every
-// legitimate wait in the engine is for a block that is already running and needs microseconds; 20 s leaves room for
-// compute-sanitizer, which slows kernels down by orders of magnitude.
-inline constexpr std::uint64_t spin_deadline_ns = 20ull * 1000 * 1000 * 1000;
-
-__device__ __forceinline__ std::uint64_t device_time_ns() {
-    std::uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-// Flags between blocks: a release store after a block's writes (and __threadfence), an acquire load before a
-// block reads what the flag announces.
-__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-// Backs off while spinning and traps once the deadline has passed. `spins` and `since` start at 0 for each wait.
-__device__ __forceinline__ void spin_backoff(unsigned& spins, std::uint64_t& since) {
-    ++spins;
-    if (spins < 32) return;
-    __nanosleep(spins < 1024 ? 64 : 512);
-    if ((spins & 255) != 0) return;
-    const std::uint64_t now = device_time_ns();
-    if (since == 0) since = now;
-    else if (now - since > spin_deadline_ns) __trap();
-}
-
 // Programmatic dependent launch (sm_90). A kernel launched by launch_chained may start while the kernel before it in
 // the stream is still running; it must call wait_for_previous_grids() before its first access to global memory, which
 // returns once that kernel has finished and its writes are visible. Whatever a thread does before the wait touches

@@ -42,6 +42,7 @@
 
 #include "core/engine/wavefront.hpp"
 #include "gpu/cuda_check.cuh"
+#include "gpu/flags.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/engine/row_sync.cuh"
 #include "gpu/engine/weighted_scan.cuh"

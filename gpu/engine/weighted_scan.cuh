@@ -26,6 +26,7 @@
 #include "core/engine/linear_map.hpp"
 #include "core/engine/operator_pair.hpp"
 #include "gpu/cuda_check.cuh"
+#include "gpu/flags.cuh"
 #include "gpu/device_buffer.cuh"
 
 namespace swgpu::gpu {

@@ -26,6 +26,7 @@
 
 #include "core/numerics/levels.hpp"
 #include "gpu/cuda_check.cuh"
+#include "gpu/flags.cuh"
 #include "gpu/device_buffer.cuh"
 
 namespace swgpu::gpu::levels_kernels {
@@ -46,15 +47,6 @@ __device__ __forceinline__ bool warp_round_over(bool done, bool advanced, unsign
     return false;
 }
 
-
-__device__ __forceinline__ int load_acquire(const int* p) {
-    int v;
-    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void store_release(int* p, int v) {
-    asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
 
 struct csr_view {
     int n = 0;

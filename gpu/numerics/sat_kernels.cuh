@@ -32,6 +32,7 @@
 
 #include "core/engine/wavefront.hpp"
 #include "gpu/cuda_check.cuh"
+#include "gpu/flags.cuh"
 
 namespace swgpu::gpu::sat_kernels {
 

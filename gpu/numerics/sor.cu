@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "gpu/cuda_check.cuh"
+#include "gpu/flags.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/engine/row_sync.cuh"
 #include "gpu/engine/tiled_p2p.cuh"

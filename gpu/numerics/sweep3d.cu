@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "gpu/cuda_check.cuh"
+#include "gpu/flags.cuh"
 #include "gpu/device_buffer.cuh"
 
 namespace swgpu::gpu {
