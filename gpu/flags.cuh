@@ -51,6 +51,16 @@ __device__ __forceinline__ void store_release(unsigned long long* p, unsigned lo
     asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// Single-copy-atomic 64-bit accesses without ordering, device scope: a status and its value travel in one word.
+__device__ __forceinline__ unsigned long long load_relaxed(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void store_relaxed(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 // System scope: flags between devices.
 __device__ __forceinline__ unsigned load_acquire_sys(const unsigned* p) {
     unsigned v;

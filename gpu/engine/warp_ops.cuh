@@ -1,5 +1,5 @@
 // Warp and memory primitives of the weighted scan for any trivially copyable element: shuffles word by word, loads
-// and stores through L2 (.cg), relaxed 64-bit words.
+// and stores through L2 (.cg). Flags and relaxed words are gpu/flags.cuh's.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -103,16 +103,6 @@ __device__ __forceinline__ void store_cg(T* p, const T& v) {
 #pragma unroll
         for (unsigned k = 0; k < sizeof(T); ++k) __stcg(dst + k, b[k]);
     }
-}
-
-// Single-copy-atomic 64-bit accesses without ordering: a status and its value travel in one word.
-__device__ __forceinline__ unsigned long long load_relaxed(const unsigned long long* p) {
-    unsigned long long v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void store_relaxed(unsigned long long* p, unsigned long long v) {
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 }  // namespace scan_detail
