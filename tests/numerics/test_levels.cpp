@@ -574,8 +574,11 @@ TEST_CASE("swgpu levels: --sequential, wsum and dot bodies, --coefficients throu
 }
 
 TEST_CASE("scripts/make_loops.py writes the workloads built here; swgpu runs them as the sequential loop does", "[levels][cli]") {
-    if (std::system("python3 -c 'import numpy' >/dev/null 2>&1") != 0) {
-        WARN("python3 with numpy is not available: scripts/make_loops.py not checked");
+    // The interpreter Debian's python3-numpy belongs to (the set-up installs it); `python3` on the PATH may be another
+    // one without NumPy (a pyenv shim, say).
+    const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    if (std::system((python + " -c 'import numpy' >/dev/null 2>&1").c_str()) != 0) {
+        WARN(python + " with numpy is not available: scripts/make_loops.py not checked");
         return;
     }
     temp_dir dir;
@@ -587,7 +590,7 @@ TEST_CASE("scripts/make_loops.py writes the workloads built here; swgpu runs the
     for (const std::string name : {"randAcc", "randAcc3", "doAll", "2dconv", "fdtd-2d", "gemm", "mvt"}) {
         INFO(name);
         const std::string out = dir / name;
-        REQUIRE(std::system(("python3 '" + std::string(SWGPU_SOURCE_DIR) + "/scripts/make_loops.py' " + name +
+        REQUIRE(std::system((python + " '" + std::string(SWGPU_SOURCE_DIR) + "/scripts/make_loops.py' " + name +
                              " --size small -o '" + out + "' >/dev/null").c_str()) == 0);
         std::ifstream tsv(out + "/loop.tsv");
         std::string line;
