@@ -47,9 +47,7 @@ sequence_set to_set(const std::vector<sequence>& records, const std::string& wha
 seq_type typed(const sequence_set& set, sequence_type t) {
     if (t == sequence_type::dna) return seq_type::dna;
     if (t == sequence_type::protein) return seq_type::protein;
-    const seq_type found = detect_type(set);
-    if (const auto k = first_disagreeing(set, found); k < set.size()) throw_mixed_types(set, k, found);
-    return found;
+    return classify(set);
 }
 
 void check(const search_settings& s) {

@@ -82,14 +82,6 @@ std::string seconds(double s) {
 }
 std::string seconds(std::chrono::steady_clock::duration d) { return seconds(std::chrono::duration<double>(d).count()); }
 
-std::string type_name(seq_type t) { return t == seq_type::dna ? "DNA" : "protein"; }
-
-bool file_exists(const std::string& path) {
-    struct stat st{};
-    return ::stat(path.c_str(), &st) == 0;
-}
-
-
 // Reads a --batch list: "QUERY [OUTPUT]" per line (fields split at a tab when the line has one, else at blanks),
 // blank lines and lines starting with # skipped. OUTPUT defaults to the query file's name with .out appended, in
 // `folder` (-o; the current folder when -o is absent or '-').
@@ -214,7 +206,7 @@ void align_run::resolve_files() {
     }
     inputs.push_back({"the database", s_.db != "-" && io::is_database_file(s_.db) ? io::database_path(s_.db)
                                                                                  : io::parse_source(s_.db).path});
-    if (!s_.matrix.empty() && file_exists(s_.matrix)) inputs.push_back({"the --matrix file", s_.matrix});
+    if (!s_.matrix.empty() && std::filesystem::exists(s_.matrix)) inputs.push_back({"the --matrix file", s_.matrix});
     io::refuse_overwriting(outputs, inputs);
 }
 
@@ -319,9 +311,7 @@ int align_run::finish_refused() {
 bool align_run::read_queries() {
     const auto typed = [this](const sequence_set& set) {
         if (!auto_type_) return s_.seqtype == "dna" ? seq_type::dna : seq_type::protein;
-        const seq_type t = detect_type(set);
-        if (const auto k = first_disagreeing(set, t); k < set.size()) throw_mixed_types(set, k, t);
-        return t;
+        return classify(set);
     };
     if (batch_.empty()) {
         sequence_set q = io::read_all(s_.query, *read_options_);
@@ -387,7 +377,7 @@ void align_run::make_scoring() {
     r.mismatch = s_.mismatch;
     r.evalues = !s_.no_evalue;
     sc_.emplace(app::make_scoring(r));
-    info("scoring: " + io::describe_scoring(*sc_) + "; " + type_name(type_) + (use_gpu_ ? "; GPU" : "; CPU"));
+    info("scoring: " + io::describe_scoring(*sc_) + "; " + std::string(type_name(type_)) + (use_gpu_ ? "; GPU" : "; CPU"));
 }
 
 // An unwritable destination fails before the search (with --batch the files are opened as they are written, but

@@ -99,8 +99,6 @@ std::string percent_of(const type_census& c) {
     return std::to_string(pct) + " % of its " + std::to_string(c.letters) + " letters are ACGTUN";
 }
 
-std::string type_word(seq_type t) { return t == seq_type::dna ? "DNA" : "protein"; }
-
 }  // namespace
 
 type_census census(std::span<const std::uint8_t> letters) {
@@ -111,6 +109,14 @@ type_census census(std::span<const std::uint8_t> letters) {
     c.nucleotides = counts[1];
     c.protein_only = counts[2];
     return c;
+}
+
+const char* type_name(seq_type t) { return t == seq_type::dna ? "DNA" : "protein"; }
+
+seq_type classify(const sequence_set& set) {
+    const seq_type t = detect_type(set);
+    if (const auto k = first_disagreeing(set, t); k < set.size()) throw_mixed_types(set, k, t);
+    return t;
 }
 
 seq_type detect_type(const sequence_set& set) {
@@ -153,9 +159,9 @@ void throw_mixed_types(const sequence_set& set, std::size_t record, seq_type fil
     const type_census c = census(set[record]);
     const std::string why = file_type == seq_type::dna && c.protein_only > 0
                                 ? "holds letters that no nucleotide code uses (E F I J L O P Q Z *)"
-                                : "looks like " + type_word(c.type()) + " (" + percent_of(c) + ")";
+                                : std::string("looks like ") + type_name(c.type()) + " (" + percent_of(c) + ")";
     throw input_error(set.source + ":" + set.names[record] + " (record " + std::to_string(first_record + record) + ")",
-                      why + ", but the file looks like " + type_word(file_type) +
+                      why + ", but the file looks like " + type_name(file_type) +
                           "; a file holds one sequence type: split it, or give --seqtype dna or --seqtype protein "
                           "to read every record as that type");
 }

@@ -57,6 +57,9 @@ type_census census(std::span<const std::uint8_t> letters);
 // The type of a whole set by the rule above (all records' letters together). An empty set is protein.
 seq_type detect_type(const sequence_set& set);
 
+// "DNA" or "protein", for messages.
+const char* type_name(seq_type t);
+
 // Records shorter than this many letters are too short to be typed on their own (a 12-residue peptide can be all
 // ACGT); they go with their file, except that a letter no nucleotide code uses makes a record protein at any length.
 constexpr std::uint64_t min_typed_record = 20;
@@ -70,5 +73,8 @@ std::size_t first_disagreeing(const sequence_set& set, seq_type type);
 // as an input error that names the values of --seqtype to give; `first_record` numbers set's records in their file.
 [[noreturn]] void throw_mixed_types(const sequence_set& set, std::size_t record, seq_type file_type,
                                     std::uint64_t first_record = 1);
+
+// A file's type by the rule, every record checked against it (throw_mixed_types for the first that disagrees).
+seq_type classify(const sequence_set& set);
 
 }  // namespace swgpu

@@ -8,15 +8,9 @@
 
 namespace swgpu::io {
 
-namespace {
-
-std::string type_name(seq_type t) { return t == seq_type::dna ? "DNA" : "protein"; }
-
-}  // namespace
-
 error types_disagree(seq_type queries, const std::string& queries_name, seq_type database,
                      const std::string& database_name) {
-    return usage_error(queries_name + ": the queries look like " + type_name(queries) + " but the database " +
+    return usage_error(queries_name + ": the queries look like " + std::string(type_name(queries)) + " but the database " +
                        database_name + " looks like " + type_name(database) +
                        " (DNA: at least 90 % of the letters are ACGTUN); give --seqtype dna or --seqtype protein to "
                        "search both as that type");
