@@ -147,13 +147,15 @@ std::vector<hit> to_hits(const search_results& r, const query_strands& queries, 
 std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, const sequence_set& db) {
     const query_strands queries = s.encode_queries(query_letters);
     bool given = false;
-    const chunk_reader next = [&](sequence_set& chunk) {
-        if (given) return false;
-        chunk = db;
-        given = true;
-        return true;
-    };
-    const search_results r = s.session->search(queries, next, [&] { return given; }, 0);
+    function_chunks database(
+        [&](sequence_set& chunk) {
+            if (given) return false;
+            chunk = db;
+            given = true;
+            return true;
+        },
+        [&] { return given; });
+    const search_results r = s.session->search(queries, database, 0);
     return to_hits(r, queries, s.sc);
 }
 

@@ -441,7 +441,7 @@ bool align_run::encode_queries() {
 }
 
 // The score pass (search_session.hpp: the backend's, with windows and long pairs) over the database's chunks;
-// under MPI, rank r searches chunks r, r + P, ... (the others passed unread where the database allows) and rank 0
+// under MPI, rank r searches chunks r, r + P, ... (the others passed unread where the database can skip) and rank 0
 // merges the scans.
 void align_run::compose_score_pass() {
     open_database();
@@ -451,10 +451,6 @@ void align_run::compose_score_pass() {
     if (group_.size() > 1) {
         const int rank = group_.rank(), size = group_.size();
         run.searched_here = [rank, size](std::size_t chunk) { return chunk % std::size_t(size) == std::size_t(rank); };
-        if (database_->can_skip())  // the other ranks' chunks are passed without reading them (same chunk sizes)
-            run.skip_chunk = [database = database_.get()](std::uint64_t& residues, std::uint64_t& sequences) {
-                return database->skip(residues, sequences);
-            };
         run.combine = [this, max_hits = run.max_hits](database_scan&& mine) -> std::optional<database_scan> {
             auto parts = group_.gather({false, pack_scan(mine)});
             if (!parts) return std::nullopt;
@@ -468,10 +464,7 @@ void align_run::compose_score_pass() {
 }
 
 search_results align_run::search() {
-    io::database_stream& database = *database_;
-    const chunk_reader next_chunk = [&database](sequence_set& chunk) { return database.next(chunk); };
-    const auto exhausted = [&database] { return database.exhausted(); };
-    search_results results = session_->search(queries_, next_chunk, exhausted, database.total_residues());
+    search_results results = session_->search(queries_, *database_, database_->total_residues());
     scanned_ = results.score_pass_done;
     finished_ = clock::now();
     return results;

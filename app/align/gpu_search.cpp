@@ -1,6 +1,7 @@
 #include "app/align/gpu_search.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -37,52 +38,83 @@ double gpu_search::started_after() const {
     return started_after_;
 }
 
-void gpu_search::build(const scoring& sc) {
-    const std::size_t memory = opt_.memory;
-    const std::shared_future<void> ready = ready_;
-    pass_ = [&sc, memory, ready](const sequence_set& q, const sequence_set& d, const search_options& o) {
-        if (ready.valid()) ready.get();  // rethrows a device failure of the start-up
+namespace {
+
+// One GPU (or one logical device of a GPU) as a search backend. The first GPU also aligns printed hits and runs long
+// pairs (their forward pass split over `long_devices` when there are several).
+class gpu_backend final : public search_backend {
+public:
+    struct where {
+        int device = 0;
+        bool select_device = false;  // select `device` on the scoring thread (a spread's worker thread)
+        std::size_t search_memory = 0, memory = 0;  // the score pass's budget; --gpu-mem (0: what is free)
+        std::vector<int> long_devices;
+    };
+    gpu_backend(const scoring& sc, where at, std::shared_future<void> ready, gpu_search::backend_options how)
+        : sc_(sc), at_(std::move(at)), ready_(std::move(ready)), how_(how) {}
+
+    std::vector<std::vector<score_hit>> score(const sequence_set& q, const sequence_set& d,
+                                              const search_options& o) override {
+        wait();  // rethrows a device failure of the start-up
+        if (at_.select_device) gpu::use_device(at_.device);
         search_options budgeted = o;
-        budgeted.device_memory = memory;
-        return gpu::search(q, d, sc, budgeted);
-    };
-    preparer_ = [&sc, memory, device = opt_.device](const sequence_set& chunk) {
-        gpu::use_device(device);
-        return gpu::prepare_chunk(chunk, sc, memory);
-    };
-    if (!opt_.one_process) return;  // under MPI, each rank drives one GPU
-    // Several GPUs: every GPU gets --gpu-mem (or what it has free); logical devices of one GPU share its memory.
-    const int physical = gpu::device_count();
+        budgeted.device_memory = at_.search_memory;
+        return gpu::search(q, d, sc_, budgeted);
+    }
+    std::unique_ptr<prepared_chunk> prepare(const sequence_set& chunk) override {
+        if (std::getenv("SWGPU_NO_PREPARE")) return nullptr;
+        gpu::use_device(at_.device);
+        return gpu::prepare_chunk(chunk, sc_, at_.memory);
+    }
+    std::vector<std::optional<alignment>> align(std::span<const scored_pair> pairs) override {
+        return gpu::align_scored(pairs, sc_, at_.memory, how_.timing);
+    }
+    double batch_align_cells() const override { return how_.align ? default_device_max_cells : 0; }
+    std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8_t> q,
+                                                          std::span<const std::uint8_t> d) override {
+        wait();
+        return gpu::long_pair_backend(q, d, sc_, at_.memory, at_.long_devices);
+    }
+    bool leaves_threads_idle() const override { return how_.overlap; }
+
+private:
+    void wait() const {
+        if (ready_.valid()) ready_.get();
+    }
+    const scoring& sc_;
+    where at_;
+    std::shared_future<void> ready_;
+    gpu_search::backend_options how_;
+};
+
+}  // namespace
+
+std::unique_ptr<search_backend> gpu_search::backend(const scoring& sc, const backend_options& how) {
+    const std::size_t memory = opt_.memory;
+    gpu_backend::where first{opt_.device, false, memory, memory, {}};
+    const int physical = opt_.one_process ? gpu::device_count() : 1;  // under MPI, each rank drives one GPU
     const int used = opt_.gpus == 0 ? physical : std::min(opt_.gpus, physical);
     const int logical = opt_.logical;
-    if (used * logical <= 1) return;
-    std::vector<score_pass> passes;
-    std::vector<chunk_preparer> preparers;
+    if (!opt_.one_process || used * logical <= 1) return std::make_unique<gpu_backend>(sc, first, ready_, how);
+    // Several GPUs: every GPU gets --gpu-mem (or what it has free); logical devices of one GPU share its memory.
+    std::vector<gpu_backend::where> workers;
+    std::vector<int> long_devices;
     for (int d = 0; d < used; ++d) {
         std::size_t share = memory;
         if (logical > 1) share = (memory ? memory : gpu::free_memory(d) / 8 * 7) / logical;
         for (int k = 0; k < logical; ++k) {
-            long_devices_.push_back(d);
-            passes.push_back([&sc, d, share, ready](const sequence_set& q, const sequence_set& db,
-                                                    const search_options& o) {
-                if (ready.valid()) ready.get();
-                gpu::use_device(d);
-                search_options budgeted = o;
-                budgeted.device_memory = share;
-                return gpu::search(q, db, sc, budgeted);
-            });
-            preparers.push_back([&sc, d, memory](const sequence_set& run) {
-                gpu::use_device(d);
-                return gpu::prepare_chunk(run, sc, memory);
-            });
+            long_devices.push_back(d);
+            workers.push_back({d, true, share, memory, {}});
         }
     }
-    auto spread = std::make_shared<const spread_pass>(std::move(passes), std::move(preparers));
-    pass_ = [spread](const sequence_set& q, const sequence_set& d, const search_options& o) { return (*spread)(q, d, o); };
-    preparer_ = [spread](const sequence_set& chunk) { return spread->prepare(chunk); };
+    workers[0].long_devices = long_devices;
+    std::vector<std::unique_ptr<search_backend>> backends;
+    for (auto& w : workers) backends.push_back(std::make_unique<gpu_backend>(sc, std::move(w), ready_, how));
+    auto spread = std::make_unique<spread_backend>(std::move(backends));
     description_ = "score pass spread over " + std::to_string(spread->workers()) + " workers (" + std::to_string(used) +
                    " GPU(s)" + (logical > 1 ? " x " + std::to_string(logical) + " logical devices" : std::string()) +
                    ")";
+    return spread;
 }
 
 }  // namespace swgpu::app

@@ -1,17 +1,21 @@
 // The GPUs of one `swgpu align` run: their contexts started in the background while the inputs are read, then the
-// score pass of database search on one GPU or spread over several (core/align/search/multi_device.hpp: each chunk cut
-// by residues, one run per GPU), the packing of chunks on the reader thread, and the devices a long pair's forward
-// pass splits over. Every call that needs a device first waits for the start-up, and rethrows its failure.
+// search backend (core/align/search/search_backend.hpp) on one GPU or spread over several (multi_device.hpp: each
+// chunk cut by residues, one run per GPU): the score pass, the packing of chunks on the reader thread, the printed
+// hits' alignments, and long pairs whose forward pass splits over the GPUs. Every call that needs a device first waits
+// for the start-up, and rethrows its failure.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
+#include "core/align/search/search_backend.hpp"
+#include "gpu/gpu.hpp"
 
 namespace swgpu::app {
 
@@ -35,22 +39,23 @@ public:
     // Seconds from `started` to every GPU's context (waits for the start-up).
     double started_after() const;
 
-    // The score pass and the chunk packing for `sc` (which must outlive them); one GPU, or a spread over several.
-    void build(const scoring& sc);
-    const score_pass& pass() const { return pass_; }
-    const chunk_preparer& preparer() const { return preparer_; }
-    // The devices a long pair's forward pass splits over (empty: one device).
-    const std::vector<int>& long_devices() const { return long_devices_; }
-    // "score pass spread over W workers (G GPU(s) x K logical devices)", empty for one GPU.
+    // What the backend does besides the score pass.
+    struct backend_options {
+        // Printed hits of at most default_device_max_cells cells aligned on the first GPU (else on the CPU threads).
+        bool align = true;
+        // The CPU threads finish queries while the GPU searches the last chunk (--gpu-align cpu).
+        bool overlap = false;
+        gpu::align_timing* timing = nullptr;  // what the GPU's alignments took, when not null
+    };
+    // The search backend for `sc` (which must outlive it): one GPU, or a spread over several (one worker each).
+    std::unique_ptr<search_backend> backend(const scoring& sc, const backend_options& how);
+    // "score pass spread over W workers (G GPU(s) x K logical devices)", empty for one GPU (after backend()).
     const std::string& description() const { return description_; }
 
 private:
     options opt_;
     double started_after_ = 0;       // written by the start-up, read after it
     std::shared_future<void> ready_;  // shared: the workers of several GPUs wait on it from their threads
-    score_pass pass_;
-    chunk_preparer preparer_;
-    std::vector<int> long_devices_;
     std::string description_;
 };
 

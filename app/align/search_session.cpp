@@ -104,37 +104,39 @@ search_session::search_session(options opt, std::chrono::steady_clock::time_poin
 
 search_session::~search_session() = default;
 
-// The backend's score pass for `sc`, then long pairs and windows around it, then the pipeline's options.
+// The backend for `sc` (every CPU thread, or the GPUs), then windows and long pairs around it, then the pipeline's
+// options.
 void search_session::compose(const scoring& sc) {
     sc_ = &sc;
     pool_ = std::make_unique<thread_pool>(static_cast<unsigned>(opt_.threads));
     progress_ = std::make_unique<progress_line>(opt_.progress);
     if (gpus_) {
-        gpus_->build(sc);
-        score_pass_ = gpus_->pass();
+        // Printed alignments on the GPU after the search, the largest on the CPU threads beside it; or with
+        // --gpu-align cpu on the CPU threads while the GPU searches for the last queries, the GPU then running the
+        // queries in batches, two in flight, which costs it about 1.5 %.
+        gpu_search::backend_options how;
+        how.align = opt_.alignments && opt_.gpu_align != "cpu";
+        how.overlap = opt_.alignments && opt_.gpu_align == "cpu";
+        how.timing = &gpu_aligned_;
+        base_ = gpus_->backend(sc, how);
         if (!gpus_->description().empty()) info(gpus_->description());
     } else {
-        score_pass_ = [&sc, pool = pool_.get()](const sequence_set& q, const sequence_set& d, const search_options& o) {
-            return search_cpu(q, d, sc, o, *pool);
-        };
+        base_ = std::make_unique<cpu_search_backend>(sc, *pool_);
     }
+    backend_ = base_.get();
     compose_long_pairs(sc);
-    compose_pipeline(sc);
+    run_.max_hits = opt_.max_hits;
+    run_.evalues = opt_.evalues;
+    run_.max_evalue = opt_.max_evalue;
+    run_.alignments = opt_.alignments;
 }
 
-// Long pairs (--mode: pairwise, or auto for pairs of at least 2^27 cells whose shorter side has 4096 residues) each on
-// the whole of the backend, with a progress display on a terminal; short queries against long subjects through
-// windows (not with --mode pairwise, where every pair is a long pair).
+// Short queries against long subjects through windows (not with --mode pairwise, where every pair is a long pair);
+// long pairs (--mode: pairwise, or auto for pairs of at least 2^27 cells whose shorter side has 4096 residues) each on
+// the whole of the backend, with a progress display on a terminal.
 void search_session::compose_long_pairs(const scoring& sc) {
-    const auto long_backend = [this, &sc](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d)
-        -> std::unique_ptr<long_pair::backend> {
-        std::unique_ptr<long_pair::backend> be;
-        if (gpus_) {
-            gpus_->wait();
-            be = gpu::long_pair_backend(q, d, sc, opt_.gpu.memory, gpus_->long_devices());
-        } else {
-            be = std::make_unique<long_pair::cpu_backend>(q, d, sc, *pool_);
-        }
+    const auto long_backend = [this](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d) {
+        std::unique_ptr<long_pair::backend> be = base_->long_pair_backend(q, d);
         // On a terminal: the forward pass's fraction done and the time left, then the traceback.
         const std::string what = "swgpu: long pair " + std::to_string(q.size()) + " x " + std::to_string(d.size());
         be->progress = [progress = progress_.get(), what, start = clock::now()](double fraction) {
@@ -167,65 +169,28 @@ void search_session::compose_long_pairs(const scoring& sc) {
             return gpu::sw_score(q, d, sc, choice).end.score;
         };
     }
-    split_ = std::make_unique<long_pair_split>();
-    if (opt_.mode == "pairwise") split_->long_pair = [](std::size_t, std::size_t) { return true; };
+    if (opt_.mode != "pairwise") {
+        windows_ = std::make_unique<subject_windows>(sc);
+        windowed_ = std::make_unique<windowed_backend>(*backend_, *windows_);
+        backend_ = windowed_.get();
+    }
+    split_long_pairs::predicate is_long;
+    if (opt_.mode == "pairwise") is_long = [](std::size_t, std::size_t) { return true; };
     else if (opt_.mode == "auto")
-        split_->long_pair = [](std::size_t a, std::size_t b) {
+        is_long = [](std::size_t a, std::size_t b) {
             return std::min(a, b) >= long_pair_min_side && double(a) * double(b) >= default_long_pair_cells;
         };
-    split_->long_score = [runner = long_pairs_.get()](const sequence_set& qset, std::size_t qi,
-                                                      const sequence_set& dset, std::size_t di) {
-        return runner->score(qset[qi], dset[di]);
-    };
-    windows_ = std::make_unique<subject_windows>(sc);
-    if (opt_.mode != "pairwise") {
-        score_pass_ = [inner = score_pass_, windows = windows_.get()](const sequence_set& q, const sequence_set& d,
-                                                                     const search_options& o) {
-            return windows->search(q, d, o, inner);
-        };
-    }
-    if (split_->long_pair) {
-        score_pass_ = [inner = score_pass_, split = split_.get()](const sequence_set& q, const sequence_set& d,
-                                                                 const search_options& o) {
-            return split_score_pass(q, d, o, inner, *split);
-        };
-    }
-}
-
-// The pipeline's options: hits kept, E-values, where alignments are computed (on the GPU after the search, the
-// largest on the CPU threads beside it; or with --gpu-align cpu on the CPU threads while the GPU searches for the last
-// queries, the GPU then running the queries in batches, two in flight, which costs it about 1.5 %).
-void search_session::compose_pipeline(const scoring& sc) {
-    run_.max_hits = opt_.max_hits;
-    run_.evalues = opt_.evalues;
-    run_.max_evalue = opt_.max_evalue;
-    run_.alignments = opt_.alignments;
-    if (gpus_ && !std::getenv("SWGPU_NO_PREPARE")) run_.prepare = gpus_->preparer();
-    if (opt_.mode != "pairwise")
-        run_.window_aligner = [windows = windows_.get()](const scored_pair& p) { return windows->align(p); };
-    if (split_->long_pair) {
-        run_.long_min_cells = opt_.mode == "pairwise" ? 0 : default_long_pair_cells;
-        run_.long_min_side = opt_.mode == "pairwise" ? 0 : long_pair_min_side;
-        run_.long_aligner = [runner = long_pairs_.get()](const scored_pair& p) { return runner->align(p); };
-    }
-    if (gpus_ && run_.alignments) {
-        if (opt_.gpu_align == "cpu") {
-            run_.overlap = true;
-        } else {
-            run_.device_aligner = [&sc, memory = opt_.gpu.memory,
-                                   timing = &gpu_aligned_](std::span<const scored_pair> pairs) {
-                return gpu::align_scored(pairs, sc, memory, timing);
-            };
-        }
+    if (is_long) {
+        split_ = std::make_unique<split_long_pairs>(*backend_, std::move(is_long), *long_pairs_);
+        backend_ = split_.get();
     }
 }
 
 // The pipeline, with a progress display on a terminal: a bar and the time left for a database that knows its size
 // (.swdb), how much was searched for a FASTA file.
-search_results search_session::search(const query_strands& queries, const chunk_reader& next_chunk,
-                                      const std::function<bool()>& exhausted, std::uint64_t total) {
+search_results search_session::search(const query_strands& queries, chunk_source& database, std::uint64_t total) {
     search_results results = search_and_finish(
-        queries, *sc_, run_, next_chunk, exhausted, score_pass_, *pool_, [this, total](const scan_progress& p) {
+        queries, *sc_, run_, database, *backend_, *pool_, [this, total](const scan_progress& p) {
             if (total > 0 && p.residues >= total) {
                 progress_->show("swgpu: database searched; computing " +
                                 std::string(opt_.alignments ? "alignments" : "E-values") + " of the best hits");

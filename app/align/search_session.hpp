@@ -1,8 +1,8 @@
 // The machinery of a search, shared by the command line (align_run.hpp) and the library (app/swgpu.hpp): the backend
-// (every CPU thread, or the GPUs, started in the background as the session is made), the score pass composed for a
-// scoring (the backend's pass; short queries against long subjects through windows; long pairs each on the whole
-// backend in linear memory), the pipeline's options (hits kept, E-values, where alignments are computed), then
-// searches of encoded queries against a stream of database chunks (core/align/search/pipeline.hpp).
+// (every CPU thread, or the GPUs, started in the background as the session is made) composed for a scoring
+// (core/align/search/search_backend.hpp: short queries against long subjects through windows; long pairs each on the
+// whole backend in linear memory), the pipeline's options (hits kept, E-values), then searches of encoded queries
+// against a stream of database chunks (core/align/search/pipeline.hpp).
 #pragma once
 
 #include <chrono>
@@ -61,15 +61,16 @@ public:
     search_session(const search_session&) = delete;
     search_session& operator=(const search_session&) = delete;
 
-    // Composes the score pass for `sc`, which must outlive the session; once, before the first search.
+    // Composes the backend for `sc`, which must outlive the session; once, before the first search.
     void compose(const scoring& sc);
-    // The pipeline's options as composed; a caller adds MPI's share (searched_here, skip_chunk, combine) here.
+    // The pipeline's options as composed; a caller adds MPI's share (searched_here, combine) here.
     search_run_options& pipeline() { return run_; }
 
-    // Searches `queries` (encoded, both strands as asked) against the chunks `next_chunk` gives. `total_residues`,
-    // when known (0: not), drives the progress bar.
-    search_results search(const query_strands& queries, const chunk_reader& next_chunk,
-                          const std::function<bool()>& exhausted, std::uint64_t total_residues);
+    // Searches `queries` (encoded, both strands as asked) against the chunks of `database`. `total_residues`, when
+    // known (0: not), drives the progress bar.
+    search_results search(const query_strands& queries, chunk_source& database, std::uint64_t total_residues);
+    // The backend as composed (windows and long pairs around the CPU's or the GPUs').
+    search_backend& backend() { return *backend_; }
 
     thread_pool& pool() { return *pool_; }
     const gpu_search* gpus() const { return gpus_.get(); }
@@ -78,7 +79,6 @@ public:
 
 private:
     void compose_long_pairs(const scoring& sc);
-    void compose_pipeline(const scoring& sc);
     void info(const std::string& text) const {
         if (opt_.info) opt_.info(text);
     }
@@ -89,10 +89,12 @@ private:
     std::unique_ptr<gpu_search> gpus_;
     std::unique_ptr<thread_pool> pool_;
     std::unique_ptr<progress_line> progress_;
-    score_pass score_pass_;
+    std::unique_ptr<search_backend> base_;  // the CPU's or the GPUs'
     std::unique_ptr<long_pair::runner> long_pairs_;
-    std::unique_ptr<long_pair_split> split_;
     std::unique_ptr<subject_windows> windows_;
+    std::unique_ptr<windowed_backend> windowed_;
+    std::unique_ptr<split_long_pairs> split_;
+    search_backend* backend_ = nullptr;     // the outermost of the above
     search_run_options run_;
     gpu::align_timing gpu_aligned_;
 };

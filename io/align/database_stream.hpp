@@ -16,13 +16,14 @@
 #include <string>
 
 #include "core/align/scoring.hpp"
+#include "core/align/search/pipeline.hpp"
 #include "core/align/sequence.hpp"
 #include "core/error.hpp"
 #include "io/align/sequence_reader.hpp"
 
 namespace swgpu::io {
 
-class database_stream {
+class database_stream final : public chunk_source {
 public:
     struct options {
         std::uint64_t chunk_residues = 100'000'000;
@@ -37,13 +38,13 @@ public:
     database_stream& operator=(const database_stream&) = delete;
 
     // The next chunk, appended to an empty set; false at the end of the database.
-    bool next(sequence_set& chunk);
+    bool next(sequence_set& chunk) override;
     // Passes the next chunk without reading its records (a .swdb only: can_skip()), giving its residues and
     // sequences; false at the end.
-    bool skip(std::uint64_t& residues, std::uint64_t& sequences);
-    bool can_skip() const;
+    bool skip(std::uint64_t& residues, std::uint64_t& sequences) override;
+    bool can_skip() const override;
     // True once the stream is known to hold no more chunks.
-    bool exhausted() const;
+    bool exhausted() const override;
 
     // The database's type by the rule (auto_type), reading its first chunk ahead if it was not read yet; next() then
     // returns that chunk first.

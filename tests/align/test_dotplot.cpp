@@ -62,7 +62,9 @@ run_result run(const std::vector<std::pair<std::string, std::string>>& queries,
     const score_pass pass = [&](const sequence_set& q, const sequence_set& d, const search_options& o) {
         return search_cpu(q, d, r.sc, o, pool);
     };
-    r.scan = scan_database(r.queries, r.sc, 500, reader, pass);
+    function_chunks chunks(reader);
+    function_backend backend(pass);
+    r.scan = scan_database(r.queries, r.sc, 500, chunks, backend);
     r.hits = finish_hits(r.scan, r.queries, r.sc, finish_options{}, pool);
     return r;
 }

@@ -50,6 +50,23 @@ struct marked final : prepared_chunk {
 
 }  // namespace
 
+namespace {
+
+using preparer = std::function<std::unique_ptr<prepared_chunk>(const sequence_set&)>;
+
+// A spread over workers made of score passes (and preparers), as the GPUs' are.
+spread_backend spread_of(const std::vector<score_pass>& passes, const std::vector<preparer>& preparers = {}) {
+    std::vector<std::unique_ptr<search_backend>> workers;
+    for (std::size_t k = 0; k < passes.size(); ++k) {
+        auto w = std::make_unique<function_backend>(passes[k]);
+        if (!preparers.empty()) w->preparer = preparers[k];
+        workers.push_back(std::move(w));
+    }
+    return spread_backend(std::move(workers));
+}
+
+}  // namespace
+
 TEST_CASE("spread_runs: consecutive non-empty runs covering the chunk, balanced by residues", "[spread]") {
     std::mt19937_64 rng(5);
     const scoring sc{substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein};
@@ -74,7 +91,7 @@ TEST_CASE("spread_runs: consecutive non-empty runs covering the chunk, balanced 
     }
 }
 
-TEST_CASE("spread_pass: the hits of 1 to 5 workers are one worker's, byte for byte", "[spread]") {
+TEST_CASE("spread_backend: the hits of 1 to 5 workers are one worker's, byte for byte", "[spread]") {
     std::mt19937_64 rng(6);
     const scoring sc{substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein};
     sequence_set db = random_set(rng, 240, 300, sc, "s");
@@ -91,7 +108,7 @@ TEST_CASE("spread_pass: the hits of 1 to 5 workers are one worker's, byte for by
             for (const bool prepared : {false, true}) {
                 INFO("max_hits " << max_hits << ", workers " << workers << ", prepared " << prepared);
                 std::vector<score_pass> passes;
-                std::vector<chunk_preparer> preparers;
+                std::vector<preparer> preparers;
                 std::atomic<int> used_prepared{0};
                 for (std::size_t w = 0; w < workers; ++w) {
                     passes.push_back([&, w](const sequence_set& q, const sequence_set& d, const search_options& o) {
@@ -113,14 +130,14 @@ TEST_CASE("spread_pass: the hits of 1 to 5 workers are one worker's, byte for by
                         return m;
                     });
                 }
-                const spread_pass spread(passes, preparers);
+                spread_backend spread = spread_of(passes, preparers);
                 std::unique_ptr<prepared_chunk> ahead;
                 search_options o = opt;
                 if (prepared) {
                     ahead = spread.prepare(db);
                     o.prepared = ahead.get();
                 }
-                CHECK(spread(queries, db, o) == want);
+                CHECK(spread.score(queries, db, o) == want);
                 if (prepared) CHECK(used_prepared == int(workers));
                 else if (workers > 1) CHECK(used_prepared == 0);
             }
@@ -128,7 +145,7 @@ TEST_CASE("spread_pass: the hits of 1 to 5 workers are one worker's, byte for by
     }
 }
 
-TEST_CASE("spread_pass: early delivery passes a query on once every worker delivered it, on the caller's thread",
+TEST_CASE("spread_backend: early delivery passes a query on once every worker delivered it, on the caller's thread",
           "[spread]") {
     std::mt19937_64 rng(8);
     const scoring sc{substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein};
@@ -165,7 +182,7 @@ TEST_CASE("spread_pass: early delivery passes a query on once every worker deliv
                 if (!listed.empty()) o.on_final(listed, hits);
                 return hits;
             });
-        const spread_pass spread(passes);
+        spread_backend spread = spread_of(passes);
         const auto caller = std::this_thread::get_id();
         std::vector<int> times(queries.size(), 0);
         search_options o = opt;
@@ -176,13 +193,13 @@ TEST_CASE("spread_pass: early delivery passes a query on once every worker deliv
                 CHECK(hits[q] == want[q]);
             }
         };
-        CHECK(spread(queries, db, o) == want);
+        CHECK(spread.score(queries, db, o) == want);
         for (std::size_t q = 0; q + 1 < queries.size(); ++q) CHECK(times[q] == 1);
         CHECK(times.back() == 0);
     }
 }
 
-TEST_CASE("spread_pass: a worker's error reaches the caller after every worker is done", "[spread]") {
+TEST_CASE("spread_backend: a worker's error reaches the caller after every worker is done", "[spread]") {
     std::mt19937_64 rng(7);
     const scoring sc{substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein};
     const sequence_set db = random_set(rng, 50, 100, sc, "s");
@@ -198,9 +215,9 @@ TEST_CASE("spread_pass: a worker's error reaches the caller after every worker i
             ++finished;
             return hits;
         });
-    const spread_pass spread(passes);
+    spread_backend spread = spread_of(passes);
     try {
-        (void)spread(queries, db, search_options{});
+        (void)spread.score(queries, db, search_options{});
         FAIL("no error");
     } catch (const error& e) {
         CHECK(e.code() == exit_code::out_of_memory);

@@ -79,19 +79,24 @@ setup make_setup(const records& q, scoring sc, bool plus, bool minus) {
     return s;
 }
 
-// Reads `db` in chunks of `chunk_records` records (0: one chunk).
-struct chunked_db {
+// Reads `db` in chunks of `chunk_records` records (0: one chunk); tells its end unless `knows_end` is false.
+struct chunked_db final : chunk_source {
+    chunked_db(const records& d, std::size_t records_per_chunk, bool tells_end = true)
+        : db(d), chunk_records(records_per_chunk), knows_end(tells_end) {}
     const records& db;
     std::size_t chunk_records;
-    std::size_t next = 0;
-    bool read(sequence_set& chunk) {
-        if (next >= db.size()) return false;
+    bool knows_end = true;
+    std::size_t read = 0;
+    std::function<void()> on_next;  // called at each next()
+    bool next(sequence_set& chunk) override {
+        if (on_next) on_next();
+        if (read >= db.size()) return false;
         chunk.source = "db.fa";
         const std::size_t n = chunk_records ? chunk_records : db.size();
-        for (std::size_t k = 0; k < n && next < db.size(); ++k, ++next) chunk.add(db[next].first, db[next].second);
+        for (std::size_t k = 0; k < n && read < db.size(); ++k, ++read) chunk.add(db[read].first, db[read].second);
         return true;
     }
-    bool exhausted() const { return next >= db.size(); }
+    bool exhausted() const override { return knows_end && read >= db.size(); }
 };
 
 // search_cpu, which delivers its records early in shuffled ranges (as a GPU backend's batches would) when `early`,
@@ -144,11 +149,9 @@ reference_result reference(const setup& s, const records& db, std::size_t chunk_
                            bool evalues, bool alignments) {
     thread_pool pool(2);
     chunked_db reader{db, chunk_records};
-    const score_pass pass = [&](const sequence_set& q, const sequence_set& d, const search_options& o) {
-        return search_cpu(q, d, s.sc, o, pool);
-    };
+    cpu_search_backend cpu(s.sc, pool);
     reference_result r;
-    r.scan = scan_database(s.queries, s.sc, max_hits, [&](sequence_set& c) { return reader.read(c); }, pass);
+    r.scan = scan_database(s.queries, s.sc, max_hits, reader, cpu);
     std::optional<evalue_calculator> stats;
     finish_options fo;
     if (evalues) {
@@ -190,19 +193,16 @@ void check_same(const search_results& got, const reference_result& want) {
 search_results run_overlapped(const setup& s, const records& db, std::size_t chunk_records, std::size_t max_hits,
                               bool evalues, bool alignments, test_backend& backend, thread_pool& pool,
                               bool reader_knows_end = true) {
-    chunked_db reader{db, chunk_records};
+    chunked_db reader{db, chunk_records, reader_knows_end};
     search_run_options opt;
     opt.max_hits = max_hits;
     opt.evalues = evalues;
     opt.alignments = alignments;
-    opt.overlap = true;
-    const score_pass pass = [&](const sequence_set& q, const sequence_set& d, const search_options& o) {
+    function_backend device([&](const sequence_set& q, const sequence_set& d, const search_options& o) {
         return backend(q, d, o);
-    };
-    std::function<bool()> exhausted;
-    if (reader_knows_end) exhausted = [&] { return reader.exhausted(); };
-    return search_and_finish(s.queries, s.sc, opt, [&](sequence_set& c) { return reader.read(c); }, exhausted, pass,
-                             pool);
+    });
+    device.threads_idle = true;  // as a GPU's: the pool finishes queries while it searches
+    return search_and_finish(s.queries, s.sc, opt, reader, device, pool);
 }
 
 }  // namespace
@@ -317,8 +317,11 @@ TEST_CASE("search_and_finish: a device aligner takes the hits up to its cell lim
     const double limit = 20000;
     search_run_options opt;
     opt.max_hits = 8;
-    opt.device_max_cells = limit;
-    opt.device_aligner = [&](std::span<const scored_pair> pairs) {
+    function_backend device([&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
+        return search_cpu(qs, d, s.sc, o, pool);
+    });
+    device.aligner_cells = limit;
+    device.aligner = [&](std::span<const scored_pair> pairs) {
         std::vector<std::optional<alignment>> out(pairs.size());
         for (std::size_t k = 0; k < pairs.size(); ++k) {
             largest = std::max(largest, pairs[k].query.size() * pairs[k].subject.size());
@@ -328,12 +331,8 @@ TEST_CASE("search_and_finish: a device aligner takes the hits up to its cell lim
         given += pairs.size();
         return out;
     };
-    const score_pass pass = [&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
-        return search_cpu(qs, d, s.sc, o, pool);
-    };
-    chunked_db reader{db, 50};
-    const auto got = search_and_finish(s.queries, s.sc, opt, [&](sequence_set& c) { return reader.read(c); }, {}, pass,
-                                       pool);
+    chunked_db reader{db, 50, false};
+    const auto got = search_and_finish(s.queries, s.sc, opt, reader, device, pool);
     check_same(got, want);
     std::size_t printed = 0, small = 0;
     for (std::size_t qi = 0; qi < got.hits.size(); ++qi)
@@ -349,7 +348,7 @@ TEST_CASE("search_and_finish: a device aligner takes the hits up to its cell lim
     CHECK(double(largest) <= limit);
 
     // An alignment from the device that does not re-score to the backend's score is an error.
-    opt.device_aligner = [&](std::span<const scored_pair> pairs) {
+    device.aligner = [&](std::span<const scored_pair> pairs) {
         std::vector<std::optional<alignment>> out(pairs.size());
         for (std::size_t k = 0; k < pairs.size(); ++k) {
             out[k] = sw_align(pairs[k].query, pairs[k].subject, s.sc);
@@ -357,9 +356,9 @@ TEST_CASE("search_and_finish: a device aligner takes the hits up to its cell lim
         }
         return out;
     };
-    chunked_db again{db, 50};
+    chunked_db again{db, 50, false};
     try {
-        search_and_finish(s.queries, s.sc, opt, [&](sequence_set& c) { return again.read(c); }, {}, pass, pool);
+        search_and_finish(s.queries, s.sc, opt, again, device, pool);
         FAIL("a wrong device alignment was printed");
     } catch (const error& e) {
         CHECK_THAT(std::string(e.what()), Catch::Contains("not the best local score"));
@@ -389,8 +388,16 @@ TEST_CASE("search_and_finish: each chunk is prepared on the reader thread and ha
         const auto caller = std::this_thread::get_id();
         search_run_options opt;
         opt.max_hits = 6;
-        opt.overlap = overlap;
-        opt.prepare = [&](const sequence_set& chunk) -> std::unique_ptr<prepared_chunk> {
+        function_backend device([&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
+            const auto* p = dynamic_cast<const recorded_chunk*>(o.prepared);
+            REQUIRE(p != nullptr);
+            CHECK(p->made_from(d));  // the chunk it was made from, not a stale one
+            CHECK(p->made_on != std::this_thread::get_id());
+            ++used;
+            return search_cpu(qs, d, s.sc, o, pool);
+        });
+        device.threads_idle = overlap;
+        device.preparer = [&](const sequence_set& chunk) -> std::unique_ptr<prepared_chunk> {
             CHECK(chunk.encoded);
             auto p = std::make_unique<recorded_chunk>();
             p->key = chunk.residues.data();
@@ -400,21 +407,10 @@ TEST_CASE("search_and_finish: each chunk is prepared on the reader thread and ha
             ++prepared;
             return p;
         };
-        const score_pass pass = [&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
-            const auto* p = dynamic_cast<const recorded_chunk*>(o.prepared);
-            REQUIRE(p != nullptr);
-            CHECK(p->made_from(d));  // the chunk it was made from, not a stale one
-            CHECK(p->made_on != std::this_thread::get_id());
-            ++used;
-            return search_cpu(qs, d, s.sc, o, pool);
+        reader.on_next = [&] {
+            if (std::this_thread::get_id() == caller) ++read_on_caller;
         };
-        const auto got = search_and_finish(
-            s.queries, s.sc, opt,
-            [&](sequence_set& c) {
-                if (std::this_thread::get_id() == caller) ++read_on_caller;
-                return reader.read(c);
-            },
-            [&] { return reader.exhausted(); }, pass, pool);
+        const auto got = search_and_finish(s.queries, s.sc, opt, reader, device, pool);
         check_same(got, want);
         CHECK(prepared == 8);  // 130 records in chunks of 17
         CHECK(used == 8);
@@ -430,18 +426,12 @@ TEST_CASE("search_and_finish: an error of the reader thread reaches the caller",
     thread_pool pool(2);
     chunked_db reader{db, 20};
     int calls = 0;
-    const score_pass pass = [&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
-        return search_cpu(qs, d, s.sc, o, pool);
+    reader.on_next = [&] {
+        if (++calls == 2) throw input_error("db.fa", "a bad record");
     };
+    cpu_search_backend cpu(s.sc, pool);
     search_run_options opt;
-    CHECK_THROWS_AS(search_and_finish(
-                        s.queries, s.sc, opt,
-                        [&](sequence_set& c) {
-                            if (++calls == 2) throw input_error("db.fa", "a bad record");
-                            return reader.read(c);
-                        },
-                        [&] { return reader.exhausted(); }, pass, pool),
-                    error);
+    CHECK_THROWS_AS(search_and_finish(s.queries, s.sc, opt, reader, cpu, pool), error);
 }
 
 TEST_CASE("scans of shares of the chunks, packed, unpacked and merged, are the scan of one process", "[finish]") {
@@ -464,8 +454,8 @@ TEST_CASE("scans of shares of the chunks, packed, unpacked and merged, are the s
                     ++searched;
                     return pass(qs, d, o);
                 };
-                auto part = scan_database(s.queries, s.sc, max_hits, [&](sequence_set& c) { return reader.read(c); },
-                                          counted, {}, {},
+                function_backend backend(counted);
+                auto part = scan_database(s.queries, s.sc, max_hits, reader, backend, {},
                                           [&](std::size_t chunk) { return chunk % processes == rank; });
                 CHECK(part.residues == want.scan.residues);  // every process counts the whole database
                 CHECK(part.sequences == want.scan.sequences);

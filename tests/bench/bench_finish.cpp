@@ -121,7 +121,9 @@ int main(int argc, char** argv) {
             const score_pass search = [&](const sequence_set& q, const sequence_set& d, const search_options& o) {
                 return search_cpu(q, d, sc, o, pool);
             };
-            return scan_database(queries, sc, hits_per_query, reader, search);
+            function_chunks chunks(reader);
+            function_backend backend(search);
+            return scan_database(queries, sc, hits_per_query, chunks, backend);
         };
         std::vector<double> scan_times;
         database_scan scan = scan_once();

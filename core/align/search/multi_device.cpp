@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/align/long_pair/long_pair.hpp"
 
 namespace swgpu {
 
@@ -33,11 +34,10 @@ std::vector<subject_run> spread_runs(const sequence_set& db, std::size_t parts) 
     return runs;
 }
 
-spread_pass::spread_pass(std::vector<score_pass> workers, std::vector<chunk_preparer> preparers)
-    : workers_(std::move(workers)), preparers_(std::move(preparers)) {
+spread_backend::spread_backend(std::vector<std::unique_ptr<search_backend>> workers) : workers_(std::move(workers)) {
     if (workers_.empty()) throw runtime_failure("internal error: a spread score pass needs a worker");
-    if (!preparers_.empty() && preparers_.size() != workers_.size())
-        throw runtime_failure("internal error: a spread score pass needs one preparer per worker");
+    for (const auto& w : workers_)
+        if (!w) throw runtime_failure("internal error: a spread score pass has an empty worker");
 }
 
 namespace {
@@ -57,8 +57,8 @@ sequence_set run_set(const sequence_set& db, const subject_run& r) {
 
 }  // namespace
 
-std::unique_ptr<prepared_chunk> spread_pass::prepare(const sequence_set& chunk) const {
-    if (workers_.size() == 1) return preparers_.empty() || !preparers_[0] ? nullptr : preparers_[0](chunk);
+std::unique_ptr<prepared_chunk> spread_backend::prepare(const sequence_set& chunk) {
+    if (workers_.size() == 1) return workers_[0]->prepare(chunk);
     auto p = std::make_unique<spread_chunk>();
     p->key = chunk.residues.data();
     p->residues = chunk.total_residues();
@@ -72,7 +72,7 @@ std::unique_ptr<prepared_chunk> spread_pass::prepare(const sequence_set& chunk) 
     for (std::size_t k = 0; k < p->runs.size(); ++k)
         preparing.push_back(std::async(std::launch::async, [this, k, &chunk, &p] {
             p->sets[k] = run_set(chunk, p->runs[k]);
-            if (!preparers_.empty() && preparers_[k]) p->parts[k] = preparers_[k](p->sets[k]);
+            p->parts[k] = workers_[k]->prepare(p->sets[k]);
         }));
     std::exception_ptr failed;
     for (auto& f : preparing) {
@@ -86,9 +86,9 @@ std::unique_ptr<prepared_chunk> spread_pass::prepare(const sequence_set& chunk) 
     return p;
 }
 
-std::vector<std::vector<score_hit>> spread_pass::operator()(const sequence_set& queries, const sequence_set& db,
-                                                            const search_options& opt) const {
-    if (workers_.size() == 1) return workers_[0](queries, db, opt);
+std::vector<std::vector<score_hit>> spread_backend::score(const sequence_set& queries, const sequence_set& db,
+                                                          const search_options& opt) {
+    if (workers_.size() == 1) return workers_[0]->score(queries, db, opt);
     const auto* ready = dynamic_cast<const spread_chunk*>(opt.prepared);
     std::unique_ptr<spread_chunk> made;
     if (!ready || !ready->made_from(db)) {
@@ -141,7 +141,7 @@ std::vector<std::vector<score_hit>> spread_pass::operator()(const sequence_set& 
                     e->changed.notify_one();
                 }
             } guard{e};
-            return workers_[k](queries, ready->sets[k], o);
+            return workers_[k]->score(queries, ready->sets[k], o);
         }));
     }
     if (early) {
@@ -178,6 +178,11 @@ std::vector<std::vector<score_hit>> spread_pass::operator()(const sequence_set& 
     }
     if (failed) std::rethrow_exception(failed);
     return hits;
+}
+
+std::unique_ptr<long_pair::backend> spread_backend::long_pair_backend(std::span<const std::uint8_t> query,
+                                                                      std::span<const std::uint8_t> subject) {
+    return workers_[0]->long_pair_backend(query, subject);
 }
 
 }  // namespace swgpu

@@ -6,7 +6,7 @@
 // hit: the result is the one a single worker gives, byte for byte. Early delivery (on_final) is passed on for a query
 // once every worker has delivered it, its runs' hits merged.
 //
-// A spread_pass also prepares chunks for its workers (prepare(): the runs cut and each prepared by its worker's
+// A spread_backend also prepares chunks for its workers (prepare(): the runs cut and each prepared by its worker's
 // preparer on the reader thread), so that the GPU's packing and copying of every run is done ahead too.
 #pragma once
 
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/align/search/pipeline.hpp"
+#include "core/align/search/search_backend.hpp"
 #include "core/align/search/score_pass.hpp"
 #include "core/align/sequence.hpp"
 
@@ -35,20 +36,32 @@ struct spread_chunk final : prepared_chunk {
     std::vector<std::unique_ptr<prepared_chunk>> parts;
 };
 
-class spread_pass {
+// Scores a chunk with every worker at once, each on a thread of its own (it selects its device itself); prepares a
+// chunk by cutting its runs and preparing each with its worker, a thread each. Everything else (alignments, long
+// pairs) is the first worker's: the device that finishes the search.
+class spread_backend final : public search_backend {
 public:
-    // workers[k] searches run k (from the thread the spread pass gives it; it selects its device itself);
-    // preparers, when not empty, has one preparer (possibly empty) per worker.
-    explicit spread_pass(std::vector<score_pass> workers, std::vector<chunk_preparer> preparers = {});
+    explicit spread_backend(std::vector<std::unique_ptr<search_backend>> workers);
 
     std::size_t workers() const { return workers_.size(); }
-    std::vector<std::vector<score_hit>> operator()(const sequence_set& queries, const sequence_set& db,
-                                                   const search_options& opt) const;
-    std::unique_ptr<prepared_chunk> prepare(const sequence_set& chunk) const;
+    std::vector<std::vector<score_hit>> score(const sequence_set& queries, const sequence_set& db,
+                                              const search_options& opt) override;
+    std::unique_ptr<prepared_chunk> prepare(const sequence_set& chunk) override;
+    std::vector<std::optional<alignment>> align(std::span<const scored_pair> pairs) override {
+        return workers_[0]->align(pairs);
+    }
+    double batch_align_cells() const override { return workers_[0]->batch_align_cells(); }
+    std::optional<alignment> align_here(const scored_pair& pair) const override { return workers_[0]->align_here(pair); }
+    bool is_long_pair(std::size_t query_length, std::size_t subject_length) const override {
+        return workers_[0]->is_long_pair(query_length, subject_length);
+    }
+    alignment align_long_pair(const scored_pair& pair) override { return workers_[0]->align_long_pair(pair); }
+    std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8_t> query,
+                                                          std::span<const std::uint8_t> subject) override;
+    bool leaves_threads_idle() const override { return workers_[0]->leaves_threads_idle(); }
 
 private:
-    std::vector<score_pass> workers_;
-    std::vector<chunk_preparer> preparers_;
+    std::vector<std::unique_ptr<search_backend>> workers_;
 };
 
 }  // namespace swgpu

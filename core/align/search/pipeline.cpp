@@ -103,7 +103,7 @@ void align_printed(std::vector<align_job>& jobs, std::vector<std::vector<printed
     const auto finish_one = [&](const align_job& j, std::optional<alignment> aln) {
         auto& p = out[j.query][j.slot];
         const scored_pair pair = pair_of(j);
-        if (!aln && opt.window_aligner) aln = opt.window_aligner(pair);
+        if (!aln && opt.backend) aln = opt.backend->align_here(pair);
         if (!aln) aln = sw_align_scored(pair.query, pair.subject, sc, p.score, opt.traceback);
         if (!aln || aln->score != p.score || rescore(*aln, pair.query, pair.subject, sc) != p.score)
             throw runtime_failure("query " + queries.plus.names[j.query] + " against subject " + *j.subject.name +
@@ -114,19 +114,19 @@ void align_printed(std::vector<align_job>& jobs, std::vector<std::vector<printed
         p.stats = stats_of(p.aln, pair.query, pair.subject, sc.matrix);
     };
     // Long pairs first, one at a time, each with the whole of its backend (jobs are sorted by cells, largest first).
-    if (opt.long_aligner) {
+    search_backend* const backend = opt.backend;
+    if (backend) {
         const auto is_long = [&](const align_job& j) {
-            return cells(j) >= opt.long_min_cells &&
-                   std::min<std::size_t>(queries.plus.length(j.query), j.subject.residues.size()) >= opt.long_min_side;
+            return backend->is_long_pair(queries.plus.length(j.query), j.subject.residues.size());
         };
         const auto rest = std::stable_partition(jobs.begin(), jobs.end(), is_long);
-        for (auto it = jobs.begin(); it != rest; ++it) finish_one(*it, opt.long_aligner(pair_of(*it)));
+        for (auto it = jobs.begin(); it != rest; ++it) finish_one(*it, backend->align_long_pair(pair_of(*it)));
         jobs.erase(jobs.begin(), rest);
     }
-    std::size_t split = jobs.size();  // jobs[split..] go to the device aligner
-    if (opt.device_aligner)
+    std::size_t split = jobs.size();  // jobs[split..] go to the backend's batch aligner
+    if (backend && backend->batch_align_cells() > 0)
         split = static_cast<std::size_t>(std::partition_point(jobs.begin(), jobs.end(), [&](const align_job& j) {
-                                              return cells(j) > opt.device_max_cells;
+                                              return cells(j) > backend->batch_align_cells();
                                           }) - jobs.begin());
     if (split == jobs.size()) {
         pool.parallel_for(jobs.size(), [&](std::size_t k) { finish_one(jobs[k], std::nullopt); });
@@ -134,7 +134,7 @@ void align_printed(std::vector<align_job>& jobs, std::vector<std::vector<printed
     }
     std::vector<scored_pair> pairs;
     for (std::size_t k = split; k < jobs.size(); ++k) pairs.push_back(pair_of(jobs[k]));
-    auto device = std::async(std::launch::async, [&] { return opt.device_aligner(pairs); });
+    auto device = std::async(std::launch::async, [&] { return backend->align(pairs); });
     try {
         pool.parallel_for(split, [&](std::size_t k) { finish_one(jobs[k], std::nullopt); });
     } catch (...) {
@@ -219,6 +219,7 @@ struct early_finish {
     const query_strands& queries;
     const scoring& sc;
     const search_run_options& run;
+    search_backend& backend;
     thread_pool& pool;
     std::optional<evalue_calculator> statistics;
     finish_options opt;
@@ -237,12 +238,7 @@ struct early_finish {
         opt.max_evalue = run.max_evalue;
         opt.traceback = run.traceback;
         opt.alignments = run.alignments;
-        opt.device_aligner = run.device_aligner;
-        opt.device_max_cells = run.device_max_cells;
-        opt.long_aligner = run.long_aligner;
-        opt.long_min_cells = run.long_min_cells;
-        opt.long_min_side = run.long_min_side;
-        opt.window_aligner = run.window_aligner;
+        opt.backend = &backend;
         out.assign(queries.size(), {});
         finished.assign(queries.size(), false);
         aligner_pool.emplace(std::max(1u, pool.size() > 2 ? pool.size() - 2 : 1u));
@@ -274,11 +270,10 @@ struct fetched_chunk {
     std::size_t skipped_chunks = 0;
 };
 
-database_scan scan(const query_strands& queries, const scoring& sc, std::size_t max_hits, const chunk_reader& next_chunk,
-                   const std::function<bool()>& reader_exhausted, const score_pass& search,
-                   const std::function<void(const scan_progress&)>& progress, early_finish* early,
-                   std::chrono::steady_clock::time_point* searched_at, const chunk_preparer& prepare = {},
-                   const chunk_filter& searched_here = {}, const chunk_skipper& skip_chunk = {}) {
+database_scan scan(const query_strands& queries, const scoring& sc, std::size_t max_hits, chunk_source& source,
+                   search_backend& backend, const std::function<void(const scan_progress&)>& progress,
+                   early_finish* early, std::chrono::steady_clock::time_point* searched_at,
+                   const chunk_filter& searched_here = {}) {
     if (!queries.search_plus && !queries.search_minus) throw usage_error("no strand selected to search");
     if (queries.search_minus && queries.minus.size() != queries.size())
         throw runtime_failure("minus-strand queries do not match the plus-strand queries");
@@ -292,30 +287,29 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
     opt.min_score = 1;
 
     // The database stream: a reader thread reads, encodes and prepares chunk k + 1 while chunk k is searched (two
-    // chunks in memory at most). The reader and `reader_exhausted` are only ever called from that thread, one call
-    // at a time. Chunks another process searches are read and counted on the way to the next one of this process's
+    // chunks in memory at most). The source is only ever called from that thread, one call at a time. Chunks another process searches are read and counted on the way to the next one of this process's
     // (neither encoded nor prepared): their reading overlaps the search too.
     std::size_t fetched = 0;  // non-empty chunks read (reader thread)
     const auto fetch = [&] {
         fetched_chunk f;
         for (;;) {
-            if (skip_chunk && searched_here && !searched_here(fetched)) {  // passed without reading it
+            if (searched_here && source.can_skip() && !searched_here(fetched)) {  // passed without reading it
                 std::uint64_t residues = 0, sequences = 0;
-                f.ok = skip_chunk(residues, sequences);
+                f.ok = source.skip(residues, sequences);
                 if (!f.ok) return f;
                 ++fetched;
                 f.skipped_residues += residues;
                 f.skipped_sequences += sequences;
                 ++f.skipped_chunks;
-                if (reader_exhausted && reader_exhausted()) {
+                if (source.exhausted()) {
                     f.ok = false;
                     return f;
                 }
                 continue;
             }
-            f.ok = next_chunk(f.chunk);
+            f.ok = source.next(f.chunk);
             if (!f.ok) return f;
-            f.last = reader_exhausted && reader_exhausted();
+            f.last = source.exhausted();
             if (f.chunk.empty()) {
                 if (f.last) return f;
                 continue;
@@ -333,7 +327,7 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
         }
         ++fetched;
         f.unknown = encode(f.chunk, sc.matrix);
-        if (prepare) f.prepared = prepare(f.chunk);
+        f.prepared = backend.prepare(f.chunk);
         return f;
     };
     std::future<fetched_chunk> ahead = std::async(std::launch::async, fetch);
@@ -396,7 +390,7 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
             };
             try {
                 const auto t0 = std::chrono::steady_clock::now();
-                const auto hits = search(*searched.set, chunk, last);
+                const auto hits = backend.score(*searched.set, chunk, last);
                 scan.backend_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 if (searched_at) *searched_at = std::chrono::steady_clock::now();
                 early->during_search =
@@ -411,7 +405,7 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
             }
         } else {
             const auto t0 = std::chrono::steady_clock::now();
-            const auto hits = search(*searched.set, chunk, opt);
+            const auto hits = backend.score(*searched.set, chunk, opt);
             scan.backend_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             merge_hits(top, hits, max_hits);
             if (searched_at) *searched_at = std::chrono::steady_clock::now();
@@ -448,10 +442,10 @@ database_scan scan(const query_strands& queries, const scoring& sc, std::size_t 
 }  // namespace
 
 database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
-                            const chunk_reader& next_chunk, const score_pass& search,
-                            const std::function<void(const scan_progress&)>& progress, const chunk_preparer& prepare,
+                            chunk_source& database, search_backend& backend,
+                            const std::function<void(const scan_progress&)>& progress,
                             const chunk_filter& searched_here) {
-    return scan(queries, sc, max_hits, next_chunk, {}, search, progress, nullptr, nullptr, prepare, searched_here);
+    return scan(queries, sc, max_hits, database, backend, progress, nullptr, nullptr, searched_here);
 }
 
 namespace {
@@ -579,15 +573,14 @@ std::vector<std::vector<printed_hit>> finish_hits(const database_scan& scan, con
 }
 
 search_results search_and_finish(const query_strands& queries, const scoring& sc, const search_run_options& opt,
-                                 const chunk_reader& next_chunk, const std::function<bool()>& reader_exhausted,
-                                 const score_pass& search, thread_pool& pool,
+                                 chunk_source& database, search_backend& backend, thread_pool& pool,
                                  const std::function<void(const scan_progress&)>& progress) {
     search_results res;
-    early_finish early{queries, sc, opt, pool, {}, {}, {}, {}, 0, {}, {}};
+    early_finish early{queries, sc, opt, backend, pool, {}, {}, {}, {}, 0, {}, {}};
     res.score_pass_done = std::chrono::steady_clock::now();
-    const bool overlap = opt.overlap && !opt.combine;
-    res.scan = scan(queries, sc, opt.max_hits, next_chunk, reader_exhausted, search, progress,
-                    overlap ? &early : nullptr, &res.score_pass_done, opt.prepare, opt.searched_here, opt.skip_chunk);
+    const bool overlap = backend.leaves_threads_idle() && !opt.combine;
+    res.scan = scan(queries, sc, opt.max_hits, database, backend, progress, overlap ? &early : nullptr,
+                    &res.score_pass_done, opt.searched_here);
     if (opt.combine) {
         auto merged = opt.combine(std::move(res.scan));
         res.score_pass_done = std::chrono::steady_clock::now();
@@ -610,12 +603,7 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
     fopt.max_evalue = opt.max_evalue;
     fopt.traceback = opt.traceback;
     fopt.alignments = opt.alignments;
-    fopt.device_aligner = opt.device_aligner;
-    fopt.device_max_cells = opt.device_max_cells;
-    fopt.long_aligner = opt.long_aligner;
-    fopt.long_min_cells = opt.long_min_cells;
-    fopt.long_min_side = opt.long_min_side;
-    fopt.window_aligner = opt.window_aligner;
+    fopt.backend = &backend;
     res.hits = finish_hits(res.scan, queries, sc, fopt, pool);
     return res;
 }

@@ -4,7 +4,7 @@
 //                    keeps the best hits of every query across chunks (merge_hits: the same result as one pass over the
 //                    whole database), keeps a copy of the subjects those hits refer to, and counts the whole
 //                    database's residues and sequences (for E-values) on the way. The database is read once, by a
-//                    reader thread that reads, encodes and prepares chunk k + 1 (chunk_preparer: the GPU backend's
+//                    reader thread that reads, encodes and prepares chunk k + 1 (search_backend::prepare: the GPU's
 //                    packing) while chunk k is searched.
 //   finish_hits()    orders the hits (score desc, subject index asc, plus strand before minus), computes bit scores and
 //                    E-values from the whole database's size, drops hits above the E-value threshold, then computes
@@ -34,6 +34,7 @@
 #include "core/align/alignment.hpp"
 #include "core/align/scoring.hpp"
 #include "core/align/search/score_pass.hpp"
+#include "core/align/search/search_backend.hpp"
 #include "core/align/sequence.hpp"
 #include "core/align/smith_waterman.hpp"
 #include "core/align/statistics.hpp"
@@ -95,9 +96,40 @@ struct database_scan {
     std::chrono::steady_clock::time_point began{};
 };
 
-// Appends the next records of the database, as letters, to an empty set; returns false at the end of the database.
+// The database of a search as the pipeline reads it: chunks of records, as letters (io::database_stream reads files).
+class chunk_source {
+public:
+    virtual ~chunk_source() = default;
+    // Appends the next records to an empty set; false at the end of the database.
+    virtual bool next(sequence_set& chunk) = 0;
+    // True once the source is known to hold no more chunks (false: it cannot tell before next() says so). The
+    // pipeline calls it right after next(): a chunk known to be the last lets it finish queries during its search.
+    virtual bool exhausted() const { return false; }
+    // Moves past the next chunk without reading its records, giving its residues and sequences; false at the end.
+    // Only where can_skip() (a .swdb's chunk table): a process then passes the chunks other processes search at no cost.
+    virtual bool can_skip() const { return false; }
+    virtual bool skip(std::uint64_t& residues, std::uint64_t& sequences) {
+        (void)residues, (void)sequences;
+        return false;
+    }
+};
+
+// A chunk_source of functions (for tests, and callers holding their records in memory).
 using chunk_reader = std::function<bool(sequence_set& chunk)>;
-// A backend's score pass with the contract of search_cpu (core/align/search/score_pass.hpp).
+class function_chunks final : public chunk_source {
+public:
+    explicit function_chunks(chunk_reader next, std::function<bool()> exhausted = {})
+        : next_(std::move(next)), exhausted_(std::move(exhausted)) {}
+    bool next(sequence_set& chunk) override { return next_(chunk); }
+    bool exhausted() const override { return exhausted_ && exhausted_(); }
+
+private:
+    chunk_reader next_;
+    std::function<bool()> exhausted_;
+};
+
+// A score pass with the contract of search_cpu (core/align/search/score_pass.hpp): the shape in which the decorators
+// of search_backend.hpp hand their inner backend's pass to the functions below that cut a chunk.
 using score_pass = std::function<std::vector<std::vector<score_hit>>(const sequence_set& queries, const sequence_set& db,
                                                                      const search_options& opt)>;
 struct scan_progress {
@@ -105,23 +137,17 @@ struct scan_progress {
     std::uint64_t residues = 0, sequences = 0;
 };
 
-// A backend's work on an encoded chunk before its score pass (see prepared_chunk in core/align/search/score_pass.hpp); runs on the
-// reader thread.
-using chunk_preparer = std::function<std::unique_ptr<prepared_chunk>(const sequence_set& chunk)>;
-
 // Which chunks this process searches (chunk index from 0, empty chunks not counted); the others are read and counted
 // (residues, sequences: the whole database's size, for E-values) but neither encoded nor searched (their unknown
 // residues are counted by the process that searches them). Several processes that each
 // search their share and merge their scans (merge_scan) give the scan of one process.
 using chunk_filter = std::function<bool(std::size_t chunk)>;
-// Moves past the next chunk without reading its records, giving its residues and sequences; false at the end. A
-// reader that can (a .swdb's) lets a process pass the chunks other processes search at no cost.
-using chunk_skipper = std::function<bool(std::uint64_t& residues, std::uint64_t& sequences)>;
 
+// The database's chunks scored by `backend`, each prepared by it on a reader thread while the chunk before is scored.
 database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
-                            const chunk_reader& next_chunk, const score_pass& search,
+                            chunk_source& database, search_backend& backend,
                             const std::function<void(const scan_progress&)>& progress = {},
-                            const chunk_preparer& prepare = {}, const chunk_filter& searched_here = {});
+                            const chunk_filter& searched_here = {});
 
 // A scan as bytes and back, to send it to another process (same build, same byte order).
 std::string pack_scan(const database_scan& scan);
@@ -141,13 +167,9 @@ struct printed_hit {
     double bit_score = 0, evalue = 0;  // meaningful when has_statistics
 };
 
-// Aligns a batch of pairs somewhere else than on the caller's threads (see finish_options::device_aligner).
-using batch_aligner = std::function<std::vector<std::optional<alignment>>(std::span<const scored_pair>)>;
-// Aligns one long pair with the whole of a backend (core/align/long_pair/long_pair.hpp); sw_align_scored's result.
-using pair_aligner = std::function<alignment(const scored_pair&)>;
-// Pairs from this many cells on are long pairs (see search_options in align_command and split_score_pass).
+// Pairs from this many cells on are long pairs (see search_session's --mode auto and split_score_pass).
 inline constexpr double default_long_pair_cells = double(1 << 27);
-// Pairs up to this many cells go to a batch aligner (fitted on the H100: query500's top 10 hits, bench_gpu_align).
+// Pairs up to this many cells go to a GPU's batch aligner (fitted on the H100: query500's top 10 hits, bench_gpu_align).
 inline constexpr double default_device_max_cells = 16.0 * (1 << 20);
 
 struct finish_options {
@@ -157,26 +179,11 @@ struct finish_options {
     // false: the printed hits carry score, E-value and bit score only (aln and stats empty), for output that prints
     // no alignment column; no traceback runs.
     bool alignments = true;
-    // Optional: aligns hits in batches elsewhere (the GPU: gpu::align_scored) with sw_align_scored's results, nullopt
-    // for a pair it leaves to the CPU. Hits of at most device_max_cells query x subject cells go to it, while `pool`
-    // aligns the larger ones (a CPU thread finishes one large pair sooner than one warp does).
-    batch_aligner device_aligner;
-    double device_max_cells = default_device_max_cells;
-    // Optional: aligns pairs of at least long_min_cells cells whose shorter sequence has at least long_min_side
-    // residues, one at a time on the calling thread, before the others (it may use every thread of `pool` itself, or
-    // a GPU).
-    pair_aligner long_aligner;
-    double long_min_cells = default_long_pair_cells;
-    std::size_t long_min_side = 0;
-    // Optional: tried first for every other pair, on the pool's threads; nullopt leaves the pair to the usual path
-    // (subject_windows::align: short queries against long subjects scored through windows).
-    std::function<std::optional<alignment>(const scored_pair&)> window_aligner;
-    chunk_preparer prepare;  // see scan_database
-    // Several processes (MPI): this one searches the chunks searched_here accepts; combine then receives its scan
-    // and returns the merged scan of every process on the one that finishes and prints, nullopt on the others (which
-    // then finish nothing). No early finishing (overlap) then.
-    chunk_filter searched_here;
-    std::function<std::optional<database_scan>(database_scan&&)> combine;
+    // Where alignments are computed besides `pool` (null: on the pool alone). Long pairs (is_long_pair) first, one
+    // at a time with the whole backend (align_long_pair); then the pairs of at most batch_align_cells() cells go to
+    // its align() (a GPU) while the pool aligns the larger ones (a CPU thread finishes one large pair sooner than one
+    // warp does); the pool tries align_here() first (windows).
+    search_backend* backend = nullptr;
 };
 
 // Per query (in input order), the printed hits in the order of better(). Throws runtime_failure when an alignment does
@@ -185,29 +192,19 @@ std::vector<std::vector<printed_hit>> finish_hits(const database_scan& scan, con
                                                   const scoring& sc, const finish_options& opt, thread_pool& pool);
 
 // The whole of a search: scan_database, then finish_hits, with the same results; E-values from the whole database's
-// size. With `overlap` (a backend that leaves `pool` idle while it searches, and reports hits early through
-// search_options::on_final), the alignments of queries whose hits are final are computed on `pool` while the backend
-// searches for the others: that happens in the database's last chunk, known to be last when `reader_exhausted` (may
-// be empty) says so after it was read.
+// size. When the backend leaves the CPU threads idle while it searches (leaves_threads_idle) and reports hits early
+// through search_options::on_final, the alignments of queries whose hits are final are computed on `pool` while it
+// searches for the others: that happens in the database's last chunk, known to be last when the source says so.
 struct search_run_options {
     std::size_t max_hits = 500;
     bool evalues = true;        // false: no E-values and no threshold (--no-evalue)
     double max_evalue = 10;
     bool alignments = true;     // see finish_options
     traceback_options traceback;
-    bool overlap = false;
-    batch_aligner device_aligner;  // see finish_options
-    double device_max_cells = default_device_max_cells;
-    pair_aligner long_aligner;     // see finish_options
-    double long_min_cells = default_long_pair_cells;
-    std::size_t long_min_side = 0;
-    std::function<std::optional<alignment>(const scored_pair&)> window_aligner;
-    chunk_preparer prepare;  // see scan_database
-    // Several processes (MPI): this one searches the chunks searched_here accepts; combine then receives its scan
-    // and returns the merged scan of every process on the one that finishes and prints, nullopt on the others (which
-    // then finish nothing). No early finishing (overlap) then.
+    // Several processes (MPI): this one searches the chunks searched_here accepts (passing the others unread where
+    // the source can skip); combine then receives its scan and returns the merged scan of every process on the one
+    // that finishes and prints, nullopt on the others (which then finish nothing). No early finishing then.
     chunk_filter searched_here;
-    chunk_skipper skip_chunk;  // optional: passes the chunks searched_here refuses without reading them
     std::function<std::optional<database_scan>(database_scan&&)> combine;
 };
 struct search_results {
@@ -219,8 +216,7 @@ struct search_results {
     bool finished_here = true;  // false on the processes that left finishing to another one (combine)
 };
 search_results search_and_finish(const query_strands& queries, const scoring& sc, const search_run_options& opt,
-                                 const chunk_reader& next_chunk, const std::function<bool()>& reader_exhausted,
-                                 const score_pass& search, thread_pool& pool,
+                                 chunk_source& database, search_backend& backend, thread_pool& pool,
                                  const std::function<void(const scan_progress&)>& progress = {});
 
 // Which pairs of a score pass are long pairs, scored one at a time by `long_score` (a whole-device or all-thread

@@ -71,4 +71,24 @@ private:
     std::map<key, entry> kept_;
 };
 
+// The score pass of `inner` with long subjects cut into windows (subject_windows::search), and the alignments of the
+// pairs it scored through windows computed through them too (align_here); `windows` must outlive it.
+class windowed_backend final : public search_backend_decorator {
+public:
+    windowed_backend(search_backend& inner, subject_windows& windows)
+        : search_backend_decorator(inner), windows_(windows) {}
+    std::vector<std::vector<score_hit>> score(const sequence_set& queries, const sequence_set& db,
+                                              const search_options& opt) override {
+        return windows_.search(queries, db, opt, [this](const sequence_set& q, const sequence_set& d,
+                                                        const search_options& o) { return inner_.score(q, d, o); });
+    }
+    std::optional<alignment> align_here(const scored_pair& pair) const override {
+        if (auto aln = windows_.align(pair)) return aln;
+        return inner_.align_here(pair);
+    }
+
+private:
+    subject_windows& windows_;
+};
+
 }  // namespace swgpu
