@@ -86,6 +86,57 @@ std::unique_ptr<prepared_chunk> spread_backend::prepare(const sequence_set& chun
     return p;
 }
 
+namespace {
+
+// Early delivery over several workers: a query's hits are final once every worker has delivered its own. The
+// workers' deliveries are merged as they come (take(), on their threads) and passed on from the caller's thread
+// (pass_on(), until every worker is done).
+class merged_deliveries {
+public:
+    merged_deliveries(std::size_t queries, std::size_t workers, std::size_t max_hits)
+        : workers_(workers), max_hits_(max_hits), merged_(queries), delivered_by_(queries, 0) {}
+
+    void take(std::span<const std::uint32_t> listed, const std::vector<std::vector<score_hit>>& hits) {
+        const std::lock_guard<std::mutex> lock(m_);
+        for (const std::uint32_t q : listed) {
+            merge_query_hits(merged_[q], hits[q], max_hits_);
+            if (++delivered_by_[q] == workers_) ready_.push_back(q);
+        }
+        changed_.notify_one();
+    }
+    void worker_done() {
+        const std::lock_guard<std::mutex> lock(m_);
+        ++workers_done_;
+        changed_.notify_one();
+    }
+    void pass_on(const decltype(search_options::on_final)& on_final) {
+        std::vector<std::vector<score_hit>> delivered(merged_.size());
+        std::unique_lock<std::mutex> lock(m_);
+        for (;;) {
+            changed_.wait(lock, [&] { return !ready_.empty() || workers_done_ == workers_; });
+            std::vector<std::uint32_t> now = std::move(ready_);
+            ready_.clear();
+            for (const std::uint32_t q : now) delivered[q] = merged_[q];
+            const bool all_done = workers_done_ == workers_;
+            lock.unlock();
+            if (!now.empty()) on_final(now, delivered);
+            lock.lock();
+            if (all_done && ready_.empty()) break;
+        }
+    }
+
+private:
+    const std::size_t workers_, max_hits_;
+    std::mutex m_;
+    std::condition_variable changed_;
+    std::vector<std::vector<score_hit>> merged_;
+    std::vector<std::uint32_t> delivered_by_;  // per query, the workers that delivered it
+    std::vector<std::uint32_t> ready_;          // final, not yet passed on
+    std::size_t workers_done_ = 0;
+};
+
+}  // namespace
+
 std::vector<std::vector<score_hit>> spread_backend::score(const sequence_set& queries, const sequence_set& db,
                                                           const search_options& opt) {
     if (workers_.size() == 1) return workers_[0]->score(queries, db, opt);
@@ -99,71 +150,33 @@ std::vector<std::vector<score_hit>> spread_backend::score(const sequence_set& qu
         ready = made.get();
     }
     const std::size_t n = ready->runs.size();
-    // Early delivery (opt.on_final): a query's hits are final once every worker has delivered its own; the workers'
-    // deliveries are merged as they come (on their threads) and passed on from this thread, the caller's.
-    struct early_state {
-        std::mutex m;
-        std::condition_variable changed;
-        std::vector<std::vector<score_hit>> merged;
-        std::vector<std::uint32_t> delivered_by;  // per query, the workers that delivered it
-        std::vector<std::uint32_t> ready;          // final, not yet passed on
-        std::size_t workers_done = 0;
-    };
-    std::unique_ptr<early_state> early;
-    if (opt.on_final) {
-        early = std::make_unique<early_state>();
-        early->merged.resize(queries.size());
-        early->delivered_by.assign(queries.size(), 0);
-    }
+    std::unique_ptr<merged_deliveries> early;
+    if (opt.on_final) early = std::make_unique<merged_deliveries>(queries.size(), n, opt.max_hits);
     std::vector<std::future<std::vector<std::vector<score_hit>>>> running;
     for (std::size_t k = 0; k < n; ++k) {
         search_options o = opt;
         o.on_final = nullptr;
         if (early)
-            o.on_final = [e = early.get(), n, max_hits = opt.max_hits](std::span<const std::uint32_t> listed,
-                                                                     const std::vector<std::vector<score_hit>>& hits) {
-                const std::lock_guard<std::mutex> lock(e->m);
-                for (const std::uint32_t q : listed) {
-                    merge_query_hits(e->merged[q], hits[q], max_hits);
-                    if (++e->delivered_by[q] == n) e->ready.push_back(q);
-                }
-                e->changed.notify_one();
-            };
+            o.on_final = [e = early.get()](std::span<const std::uint32_t> listed,
+                                           const std::vector<std::vector<score_hit>>& hits) { e->take(listed, hits); };
         o.subject_offset = opt.subject_offset + static_cast<std::uint32_t>(ready->runs[k].first);
         o.prepared = ready->parts[k].get();
         running.push_back(std::async(std::launch::async, [this, k, o, &queries, ready, e = early.get()] {
             struct done_guard {
-                early_state* e;
+                merged_deliveries* e;
                 ~done_guard() {
-                    if (!e) return;
-                    const std::lock_guard<std::mutex> lock(e->m);
-                    ++e->workers_done;
-                    e->changed.notify_one();
+                    if (e) e->worker_done();
                 }
             } guard{e};
             return workers_[k]->score(queries, ready->sets[k], o);
         }));
     }
     if (early) {
-        std::vector<std::vector<score_hit>> delivered(queries.size());
-        std::unique_lock<std::mutex> lock(early->m);
-        for (;;) {
-            early->changed.wait(lock, [&] { return !early->ready.empty() || early->workers_done == n; });
-            std::vector<std::uint32_t> now = std::move(early->ready);
-            early->ready.clear();
-            for (const std::uint32_t q : now) delivered[q] = early->merged[q];
-            const bool all_done = early->workers_done == n;
-            lock.unlock();
-            if (!now.empty()) {
-                try {
-                    opt.on_final(now, delivered);
-                } catch (...) {  // the workers still use the chunk: wait for them, then pass the error on
-                    for (auto& r : running) r.wait();
-                    throw;
-                }
-            }
-            lock.lock();
-            if (all_done && early->ready.empty()) break;
+        try {
+            early->pass_on(opt.on_final);
+        } catch (...) {  // the workers still use the chunk: wait for them, then pass the error on
+            for (auto& r : running) r.wait();
+            throw;
         }
     }
     // Every worker is waited for before an error is passed on (they use the chunk).

@@ -270,173 +270,213 @@ struct fetched_chunk {
     std::size_t skipped_chunks = 0;
 };
 
-database_scan scan(const query_strands& queries, const scoring& sc, std::size_t max_hits, chunk_source& source,
-                   search_backend& backend, const std::function<void(const scan_progress&)>& progress,
-                   early_finish* early, std::chrono::steady_clock::time_point* searched_at,
-                   const chunk_filter& searched_here = {}) {
-    if (!queries.search_plus && !queries.search_minus) throw usage_error("no strand selected to search");
-    if (queries.search_minus && queries.minus.size() != queries.size())
-        throw runtime_failure("minus-strand queries do not match the plus-strand queries");
-    const searched_set searched(queries);
-    const std::size_t strands = searched.set->size() / std::max<std::size_t>(1, searched.queries);
-    database_scan scan;
-    scan.began = std::chrono::steady_clock::now();
-    std::vector<std::vector<score_hit>> top(searched.set->size());  // per searched record, across chunks
-    search_options opt;
-    opt.max_hits = max_hits;
-    opt.min_score = 1;
+// The score pass over a database, in named steps: fetch() on the reader thread, then per chunk score() (or
+// score_last_early() for the last one when queries are finished during it) and keep_subjects(), then result().
+class scanner {
+public:
+    scanner(const query_strands& queries, const scoring& sc, std::size_t max_hits, chunk_source& source,
+            search_backend& backend, const chunk_filter& searched_here)
+        : queries_(queries), sc_(sc), max_hits_(max_hits), source_(source), backend_(backend),
+          searched_here_(searched_here), searched_(checked(queries)),
+          strands_(searched_.set->size() / std::max<std::size_t>(1, searched_.queries)), top_(searched_.set->size()) {
+        scan_.began = std::chrono::steady_clock::now();
+        opt_.max_hits = max_hits;
+        opt_.min_score = 1;
+    }
 
-    // The database stream: a reader thread reads, encodes and prepares chunk k + 1 while chunk k is searched (two
-    // chunks in memory at most). The source is only ever called from that thread, one call at a time. Chunks another process searches are read and counted on the way to the next one of this process's
-    // (neither encoded nor prepared): their reading overlaps the search too.
-    std::size_t fetched = 0;  // non-empty chunks read (reader thread)
-    const auto fetch = [&] {
-        fetched_chunk f;
-        for (;;) {
-            if (searched_here && source.can_skip() && !searched_here(fetched)) {  // passed without reading it
-                std::uint64_t residues = 0, sequences = 0;
-                f.ok = source.skip(residues, sequences);
-                if (!f.ok) return f;
-                ++fetched;
-                f.skipped_residues += residues;
-                f.skipped_sequences += sequences;
-                ++f.skipped_chunks;
-                if (source.exhausted()) {
-                    f.ok = false;
-                    return f;
-                }
-                continue;
-            }
-            f.ok = source.next(f.chunk);
+    database_scan run(const std::function<void(const scan_progress&)>& progress, early_finish* early,
+                      std::chrono::steady_clock::time_point* searched_at);
+
+private:
+    static const query_strands& checked(const query_strands& queries) {
+        if (!queries.search_plus && !queries.search_minus) throw usage_error("no strand selected to search");
+        if (queries.search_minus && queries.minus.size() != queries.size())
+            throw runtime_failure("minus-strand queries do not match the plus-strand queries");
+        return queries;
+    }
+    fetched_chunk fetch();
+    void score(const sequence_set& chunk);
+    void score_last_early(const sequence_set& chunk, std::uint64_t first, early_finish& early);
+    void keep_subjects(const sequence_set& chunk, std::uint64_t first);
+    double timed(const std::function<void()>& work) {
+        const auto t0 = std::chrono::steady_clock::now();
+        work();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+
+    const query_strands& queries_;
+    const scoring& sc_;
+    const std::size_t max_hits_;
+    chunk_source& source_;
+    search_backend& backend_;
+    const chunk_filter& searched_here_;
+    const searched_set searched_;
+    const std::size_t strands_;
+    std::vector<std::vector<score_hit>> top_;  // per searched record, across chunks
+    search_options opt_;
+    database_scan scan_;
+    std::size_t fetched_ = 0;  // non-empty chunks read (reader thread)
+    std::chrono::steady_clock::time_point* searched_at_ = nullptr;
+};
+
+// The reader thread's step: the next chunk this process searches, read, encoded and prepared by the backend while the
+// chunk before is searched (two chunks in memory at most). The source is only ever called from that thread, one call
+// at a time. Chunks another process searches are read and counted on the way (neither encoded nor prepared), or
+// passed unread where the source can skip: their reading overlaps the search too.
+fetched_chunk scanner::fetch() {
+    fetched_chunk f;
+    const auto pass_on = [&](std::uint64_t residues, std::uint64_t sequences) {
+        ++fetched_;
+        f.skipped_residues += residues;
+        f.skipped_sequences += sequences;
+        ++f.skipped_chunks;
+    };
+    for (;;) {
+        if (searched_here_ && source_.can_skip() && !searched_here_(fetched_)) {  // passed without reading it
+            std::uint64_t residues = 0, sequences = 0;
+            f.ok = source_.skip(residues, sequences);
             if (!f.ok) return f;
-            f.last = source.exhausted();
-            if (f.chunk.empty()) {
-                if (f.last) return f;
-                continue;
-            }
-            if (!searched_here || searched_here(fetched)) break;
-            ++fetched;
-            f.skipped_residues += f.chunk.total_residues();
-            f.skipped_sequences += f.chunk.size();
-            ++f.skipped_chunks;
-            f.chunk = sequence_set{};
-            if (f.last) {
+            pass_on(residues, sequences);
+            if (source_.exhausted()) {
                 f.ok = false;
                 return f;
             }
+            continue;
         }
-        ++fetched;
-        f.unknown = encode(f.chunk, sc.matrix);
-        f.prepared = backend.prepare(f.chunk);
-        return f;
+        f.ok = source_.next(f.chunk);
+        if (!f.ok) return f;
+        f.last = source_.exhausted();
+        if (f.chunk.empty()) {
+            if (f.last) return f;
+            continue;
+        }
+        if (!searched_here_ || searched_here_(fetched_)) break;
+        pass_on(f.chunk.total_residues(), f.chunk.size());
+        f.chunk = sequence_set{};
+        if (f.last) {
+            f.ok = false;
+            return f;
+        }
+    }
+    ++fetched_;
+    f.unknown = encode(f.chunk, sc_.matrix);
+    f.prepared = backend_.prepare(f.chunk);
+    return f;
+}
+
+// A chunk's hits merged into the running top hits.
+void scanner::score(const sequence_set& chunk) {
+    std::vector<std::vector<score_hit>> hits;
+    scan_.backend_s += timed([&] { hits = backend_.score(*searched_.set, chunk, opt_); });
+    merge_hits(top_, hits, max_hits_);
+    if (searched_at_) *searched_at_ = std::chrono::steady_clock::now();
+}
+
+// The last chunk, with queries finished as the backend reports them final: each query's printed hits are posted to
+// the background aligner once every strand of it is in. A subject is in this chunk or kept from an earlier one
+// (scan_.subjects is not touched until the aligner is done).
+void scanner::score_last_early(const sequence_set& chunk, std::uint64_t first, early_finish& early) {
+    early.begin(scan_.residues + chunk.total_residues(), scan_.sequences + chunk.size());
+    const auto resolve = [&](std::uint32_t id) {
+        if (id >= first) {
+            const std::size_t local = id - first;
+            return subject_ref{&chunk.names[local], chunk[local]};
+        }
+        const auto it = scan_.subjects.find(id);
+        if (it == scan_.subjects.end()) throw runtime_failure("a hit refers to a subject that was not kept");
+        return subject_ref{&it->second.name, it->second.span()};
     };
-    std::future<fetched_chunk> ahead = std::async(std::launch::async, fetch);
+    std::vector<bool> record_done(top_.size(), false);
+    std::vector<std::size_t> strands_done(queries_.size(), 0);
+    // Takes the chunk's hits of the listed records into the running top hits; finishes the queries whose every strand
+    // is in.
+    const auto take = [&](std::span<const std::uint32_t> records, const std::vector<std::vector<score_hit>>& hits) {
+        std::vector<align_job> jobs;
+        for (const std::size_t r : records) {
+            if (r >= top_.size() || record_done[r]) continue;
+            record_done[r] = true;
+            merge_query_hits(top_[r], hits[r], max_hits_);
+            const std::size_t q = searched_.query(r);
+            if (++strands_done[q] < strands_) continue;
+            early.out[q] = printed_hits_of(q, query_hits(q, top_, searched_, queries_, max_hits_), queries_, early.opt,
+                                           resolve, jobs);
+            early.finished[q] = true;
+        }
+        early.aligner->post(std::move(jobs));
+    };
+    search_options last = opt_;
+    last.on_final = [&](std::span<const std::uint32_t> records, const std::vector<std::vector<score_hit>>& hits) {
+        take(records, hits);
+    };
+    try {
+        std::vector<std::vector<score_hit>> hits;
+        scan_.backend_s += timed([&] { hits = backend_.score(*searched_.set, chunk, last); });
+        if (searched_at_) *searched_at_ = std::chrono::steady_clock::now();
+        early.during_search = static_cast<std::size_t>(std::count(early.finished.begin(), early.finished.end(), true));
+        std::vector<std::uint32_t> all(top_.size());
+        std::iota(all.begin(), all.end(), 0u);
+        take(all, hits);  // the records the backend did not deliver early (all, for some backends)
+        early.aligner->close();
+    } catch (...) {
+        early.aligner.reset();  // stops it while the chunk its jobs point into still exists
+        throw;
+    }
+}
+
+// Keeps the subjects the running top hits refer to (copied out of the chunk); forgets those no hit refers to any more.
+void scanner::keep_subjects(const sequence_set& chunk, std::uint64_t first) {
+    std::set<std::uint32_t> referenced;
+    for (const auto& hits : top_)
+        for (const auto& h : hits) referenced.insert(h.subject);
+    for (auto it = scan_.subjects.begin(); it != scan_.subjects.end();)
+        it = referenced.count(it->first) ? std::next(it) : scan_.subjects.erase(it);
+    for (auto id : referenced) {
+        if (id < first || id >= scan_.sequences) continue;
+        const std::size_t local = id - first;
+        auto seq = chunk[local];
+        scan_.subjects.emplace(id, subject_record{chunk.names[local], {seq.begin(), seq.end()}});
+    }
+}
+
+database_scan scanner::run(const std::function<void(const scan_progress&)>& progress, early_finish* early,
+                           std::chrono::steady_clock::time_point* searched_at) {
+    searched_at_ = searched_at;  // when the backend's last score pass returned
+    std::future<fetched_chunk> ahead = std::async(std::launch::async, [this] { return fetch(); });
     std::future<void> dropped;  // a searched chunk is freed on another thread too
     for (;;) {
-        const auto wait_start = std::chrono::steady_clock::now();
-        fetched_chunk f = ahead.get();
-        const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
-        scan.reader_wait_s += waited;
-        if (scan.chunks == 0 && scan.first_chunk_wait_s == 0) scan.first_chunk_wait_s = waited;
-        scan.residues += f.skipped_residues;
-        scan.sequences += f.skipped_sequences;
-        scan.chunks += f.skipped_chunks;
+        fetched_chunk f;
+        const double waited = timed([&] { f = ahead.get(); });
+        scan_.reader_wait_s += waited;
+        if (scan_.chunks == 0 && scan_.first_chunk_wait_s == 0) scan_.first_chunk_wait_s = waited;
+        scan_.residues += f.skipped_residues;
+        scan_.sequences += f.skipped_sequences;
+        scan_.chunks += f.skipped_chunks;
         if (!f.ok) break;
-        if (!f.last) ahead = std::async(std::launch::async, fetch);
+        if (!f.last) ahead = std::async(std::launch::async, [this] { return fetch(); });
         else ahead = std::async(std::launch::deferred, [] { return fetched_chunk{}; });
         if (f.chunk.empty()) continue;
-        sequence_set& chunk = f.chunk;
-        const std::uint64_t first = scan.sequences;
+        const sequence_set& chunk = f.chunk;
+        const std::uint64_t first = scan_.sequences;
         if (first + chunk.size() > std::numeric_limits<std::uint32_t>::max())
             throw input_error(chunk.source, "the database holds more than 4,294,967,295 sequences; split it");
-        scan.unknown_residues += f.unknown;
-        opt.subject_offset = static_cast<std::uint32_t>(first);
-        opt.prepared = f.prepared.get();
-
-        if (early && f.last) {
-            // The last chunk: queries are finished as the backend reports them final. A subject is in this chunk or
-            // kept from an earlier one (scan.subjects is not touched until the aligner is done).
-            early->begin(scan.residues + chunk.total_residues(), scan.sequences + chunk.size());
-            const auto resolve = [&](std::uint32_t id) {
-                if (id >= first) {
-                    const std::size_t local = id - first;
-                    return subject_ref{&chunk.names[local], chunk[local]};
-                }
-                const auto it = scan.subjects.find(id);
-                if (it == scan.subjects.end()) throw runtime_failure("a hit refers to a subject that was not kept");
-                return subject_ref{&it->second.name, it->second.span()};
-            };
-            std::vector<bool> record_done(top.size(), false);
-            std::vector<std::size_t> strands_done(queries.size(), 0);
-            // Takes the chunk's hits of the listed records into the running top hits; finishes the queries whose
-            // every strand is in.
-            const auto take = [&](std::span<const std::uint32_t> records, const std::vector<std::vector<score_hit>>& hits) {
-                std::vector<align_job> jobs;
-                for (const std::size_t r : records) {
-                    if (r >= top.size() || record_done[r]) continue;
-                    record_done[r] = true;
-                    merge_query_hits(top[r], hits[r], max_hits);
-                    const std::size_t q = searched.query(r);
-                    if (++strands_done[q] < strands) continue;
-                    early->out[q] = printed_hits_of(q, query_hits(q, top, searched, queries, max_hits), queries,
-                                                    early->opt, resolve, jobs);
-                    early->finished[q] = true;
-                }
-                early->aligner->post(std::move(jobs));
-            };
-            search_options last = opt;
-            last.on_final = [&](std::span<const std::uint32_t> records, const std::vector<std::vector<score_hit>>& hits) {
-                take(records, hits);
-            };
-            try {
-                const auto t0 = std::chrono::steady_clock::now();
-                const auto hits = backend.score(*searched.set, chunk, last);
-                scan.backend_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                if (searched_at) *searched_at = std::chrono::steady_clock::now();
-                early->during_search =
-                    static_cast<std::size_t>(std::count(early->finished.begin(), early->finished.end(), true));
-                std::vector<std::uint32_t> all(top.size());
-                std::iota(all.begin(), all.end(), 0u);
-                take(all, hits);  // the records the backend did not deliver early (all, for some backends)
-                early->aligner->close();
-            } catch (...) {
-                early->aligner.reset();  // stops it while the chunk its jobs point into still exists
-                throw;
-            }
-        } else {
-            const auto t0 = std::chrono::steady_clock::now();
-            const auto hits = backend.score(*searched.set, chunk, opt);
-            scan.backend_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            merge_hits(top, hits, max_hits);
-            if (searched_at) *searched_at = std::chrono::steady_clock::now();
-        }
-        scan.residues += chunk.total_residues();
-        scan.sequences += chunk.size();
-        ++scan.chunks;
-
-        // Keep the subjects the running top hits refer to; forget those no hit refers to any more.
-        const auto keep_start = std::chrono::steady_clock::now();
-        std::set<std::uint32_t> referenced;
-        for (const auto& hits : top)
-            for (const auto& h : hits) referenced.insert(h.subject);
-        for (auto it = scan.subjects.begin(); it != scan.subjects.end();)
-            it = referenced.count(it->first) ? std::next(it) : scan.subjects.erase(it);
-        for (auto id : referenced) {
-            if (id < first || id >= scan.sequences) continue;
-            const std::size_t local = id - first;
-            auto seq = chunk[local];
-            scan.subjects.emplace(id, subject_record{chunk.names[local], {seq.begin(), seq.end()}});
-        }
-        scan.keep_subjects_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - keep_start).count();
-        if (progress) progress({scan.chunks, scan.residues, scan.sequences});
+        scan_.unknown_residues += f.unknown;
+        opt_.subject_offset = static_cast<std::uint32_t>(first);
+        opt_.prepared = f.prepared.get();
+        if (early && f.last) score_last_early(chunk, first, *early);
+        else score(chunk);
+        scan_.residues += chunk.total_residues();
+        scan_.sequences += chunk.size();
+        ++scan_.chunks;
+        scan_.keep_subjects_s += timed([&] { keep_subjects(chunk, first); });
+        if (progress) progress({scan_.chunks, scan_.residues, scan_.sequences});
         dropped = std::async(std::launch::async, [old = std::move(f)]() mutable { old = fetched_chunk{}; });
     }
-
     // Per query, the two strands' lists merged. Each strand list holds that strand's best max_hits, so the best
     // max_hits of the union are among them.
-    scan.hits.assign(queries.size(), {});
-    for (std::size_t q = 0; q < queries.size(); ++q) scan.hits[q] = query_hits(q, top, searched, queries, max_hits);
-    return scan;
+    scan_.hits.assign(queries_.size(), {});
+    for (std::size_t q = 0; q < queries_.size(); ++q)
+        scan_.hits[q] = query_hits(q, top_, searched_, queries_, max_hits_);
+    return std::move(scan_);
 }
 
 }  // namespace
@@ -445,7 +485,7 @@ database_scan scan_database(const query_strands& queries, const scoring& sc, std
                             chunk_source& database, search_backend& backend,
                             const std::function<void(const scan_progress&)>& progress,
                             const chunk_filter& searched_here) {
-    return scan(queries, sc, max_hits, database, backend, progress, nullptr, nullptr, searched_here);
+    return scanner(queries, sc, max_hits, database, backend, searched_here).run(progress, nullptr, nullptr);
 }
 
 namespace {
@@ -579,8 +619,8 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
     early_finish early{queries, sc, opt, backend, pool, {}, {}, {}, {}, 0, {}, {}};
     res.score_pass_done = std::chrono::steady_clock::now();
     const bool overlap = backend.leaves_threads_idle() && !opt.combine;
-    res.scan = scan(queries, sc, opt.max_hits, database, backend, progress, overlap ? &early : nullptr,
-                    &res.score_pass_done, opt.searched_here);
+    res.scan = scanner(queries, sc, opt.max_hits, database, backend, opt.searched_here)
+                   .run(progress, overlap ? &early : nullptr, &res.score_pass_done);
     if (opt.combine) {
         auto merged = opt.combine(std::move(res.scan));
         res.score_pass_done = std::chrono::steady_clock::now();
