@@ -107,4 +107,17 @@ __device__ __forceinline__ void store_cg(T* p, const T& v) {
 
 }  // namespace scan_detail
 
+// Inclusive scan of linear maps over the lanes of a warp (Hillis-Steele, five shuffle steps): lane l returns the
+// composite x_0 then x_1 ... then x_l. The warp level of the engine's (+,·) and (max,+) scans of maps, for kernels
+// that scan one row of maps per warp themselves (the SOR strips).
+template <theorem1_pair Op>
+__device__ __forceinline__ linear_map<Op> warp_scan_maps(linear_map<Op> t, int lane) {
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+        const linear_map<Op> o = scan_detail::shfl_up(t, d);
+        if (lane >= d) t = then(o, t);
+    }
+    return t;
+}
+
 }  // namespace swgpu::gpu

@@ -11,6 +11,7 @@
 #include "gpu/device_buffer.cuh"
 #include "gpu/engine/row_sync.cuh"
 #include "gpu/engine/tiled_p2p.cuh"
+#include "gpu/engine/warp_ops.cuh"
 #include "gpu/engine/weighted_scan.cuh"
 
 namespace swgpu::gpu {
@@ -161,13 +162,9 @@ constexpr int strip_threads = 256;
 constexpr index_t strip_cols = 4 * strip_threads;
 constexpr index_t publish_rows = 8;
 
-struct affine {
-    double a, b;  // x -> a x + b
-};
-__device__ __forceinline__ affine then(const affine& f, const affine& g) { return {f.a * g.a, f.b * g.a + g.b}; }  // g after f
-__device__ __forceinline__ affine shfl_up(const affine& f, unsigned d) {
-    return {__shfl_up_sync(0xffffffffu, f.a, d), __shfl_up_sync(0xffffffffu, f.b, d)};
-}
+// x -> a x + b: the engine's linear map over (+,·) (core/engine/linear_map.hpp), composed by its then() and scanned
+// over a warp by its warp_scan_maps (gpu/engine/warp_ops.cuh).
+using affine = linear_map<plus_times<double>>;
 
 // Spins (lane 0 of a warp) until *flag >= need; `seen` keeps the last value read.
 __device__ __forceinline__ void wait_rows(const unsigned* flag, unsigned need, unsigned& seen) {
@@ -275,12 +272,8 @@ __global__ void __launch_bounds__(strip_threads) lex_strips(strip_batch sb) {
         affine t{a, b[0]};
 #pragma unroll
         for (int k = 1; k < 4; ++k) t = then(t, affine{a, b[k]});
-#pragma unroll
-        for (unsigned d = 1; d < 32; d *= 2) {
-            const affine o = shfl_up(t, d);
-            if (lane >= static_cast<int>(d)) t = then(o, t);
-        }
-        affine before = shfl_up(t, 1);
+        t = warp_scan_maps(t, lane);
+        affine before = scan_detail::shfl_up(t, 1);
         if (lane == 0) before = affine{1, 0};
         if (lane == 31) wtot[i & 1][warp] = t;
         __syncthreads();
