@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <string_view>
 
@@ -143,19 +144,40 @@ std::vector<hit> to_hits(const search_results& r, const query_strands& queries, 
     return out;
 }
 
-// The encoded database as one chunk, given to a search as a copy (the pipeline keeps what it reads).
-std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, const sequence_set& db) {
+// Encoded records as one chunk the pipeline reads in place (no copy, no encoding per search), with the backend's
+// preparation made at the first search and kept for the next ones (on a GPU: packed and copied to the device once).
+class resident_records final : public chunk_source {
+public:
+    explicit resident_records(sequence_set encoded, std::uint64_t unknown = 0)
+        : records_(std::move(encoded)), unknown_(unknown) {}
+    const sequence_set& records() const { return records_; }
+    void rewind() { given_ = false; }
+
+    bool next(sequence_set&) override { throw runtime_failure("internal error: resident records are read in place"); }
+    bool exhausted() const override { return given_; }
+    bool keeps_chunks() const override { return true; }
+    kept_chunk next_kept(search_backend& backend) override {
+        if (given_) return {};
+        given_ = true;
+        if (prepared_for_ != &backend) {
+            prepared_ = backend.prepare(records_);
+            prepared_for_ = &backend;
+        }
+        return {&records_, prepared_.get(), unknown_};
+    }
+
+private:
+    sequence_set records_;
+    std::uint64_t unknown_ = 0;
+    bool given_ = false;
+    const search_backend* prepared_for_ = nullptr;
+    std::unique_ptr<prepared_chunk> prepared_;
+};
+
+std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resident_records& db) {
     const query_strands queries = s.encode_queries(query_letters);
-    bool given = false;
-    function_chunks database(
-        [&](sequence_set& chunk) {
-            if (given) return false;
-            chunk = db;
-            given = true;
-            return true;
-        },
-        [&] { return given; });
-    const search_results r = s.session->search(queries, database, 0);
+    db.rewind();
+    const search_results r = s.session->search(queries, db, 0);
     return to_hits(r, queries, s.sc);
 }
 
@@ -181,15 +203,25 @@ std::vector<hit> search(const std::vector<sequence>& queries, const std::vector<
         throw io::types_disagree(type, "queries", typed(db, settings.type), "database");
     searcher s(settings, type);
     sequence_set encoded = db;
-    encode(encoded, s.sc.matrix);
-    return run_search(s, q, encoded);
+    const std::uint64_t unknown = encode(encoded, s.sc.matrix);
+    resident_records records(std::move(encoded), unknown);
+    return run_search(s, q, records);
 }
 
 struct database::impl {
     search_settings settings;
     seq_type type = seq_type::protein;
-    sequence_set records;  // encoded
     std::unique_ptr<searcher> engine;
+    std::unique_ptr<resident_records> records;
+    std::mutex searching;  // one search at a time: each takes the whole backend
+
+    void make(sequence_set letters, const search_settings& s) {
+        settings = s;
+        type = typed(letters, s.type);
+        engine = std::make_unique<searcher>(s, type);
+        const std::uint64_t unknown = encode(letters, engine->sc.matrix);
+        records = std::make_unique<resident_records>(std::move(letters), unknown);
+    }
 };
 
 namespace {
@@ -208,20 +240,12 @@ sequence_set read_database(const std::string& path) {
 }  // namespace
 
 database::database(const std::string& path_or_swdb, const search_settings& settings) : p_(std::make_unique<impl>()) {
-    p_->settings = settings;
-    p_->records = read_database(path_or_swdb);
-    p_->type = typed(p_->records, settings.type);
-    p_->engine = std::make_unique<searcher>(settings, p_->type);
-    encode(p_->records, p_->engine->sc.matrix);
+    p_->make(read_database(path_or_swdb), settings);
 }
 
 database::database(const std::vector<sequence>& records, const search_settings& settings)
     : p_(std::make_unique<impl>()) {
-    p_->settings = settings;
-    p_->records = to_set(records, "database");
-    p_->type = typed(p_->records, settings.type);
-    p_->engine = std::make_unique<searcher>(settings, p_->type);
-    encode(p_->records, p_->engine->sc.matrix);
+    p_->make(to_set(records, "database"), settings);
 }
 
 database::~database() = default;
@@ -232,11 +256,12 @@ std::vector<hit> database::search(const std::vector<sequence>& queries) {
     const sequence_set q = to_set(queries, "queries");
     const seq_type type = typed(q, p_->settings.type);
     if (type != p_->type) throw io::types_disagree(type, "queries", p_->type, "database");
-    return run_search(*p_->engine, q, p_->records);
+    const std::lock_guard<std::mutex> lock(p_->searching);
+    return run_search(*p_->engine, q, *p_->records);
 }
 
-std::size_t database::size() const { return p_->records.size(); }
-std::uint64_t database::residues() const { return p_->records.total_residues(); }
+std::size_t database::size() const { return p_->records->records().size(); }
+std::uint64_t database::residues() const { return p_->records->records().total_residues(); }
 
 hit align_pair(const sequence& query, const sequence& subject, const search_settings& settings) {
     search_settings s = settings;

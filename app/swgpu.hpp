@@ -73,7 +73,9 @@ std::vector<hit> search(const std::vector<sequence>& queries, const std::vector<
                         const search_settings& settings = search_settings::defaults());
 
 // A database kept in memory, encoded, with its backend (the GPUs) started, across searches: reading, encoding and
-// start-up are paid once. Each search gives what search() gives with the same records and settings.
+// start-up are paid once, and on a GPU the records are packed and copied to the device at the first search and stay
+// there for the next ones. Each search gives what search() gives with the same records and settings. Searches of
+// one database from several threads run one after the other (each has the whole backend).
 class database {
 public:
     // A FASTA/FASTQ file, a region, or a database written by `swgpu makedb` (PREFIX or PREFIX.swdb).

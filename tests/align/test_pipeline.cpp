@@ -492,3 +492,72 @@ TEST_CASE("scans of shares of the chunks, packed, unpacked and merged, are the s
         }
     }
 }
+
+namespace {
+
+// A source that keeps its chunks encoded across searches and prepares each once per backend (a resident database).
+struct kept_db final : chunk_source {
+    std::vector<sequence_set> chunks;
+    std::vector<std::unique_ptr<prepared_chunk>> prepared;
+    std::size_t at = 0;
+    int prepares = 0;
+    bool exhausted() const override { return at >= chunks.size(); }
+    bool next(sequence_set&) override {
+        FAIL("next() called on a source that keeps its chunks");
+        return false;
+    }
+    bool keeps_chunks() const override { return true; }
+    kept_chunk next_kept(search_backend& backend) override {
+        if (at >= chunks.size()) return {};
+        const std::size_t k = at++;
+        if (!prepared[k]) {
+            prepared[k] = backend.prepare(chunks[k]);
+            ++prepares;
+        }
+        return {&chunks[k], prepared[k].get(), 0};
+    }
+};
+
+}  // namespace
+
+TEST_CASE("search_and_finish: chunks a source keeps are read in place and prepared once across searches",
+          "[finish]") {
+    const auto [db, q] = make_data(17, 130, 30, "ACDEFGHIKLMNPQRSTVWY");
+    const setup s = make_setup(q, {substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein},
+                               true, false);
+    thread_pool pool(2);
+    const auto want = reference(s, db, 17, 6, true, true);
+    kept_db source;
+    chunked_db reader{db, 17};
+    for (sequence_set c; reader.next(c); c = sequence_set{}) {
+        encode(c, s.sc.matrix);
+        source.chunks.push_back(std::move(c));
+    }
+    source.prepared.resize(source.chunks.size());
+    int used = 0;
+    function_backend device([&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
+        const auto* p = dynamic_cast<const recorded_chunk*>(o.prepared);
+        REQUIRE(p != nullptr);
+        CHECK(p->made_from(d));  // the kept chunk itself, not a copy
+        ++used;
+        return search_cpu(qs, d, s.sc, o, pool);
+    });
+    device.preparer = [&](const sequence_set& chunk) -> std::unique_ptr<prepared_chunk> {
+        auto p = std::make_unique<recorded_chunk>();
+        p->key = chunk.residues.data();
+        p->residues = chunk.total_residues();
+        p->sequences = chunk.size();
+        return p;
+    };
+    search_run_options opt;
+    opt.max_hits = 6;
+    for (int search = 0; search < 2; ++search) {
+        INFO("search " << search);
+        source.at = 0;
+        const auto got = search_and_finish(s.queries, s.sc, opt, source, device, pool);
+        check_same(got, want);
+        CHECK(got.scan.chunks == 8);
+    }
+    CHECK(source.prepares == 8);  // once per chunk, not once per search
+    CHECK(used == 16);
+}

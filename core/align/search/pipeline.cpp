@@ -266,6 +266,9 @@ struct fetched_chunk {
     sequence_set chunk;
     std::uint64_t unknown = 0;
     std::unique_ptr<prepared_chunk> prepared;
+    chunk_source::kept_chunk kept;  // a chunk the source keeps (chunk above then empty)
+    const sequence_set& records() const { return kept.chunk ? *kept.chunk : chunk; }
+    const prepared_chunk* preparation() const { return kept.chunk ? kept.prepared : prepared.get(); }
     std::uint64_t skipped_residues = 0, skipped_sequences = 0;
     std::size_t skipped_chunks = 0;
 };
@@ -295,6 +298,7 @@ private:
         return queries;
     }
     fetched_chunk fetch();
+    fetched_chunk fetch_kept();
     void score(const sequence_set& chunk);
     void score_last_early(const sequence_set& chunk, std::uint64_t first, early_finish& early);
     void keep_subjects(const sequence_set& chunk, std::uint64_t first);
@@ -331,6 +335,7 @@ fetched_chunk scanner::fetch() {
         f.skipped_sequences += sequences;
         ++f.skipped_chunks;
     };
+    if (source_.keeps_chunks()) return fetch_kept();
     for (;;) {
         if (searched_here_ && source_.can_skip() && !searched_here_(fetched_)) {  // passed without reading it
             std::uint64_t residues = 0, sequences = 0;
@@ -361,6 +366,33 @@ fetched_chunk scanner::fetch() {
     ++fetched_;
     f.unknown = encode(f.chunk, sc_.matrix);
     f.prepared = backend_.prepare(f.chunk);
+    return f;
+}
+
+// fetch() from a source that keeps its chunks: the next one this process searches, in place.
+fetched_chunk scanner::fetch_kept() {
+    fetched_chunk f;
+    for (;;) {
+        f.kept = source_.next_kept(backend_);
+        f.ok = f.kept.chunk != nullptr;
+        if (!f.ok) return f;
+        f.last = source_.exhausted();
+        const sequence_set& chunk = *f.kept.chunk;
+        if (!chunk.empty() && (!searched_here_ || searched_here_(fetched_))) break;
+        if (!chunk.empty()) {
+            ++fetched_;
+            f.skipped_residues += chunk.total_residues();
+            f.skipped_sequences += chunk.size();
+            ++f.skipped_chunks;
+        }
+        f.kept = {};
+        if (f.last) {
+            f.ok = false;
+            return f;
+        }
+    }
+    ++fetched_;
+    f.unknown = f.kept.unknown;
     return f;
 }
 
@@ -454,14 +486,14 @@ database_scan scanner::run(const std::function<void(const scan_progress&)>& prog
         if (!f.ok) break;
         if (!f.last) ahead = std::async(std::launch::async, [this] { return fetch(); });
         else ahead = std::async(std::launch::deferred, [] { return fetched_chunk{}; });
-        if (f.chunk.empty()) continue;
-        const sequence_set& chunk = f.chunk;
+        const sequence_set& chunk = f.records();
+        if (chunk.empty()) continue;
         const std::uint64_t first = scan_.sequences;
         if (first + chunk.size() > std::numeric_limits<std::uint32_t>::max())
             throw input_error(chunk.source, "the database holds more than 4,294,967,295 sequences; split it");
         scan_.unknown_residues += f.unknown;
         opt_.subject_offset = static_cast<std::uint32_t>(first);
-        opt_.prepared = f.prepared.get();
+        opt_.prepared = f.preparation();
         if (early && f.last) score_last_early(chunk, first, *early);
         else score(chunk);
         scan_.residues += chunk.total_residues();

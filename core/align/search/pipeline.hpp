@@ -112,6 +112,21 @@ public:
         (void)residues, (void)sequences;
         return false;
     }
+
+    // A source that keeps its chunks encoded across searches (a resident database: app/swgpu.hpp's `database`) hands
+    // them in place instead (keeps_chunks(); next() is then not called): the pipeline neither copies nor encodes them,
+    // and takes their preparation for `backend` from the source, which makes it once (backend.prepare) and keeps it,
+    // on the GPU, for the next searches. A kept chunk with a null `chunk` ends the database.
+    struct kept_chunk {
+        const sequence_set* chunk = nullptr;      // encoded; lives as long as the source
+        const prepared_chunk* prepared = nullptr;  // may be null
+        std::uint64_t unknown = 0;                 // letters read as X or N when it was encoded
+    };
+    virtual bool keeps_chunks() const { return false; }
+    virtual kept_chunk next_kept(search_backend& backend) {
+        (void)backend;
+        return {};
+    }
 };
 
 // A chunk_source of functions (for tests, and callers holding their records in memory).
