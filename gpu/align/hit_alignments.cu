@@ -473,104 +473,88 @@ private:
     cudaStream_t stream_;
 };
 
-// One batch: pairs[k] for k in `batch` (indices into pairs), results into out.
-void align_batch(std::span<const scored_pair> pairs, std::span<const std::size_t> batch, const scoring& sc,
-                 std::vector<std::optional<alignment>>& out, cudaStream_t stream, align_timing* timing) {
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<pair_job> jobs(batch.size());
-    // Each sequence once (a query is shared by its hits): where it goes in the residue buffer.
-    std::vector<std::span<const std::uint8_t>> sequences;
+// The pairs of a batch as the kernels see them: each sequence once in the residue buffer (a query is shared by its
+// hits), and where each pair's trace, border columns and scratch go.
+struct batch_plan {
+    std::vector<pair_job> jobs;
+    std::vector<std::span<const std::uint8_t>> sequences;  // in the residue buffer's order
+    std::uint64_t residue_bytes = 0, trace_words = 0, border = 0, scratch = 0;
+};
+
+batch_plan plan_batch(std::span<const scored_pair> pairs, std::span<const std::size_t> batch) {
+    batch_plan p;
+    p.jobs.resize(batch.size());
     std::unordered_map<const std::uint8_t*, std::uint64_t> placed;
     placed.reserve(2 * batch.size());
-    std::uint64_t residue_bytes = 0;
     const auto place = [&](std::span<const std::uint8_t> seq) {
-        const auto [it, fresh] = placed.try_emplace(seq.data(), residue_bytes);
+        const auto [it, fresh] = placed.try_emplace(seq.data(), p.residue_bytes);
         if (fresh) {
-            sequences.push_back(seq);
-            residue_bytes += seq.size();
+            p.sequences.push_back(seq);
+            p.residue_bytes += seq.size();
         }
         return it->second;
     };
-    std::uint64_t trace_words = 0, border = 0, scratch = 0;
     for (std::size_t k = 0; k < batch.size(); ++k) {
         const scored_pair& pr = pairs[batch[k]];
-        pair_job& job = jobs[k];
+        pair_job& job = p.jobs[k];
         job.m = static_cast<std::uint32_t>(pr.query.size());
         job.n = static_cast<std::uint32_t>(pr.subject.size());
         job.score = pr.score;
         job.query = place(pr.query);
         job.subject = place(pr.subject);
-        job.trace = trace_words;
-        trace_words += trace_words_of(job.m, job.n);
-        job.border = border;
-        border += std::uint64_t(warps_for(job.m)) * job.n;
-        job.scratch = scratch;
-        scratch += job.m + job.n;
+        job.trace = p.trace_words;
+        p.trace_words += trace_words_of(job.m, job.n);
+        job.border = p.border;
+        p.border += std::uint64_t(warps_for(job.m)) * job.n;
+        job.scratch = p.scratch;
+        p.scratch += job.m + job.n;
     }
-    const int count = static_cast<int>(batch.size());
-    const std::vector<warp_task> tasks = plan_warps(jobs);
-    // One device allocation from the stream's memory pool (reserve_align_memory keeps it mapped) for everything; the
-    // inputs are staged in one host buffer and copied with one call.
+    return p;
+}
+
+// Offsets of a batch's buffers in its one device allocation: the inputs first (staged in one host buffer and copied
+// with one call), then what the kernel writes.
+struct batch_layout {
     device_layout layout;
-    const std::size_t at_jobs = layout.add<pair_job>(jobs.size()), at_tasks = layout.add<warp_task>(tasks.size()),
-                      at_matrix = layout.add<std::int8_t>(32 * 32), at_residues = layout.add<std::uint8_t>(residue_bytes),
-                      inputs = layout.bytes;
-    const std::size_t at_results = layout.add<pair_result>(batch.size()), at_border = layout.add<int2>(border),
-                      at_trace = layout.add<std::uint32_t>(trace_words), at_scratch = layout.add<std::uint32_t>(scratch),
-                      at_packed = layout.add<std::uint32_t>(scratch + 1);
-    const std::unique_ptr<unsigned char[]> staged(new unsigned char[inputs]);  // (not zeroed)
-    std::memcpy(staged.get() + at_jobs, jobs.data(), jobs.size() * sizeof(pair_job));
-    std::memcpy(staged.get() + at_tasks, tasks.data(), tasks.size() * sizeof(warp_task));
-    std::memcpy(staged.get() + at_matrix, sc.matrix.table().data(), 32 * 32);
-    for (std::size_t k = 0, at = at_residues; k < sequences.size(); at += sequences[k].size(), ++k)
-        std::memcpy(staged.get() + at, sequences[k].data(), sequences[k].size());
-    const stream_allocation memory(layout.bytes, stream);
-    const auto at = [&](std::size_t offset) { return static_cast<unsigned char*>(memory.get()) + offset; };
-    const auto* d_jobs = reinterpret_cast<const pair_job*>(at(at_jobs));
-    const auto* d_tasks = reinterpret_cast<const warp_task*>(at(at_tasks));
-    const auto* d_matrix = reinterpret_cast<const std::int8_t*>(at(at_matrix));
-    const auto* d_residues = reinterpret_cast<const std::uint8_t*>(at(at_residues));
-    auto* d_results = reinterpret_cast<pair_result*>(at(at_results));
-    auto* d_border = reinterpret_cast<int2*>(at(at_border));
-    auto* d_trace = reinterpret_cast<std::uint32_t*>(at(at_trace));
-    auto* d_scratch = reinterpret_cast<std::uint32_t*>(at(at_scratch));
-    auto* d_packed = reinterpret_cast<std::uint32_t*>(at(at_packed));
-    SWGPU_CUDA_CHECK(cudaMemcpyAsync(memory.get(), staged.get(), inputs, cudaMemcpyHostToDevice, stream));
-    SWGPU_CUDA_CHECK(cudaMemsetAsync(d_packed, 0, sizeof(std::uint32_t), stream));  // the used count
-    cuda_event before_fill, after_fill;
-    if (timing) {
-        timing->prepare_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        before_fill.record(stream);
+    std::size_t jobs = 0, tasks = 0, matrix = 0, residues = 0, inputs = 0;
+    std::size_t results = 0, border = 0, trace = 0, scratch = 0, packed = 0;
+    batch_layout(const batch_plan& p, std::size_t task_count) {
+        jobs = layout.add<pair_job>(p.jobs.size());
+        tasks = layout.add<warp_task>(task_count);
+        matrix = layout.add<std::int8_t>(32 * 32);
+        residues = layout.add<std::uint8_t>(p.residue_bytes);
+        inputs = layout.bytes;
+        results = layout.add<pair_result>(p.jobs.size());
+        border = layout.add<int2>(p.border);
+        trace = layout.add<std::uint32_t>(p.trace_words);
+        scratch = layout.add<std::uint32_t>(p.scratch);
+        packed = layout.add<std::uint32_t>(p.scratch + 1);
     }
-    fill_kernel<<<static_cast<unsigned>(tasks.size() / fill_warps), 32 * fill_warps, 0, stream>>>(
-        d_jobs, d_tasks, d_residues, d_matrix, sc.gaps.first(), sc.gaps.extend, d_trace, d_border, d_results,
-        d_scratch, d_packed + 1, d_packed);
-    SWGPU_CUDA_CHECK_LAUNCH("fill_kernel");
-    if (timing) after_fill.record(stream);
-    std::vector<pair_result> results(batch.size());
-    std::uint32_t used = 0;
-    SWGPU_CUDA_CHECK(cudaMemcpyAsync(results.data(), d_results, results.size() * sizeof(pair_result),
-                                     cudaMemcpyDeviceToHost, stream));
-    SWGPU_CUDA_CHECK(cudaMemcpyAsync(&used, d_packed, sizeof used, cudaMemcpyDeviceToHost, stream));
-    wait_blocking(stream);
-    if (timing) {
-        timing->kernel_s += after_fill.since(before_fill) / 1e3;
-        ++timing->batches;
-        timing->pairs += batch.size();
-        for (const auto& job : jobs) timing->cells += double(job.m) * double(job.n);
-    }
-    std::vector<std::uint32_t> packed(used);
-    if (used) {
-        SWGPU_CUDA_CHECK(cudaMemcpyAsync(packed.data(), d_packed + 1, used * sizeof(std::uint32_t),
-                                         cudaMemcpyDeviceToHost, stream));
-        wait_blocking(stream);
-    }
+};
+
+// The host buffer of a batch's inputs, laid out as on the device (not zeroed).
+std::unique_ptr<unsigned char[]> stage_inputs(const batch_plan& p, const std::vector<warp_task>& tasks,
+                                              const batch_layout& at, const scoring& sc) {
+    std::unique_ptr<unsigned char[]> staged(new unsigned char[at.inputs]);
+    std::memcpy(staged.get() + at.jobs, p.jobs.data(), p.jobs.size() * sizeof(pair_job));
+    std::memcpy(staged.get() + at.tasks, tasks.data(), tasks.size() * sizeof(warp_task));
+    std::memcpy(staged.get() + at.matrix, sc.matrix.table().data(), 32 * 32);
+    for (std::size_t k = 0, o = at.residues; k < p.sequences.size(); o += p.sequences[k].size(), ++k)
+        std::memcpy(staged.get() + o, p.sequences[k].data(), p.sequences[k].size());
+    return staged;
+}
+
+// The alignments the kernel found (status aligned), from its results and the packed runs of operations; the others
+// are left to the caller.
+void unpack_alignments(const batch_plan& p, const std::vector<pair_result>& results,
+                       const std::vector<std::uint32_t>& packed, std::span<const std::size_t> batch,
+                       std::vector<std::optional<alignment>>& out) {
     static constexpr char ops[] = {'M', 'I', 'D'};
     for (std::size_t k = 0; k < batch.size(); ++k) {
         const pair_result& r = results[k];
         if (r.status != aligned) continue;  // left to the caller
         alignment a;
-        a.score = jobs[k].score;
+        a.score = p.jobs[k].score;
         a.query_begin = r.begin_i;
         a.query_end = r.end_i;
         a.subject_begin = r.begin_j;
@@ -584,6 +568,55 @@ void align_batch(std::span<const scored_pair> pairs, std::span<const std::size_t
         }
         out[batch[k]] = std::move(a);
     }
+}
+
+// One batch: pairs[k] for k in `batch` (indices into pairs), results into out.
+void align_batch(std::span<const scored_pair> pairs, std::span<const std::size_t> batch, const scoring& sc,
+                 std::vector<std::optional<alignment>>& out, cudaStream_t stream, align_timing* timing) {
+    const auto start = std::chrono::steady_clock::now();
+    const batch_plan plan = plan_batch(pairs, batch);
+    const std::vector<warp_task> tasks = plan_warps(plan.jobs);
+    // One device allocation from the stream's memory pool (reserve_align_memory keeps it mapped) for everything.
+    const batch_layout lay(plan, tasks.size());
+    const std::unique_ptr<unsigned char[]> staged = stage_inputs(plan, tasks, lay, sc);
+    const stream_allocation memory(lay.layout.bytes, stream);
+    const auto at = [&](std::size_t offset) { return static_cast<unsigned char*>(memory.get()) + offset; };
+    auto* d_results = reinterpret_cast<pair_result*>(at(lay.results));
+    auto* d_packed = reinterpret_cast<std::uint32_t*>(at(lay.packed));
+    SWGPU_CUDA_CHECK(cudaMemcpyAsync(memory.get(), staged.get(), lay.inputs, cudaMemcpyHostToDevice, stream));
+    SWGPU_CUDA_CHECK(cudaMemsetAsync(d_packed, 0, sizeof(std::uint32_t), stream));  // the used count
+    cuda_event before_fill, after_fill;
+    if (timing) {
+        timing->prepare_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        before_fill.record(stream);
+    }
+    fill_kernel<<<static_cast<unsigned>(tasks.size() / fill_warps), 32 * fill_warps, 0, stream>>>(
+        reinterpret_cast<const pair_job*>(at(lay.jobs)), reinterpret_cast<const warp_task*>(at(lay.tasks)),
+        reinterpret_cast<const std::uint8_t*>(at(lay.residues)), reinterpret_cast<const std::int8_t*>(at(lay.matrix)),
+        sc.gaps.first(), sc.gaps.extend, reinterpret_cast<std::uint32_t*>(at(lay.trace)),
+        reinterpret_cast<int2*>(at(lay.border)), d_results, reinterpret_cast<std::uint32_t*>(at(lay.scratch)),
+        d_packed + 1, d_packed);
+    SWGPU_CUDA_CHECK_LAUNCH("fill_kernel");
+    if (timing) after_fill.record(stream);
+    std::vector<pair_result> results(batch.size());
+    std::uint32_t used = 0;
+    SWGPU_CUDA_CHECK(cudaMemcpyAsync(results.data(), d_results, results.size() * sizeof(pair_result),
+                                     cudaMemcpyDeviceToHost, stream));
+    SWGPU_CUDA_CHECK(cudaMemcpyAsync(&used, d_packed, sizeof used, cudaMemcpyDeviceToHost, stream));
+    wait_blocking(stream);
+    if (timing) {
+        timing->kernel_s += after_fill.since(before_fill) / 1e3;
+        ++timing->batches;
+        timing->pairs += batch.size();
+        for (const auto& job : plan.jobs) timing->cells += double(job.m) * double(job.n);
+    }
+    std::vector<std::uint32_t> packed(used);
+    if (used) {
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(packed.data(), d_packed + 1, used * sizeof(std::uint32_t),
+                                         cudaMemcpyDeviceToHost, stream));
+        wait_blocking(stream);
+    }
+    unpack_alignments(plan, results, packed, batch, out);
 }
 
 }  // namespace
