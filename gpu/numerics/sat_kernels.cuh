@@ -23,6 +23,15 @@
 // the vectors through L2 (ld.cg). Tiles are numbered by an atomic counter in row-major order, so every tile a block
 // waits for was taken by a block that is already running: no deadlock, whatever the grid size. Flags and the counter
 // are zeroed before each launch.
+//
+// Why these tiles keep a look-back of their own rather than the engine's (gpu/engine/lookback.cuh). The engine's
+// tile status is one element per tile (packed with its flag in one 64-bit word up to 4 bytes, a flag and a value
+// beyond), the composite of a 1-D scan; a tile here publishes a vector (TH row sums, then 256 column sums) that the
+// whole block adds up while one warp polls 32 flags at a time. The flags themselves are the engine's (gpu/flags.cuh:
+// st.release.gpu / ld.acquire.gpu and the bounded spin). The default schedule is not this one: the strips of
+// sat_strip_kernels.cuh wait for no other block at all (two passes over the input, scans between them), and reach
+// 63 % (uint8 -> uint64) and 54 % (float32) of the copy bound at 16384² on the H100 where these one-pass tiles, which
+// wait for two look-backs between their loads and their stores, stay at 36-40 % (docs/performance.md).
 #pragma once
 
 #include <cub/block/block_scan.cuh>
