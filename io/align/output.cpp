@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -338,24 +339,17 @@ struct bam_deleter {
     void operator()(bam1_t* b) const { bam_destroy1(b); }
 };
 
-// SAM through HTSlib: the header is built with sam_hdr_add_line and each record as a bam1_t formatted by sam_format1.
-// BAM's 4-bit sequence code cannot hold amino acids, so protein records are formatted with SEQ "*" and the query's
-// letters are put into the SEQ field of the text line (text SAM only, as docs/conventions.md says).
-void write_sam(const output_format& fmt, const run_header& header, const results_view& r, output_file& out) {
-    const bool dna = r.sc.type == seq_type::dna;
+// SAM's header: @HD, one @SQ per subject with a printed hit (in database order; `tid` receives its reference id, its
+// position), @PG with the command line, @CO with the scoring and the database's size.
+std::unique_ptr<sam_hdr_t, sam_header_deleter> sam_header(const run_header& header, const results_view& r,
+                                                          std::map<std::uint32_t, int>& tid,
+                                                          const std::function<void(int, const std::string&)>& check) {
     std::unique_ptr<sam_hdr_t, sam_header_deleter> hdr(sam_hdr_init());
-    std::unique_ptr<bam1_t, bam_deleter> rec(bam_init1());
-    if (!hdr || !rec) throw out_of_memory("cannot allocate the SAM header");
-    auto check = [&](int rc, const std::string& what) {
-        if (rc < 0) throw output_error(out.name(), "HTSlib could not build the SAM " + what);
-    };
+    if (!hdr) throw out_of_memory("cannot allocate the SAM header");
     check(sam_hdr_add_line(hdr.get(), "HD", "VN", "1.6", "SO", "unsorted", "GO", "query", nullptr), "@HD line");
-
-    // One @SQ per subject with a printed hit, in database order; tid = its position.
     std::set<std::uint32_t> used;
     for (const auto& hits : r.hits)
         for (const auto& h : hits) used.insert(h.subject);
-    std::map<std::uint32_t, int> tid;
     std::set<std::string> names;
     for (auto id : used) {
         const auto& s = r.scan.subjects.at(id);
@@ -376,71 +370,105 @@ void write_sam(const output_format& fmt, const run_header& header, const results
                                 "ZE:f E-value for a database of " + std::to_string(r.scan.residues) + " residues in " +
                                 std::to_string(r.scan.sequences) + " sequences\n";
     check(sam_hdr_add_lines(hdr.get(), comment.c_str(), 0), "@CO line");
-    const char* htext = sam_hdr_str(hdr.get());
-    if (!htext) throw output_error(out.name(), "HTSlib could not format the SAM header");
-    out.write(htext);
+    return hdr;
+}
 
-    kstring_t line = KS_INITIALIZE;
-    struct ks_guard {
-        kstring_t* k;
-        ~ks_guard() { ks_free(k); }
-    } guard{&line};
-    std::vector<std::uint32_t> cigar;
-    std::vector<cigar_op> eqx_ops;
-    auto emit = [&](std::size_t q, const printed_hit* h, bool secondary) {
-        const std::string& qname = r.queries.plus.names[q];
+// SAM's records, one per printed hit (the first primary, the others secondary) or an unmapped one for a query without
+// hits, each built as a bam1_t and formatted by sam_format1.
+class sam_records {
+public:
+    sam_records(const output_format& fmt, const run_header& header, const results_view& r, const sam_hdr_t* hdr,
+                const std::map<std::uint32_t, int>& tid, std::function<void(int, const std::string&)> check)
+        : fmt_(fmt), header_(header), r_(r), hdr_(hdr), tid_(tid), check_(std::move(check)), rec_(bam_init1()) {
+        if (!rec_) throw out_of_memory("cannot allocate a SAM record");
+    }
+    ~sam_records() { ks_free(&line_); }
+    sam_records(const sam_records&) = delete;
+    sam_records& operator=(const sam_records&) = delete;
+
+    // The line of query q's hit h (null: unmapped).
+    std::string line(std::size_t q, const printed_hit* h, bool secondary) {
+        const std::string& qname = r_.queries.plus.names[q];
         if (qname.size() > 254)
-            throw input_error(header.query_source + ":" + qname.substr(0, 40) + "...",
+            throw input_error(header_.query_source + ":" + qname.substr(0, 40) + "...",
                               "query name longer than 254 characters cannot be written as SAM");
+        const bool dna = r_.sc.type == seq_type::dna;
         const strand str = h ? h->str : strand::plus;
-        const auto seq_codes = r.queries.residues(q, str);
-        const std::string seq = decode(seq_codes, r.sc.matrix);
-        cigar.clear();
-        std::uint16_t flag = 0;
+        const auto seq_codes = r_.queries.residues(q, str);
+        const std::string seq = decode(seq_codes, r_.sc.matrix);
+        std::uint16_t flag = BAM_FUNMAP;
         int ref = -1;
         hts_pos_t pos = -1;
+        cigar_of(q, h, static_cast<std::int64_t>(seq_codes.size()));
         if (h) {
-            const auto& a = h->aln;
-            const auto qlen = static_cast<std::int64_t>(seq_codes.size());
-            if (a.query_begin > 0) cigar.push_back(bam_cigar_gen(a.query_begin, BAM_CSOFT_CLIP));
-            if (fmt.eqx) eqx_ops = eqx_operations(r, q, *h);
-            for (const auto& o : fmt.eqx ? eqx_ops : a.ops) {
-                const int op = o.op == 'M' ? BAM_CMATCH : o.op == '=' ? BAM_CEQUAL : o.op == 'X' ? BAM_CDIFF
-                             : o.op == 'I' ? BAM_CINS : BAM_CDEL;
-                cigar.push_back(bam_cigar_gen(o.len, op));
-            }
-            if (a.query_end + 1 < qlen) cigar.push_back(bam_cigar_gen(qlen - a.query_end - 1, BAM_CSOFT_CLIP));
             flag = static_cast<std::uint16_t>((str == strand::minus ? BAM_FREVERSE : 0) | (secondary ? BAM_FSECONDARY : 0));
-            ref = tid.at(h->subject);
-            pos = a.subject_begin;
-        } else {
-            flag = BAM_FUNMAP;
+            ref = tid_.at(h->subject);
+            pos = h->aln.subject_begin;
         }
-        check(bam_set1(rec.get(), qname.size(), qname.c_str(), flag, ref, pos, h ? 255 : 0, cigar.size(),
-                       cigar.empty() ? nullptr : cigar.data(), -1, -1, 0, dna ? seq.size() : 0,
-                       dna ? seq.c_str() : nullptr, nullptr, 0),
-              "record of query " + qname);
+        check_(bam_set1(rec_.get(), qname.size(), qname.c_str(), flag, ref, pos, h ? 255 : 0, cigar_.size(),
+                        cigar_.empty() ? nullptr : cigar_.data(), -1, -1, 0, dna ? seq.size() : 0,
+                        dna ? seq.c_str() : nullptr, nullptr, 0),
+               "record of query " + qname);
         if (h) {
-            check(bam_aux_update_int(rec.get(), "AS", h->score), "AS tag");
-            check(bam_aux_update_int(rec.get(), "NM", h->stats.mismatches + h->stats.gaps), "NM tag");
+            check_(bam_aux_update_int(rec_.get(), "AS", h->score), "AS tag");
+            check_(bam_aux_update_int(rec_.get(), "NM", h->stats.mismatches + h->stats.gaps), "NM tag");
             if (h->has_statistics)
-                check(bam_aux_update_float(rec.get(), "ZE", static_cast<float>(h->evalue)), "ZE tag");
+                check_(bam_aux_update_float(rec_.get(), "ZE", static_cast<float>(h->evalue)), "ZE tag");
         }
-        line.l = 0;
-        check(sam_format1(hdr.get(), rec.get(), &line), "record of query " + qname);
-        std::string text(line.s, line.l);
-        if (!dna) {
-            // SEQ is the 10th field; sam_format1 wrote "*" there.
+        line_.l = 0;
+        check_(sam_format1(hdr_, rec_.get(), &line_), "record of query " + qname);
+        std::string text(line_.s, line_.l);
+        if (!dna) {  // SEQ is the 10th field; sam_format1 wrote "*" there
             std::size_t at = 0;
             for (int field = 0; field < 9; ++field) at = text.find('\t', at) + 1;
             text.replace(at, 1, seq);
         }
-        text += '\n';
-        out.write(text);
+        return text + '\n';
+    }
+
+private:
+    // The CIGAR of a hit: soft clips around the aligned part of the query (as searched), M or =/X, I, D.
+    void cigar_of(std::size_t q, const printed_hit* h, std::int64_t qlen) {
+        cigar_.clear();
+        if (!h) return;
+        const auto& a = h->aln;
+        if (a.query_begin > 0) cigar_.push_back(bam_cigar_gen(a.query_begin, BAM_CSOFT_CLIP));
+        if (fmt_.eqx) eqx_ops_ = eqx_operations(r_, q, *h);
+        for (const auto& o : fmt_.eqx ? eqx_ops_ : a.ops) {
+            const int op = o.op == 'M' ? BAM_CMATCH : o.op == '=' ? BAM_CEQUAL : o.op == 'X' ? BAM_CDIFF
+                         : o.op == 'I' ? BAM_CINS : BAM_CDEL;
+            cigar_.push_back(bam_cigar_gen(o.len, op));
+        }
+        if (a.query_end + 1 < qlen) cigar_.push_back(bam_cigar_gen(qlen - a.query_end - 1, BAM_CSOFT_CLIP));
+    }
+
+    const output_format& fmt_;
+    const run_header& header_;
+    const results_view& r_;
+    const sam_hdr_t* hdr_;
+    const std::map<std::uint32_t, int>& tid_;
+    std::function<void(int, const std::string&)> check_;
+    std::unique_ptr<bam1_t, bam_deleter> rec_;
+    kstring_t line_ = KS_INITIALIZE;
+    std::vector<std::uint32_t> cigar_;
+    std::vector<cigar_op> eqx_ops_;
+};
+
+// SAM through HTSlib. BAM's 4-bit sequence code cannot hold amino acids, so protein records are formatted with SEQ "*"
+// and the query's letters are put into the SEQ field of the text line (text SAM only, as docs/conventions.md says).
+void write_sam(const output_format& fmt, const run_header& header, const results_view& r, output_file& out) {
+    const auto check = [&out](int rc, const std::string& what) {
+        if (rc < 0) throw output_error(out.name(), "HTSlib could not build the SAM " + what);
     };
+    std::map<std::uint32_t, int> tid;
+    const auto hdr = sam_header(header, r, tid, check);
+    const char* htext = sam_hdr_str(hdr.get());
+    if (!htext) throw output_error(out.name(), "HTSlib could not format the SAM header");
+    out.write(htext);
+    sam_records records(fmt, header, r, hdr.get(), tid, check);
     for (std::size_t q = 0; q < r.queries.size(); ++q) {
-        if (r.hits[q].empty()) emit(q, nullptr, false);
-        for (std::size_t k = 0; k < r.hits[q].size(); ++k) emit(q, &r.hits[q][k], k > 0);
+        if (r.hits[q].empty()) out.write(records.line(q, nullptr, false));
+        for (std::size_t k = 0; k < r.hits[q].size(); ++k) out.write(records.line(q, &r.hits[q][k], k > 0));
     }
 }
 
