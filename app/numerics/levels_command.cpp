@@ -276,12 +276,7 @@ int levels_command::run_solve() {
     return 0;
 }
 
-int levels_command::run_loop() {
-    const bool gpu = !sequential_ && backend_.use_gpu();
-    std::optional<io::output_file> out, stats;
-    if (!output_.empty()) out.emplace(output_);
-    if (!stats_.empty()) stats.emplace(stats_);
-
+levels::indirect_loop levels_command::read_loop(std::vector<double>& a) const {
     levels::indirect_loop loop;
     std::int64_t wr = 0, wc = 0;
     loop.writes = read_indices(writes_, wr, wc);
@@ -297,7 +292,6 @@ int levels_command::run_loop() {
                                           " iterations (mismatched lengths)");
         loop.reads_per_iteration = static_cast<int>(rc);
     }
-    std::vector<double> a;
     if (!array_.empty()) {
         a = read_vector(array_, -1);
         loop.locations = static_cast<std::int64_t>(a.size());
@@ -309,13 +303,12 @@ int levels_command::run_loop() {
         if (loop.locations > 0 && loop.locations < (1LL << 31)) a.assign(static_cast<std::size_t>(loop.locations), 1.0);
     }
     levels::check_loop(loop, writes_);
-    levels::body_spec body;
-    body.kind = levels::parse_body(body_).value();
-    for (const std::string& c : coefficients_) body.coefficients.push_back(parse_coefficient(c));
-    if (const std::string why = levels::body_mismatch(body, loop.reads_per_iteration); !why.empty())
-        throw usage_error(why);
+    return loop;
+}
 
-    std::vector<std::int64_t> widths;
+std::string levels_command::execute_loop(const levels::indirect_loop& loop, const levels::body_spec& body,
+                                         std::vector<double>& a, bool gpu, bool keep_levels,
+                                         std::vector<std::int64_t>& widths) const {
     char times[240];
     if (sequential_) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -324,7 +317,7 @@ int levels_command::run_loop() {
     } else if (gpu) {
         gpu::loop_report rep;
         const auto t0 = std::chrono::steady_clock::now();
-        a = gpu::run_loop(loop, body, a, &rep, stats.has_value() || !backend_.quiet);
+        a = gpu::run_loop(loop, body, a, &rep, keep_levels);
         const double wall = ms_since(t0);
         if (!rep.levels.empty()) widths = widths_of(levels::group_by_level(std::move(rep.levels)));
         std::snprintf(times, sizeof times,
@@ -355,6 +348,26 @@ int levels_command::run_loop() {
         std::snprintf(times, sizeof times, "inspector and executor pipelined, total %.3f ms (CPU, %u thread%s and the inspector's)",
                       total_ms, pool.size(), pool.size() == 1 ? "" : "s");
     }
+    return times;
+}
+
+int levels_command::run_loop() {
+    const bool gpu = !sequential_ && backend_.use_gpu();
+    std::optional<io::output_file> out, stats;
+    if (!output_.empty()) out.emplace(output_);
+    if (!stats_.empty()) stats.emplace(stats_);
+
+    std::vector<double> a;
+    const levels::indirect_loop loop = read_loop(a);
+    const auto n = static_cast<std::int64_t>(loop.writes.size());
+    levels::body_spec body;
+    body.kind = levels::parse_body(body_).value();
+    for (const std::string& c : coefficients_) body.coefficients.push_back(parse_coefficient(c));
+    if (const std::string why = levels::body_mismatch(body, loop.reads_per_iteration); !why.empty())
+        throw usage_error(why);
+
+    std::vector<std::int64_t> widths;
+    const std::string times = execute_loop(loop, body, a, gpu, stats.has_value() || !backend_.quiet, widths);
     if (!backend_.quiet)
         std::cerr << "swgpu: levels: loop of " << loop.reads_per_iteration << " reads per iteration over "
                   << loop.locations << " locations, "

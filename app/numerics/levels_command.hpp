@@ -5,12 +5,14 @@
 //   either, as the plain sequential loop (the reference, timed): --sequential
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "app/numerics/sat_command.hpp"
+#include "core/numerics/levels.hpp"
 
 namespace swgpu::app {
 
@@ -23,6 +25,11 @@ public:
 private:
     int run_solve();
     int run_loop();
+    // run_loop's steps: the loop and its array from the files; the loop run as asked (sequentially, on the GPU, by
+    // levels on the CPU, or pipelined), giving what it took as text and the widths of its levels.
+    levels::indirect_loop read_loop(std::vector<double>& a) const;
+    std::string execute_loop(const levels::indirect_loop& loop, const levels::body_spec& body, std::vector<double>& a,
+                             bool gpu, bool keep_levels, std::vector<std::int64_t>& widths) const;
 
     CLI::App* sub_ = nullptr;
     std::string matrix_, rhs_, output_, stats_, writes_, reads_, array_, body_ = "sum", schedule_ = "level_grid";

@@ -116,25 +116,25 @@ sor_command::sor_command(CLI::App& app) {
     sub_->footer(sor_footer);
 }
 
-int sor_command::run() {
+// The problem: --model N, --problem NAME --size N, or --rhs and --boundary arrays.
+sor::problem sor_command::read_problem() const {
     const int inputs = (model_ ? 1 : 0) + (!problem_.empty() ? 1 : 0) + (!rhs_.empty() || !boundary_.empty() ? 1 : 0);
     if (inputs > 1) throw usage_error("give one of --model N, --problem NAME --size N, or --rhs and --boundary");
     if (!model_ && problem_.empty() && (rhs_.empty() || boundary_.empty()))
         throw usage_error("give --rhs F.npy and --boundary G.npy (or --model N, or --problem NAME --size N)");
     if (!problem_.empty() && size_ == 0) throw usage_error("--problem needs --size N");
     if (problem_.empty() && size_ != 0) throw usage_error("--size is for --problem");
-    sor::problem p;
-    if (model_) {
-        p = sor::model_problem(model_);
-    } else if (!problem_.empty()) {
-        p = sor::builtin_problem(problem_, size_);
-    } else {
-        sor::index_t n = 0, nb = 0;
-        auto f = square_f64(rhs_, n);
-        const auto g = square_f64(boundary_, nb);
-        if (n != nb) throw input_error(boundary_, "must have the shape of " + rhs_);
-        p = sor::from_arrays(n, std::move(f), g, rhs_);
-    }
+    if (model_) return sor::model_problem(model_);
+    if (!problem_.empty()) return sor::builtin_problem(problem_, size_);
+    sor::index_t n = 0, nb = 0;
+    auto f = square_f64(rhs_, n);
+    const auto g = square_f64(boundary_, nb);
+    if (n != nb) throw input_error(boundary_, "must have the shape of " + rhs_);
+    return sor::from_arrays(n, std::move(f), g, rhs_);
+}
+
+// The solver's options from the command line, checked.
+sor::options sor_command::solver_options(const sor::problem& p) const {
     sor::options o;
     o.m = sor::parse_method(method_);
     o.omega = omega_ != 0 ? omega_ : sor::optimal_omega(p.n);
@@ -153,6 +153,12 @@ int sor_command::run() {
     }
     o.forward_only = forward_only_;
     sor::check(o);
+    return o;
+}
+
+int sor_command::run() {
+    const sor::problem p = read_problem();
+    const sor::options o = solver_options(p);
     // Outputs fail before the solve when they cannot be written.
     std::optional<io::output_file> out, history, plot;
     if (!output_.empty()) out.emplace(output_);

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/numerics/sat_command.hpp"
+#include "core/numerics/sor.hpp"
 
 namespace swgpu::app {
 
@@ -19,6 +20,9 @@ public:
     int run();
 
 private:
+    sor::problem read_problem() const;
+    sor::options solver_options(const sor::problem& p) const;
+
     CLI::App* sub_ = nullptr;
     std::string rhs_, boundary_, output_, method_ = "lex", history_, plot_, problem_, subdomain_;
     long long model_ = 0, size_ = 0;
