@@ -142,114 +142,128 @@ void write_dotplot(const std::string& path, const results_view& results) {
     write_dotplot(results, out);
 }
 
-void write_dotplot(const results_view& r, output_file& out) {
-    const bool dna = r.sc.type == seq_type::dna;
-    const char* unit = dna ? "bp" : "aa";
+namespace {
 
-    struct drawn {
-        std::size_t query;
-        const printed_hit* hit;
-    };
+struct drawn {
+    std::size_t query;
+    const printed_hit* hit;
+};
+
+// The plot's geometry: the hits drawn (with an alignment), the queries and subjects they involve, the longest of each,
+// and the scales from residues to the plot's pixels.
+struct plot_frame {
     std::vector<drawn> hits;
-    std::set<std::size_t> queries;        // input order
-    std::set<std::uint32_t> subjects;     // database order
+    std::set<std::size_t> queries;     // input order
+    std::set<std::uint32_t> subjects;  // database order
     std::int64_t max_q = 0, max_s = 0;
-    for (std::size_t q = 0; q < r.queries.size(); ++q)
-        for (const auto& h : r.hits[q]) {
-            if (h.aln.ops.empty()) continue;
-            hits.push_back({q, &h});
-            queries.insert(q);
-            subjects.insert(h.subject);
-            max_q = std::max<std::int64_t>(max_q, static_cast<std::int64_t>(r.queries.plus.length(q)));
-            const auto slen = r.scan.subjects.at(h.subject).residues.size();
-            max_s = std::max<std::int64_t>(max_s, static_cast<std::int64_t>(slen));
-        }
-    max_q = std::max<std::int64_t>(max_q, 1);
-    max_s = std::max<std::int64_t>(max_s, 1);
+    double pw = 0, ph = 0, sx = 0, sy = 0, width = 0, height = 0, left = 0, top = 0, right = 0, bottom = 0;
 
-    const double longest = static_cast<double>(std::max(max_q, max_s));
-    const double pw = std::max(min_side, plot_side * static_cast<double>(max_s) / longest);
-    const double ph = std::max(min_side, plot_side * static_cast<double>(max_q) / longest);
-    const double sx = pw / static_cast<double>(max_s), sy = ph / static_cast<double>(max_q);
-    const double width = margin_left + pw + margin_right, height = margin_top + ph + margin_bottom;
-    const double left = margin_left, top = margin_top, right = left + pw, bottom = top + ph;
-    auto px = [&](std::int64_t s) { return number(left + static_cast<double>(s) * sx, 2); };
-    auto py = [&](std::int64_t q) { return number(top + static_cast<double>(q) * sy, 2); };
+    explicit plot_frame(const results_view& r) {
+        for (std::size_t q = 0; q < r.queries.size(); ++q)
+            for (const auto& h : r.hits[q]) {
+                if (h.aln.ops.empty()) continue;
+                hits.push_back({q, &h});
+                queries.insert(q);
+                subjects.insert(h.subject);
+                max_q = std::max<std::int64_t>(max_q, static_cast<std::int64_t>(r.queries.plus.length(q)));
+                const auto slen = r.scan.subjects.at(h.subject).residues.size();
+                max_s = std::max<std::int64_t>(max_s, static_cast<std::int64_t>(slen));
+            }
+        max_q = std::max<std::int64_t>(max_q, 1);
+        max_s = std::max<std::int64_t>(max_s, 1);
+        const double longest = static_cast<double>(std::max(max_q, max_s));
+        pw = std::max(min_side, plot_side * static_cast<double>(max_s) / longest);
+        ph = std::max(min_side, plot_side * static_cast<double>(max_q) / longest);
+        sx = pw / static_cast<double>(max_s);
+        sy = ph / static_cast<double>(max_q);
+        width = margin_left + pw + margin_right;
+        height = margin_top + ph + margin_bottom;
+        left = margin_left;
+        top = margin_top;
+        right = left + pw;
+        bottom = top + ph;
+    }
+    std::string px(std::int64_t s) const { return number(left + static_cast<double>(s) * sx, 2); }
+    std::string py(std::int64_t q) const { return number(top + static_cast<double>(q) * sy, 2); }
+};
 
-    const std::string w = number(std::ceil(width), 0), h = number(std::ceil(height), 0);
+std::string svg_line(const std::string& x1, const std::string& y1, const std::string& x2, const std::string& y2) {
+    return "<line x1=\"" + x1 + "\" y1=\"" + y1 + "\" x2=\"" + x2 + "\" y2=\"" + y2 + "\"/>\n";
+}
+
+// The SVG's opening, the axis labels (names and lengths), grid lines and ticks: subjects along the top, queries down
+// the left side.
+std::string plot_axes(const results_view& r, const plot_frame& f, const char* unit) {
+    const std::string w = number(std::ceil(f.width), 0), h = number(std::ceil(f.height), 0);
     std::string text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
                        w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w + " " + h +
                        "\" font-family=\"sans-serif\" font-size=\"11\">\n<title>swgpu dot plot: " +
-                       std::to_string(hits.size()) + " hits</title>\n" +
+                       std::to_string(f.hits.size()) + " hits</title>\n" +
                        "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-
-    // Axis labels (names and lengths), grid lines and ticks: subjects along the top, queries down the left side.
     std::vector<std::pair<std::string, std::size_t>> qseqs, sseqs;
-    for (const auto q : queries) qseqs.emplace_back(r.queries.plus.names[q], r.queries.plus.length(q));
-    for (const auto s : subjects) {
+    for (const auto q : f.queries) qseqs.emplace_back(r.queries.plus.names[q], r.queries.plus.length(q));
+    for (const auto s : f.subjects) {
         const auto& rec = r.scan.subjects.at(s);
         sseqs.emplace_back(rec.name, rec.residues.size());
     }
-    text += "<text x=\"" + number(left + pw / 2, 2) + "\" y=\"22\" text-anchor=\"middle\" font-size=\"13\">" +
-            axis_label("subject", sseqs, unit, pw) + "</text>\n";
-    text += "<text transform=\"translate(18 " + number(top + ph / 2, 2) +
-            ") rotate(-90)\" text-anchor=\"middle\" font-size=\"13\">" + axis_label("query", qseqs, unit, ph) +
+    text += "<text x=\"" + number(f.left + f.pw / 2, 2) + "\" y=\"22\" text-anchor=\"middle\" font-size=\"13\">" +
+            axis_label("subject", sseqs, unit, f.pw) + "</text>\n";
+    text += "<text transform=\"translate(18 " + number(f.top + f.ph / 2, 2) +
+            ") rotate(-90)\" text-anchor=\"middle\" font-size=\"13\">" + axis_label("query", qseqs, unit, f.ph) +
             "</text>\n";
     text += "<g stroke=\"#e0e0e0\" stroke-width=\"0.5\">\n";
     std::string ticks = "<g stroke=\"black\" stroke-width=\"1\">\n", labels = "<g fill=\"black\">\n";
-    const std::int64_t xstep = tick_step(max_s, pw), ystep = tick_step(max_q, ph);
-    auto line = [](const std::string& x1, const std::string& y1, const std::string& x2, const std::string& y2) {
-        return "<line x1=\"" + x1 + "\" y1=\"" + y1 + "\" x2=\"" + x2 + "\" y2=\"" + y2 + "\"/>\n";
-    };
-    for (std::int64_t v = 0; v <= max_s; v += xstep) {
-        const std::string x = px(v);
-        text += line(x, number(top, 2), x, number(bottom, 2));
-        ticks += line(x, number(top - 5, 2), x, number(top, 2));
-        labels += "<text x=\"" + x + "\" y=\"" + number(top - 9, 2) + "\" text-anchor=\"middle\">" +
-                  tick_text(v, max_s) + "</text>\n";
+    const std::int64_t xstep = tick_step(f.max_s, f.pw), ystep = tick_step(f.max_q, f.ph);
+    for (std::int64_t v = 0; v <= f.max_s; v += xstep) {
+        const std::string x = f.px(v);
+        text += svg_line(x, number(f.top, 2), x, number(f.bottom, 2));
+        ticks += svg_line(x, number(f.top - 5, 2), x, number(f.top, 2));
+        labels += "<text x=\"" + x + "\" y=\"" + number(f.top - 9, 2) + "\" text-anchor=\"middle\">" +
+                  tick_text(v, f.max_s) + "</text>\n";
     }
-    for (std::int64_t v = 0; v <= max_q; v += ystep) {
-        const std::string y = py(v);
-        text += line(number(left, 2), y, number(right, 2), y);
-        ticks += line(number(left - 5, 2), y, number(left, 2), y);
-        labels += "<text x=\"" + number(left - 8, 2) + "\" y=\"" + y + "\" dy=\"0.35em\" text-anchor=\"end\">" +
-                  tick_text(v, max_q) + "</text>\n";
+    for (std::int64_t v = 0; v <= f.max_q; v += ystep) {
+        const std::string y = f.py(v);
+        text += svg_line(number(f.left, 2), y, number(f.right, 2), y);
+        ticks += svg_line(number(f.left - 5, 2), y, number(f.left, 2), y);
+        labels += "<text x=\"" + number(f.left - 8, 2) + "\" y=\"" + y + "\" dy=\"0.35em\" text-anchor=\"end\">" +
+                  tick_text(v, f.max_q) + "</text>\n";
     }
     text += "</g>\n" + ticks + "</g>\n" + labels + "</g>\n";
-    if (hits.empty())
-        text += "<text x=\"" + number(left + pw / 2, 2) + "\" y=\"" + number(top + ph / 2, 2) +
+    if (f.hits.empty())
+        text += "<text x=\"" + number(f.left + f.pw / 2, 2) + "\" y=\"" + number(f.top + f.ph / 2, 2) +
                 "\" text-anchor=\"middle\">no hits</text>\n";
-    out.write(text);
+    return text;
+}
 
-    // One polyline per hit; the file's point budget shared among the hits.
-    const std::size_t budget = std::clamp(dotplot_max_points / std::max<std::size_t>(hits.size(), 1),
-                                          min_points_per_hit, dotplot_max_points_per_hit);
-    out.write("<g fill=\"none\" stroke-width=\"1.5\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n");
-    for (const auto& [q, h] : hits) {
-        const std::size_t qlen = r.queries.plus.length(q);
-        const auto& subject = r.scan.subjects.at(h->subject);
-        const auto co = blast_view(*h, qlen);
-        const bool minus = dna && h->str == strand::minus;
-        text = "<polyline stroke=\"" + std::string(minus ? minus_colour : plus_colour) + "\" points=\"";
-        bool first = true;
-        for (const auto& p : alignment_path(*h, qlen, budget)) {
-            if (!first) text += ' ';
-            first = false;
-            text += px(p.subject) + ',' + py(p.query);
-        }
-        text += "\"><title>" + xml_escape(r.queries.plus.names[q] + " vs " + subject.name) + ", score " +
-                std::to_string(h->score) + (dna ? (minus ? ", minus strand" : ", plus strand") : "") + ", query " +
-                std::to_string(co.qstart) + "-" + std::to_string(co.qend) + ", subject " + std::to_string(co.sstart) +
-                "-" + std::to_string(co.send) + "</title></polyline>\n";
-        out.write(text);
+// One hit's polyline of at most `budget` points, with its title (names, score, strand, coordinates).
+std::string hit_polyline(const results_view& r, const plot_frame& f, const drawn& d, std::size_t budget) {
+    const bool dna = r.sc.type == seq_type::dna;
+    const std::size_t qlen = r.queries.plus.length(d.query);
+    const auto& subject = r.scan.subjects.at(d.hit->subject);
+    const auto co = blast_view(*d.hit, qlen);
+    const bool minus = dna && d.hit->str == strand::minus;
+    std::string text = "<polyline stroke=\"" + std::string(minus ? minus_colour : plus_colour) + "\" points=\"";
+    bool first = true;
+    for (const auto& p : alignment_path(*d.hit, qlen, budget)) {
+        if (!first) text += ' ';
+        first = false;
+        text += f.px(p.subject) + ',' + f.py(p.query);
     }
-    out.write("</g>\n");
+    text += "\"><title>" + xml_escape(r.queries.plus.names[d.query] + " vs " + subject.name) + ", score " +
+            std::to_string(d.hit->score) + (dna ? (minus ? ", minus strand" : ", plus strand") : "") + ", query " +
+            std::to_string(co.qstart) + "-" + std::to_string(co.qend) + ", subject " + std::to_string(co.sstart) +
+            "-" + std::to_string(co.send) + "</title></polyline>\n";
+    return text;
+}
 
-    text = "<rect x=\"" + number(left, 2) + "\" y=\"" + number(top, 2) + "\" width=\"" + number(pw, 2) +
-           "\" height=\"" + number(ph, 2) + "\" fill=\"none\" stroke=\"black\"/>\n";
+// The frame around the plot, the strands' legend (DNA) and the SVG's end.
+std::string plot_closing(const plot_frame& f, bool dna) {
+    std::string text = "<rect x=\"" + number(f.left, 2) + "\" y=\"" + number(f.top, 2) + "\" width=\"" +
+                       number(f.pw, 2) + "\" height=\"" + number(f.ph, 2) + "\" fill=\"none\" stroke=\"black\"/>\n";
     if (dna) {  // legend: which colour is which strand
-        const std::string y = number(bottom + 30, 2);
+        const std::string y = number(f.bottom + 30, 2);
+        const double left = f.left;
         text += "<g stroke-width=\"2\">\n<line x1=\"" + number(left, 2) + "\" y1=\"" + y + "\" x2=\"" +
                 number(left + 24, 2) + "\" y2=\"" + y + "\" stroke=\"" + plus_colour + "\"/>\n<line x1=\"" +
                 number(left + 130, 2) + "\" y1=\"" + y + "\" x2=\"" + number(left + 154, 2) + "\" y2=\"" + y +
@@ -257,8 +271,22 @@ void write_dotplot(const results_view& r, output_file& out) {
                 "\" dy=\"0.35em\">plus strand</text>\n<text x=\"" + number(left + 160, 2) + "\" y=\"" + y +
                 "\" dy=\"0.35em\">minus strand</text>\n";
     }
-    text += "</svg>\n";
-    out.write(text);
+    return text + "</svg>\n";
+}
+
+}  // namespace
+
+void write_dotplot(const results_view& r, output_file& out) {
+    const bool dna = r.sc.type == seq_type::dna;
+    const plot_frame f(r);
+    out.write(plot_axes(r, f, dna ? "bp" : "aa"));
+    // One polyline per hit; the file's point budget shared among the hits.
+    const std::size_t budget = std::clamp(dotplot_max_points / std::max<std::size_t>(f.hits.size(), 1),
+                                          min_points_per_hit, dotplot_max_points_per_hit);
+    out.write("<g fill=\"none\" stroke-width=\"1.5\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n");
+    for (const auto& d : f.hits) out.write(hit_polyline(r, f, d, budget));
+    out.write("</g>\n");
+    out.write(plot_closing(f, dna));
     out.commit();
 }
 
