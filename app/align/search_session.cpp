@@ -13,6 +13,7 @@
 #include "core/align/long_pair/runner.hpp"
 #include "core/align/search/score_pass.hpp"
 #include "core/align/statistics.hpp"
+#include "core/tuning.hpp"
 #include "io/align/matrix_file.hpp"
 #include "gpu/engine/engine.hpp"
 
@@ -200,7 +201,7 @@ void search_session::compose_pipeline(const scoring& sc) {
     run_.evalues = opt_.evalues;
     run_.max_evalue = opt_.max_evalue;
     run_.alignments = opt_.alignments;
-    if (gpus_ && !std::getenv("SWGPU_NO_PREPARE")) run_.prepare = gpus_->preparer();
+    if (gpus_ && tuning::flag("search.prepare")) run_.prepare = gpus_->preparer();
     if (opt_.mode != "pairwise")
         run_.window_aligner = [windows = windows_.get()](const scored_pair& p) { return windows->align(p); };
     if (split_->long_pair) {
