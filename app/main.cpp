@@ -19,6 +19,7 @@
 #include "app/numerics/sor_command.hpp"
 #include "app/numerics/sweep3d_command.hpp"
 #include "core/error.hpp"
+#include "core/tuning.hpp"
 #include "gpu/gpu.hpp"
 
 namespace {
@@ -107,6 +108,7 @@ int main(int argc, char** argv) {
     }
 
     try {
+        swgpu::tuning::check_environment();  // a malformed SWGPU_TUNE fails before any work
         if (align.selected()) return align.run(joined(argc, argv));
         if (makedb.selected()) return makedb.run();
         if (sat.selected()) return sat.run();

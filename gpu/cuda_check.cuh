@@ -53,6 +53,15 @@ int resident_blocks(Kernel kernel, int threads, int per_sm = 0) {
 
 namespace swgpu::gpu {
 
+// The current device's architecture as the tuning table names it ("sm_90"): the `arch` of core/tuning.hpp lookups.
+inline std::string device_arch() {
+    int device = 0, major = 0, minor = 0;
+    SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+    SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
 #if defined(__CUDACC__)
 // Programmatic dependent launch (sm_90). A kernel launched by launch_chained may start while the kernel before it in
 // the stream is still running; it must call wait_for_previous_grids() before its first access to global memory, which

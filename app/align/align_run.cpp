@@ -22,6 +22,7 @@
 #include "core/align/sequence.hpp"
 #include "core/align/statistics.hpp"
 #include "core/align/strand.hpp"
+#include "core/tuning.hpp"
 #include "gpu/engine/engine.hpp"
 #include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
@@ -254,7 +255,7 @@ void align_run::choose_backend() {
     o.gpu.memory = gpu_mem_;
     o.gpu.keep_align_memory = gpu_mem_ == 0 && io::needs_alignments(fmt_) && s_.gpu_align != "cpu";
     // SWGPU_LOGICAL_DEVICES=K (a test option) makes each GPU count K times: the multi-GPU path on one GPU.
-    if (const char* e = std::getenv("SWGPU_LOGICAL_DEVICES")) o.gpu.logical = std::clamp(std::atoi(e), 1, 64);
+    o.gpu.logical = static_cast<int>(std::clamp<std::int64_t>(tuning::integer("search.logical_devices"), 1, 64));
     o.threads = s_.threads;
     o.mode = s_.mode;
     o.long_policy = s_.long_policy;

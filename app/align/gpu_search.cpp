@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/align/search/multi_device.hpp"
+#include "core/tuning.hpp"
 #include "gpu/gpu.hpp"
 
 namespace swgpu::app {
@@ -62,7 +63,7 @@ public:
         return gpu::search(q, d, sc_, budgeted);
     }
     std::unique_ptr<prepared_chunk> prepare(const sequence_set& chunk) override {
-        if (std::getenv("SWGPU_NO_PREPARE")) return nullptr;
+        if (!tuning::flag("search.prepare")) return nullptr;  // packed inside the score pass (measurements)
         gpu::use_device(at_.device);
         return gpu::prepare_chunk(chunk, sc_, at_.memory);
     }

@@ -45,7 +45,6 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <cstdint>
 #include <cstdio>
@@ -60,6 +59,7 @@
 
 #include "core/error.hpp"
 #include "core/align/long_pair/long_pair.hpp"
+#include "core/tuning.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/flags.cuh"
 #include "gpu/device_buffer.cuh"
@@ -586,18 +586,17 @@ public:
         subject_.upload(codes.data(), codes.size(), stream_.get());
         sigma_.upload(sigma, stream_.get());
         stream_.synchronize();
-        // Forward entries (rows per lane, cell code); SWGPU_LONG_ENTRY picks one for measurements.
+        // Forward entries (rows per lane, cell code); the tuning key long.entry picks one for measurements.
         // The default is the first entry that fits (bands of 1024 rows were fastest on the H100: 1 Mbp x 1 Mbp,
         // bands of 1024/512/256 rows: 1.58/1.48/1.05 TCUPS; the cells of row_cells_h were no faster);
-        // SWGPU_LONG_ENTRY picks another one for measurements.
+        // long.entry picks another one for measurements (-1, the table's default: none).
         forward_entries_ = {configure<32, forward_x>(), configure<16, forward_x>(), configure<8, forward_x>(),
                             configure<32, forward_h>(), configure<16, forward_h>(), configure<8, forward_h>()};
         split_entries_ = {configure<32, forward_split>(), configure<16, forward_split>(), configure<8, forward_split>()};
         for (const auto& e : forward_entries_)
             if (!fwd_.resident_warps && e.resident_warps) fwd_ = e;
-        if (const char* e = std::getenv("SWGPU_LONG_ENTRY")) {
-            const int k = std::atoi(e);
-            if (k >= 0 && k < static_cast<int>(forward_entries_.size()) && forward_entries_[k].resident_warps)
+        if (const std::int64_t k = tuning::integer("long.entry", device_arch()); k >= 0) {
+            if (k < static_cast<std::int64_t>(forward_entries_.size()) && forward_entries_[k].resident_warps)
                 fwd_ = forward_entries_[k], forced_entry_ = true;
         }
         // A leaf has few bands: one warp per block spreads them over as many SMs.
@@ -711,7 +710,7 @@ public:
     }
 
     // Leaves per launch (1 Mbp pair, H100: 48/96/192/288 leaves gave 1.39/1.30/1.26/1.25x the score pass; 192 keeps
-    // the pinned buffers at 96 MB). SWGPU_LONG_BATCH overrides, for measurements.
+    // the pinned buffers at 96 MB): the tuning key long.batch.
     std::size_t trace_batch() const override { return batch_; }
 
     // Leaves traced in one launch: their borders are gathered on the device from the grid's lines (and the grid's own
@@ -949,7 +948,7 @@ public:
 private:
     // The forward entry for a rectangle of `rows` rows: the default (bands of 1024 rows) when it has at least half
     // as many bands as warps fit at once; else the entry with the largest bands that does (shorter rectangles, the
-    // blocks the traceback recomputes, need more, thinner bands to fill the GPU); SWGPU_LONG_ENTRY overrides.
+    // blocks the traceback recomputes, need more, thinner bands to fill the GPU); long.entry overrides.
     const kernel_config& forward_entry(std::int64_t rows) const {
         if (forced_entry_) return fwd_;
         const kernel_config* best = &fwd_;
@@ -1074,8 +1073,8 @@ public:
     }
 
 private:
-    // SWGPU_LONG_PROFILE=1: kernel times (CUDA events) on stderr when the backend goes away, for benchmarks.
-    bool profile_ = std::getenv("SWGPU_LONG_PROFILE") != nullptr;
+    // long.profile=1: kernel times (CUDA events) on stderr when the backend goes away, for benchmarks.
+    bool profile_ = tuning::flag("long.profile", device_arch());
     cuda_event profile_start_, profile_end_;
     double forward_kernel_ms_ = 0, trace_kernel_ms_ = 0;
     std::uint8_t* pinned_[2] = {nullptr, nullptr};
@@ -1093,11 +1092,8 @@ private:
     pooled<int2> row_buffer_;
     std::vector<kernel_config> forward_entries_, split_entries_;
     bool forced_entry_ = false;
-    std::size_t batch_ = [] {
-        const char* e = std::getenv("SWGPU_LONG_BATCH");
-        const long v = e ? std::atol(e) : 0;
-        return v >= 3 ? static_cast<std::size_t>(v) : std::size_t(192);
-    }();
+    std::size_t batch_ =
+        static_cast<std::size_t>(std::max<std::int64_t>(3, tuning::integer("long.batch", device_arch())));
     kernel_config fwd_, trc_;
 };
 
@@ -1154,10 +1150,11 @@ public:
         concurrent_ = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
         // The parts' grids are gathered on the first device: directly where it can reach the other device's memory
         // (NVLink or PCIe peer access; memory from a device's stream-ordered pool is reachable from another device
-        // only once the pool grants it access), else through host memory (always with SWGPU_NO_PEER set: a test
+        // only once the pool grants it access), else through host memory (always with long.peer=0: a test
         // option for that path on machines whose GPUs reach each other).
+        const std::string arch = device_arch();
         for (const int d : devices_) {
-            if (std::getenv("SWGPU_NO_PEER")) break;
+            if (!tuning::flag("long.peer", arch)) break;
             if (d == devices_[0] || direct_.count(d)) continue;
             int can = 0;
             SWGPU_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, devices_[0], d));
@@ -1171,7 +1168,9 @@ public:
             if (cudaMemPoolSetAccess(pool, &access, 1) == cudaSuccess) direct_.insert(d);
             else (void)cudaGetLastError();
         }
-        if (const char* e = std::getenv("SWGPU_LONG_SPLIT_CELLS")) split_cells_ = std::atof(e), forced_split_ = true;
+        split_cells_ = tuning::real("long.split_cells", arch);
+        forced_split_ = tuning::flag("long.split_forced", arch);
+        rows_split_ = tuning::text("long.split", arch) == "rows";
     }
 
     std::int64_t spacing_multiple() const override { return parts_[0]->spacing_multiple(); }
@@ -1197,7 +1196,7 @@ public:
         // crossed it: each part starts one band sweep after the one to its left, and n parts over G generations of
         // bands take (G + n - 1) / n of one device's time (measured, 2 GPUs, 10 Mbp: G = 5, 27.4 s against 45.4).
         // With one generation a split gains nothing (the blocks the traceback recomputes, say): those stay on the
-        // first device, unless SWGPU_LONG_SPLIT_CELLS forces splits (tests).
+        // first device, unless long.split_forced forces splits (tests).
         if (rows_split_ && parts_.size() >= 2 && area.cells() >= split_cells_) {
             forward_rows(area, b, K, g);
             return;
@@ -1307,7 +1306,7 @@ public:
     }
 
 private:
-    // The forward pass split by rows (SWGPU_LONG_SPLIT=rows; not measured yet, the column split stays the default):
+    // The forward pass split by rows (long.split=rows, the default):
     // slabs of one generation of bands each (W bands of S rows, rounded down to whole block rows; K rows when splits
     // are forced, for tests), slab s on device s mod n. A slab's first band reads the slab above's bottom row as that
     // slab's last band writes it, chunk by chunk, through memory every device maps (row_exchange), so a device waits
@@ -1432,17 +1431,12 @@ private:
     std::vector<std::unique_ptr<gpu_backend>> parts_;
     std::set<int> direct_;  // devices whose memory the first device reaches directly
     bool concurrent_ = false;
-    double split_cells_ = 1e9;  // smaller rectangles stay on the first device (SWGPU_LONG_SPLIT_CELLS, for tests)
-    bool forced_split_ = false;  // SWGPU_LONG_SPLIT_CELLS given: split whatever the generations
-    // By rows into slabs (forward_rows), unless SWGPU_LONG_SPLIT=columns asks for the split by columns (forward):
+    double split_cells_ = 1e9;  // smaller rectangles stay on the first device (long.split_cells)
+    bool forced_split_ = false;  // long.split_forced (tests): split whatever the generations
+    // By rows into slabs (forward_rows), unless long.split=columns asks for the split by columns (forward):
     // measured on 2 and 4 H100s for a 10 Mbp pair, the row split's forward pass took 27.3 and 15.9 s against the
-    // column split's 29.1 and 19.0 s.
-    bool rows_split_ = [] {
-        const char* e = std::getenv("SWGPU_LONG_SPLIT");
-        if (!e || !*e || std::string(e) == "rows") return true;
-        if (std::string(e) == "columns") return false;
-        throw runtime_failure(std::string("SWGPU_LONG_SPLIT must be rows or columns (got \"") + e + "\")");
-    }();
+    // column split's 29.1 and 19.0 s (data/tuning.tsv).
+    bool rows_split_ = true;
 };
 
 }  // namespace

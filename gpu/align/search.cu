@@ -6,7 +6,6 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -16,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/align/db_layout.hpp"
 #include "gpu/device_buffer.cuh"
@@ -597,7 +597,7 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
     }
     tm.total_ms = ms_since(call_start);
     if (timing) *timing = tm;
-    if (std::getenv("SWGPU_SEARCH_PROFILE"))  // measurements: where one call's time went
+    if (tuning::flag("search.profile", device_arch()))  // measurements: where one call's time went
         std::fprintf(stderr,
                      "swgpu: search %zu queries x %zu subjects: pack %.1f ms, upload %.1f, score %.1f, select %.1f, "
                      "total %.1f ms%s\n",
@@ -622,8 +622,9 @@ std::size_t share_bytes(std::uint64_t residues, std::size_t subjects) { return r
 std::vector<std::vector<score_hit>> budgeted_search(const sequence_set& queries, const sequence_set& db,
                                                     const scoring& sc, const search_options& opt, std::size_t budget) {
     detail::search_config cfg;
-    if (const char* cap = std::getenv("SWGPU_BOUNDARY_MIB"))  // measurements: the cap on the boundary slots
-        cfg.boundary_bytes = std::size_t(std::max(1, std::atoi(cap))) << 20;
+    // The cap on the boundary slots (core/tuning.hpp: search.boundary_mib).
+    const std::int64_t cap_mib = tuning::integer("search.boundary_mib", device_arch());
+    cfg.boundary_bytes = std::size_t(std::max<std::int64_t>(1, cap_mib)) << 20;
     cfg.score_matrix_bytes = std::min(cfg.score_matrix_bytes, budget / 4);
     const std::size_t queries_bytes = queries.total_residues() * 2 + (std::size_t(1) << 20);
     const std::size_t share = budget / 2 - std::min(budget / 2, queries_bytes);

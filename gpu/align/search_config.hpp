@@ -27,7 +27,8 @@ struct launch_record {
 struct search_config {
     score_kernel kernel = score_kernel::dpx16;
     std::size_t score_matrix_bytes = std::size_t(1) << 30;  // queries per batch: this / (4 x subjects + 8 x hits kept)
-    std::size_t boundary_bytes = std::size_t(2) << 30;      // cap on the inter-pass boundary slots
+    std::size_t boundary_bytes = std::size_t(2) << 30;      // cap on the inter-pass boundary slots (the budgeted
+                                                            // search takes the tuning key search.boundary_mib)
     int blocks_per_sm = 0;                                  // 0: as many as fit
     // When set, the launches run one after another on one stream and each is timed and recorded here.
     std::vector<launch_record>* launch_log = nullptr;

@@ -19,12 +19,15 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 
+#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
+#include <limits>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/numerics/levels.hpp"
+#include "core/tuning.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/flags.cuh"
 #include "gpu/device_buffer.cuh"
@@ -490,10 +493,9 @@ __global__ void __launch_bounds__(256) syncfree_loop(loop_args a) {
 
 // ---- host side: a triangular system on the device ------------------------------------------------------------------
 
-// Blocks per SM of the cooperative launches: one, or what the environment variable `name` asks (measurements).
-inline int blocks_per_sm(const char* name) {
-    const char* e = std::getenv(name);
-    return e ? std::max(1, std::atoi(e)) : 1;
+// Blocks per SM of the cooperative launches: the tuning key `key` (one; others for measurements).
+inline int blocks_per_sm(const char* key) {
+    return static_cast<int>(std::max<std::int64_t>(1, tuning::integer(key, device_arch())));
 }
 
 inline int bits_for(std::int64_t v) {
@@ -584,10 +586,9 @@ struct device_triangular {
     // window_multiple times the rows the GPU holds resident (there the pass sees enough of every level: H100, lap3d
     // IC(0), sync-free against frontiers: 1.47 / 1.75 ms at 10^6 rows, 3.35 / 2.51 ms at 2.2·10^6, 6.68 / 3.42 ms at
     // 4.1·10^6, 18.2 / 5.65 ms at 10^7), by frontiers above, the
-    // sync-free pass finishing a matrix of more than frontier_cap levels. SWGPU_LEVELS_ANALYSIS=syncfree|frontiers
-    // chooses, SWGPU_LEVELS_FRONTIER_CAP=L sets the cap (tests, measurements). Synchronizes the stream when the
-    // frontiers run (their level count decides what follows).
-    static constexpr int frontier_cap = 2048;
+    // sync-free pass finishing a matrix of more than the tuning key levels.frontier_cap levels. The key
+    // levels.analysis=syncfree|frontiers chooses (tests, measurements). Synchronizes the stream when the frontiers
+    // run (their level count decides what follows).
     static constexpr std::int64_t window_multiple = 5;  // 1.35·10^6 rows on the H100
     device_buffer<unsigned long long> dep_first, dep_cursor;
     device_buffer<int> dependents, open, queue, status;
@@ -601,16 +602,17 @@ struct device_triangular {
             SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
             return static_cast<std::int64_t>(sms) * threads;
         }();
-        const char* how = std::getenv("SWGPU_LEVELS_ANALYSIS");  // read at each analysis: the tests change them
-        const bool syncfree_only = how ? std::string_view(how) == "syncfree" : m.n <= window_multiple * resident_rows;
+        const std::string arch = device_arch();
+        const std::string how = tuning::text("levels.analysis", arch);  // read at each analysis: the tests change it
+        const bool syncfree_only = how != "auto" ? how == "syncfree" : m.n <= window_multiple * resident_rows;
         if (syncfree_only || m.n == 0) {
             if (solve) pass<true, true>(false, s);
             else pass<true, false>(false, s);
             group(s);
             return;
         }
-        const char* cap_text = std::getenv("SWGPU_LEVELS_FRONTIER_CAP");
-        const int cap = cap_text ? std::max(1, std::atoi(cap_text)) : frontier_cap;
+        const std::int64_t cap_asked = tuning::integer("levels.frontier_cap", arch);
+        const int cap = static_cast<int>(std::clamp<std::int64_t>(cap_asked, 1, std::numeric_limits<int>::max()));
         const auto n = static_cast<std::size_t>(m.n);
         const auto nnz = static_cast<std::size_t>(nonzeros);
         dep_first.reserve(n + 1);
@@ -634,7 +636,9 @@ struct device_triangular {
         scatter_dependents<<<grid, 256, 0, s>>>(m, dep_cursor.data(), dependents.data());
         SWGPU_CUDA_CHECK_LAUNCH("scatter_dependents");
         level.zero(s);
-        static const int frontier_blocks = resident_blocks(frontier_levels, 256, blocks_per_sm("SWGPU_LEVELS_FRONTIER_BLOCKS"));
+        // levels.frontier_blocks is read at the first analysis.
+        static const int frontier_blocks =
+            resident_blocks(frontier_levels, 256, blocks_per_sm("levels.frontier_blocks"));
         frontier_args fa;
         fa.n = m.n;
         fa.first = dep_first.data();
@@ -670,12 +674,13 @@ struct device_triangular {
 
     // Every level in one cooperative launch of solve_levels_grid, one block per SM: the barrier costs more with more
     // blocks (H100, lap3d IC(0), README: 1.03 / 1.17 / 1.35 ms at 10^6 rows with 1 / 2 / 4 blocks per SM, 2.78 /
-    // 2.81 / 3.45 ms at 10^7). SWGPU_LEVELS_GRID_BLOCKS=B asks for B per SM (as far as they stay resident).
+    // 2.81 / 3.45 ms at 10^7). The tuning key levels.grid_blocks=B, read at the first solve, asks for B per SM (as
+    // far as they stay resident).
     device_buffer<std::int64_t> offsets_dev;  // level_offsets on the device, once uploaded
     void solve_by_levels_grid(cudaStream_t s) {
         const auto& off = level_offsets(s);
         if (offsets_dev.size() == 0) offsets_dev.upload(off, s);
-        static const int blocks = resident_blocks(solve_levels_grid, 256, blocks_per_sm("SWGPU_LEVELS_GRID_BLOCKS"));
+        static const int blocks = resident_blocks(solve_levels_grid, 256, blocks_per_sm("levels.grid_blocks"));
         csr_view mv = m;
         const std::int32_t* ord = order.data();
         const std::int64_t* offp = offsets_dev.data();
@@ -691,11 +696,11 @@ struct device_triangular {
     // One launch per level. A narrow level (at most chain_blocks blocks) is chained (programmatic dependent launch):
     // its launch and its loads of the matrix overlap the level before it. Measured on the H100 (README): chaining
     // every level took the 10^6-row solve from 1.90 to 1.32 ms but the 10^7-row one, whose levels are 4.6x wider,
-    // from 4.61 to 4.97 ms. SWGPU_LEVELS_UNCHAINED=1 launches every level the plain way (measurements).
+    // from 4.61 to 4.97 ms. The tuning key levels.chained=0 launches every level the plain way (measurements).
     static constexpr std::int64_t chain_blocks = 32;
     void solve_by_levels(cudaStream_t s) {
         const auto& off = level_offsets(s);
-        static const bool plain = std::getenv("SWGPU_LEVELS_UNCHAINED") != nullptr;
+        const bool plain = !tuning::flag("levels.chained", device_arch());
         for (std::size_t l = 1; l < off.size(); ++l) {
             const std::int64_t width = off[l] - off[l - 1];
             const dim3 grid(static_cast<unsigned>((width + 255) / 256));

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
+#include <string>
 
 #include "core/error.hpp"
+#include "core/tuning.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/flags.cuh"
 #include "gpu/device_buffer.cuh"
@@ -327,15 +327,14 @@ __global__ void __launch_bounds__(strip_threads) lex_strips(strip_batch sb) {
 }
 
 // How a lexicographic sweep runs on the GPU: column strips (default), the compensation method on the engine's tiled
-// P2P or row-sync schedule, or anti-diagonal by anti-diagonal (bit for bit the CPU's sweep). SWGPU_SOR_LEX=strips|
-// tiled|rowsync|diagonal chooses (tests and measurements).
+// P2P or row-sync schedule, or anti-diagonal by anti-diagonal (bit for bit the CPU's sweep). The tuning key sor.lex=
+// strips|tiled|rowsync|diagonal chooses (tests and measurements).
 enum class lex_schedule { strips, tiled, row_sync, diagonal };
 lex_schedule lex_schedule_asked() {
-    if (const char* e = std::getenv("SWGPU_SOR_LEX")) {
-        if (std::strcmp(e, "diagonal") == 0) return lex_schedule::diagonal;
-        if (std::strcmp(e, "rowsync") == 0) return lex_schedule::row_sync;
-        if (std::strcmp(e, "tiled") == 0) return lex_schedule::tiled;
-    }
+    const std::string how = tuning::text("sor.lex", device_arch());
+    if (how == "diagonal") return lex_schedule::diagonal;
+    if (how == "rowsync") return lex_schedule::row_sync;
+    if (how == "tiled") return lex_schedule::tiled;
     return lex_schedule::strips;
 }
 
@@ -354,12 +353,11 @@ struct batch_residuals {
 };
 
 // How many sweeps one launch of the strips runs: as many as the GPU holds blocks for (every block must be resident,
-// since blocks wait for each other), at most 32 (more gained nothing measurable; SWGPU_SOR_BATCH=B caps it, 1 = one
+// since blocks wait for each other), at most the tuning key sor.batch: 32 (more gained nothing measurable; 1 = one
 // sweep per launch).
 int strip_batch_limit(index_t n) {
     static const int resident = resident_blocks(lex_strips<true>, strip_threads);
-    int cap = 32;
-    if (const char* e = std::getenv("SWGPU_SOR_BATCH")) cap = std::max(1, std::atoi(e));
+    const index_t cap = std::max<index_t>(1, tuning::integer("sor.batch", device_arch()));
     const index_t strips = (n - 2 + strip_cols - 1) / strip_cols;
     return static_cast<int>(std::max<index_t>(1, std::min<index_t>(cap, resident / std::max<index_t>(strips, 1))));
 }

@@ -1,13 +1,13 @@
 #include "gpu/numerics/sweep3d.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
+#include <string>
 #include <vector>
 
 #include <cooperative_groups.h>
 
 #include "core/error.hpp"
+#include "core/tuning.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/flags.cuh"
 #include "gpu/device_buffer.cuh"
@@ -173,17 +173,16 @@ __global__ void __launch_bounds__(TS * TS) fmod_tiles(index_t n, index_t nt, int
     if (tid == 0) store_release(done + id(ti, tj, tk), 1u);
 }
 
-// The schedule: the fmod sweep in tiles (a launch per diagonal of tiles); the dd sweep, and the fmod sweep when
-// SWGPU_SWEEP_SCHEDULE=launch|grid|tiles asks (for measurements and tests), a launch per hyperplane or every
+// The schedule: the fmod sweep in tiles (a launch per diagonal of tiles); the dd sweep, and the fmod sweep when the
+// tuning key sweep.schedule=launch|grid|tiles asks (for measurements and tests), a launch per hyperplane or every
 // hyperplane in one cooperative launch, which grids up to grid_barrier_max take.
 constexpr index_t grid_barrier_max = 384;
 enum class sweep_schedule { launch, grid, tiles };
 sweep_schedule schedule_for(index_t n, bool fmod) {
-    if (const char* e = std::getenv("SWGPU_SWEEP_SCHEDULE")) {
-        if (std::strcmp(e, "grid") == 0) return sweep_schedule::grid;
-        if (std::strcmp(e, "tiles") == 0 && fmod) return sweep_schedule::tiles;
-        if (std::strcmp(e, "launch") == 0) return sweep_schedule::launch;
-    }
+    const std::string asked = tuning::text("sweep.schedule", device_arch());
+    if (asked == "grid") return sweep_schedule::grid;
+    if (asked == "tiles" && fmod) return sweep_schedule::tiles;
+    if (asked == "launch") return sweep_schedule::launch;
     if (fmod) return sweep_schedule::tiles;
     return n <= grid_barrier_max ? sweep_schedule::grid : sweep_schedule::launch;
 }
@@ -191,9 +190,10 @@ const char* name_of(sweep_schedule s) {
     return s == sweep_schedule::grid ? "grid" : s == sweep_schedule::tiles ? "tiles" : "launch";
 }
 
-// Tile edge: 8 up to N = 256 (more tiles per diagonal to fill the GPU), else 16; SWGPU_SWEEP_TILE=8|16 forces one.
+// Tile edge: 8 up to N = 256 (more tiles per diagonal to fill the GPU), else 16; the tuning key sweep.tile=8|16
+// forces one (0: this choice).
 int tile_edge(index_t n) {
-    if (const char* e = std::getenv("SWGPU_SWEEP_TILE")) return std::atoi(e) == 16 ? 16 : 8;
+    if (const std::int64_t forced = tuning::integer("sweep.tile", device_arch())) return forced == 16 ? 16 : 8;
     return n <= 256 ? 8 : 16;
 }
 
@@ -221,8 +221,9 @@ void launch_all_steps(index_t n, T* buf0, T* buf1, Slot slot) {
     int device = 0, sms = 0, per_sm = 0;
     SWGPU_CUDA_CHECK(cudaGetDevice(&device));
     SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    int threads = step_threads;  // SWGPU_SWEEP_BLOCK: threads per block, for measurements
-    if (const char* e = std::getenv("SWGPU_SWEEP_BLOCK")) threads = std::clamp(std::atoi(e) / 32 * 32, 32, 1024);
+    // Threads per block: the tuning key sweep.block (256, as the launches per step; other values for measurements).
+    const std::int64_t asked = tuning::integer("sweep.block", device_arch());
+    const int threads = static_cast<int>(std::clamp<std::int64_t>(asked / 32 * 32, 32, 1024));
     SWGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
     if (per_sm < 1) throw runtime_failure("sweep3d: the grid-barrier kernel does not fit on this GPU");
     const index_t widest = (n * n + threads - 1) / threads;

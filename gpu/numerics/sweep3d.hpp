@@ -2,7 +2,7 @@
 //
 // Schedules. The fmod sweep: 3-D tiles (8^3 up to N = 256, else 16^3) in wavefront order, a launch per diagonal of
 // tiles, each tile sweeping its hyperplanes in shared memory with its inflow faces read from the grid. The dd sweep
-// (whose faces are per angle) and, on request (SWGPU_SWEEP_SCHEDULE), the fmod sweep: hyperplanes. Step t computes the points with i + j + k == t, one thread per (j, k) slot; the points of
+// (whose faces are per angle) and, on request (the tuning key sweep.schedule), the fmod sweep: hyperplanes. Step t computes the points with i + j + k == t, one thread per (j, k) slot; the points of
 // plane t - 1 that a point needs, (i-1, j, k), (i, j-1, k) and (i, j, k-1), sit in slots (j, k), (j-1, k) and
 // (j, k-1) of a plane buffer, so the reads of a step are coalesced along k (two plane buffers alternate; the fmod
 // sweep keeps one value per slot, the diamond-difference sweep three faces per angle). Each point also goes to its

@@ -4,8 +4,8 @@
 # from a .swdb, top 10 hits per query, BLAST tabular output. Median wall time of RUNS (3) runs of each configuration:
 #   default      the database stream as built (chunk k+1 read, encoded and packed while chunk k is searched)
 #   gpu-mem-2G   the same within --gpu-mem 2G
-#   no-prepare   packing inside the score pass (SWGPU_NO_PREPARE=1), for comparison
-#   logical-2/4  the score pass spread over 2 or 4 logical devices on the GPU (SWGPU_LOGICAL_DEVICES): the cost of
+#   no-prepare   packing inside the score pass (SWGPU_TUNE=search.prepare=0), for comparison
+#   logical-2/4  the score pass spread over 2 or 4 logical devices on the GPU (search.logical_devices): the cost of
 #                the multi-GPU path itself
 #   chunk-250M   --db-chunk 250000000 (fewer, larger chunks)
 #   batch-4      the queries as 4 files through --batch (one pass); their outputs, concatenated, must be the file
@@ -39,9 +39,10 @@ run() {
 }
 # Warm the page cache and the driver.
 run warmup -- > /dev/null
-for config in "default|SWGPU_SEARCH_PROFILE=1|" "gpu-mem-2G|SWGPU_SEARCH_PROFILE=1|--gpu-mem 2G" \
-              "no-prepare|SWGPU_NO_PREPARE=1 SWGPU_SEARCH_PROFILE=1|" "logical-2|SWGPU_LOGICAL_DEVICES=2|" \
-              "logical-4|SWGPU_LOGICAL_DEVICES=4|" "chunk-250M|SWGPU_SEARCH_PROFILE=1|--db-chunk 250000000"; do
+for config in "default|SWGPU_TUNE=search.profile=1|" "gpu-mem-2G|SWGPU_TUNE=search.profile=1|--gpu-mem 2G" \
+              "no-prepare|SWGPU_TUNE=search.prepare=0,search.profile=1|" \
+              "logical-2|SWGPU_TUNE=search.logical_devices=2|" "logical-4|SWGPU_TUNE=search.logical_devices=4|" \
+              "chunk-250M|SWGPU_TUNE=search.profile=1|--db-chunk 250000000"; do
   IFS='|' read -r name envs args <<< "$config"
   times=()
   for r in $(seq "$RUNS"); do

@@ -3,13 +3,13 @@
 # count chosen with CUDA_VISIBLE_DEVICES, against the same run on the first GPU alone:
 #   search   classic20 x uniprot_db20k repeated COPIES times (default 100) from a .swdb, `-k 10`, BLAST tabular:
 #            whole-process wall (median of RUNS, default 3, after a warm-up), TCUPS, efficiency against one GPU,
-#            the score kernels' device time (SWGPU_SEARCH_PROFILE, summed over chunks and divided by the GPUs), and
+#            the score kernels' device time (SWGPU_TUNE=search.profile=1, summed over chunks and divided by the GPUs), and
 #            whether the output is byte-identical to one GPU's
 #   peer     CUDASW++4.0 (`align --dpx --top 10`) on the same GPUs and database, when CUDASW4 names the folder holding
 #            its `align` and `makedb` (built from its public source; it uses every visible GPU): wall, median of RUNS
 #   long     a LONG_LENGTH x LONG_LENGTH DNA pair (default 10000000; 0 skips it) made by make_long_pair.py,
 #            `--mode pairwise --strand plus`, one run per GPU count: wall, TCUPS, efficiency, identical alignment;
-#            split by rows (the default); on 2 GPUs or more also split by columns (SWGPU_LONG_SPLIT=columns;
+#            split by rows (the default); on 2 GPUs or more also split by columns (SWGPU_TUNE=long.split=columns;
 #            LONG_COLUMNS=0 leaves it out)
 #   mpi      `mpirun -np G` with one rank per GPU (MPIRUN, default mpirun; MPIRUN=none skips it; MPIRUN_ARGS are
 #            passed on), with Open MPI's default binding and with --bind-to none: wall, efficiency against one
@@ -53,7 +53,7 @@ if [[ " $STEPS " == *" search "* ]]; then
     times=()
     for r in $(seq "$RUNS"); do
       t0=$(now)
-      CUDA_VISIBLE_DEVICES=$(devices "$g") SWGPU_SEARCH_PROFILE=1 "$BIN/swgpu" align "$queries" "$db.swdb" -k 10 -v \
+      CUDA_VISIBLE_DEVICES=$(devices "$g") SWGPU_TUNE=search.profile=1 "$BIN/swgpu" align "$queries" "$db.swdb" -k 10 -v \
         -o "$tmp/mg.$g.tsv" > "$tmp/mg.$g.log" 2>&1 || { echo "swgpu failed on $g GPU(s):"; cat "$tmp/mg.$g.log"; exit 1; }
       times+=("$(secs "$t0" "$(now)")")
     done
@@ -136,8 +136,8 @@ if [[ " $STEPS " == *" long "* && $LONG_LENGTH -gt 0 ]]; then
     label=""
     [[ $g -ge 2 ]] && label=", split by rows"
     long_run "$g" lp "$label" || exit 1
-    # The split by columns (SWGPU_LONG_SPLIT=columns), on the same GPUs; LONG_COLUMNS=0 leaves it out.
-    if [[ $g -ge 2 && ${LONG_COLUMNS:-1} != 0 ]]; then long_run "$g" lpc ", split by columns" SWGPU_LONG_SPLIT=columns; fi
+    # The split by columns (SWGPU_TUNE=long.split=columns), on the same GPUs; LONG_COLUMNS=0 leaves it out.
+    if [[ $g -ge 2 && ${LONG_COLUMNS:-1} != 0 ]]; then long_run "$g" lpc ", split by columns" SWGPU_TUNE=long.split=columns; fi
   done
 fi
 

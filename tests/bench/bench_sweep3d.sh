@@ -3,7 +3,7 @@
 # tiles in wavefront order on the threads), in the form of Table IV of Pennycook et al.: for each N, L and precision
 # the time of each (the GPU's steps by CUDA events, the CPU's sweep by wall clock, neither counting the copy of the
 # grid or its allocation) and the speed-up; both checksums must agree. The dd kernel (8 angles) once per N too.
-# SWGPU_SWEEP_SCHEDULE=launch|grid in the environment forces the GPU's schedule (a launch per step, or one launch with
+# SWGPU_TUNE=sweep.schedule=launch|grid in the environment forces the GPU's schedule (a launch per step, or one launch with
 # a grid barrier between steps).
 set -uo pipefail
 BIN=$1

@@ -97,8 +97,9 @@ GPU_TEST("align: GPU output equals CPU output in every format on the bundled pro
 }
 
 GPU_TEST("align: several logical devices on one GPU print what one device prints") {
-    // SWGPU_LOGICAL_DEVICES=K spreads the score pass over K workers on this GPU (the multi-GPU path): with chunks of
-    // every size (the first ones smaller), with a memory budget the workers share, in SAM, the output is the CPU's.
+    // SWGPU_TUNE=search.logical_devices=K spreads the score pass over K workers on this GPU (the multi-GPU path):
+    // with chunks of every size (the first ones smaller), with a memory budget the workers share, in SAM, the output
+    // is the CPU's.
     // --gpus 1: on a machine with several GPUs, K workers on the first one only.
     const auto dir = scratch();
     const std::string src = source_dir();
@@ -108,7 +109,8 @@ GPU_TEST("align: several logical devices on one GPU print what one device prints
         CHECK_EQ(cpu.code, 0);
         CHECK(cpu.out.size() > 200);
         for (const std::string logical : {"2", "3", "7"}) {
-            const auto gpu = run("align --backend gpu --gpus 1 -v " + in + extra, dir, "SWGPU_LOGICAL_DEVICES=" + logical);
+            const auto gpu = run("align --backend gpu --gpus 1 -v " + in + extra, dir,
+                                 "SWGPU_TUNE=search.logical_devices=" + logical);
             CHECK_EQ(gpu.code, 0);
             if (gpu.out != cpu.out) {
                 std::fprintf(stderr, "outputs differ with %s logical devices: %s\n", logical.c_str(), extra.c_str());
@@ -139,7 +141,7 @@ GPU_TEST("align: every GPU of the machine prints what one GPU prints (search and
         CHECK_EQ(gpu.code, 0);
         CHECK(gpu.out == cpu.out);
         CHECK(gpu.err.find("spread over " + std::to_string(count) + " workers") != std::string::npos);
-        const auto mixed = run("align --backend gpu -v " + in + extra, dir, "SWGPU_LOGICAL_DEVICES=2");
+        const auto mixed = run("align --backend gpu -v " + in + extra, dir, "SWGPU_TUNE=search.logical_devices=2");
         CHECK(mixed.out == cpu.out);
         CHECK(mixed.err.find("spread over " + std::to_string(2 * count) + " workers") != std::string::npos);
     }
@@ -307,7 +309,8 @@ GPU_TEST("align: long pairs (--mode pairwise and auto) print what the search pas
         // and by columns: the same output.
         for (const std::string how : {"rows", "columns"}) {
             const auto split = run("align --backend gpu --gpus 1 --mode pairwise " + in + cols, dir,
-                                   "SWGPU_LOGICAL_DEVICES=3 SWGPU_LONG_SPLIT_CELLS=0 SWGPU_LONG_SPLIT=" + how);
+                                   "SWGPU_TUNE=search.logical_devices=3,long.split_cells=0,long.split_forced=1,"
+                                   "long.split=" + how);
             CHECK_EQ(split.code, 0);
             if (split.out != search.out) {
                 std::fprintf(stderr, "a long pair split by %s over 3 logical devices differs from --mode search on %s\n",
@@ -316,7 +319,8 @@ GPU_TEST("align: long pairs (--mode pairwise and auto) print what the search pas
             }
         }
         if (swgpu::gpu::device_count() > 1) {  // over every GPU, the parts at once
-            const auto all = run("align --backend gpu --mode pairwise " + in + cols, dir, "SWGPU_LONG_SPLIT_CELLS=0");
+            const auto all = run("align --backend gpu --mode pairwise " + in + cols, dir,
+                                 "SWGPU_TUNE=long.split_cells=0,long.split_forced=1");
             CHECK_EQ(all.code, 0);
             if (all.out != search.out) {
                 std::fprintf(stderr, "a long pair split over every GPU differs from --mode search on %s\n", in.c_str());

@@ -10,6 +10,7 @@
 
 #include "core/numerics/levels.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 #include "gpu/numerics/levels.hpp"
 #include "tests/gpu/harness.hpp"
 #include "tests/numerics/levels_workloads.hpp"
@@ -170,9 +171,8 @@ GPU_TEST("levels: the analysis by frontiers, the sync-free pass and the frontier
             for (levels::level_t l = 1; l <= sets.count(); ++l) widths.push_back(sets.width(l));
             for (const mode md : {mode{"frontiers", nullptr}, mode{"frontiers", "1"}, mode{"frontiers", "3"},
                                   mode{"frontiers", "64"}, mode{"syncfree", nullptr}}) {
-                ::setenv("SWGPU_LEVELS_ANALYSIS", md.analysis, 1);
-                if (md.cap) ::setenv("SWGPU_LEVELS_FRONTIER_CAP", md.cap, 1);
-                else ::unsetenv("SWGPU_LEVELS_FRONTIER_CAP");
+                const tuning::scoped_override analysis(std::string("levels.analysis=") + md.analysis +
+                                                       (md.cap ? std::string(",levels.frontier_cap=") + md.cap : ""));
                 gpu::triangular_solver solver(t, part);
                 const bool same = solver.levels() == lv && solver.widths() == widths;
                 if (!same)
@@ -181,8 +181,6 @@ GPU_TEST("levels: the analysis by frontiers, the sync-free pass and the frontier
                 CHECK(same);
             }
         }
-    ::unsetenv("SWGPU_LEVELS_ANALYSIS");
-    ::unsetenv("SWGPU_LEVELS_FRONTIER_CAP");
 }
 
 GPU_TEST("levels: the first solve that comes with the analysis equals the CPU solve, whichever way the levels are found") {
@@ -206,9 +204,9 @@ GPU_TEST("levels: the first solve that comes with the analysis equals the CPU so
             for (auto& v : b) v = static_cast<double>(rng() % 1000) / 7.0 - 60;
             levels::triangular_solve(t, part, sets, b, ref, pool);
             for (const char* how : {"syncfree", "frontiers", "frontiers-cap"}) {
-                ::setenv("SWGPU_LEVELS_ANALYSIS", std::strncmp(how, "frontiers", 9) == 0 ? "frontiers" : how, 1);
-                if (std::strcmp(how, "frontiers-cap") == 0) ::setenv("SWGPU_LEVELS_FRONTIER_CAP", "2", 1);
-                else ::unsetenv("SWGPU_LEVELS_FRONTIER_CAP");
+                const tuning::scoped_override analysis(
+                    std::strcmp(how, "frontiers-cap") == 0 ? "levels.analysis=frontiers,levels.frontier_cap=2"
+                                                           : std::string("levels.analysis=") + how);
                 gpu::triangular_solver solver(t, part, b);
                 const auto& x = solver.first_solution();
                 const bool same = x.size() == ref.size() && std::memcmp(x.data(), ref.data(), x.size() * sizeof(double)) == 0;
@@ -219,6 +217,4 @@ GPU_TEST("levels: the first solve that comes with the analysis equals the CPU so
                 CHECK(std::memcmp(again.data(), ref.data(), ref.size() * sizeof(double)) == 0);
             }
         }
-    ::unsetenv("SWGPU_LEVELS_ANALYSIS");
-    ::unsetenv("SWGPU_LEVELS_FRONTIER_CAP");
 }

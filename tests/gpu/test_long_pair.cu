@@ -10,6 +10,7 @@
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/smith_waterman.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 #include "gpu/engine/engine.hpp"
 #include "gpu/gpu.hpp"
 #include "tests/gpu/harness.hpp"
@@ -133,11 +134,10 @@ GPU_TEST("long_pair: both score-pass policies (anti-diagonal bands, compensation
     }
 }
 
-GPU_TEST("long_pair: a forward pass split by columns (SWGPU_LONG_SPLIT=columns) over 2, 3 and 5 logical devices gives sw_align's alignment") {
-    // Every rectangle is split (SWGPU_LONG_SPLIT_CELLS=0); a small budget makes K the smallest spacing, so the parts
-    // have few block columns each, the last one partial, and the end cell and the path cross parts.
-    ::setenv("SWGPU_LONG_SPLIT_CELLS", "0", 1);
-    ::setenv("SWGPU_LONG_SPLIT", "columns", 1);
+GPU_TEST("long_pair: a forward pass split by columns (long.split=columns) over 2, 3 and 5 logical devices gives sw_align's alignment") {
+    // Every rectangle is split (long.split_cells=0, long.split_forced=1); a small budget makes K the smallest spacing,
+    // so the parts have few block columns each, the last one partial, and the end cell and the path cross parts.
+    const tuning::scoped_override split("long.split_cells=0,long.split_forced=1,long.split=columns");
     std::mt19937_64 rng(29);
     const auto sc = dna_scoring(2, -3, 5, 2);
     for (const int parts : {2, 3, 5})
@@ -145,16 +145,13 @@ GPU_TEST("long_pair: a forward pass split by columns (SWGPU_LONG_SPLIT=columns) 
     const auto q = random_sequence(rng, 60000, dna4, sc.matrix);
     const auto s = mutate(rng, q, 0.05, 40, 500, dna4, sc.matrix);
     check_large_split(q, s, sc, {0, 0, 0}, 1);
-    ::unsetenv("SWGPU_LONG_SPLIT");
-    ::unsetenv("SWGPU_LONG_SPLIT_CELLS");
 }
 
 GPU_TEST("long_pair: a forward pass split by rows into slabs (the default) gives sw_align's alignment") {
     // Slabs of K rows (forced splits), dealt to 2 and 3 logical devices (run one after the other) and, on a machine
     // with several GPUs, to every GPU (at once: each slab's first band reads the slab above's bottom row as it is
     // written); the path crosses slabs.
-    ::setenv("SWGPU_LONG_SPLIT_CELLS", "0", 1);
-    ::setenv("SWGPU_LONG_SPLIT", "rows", 1);
+    const tuning::scoped_override split("long.split_cells=0,long.split_forced=1,long.split=rows");
     std::mt19937_64 rng(37);
     const auto sc = dna_scoring(2, -3, 5, 2);
     std::vector<std::vector<int>> layouts = {{0, 0}, {0, 0, 0}};
@@ -169,8 +166,6 @@ GPU_TEST("long_pair: a forward pass split by rows into slabs (the default) gives
         const auto s = mutate(rng, q, 0.05, 40, 500, dna4, sc.matrix);
         check_large_split(q, s, sc, devices, 2);
     }
-    ::unsetenv("SWGPU_LONG_SPLIT");
-    ::unsetenv("SWGPU_LONG_SPLIT_CELLS");
 }
 
 GPU_TEST("long_pair: a forward pass split over every GPU of the machine (parts at once) gives sw_align's alignment") {
@@ -181,23 +176,20 @@ GPU_TEST("long_pair: a forward pass split over every GPU of the machine (parts a
         std::printf("  (one GPU: the concurrent split is checked on machines with several)\n");
         return;
     }
-    ::setenv("SWGPU_LONG_SPLIT_CELLS", "0", 1);
+    const tuning::scoped_override every("long.split_cells=0,long.split_forced=1");
     std::mt19937_64 rng(31);
     const auto sc = dna_scoring(2, -3, 5, 2);
     std::vector<int> all(static_cast<std::size_t>(count));
     for (int d = 0; d < count; ++d) all[static_cast<std::size_t>(d)] = d;
     for (const char* split : {"columns", "rows"}) {
-        ::setenv("SWGPU_LONG_SPLIT", split, 1);
+        const tuning::scoped_override by(std::string("long.split=") + split);
         for (const auto& devices : {std::vector<int>{0, 1}, all, std::vector<int>{1, 0}})
             check_split_pairs(rng, sc, devices, split, 3000, 5000, 4000, 6000);
         const auto q = random_sequence(rng, 120000, dna4, sc.matrix);
         const auto s = mutate(rng, q, 0.05, 40, 500, dna4, sc.matrix);
         check_large_split(q, s, sc, all, 3);
         // The grids gathered through host memory, as between GPUs that cannot reach each other's memory.
-        ::setenv("SWGPU_NO_PEER", "1", 1);
+        const tuning::scoped_override staged("long.peer=0");
         check_large_split(q, s, sc, all, 1);
-        ::unsetenv("SWGPU_NO_PEER");
     }
-    ::unsetenv("SWGPU_LONG_SPLIT");
-    ::unsetenv("SWGPU_LONG_SPLIT_CELLS");
 }

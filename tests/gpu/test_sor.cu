@@ -2,13 +2,14 @@
 // rounding); the subdomain MLSSOR gives the CPU's bits; the solve converges as the CPU's does.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/numerics/sor.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 #include "gpu/numerics/sor.hpp"
 #include "tests/gpu/harness.hpp"
 
@@ -28,7 +29,7 @@ swgpu::sor::problem random_problem(swgpu::sor::index_t n) {
 GPU_TEST("sor: GPU sweeps anti-diagonal by anti-diagonal give the CPU's bits for every method") {
     using namespace swgpu;
     thread_pool pool(4);
-    ::setenv("SWGPU_SOR_LEX", "diagonal", 1);
+    const tuning::scoped_override diagonal("sor.lex=diagonal");
     for (const sor::index_t n : {3, 4, 17, 64, 101}) {
         const auto p = random_problem(n);
         const auto h2f = sor::scaled_rhs(p);
@@ -39,7 +40,6 @@ GPU_TEST("sor: GPU sweeps anti-diagonal by anti-diagonal give the CPU's bits for
             CHECK(std::memcmp(cpu.data(), gpu_u.data(), cpu.size() * sizeof(double)) == 0);
         }
     }
-    ::unsetenv("SWGPU_SOR_LEX");
 }
 
 GPU_TEST("sor: column strips and the compensation method (tiled P2P, row-sync) give the lexicographic sweeps within rounding") {
@@ -48,7 +48,7 @@ GPU_TEST("sor: column strips and the compensation method (tiled P2P, row-sync) g
     using namespace swgpu;
     thread_pool pool(4);
     for (const char* schedule : {"strips", "tiled", "rowsync"}) {
-        ::setenv("SWGPU_SOR_LEX", schedule, 1);
+        const tuning::scoped_override lex(std::string("sor.lex=") + schedule);
         for (const sor::index_t n : {3, 4, 17, 100, 301, 1025, 1026, 1027, 1030, 2100}) {
             const auto p = random_problem(n);
             const auto h2f = sor::scaled_rhs(p);
@@ -67,7 +67,6 @@ GPU_TEST("sor: column strips and the compensation method (tiled P2P, row-sync) g
             }
         }
     }
-    ::unsetenv("SWGPU_SOR_LEX");
 }
 
 GPU_TEST("sor: the GPU solve converges on the model problem like the CPU's") {
@@ -170,10 +169,12 @@ GPU_TEST("sor: strips running several lex sweeps per launch give one sweep per l
         for (const int sweeps : {1, 2, 7, 20}) {
             auto cpu = p.u;
             for (int k = 0; k < sweeps; ++k) sor::sweep(sor::method::lex, n, cpu, h2f, 1.7, pool);
-            ::setenv("SWGPU_SOR_BATCH", "1", 1);
-            const auto one = gpu::sor_sweeps(p, sor::method::lex, 1.7, sweeps);
+            const auto one = [&] {
+                const tuning::scoped_override single("sor.batch=1");
+                return gpu::sor_sweeps(p, sor::method::lex, 1.7, sweeps);
+            }();
             for (const char* cap : {"3", "32"}) {
-                ::setenv("SWGPU_SOR_BATCH", cap, 1);
+                const tuning::scoped_override batch(std::string("sor.batch=") + cap);
                 const auto batched = gpu::sor_sweeps(p, sor::method::lex, 1.7, sweeps);
                 REQUIRE(batched.size() == one.size());
                 CHECK(std::memcmp(batched.data(), one.data(), one.size() * sizeof(double)) == 0);
@@ -184,7 +185,6 @@ GPU_TEST("sor: strips running several lex sweeps per launch give one sweep per l
             CHECK(worst <= 1e-12 * scale);
         }
     }
-    ::unsetenv("SWGPU_SOR_BATCH");
 }
 
 GPU_TEST("sor: a batched lex solve stops at the sweep one sweep at a time stops at, with its grid") {
@@ -200,10 +200,12 @@ GPU_TEST("sor: a batched lex solve stops at the sweep one sweep at a time stops 
             o.omega = sor::optimal_omega(n);
             o.tol = n == 65 ? 1e-10 : 1e-3;
             o.max_sweeps = max_sweeps;
-            ::setenv("SWGPU_SOR_BATCH", "1", 1);
-            const auto one = gpu::sor_solve(p, o);
+            const auto one = [&] {
+                const tuning::scoped_override single("sor.batch=1");
+                return gpu::sor_solve(p, o);
+            }();
             for (const char* cap : {"4", "32"}) {
-                ::setenv("SWGPU_SOR_BATCH", cap, 1);
+                const tuning::scoped_override batch(std::string("sor.batch=") + cap);
                 const auto batched = gpu::sor_solve(p, o);
                 CHECK(batched.converged == one.converged);
                 REQUIRE(batched.history.size() == one.history.size());
@@ -216,5 +218,4 @@ GPU_TEST("sor: a batched lex solve stops at the sweep one sweep at a time stops 
             }
         }
     }
-    ::unsetenv("SWGPU_SOR_BATCH");
 }

@@ -1,11 +1,12 @@
 // The 3-D sweeps on the GPU (gpu/numerics/sweep3d.hpp) give the CPU's bits: the fmod sweep for odd sizes and both precisions,
 // the diamond-difference sweep for several angle counts.
-#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/numerics/sweep3d.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 #include "gpu/numerics/sweep3d.hpp"
 #include "tests/gpu/harness.hpp"
 
@@ -22,7 +23,7 @@ GPU_TEST("sweep3d fmod: GPU tiles and hyperplanes (a launch per step or one grid
     using namespace swgpu;
     thread_pool pool(4);
     for (const char* schedule : {"tiles", "launch", "grid"}) {
-        ::setenv("SWGPU_SWEEP_SCHEDULE", schedule, 1);
+        const tuning::scoped_override forced(std::string("sweep.schedule=") + schedule);
         for (const sweep3d::index_t n : {1, 2, 3, 7, 8, 9, 17, 31, 64, 129, 257, 300}) {
             for (const int loops : {1, 10}) {
                 const sweep3d::fmod_params p{n, loops, 1.0};
@@ -38,14 +39,13 @@ GPU_TEST("sweep3d fmod: GPU tiles and hyperplanes (a launch per step or one grid
         const sweep3d::fmod_params p{77, 3, 3.75};
         CHECK(same_bits(gpu::sweep3d_fmod<double>(p), sweep3d::fmod_naive<double>(p)));
     }
-    ::unsetenv("SWGPU_SWEEP_SCHEDULE");
 }
 
 GPU_TEST("sweep3d dd: GPU hyperplanes give the CPU's bits, a launch per step or one grid-barrier launch") {
     using namespace swgpu;
     thread_pool pool(4);
     for (const char* schedule : {"launch", "grid"}) {
-        ::setenv("SWGPU_SWEEP_SCHEDULE", schedule, 1);
+        const tuning::scoped_override forced(std::string("sweep.schedule=") + schedule);
         for (const sweep3d::index_t n : {1, 7, 65}) {
             for (const int angles : {1, 4, 8}) {
                 const sweep3d::dd_params p{n, angles, 0.9, 1.1};
@@ -54,5 +54,4 @@ GPU_TEST("sweep3d dd: GPU hyperplanes give the CPU's bits, a launch per step or 
             }
         }
     }
-    ::unsetenv("SWGPU_SWEEP_SCHEDULE");
 }

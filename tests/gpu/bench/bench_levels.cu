@@ -11,7 +11,7 @@
 //                      frontiers' analysis then level_grid); cuSPARSE: cusparseSpSV_analysis + cusparseSpSV_solve
 //   solve alone        swgpu syncfree, syncfree_by_level, level_sync, level_grid; cuSPARSE cusparseSpSV_solve after
 //                      its analysis
-// SWGPU_LEVELS_ANALYSIS=syncfree|frontiers forces the analysis.
+// SWGPU_TUNE=levels.analysis=syncfree|frontiers forces the analysis.
 // Every swgpu x is compared with the CPU solve (core/numerics/levels.hpp) bit for bit; cuSPARSE's by the largest relative
 // difference. cuSPARSE is loaded at run time (libcusparse.so.12 from the toolkit; SWGPU_CUSPARSE names another file)
 // and skipped when absent. The last lines start with "summary:".
