@@ -25,7 +25,7 @@ scoring dna_scoring(int match, int mismatch, int open, int extend) {
     return {substitution_matrix::match_mismatch(match, mismatch), {open, extend}, seq_type::dna};
 }
 
-std::vector<align_isa> isas() { return available_align_isas(); }
+std::span<const simd::isa> isas() { return align_scored_isas(); }
 
 // The alignment of every instruction set, given the true score, equals sw_align (under each memory budget).
 void require_same_as_sw_align(const codes& q, const codes& s, const scoring& sc,
@@ -33,7 +33,7 @@ void require_same_as_sw_align(const codes& q, const codes& s, const scoring& sc,
     const alignment want = sw_align(q, s, sc);
     for (const auto& opt : options)
         for (const auto isa : isas()) {
-            INFO("isa " << align_isa_name(isa) << " lengths " << q.size() << " x " << s.size() << " score "
+            INFO("isa " << simd::isa_name(isa) << " lengths " << q.size() << " x " << s.size() << " score "
                         << want.score << " budget " << opt.memory_budget);
             const auto got = sw_align_scored(q, s, sc, want.score, opt, isa);
             REQUIRE(got.has_value());
@@ -158,7 +158,7 @@ TEST_CASE("scored alignment refuses a score that is not the pair's best", "[alig
         const auto b = mutate(rng, a, 0.3, 2, 10, protein20, sc.matrix);
         const int best = sw_score(a, b, sc).score;
         for (const auto isa : isas()) {
-            INFO("pair " << k << " isa " << align_isa_name(isa));
+            INFO("pair " << k << " isa " << simd::isa_name(isa));
             REQUIRE_FALSE(sw_align_scored(a, b, sc, best + 1, {}, isa).has_value());  // no cell reaches it
             REQUIRE_FALSE(sw_align_scored(a, b, sc, -1, {}, isa).has_value());
         }

@@ -64,7 +64,7 @@ TEST_CASE("long pairs on the CPU equal textbook Gotoh (score, end, start, CIGAR)
             sc.gaps.extend);
         const auto& [budget, leaf] = settings[k % settings.size()];
         INFO("pair " << k << " lengths " << q.size() << " x " << s.size() << " budget " << budget << " leaf " << leaf);
-        // Every vector kernel this CPU runs, in turn (16, 8 and 4 lanes).
+        // Every vector kernel this CPU runs, in turn (4, 8 and 16 lanes).
         const auto kernels = long_pair::rows::available_kernels();
         long_pair::cpu_backend be(q, s, sc, pool, budget, leaf, kernels[k % kernels.size()].lanes);
         const auto end = long_pair::score(be, std::int64_t(q.size()), std::int64_t(s.size()), sc);

@@ -78,7 +78,7 @@ std::vector<const interseq::kernel_set*> variants() {
     for (const auto* k : interseq::available_kernels()) v.push_back(k);
     return v;
 }
-std::string name_of(const interseq::kernel_set* k) { return k ? k->name : "scalar"; }
+std::string name_of(const interseq::kernel_set* k) { return k ? simd::isa_name(k->isa) : "scalar"; }
 
 // The first n records of a set.
 sequence_set prefix(const sequence_set& set, std::size_t n) {

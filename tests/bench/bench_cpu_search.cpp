@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
         if (o.kernels == "best") sets.push_back(interseq::best_kernels());
         else
             for (const auto* k : interseq::available_kernels())
-                if (o.kernels == "all" || o.kernels == k->name) sets.push_back(k);
+                if (o.kernels == "all" || o.kernels == simd::isa_name(k->isa)) sets.push_back(k);
         if (o.kernels == "scalar") sets.push_back(nullptr);
         if (sets.empty()) throw usage_error("no kernel set '" + o.kernels + "' on this CPU");
 
@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
                 else if (r == 0 && hits != first_result)
                     throw runtime_failure("kernel sets disagree on the hits; run the [search] tests");
             }
-            print_row(std::string("swgpu search_cpu ") + (k ? k->name : "scalar"), times, cells);
+            print_row(std::string("swgpu search_cpu ") + (k ? simd::isa_name(k->isa) : "scalar"), times, cells);
         }
 
         if (o.ssearch_runs > 0) {

@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(db.total_residues()));
         std::printf("threads %u (hardware threads %u), -k %zu, -e %g, alignment code: %s\n", threads,
                     std::thread::hardware_concurrency(), hits_per_query, max_evalue,
-                    align_isa_name(best_align_isa()));
+                    simd::isa_name(align_scored_isas().back()));
 
         // Score pass: the whole database as one chunk of letters.
         const auto scan_once = [&] {
@@ -171,10 +171,10 @@ int main(int argc, char** argv) {
                                     double(queries.plus.length(q)) *
                                         double(scan.subjects.at(printed[q][k].subject).residues.size())});
             std::stable_sort(jobs.begin(), jobs.end(), [](const job& a, const job& b) { return a.cells > b.cells; });
-            for (const auto isa : available_align_isas()) {
+            for (const auto isa : align_scored_isas()) {
                 std::vector<alignment> got(jobs.size());
                 std::vector<double> times;
-                for (int r = 0; r < (isa == align_isa::portable ? 1 : runs); ++r) {
+                for (int r = 0; r < (isa == simd::isa::portable ? 1 : runs); ++r) {
                     const auto t0 = clock_type::now();
                     pool.parallel_for(jobs.size(), [&](std::size_t k) {
                         const auto& h = printed[jobs[k].query][jobs[k].slot];
@@ -186,12 +186,12 @@ int main(int argc, char** argv) {
                 }
                 for (std::size_t k = 0; k < jobs.size(); ++k)
                     if (!(got[k] == printed[jobs[k].query][jobs[k].slot].aln))
-                        throw runtime_failure(std::string(align_isa_name(isa)) +
+                        throw runtime_failure(std::string(simd::isa_name(isa)) +
                                               " and finish_hits disagree on an alignment; run the [alignfast] tests");
                 const double t = median(times);
-                std::printf("align %-9s %9.4f s  runs:%s  = %.2f %% of the score pass%s\n", align_isa_name(isa), t,
+                std::printf("align %-9s %9.4f s  runs:%s  = %.2f %% of the score pass%s\n", simd::isa_name(isa), t,
                             runs_text(times).c_str(), 100 * t / scan_s,
-                            isa == align_isa::portable ? " (sw_score + sw_traceback: the previous finishing)" : "");
+                            isa == simd::isa::portable ? " (sw_score + sw_traceback: the previous finishing)" : "");
             }
         }
         std::fflush(stdout);

@@ -13,7 +13,6 @@
 
 #include "core/error.hpp"
 #include "core/align/simd/long_pair_rows.hpp"
-#include "core/align/simd/interseq.hpp"  // SWGPU_X86_KERNELS
 
 namespace swgpu::long_pair {
 
@@ -644,26 +643,5 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
         }
     }
 }
-
-namespace rows {
-
-#if defined(SWGPU_X86_KERNELS)
-int run_group_avx2(const group& g);
-int run_group_avx512(const group& g);
-#endif
-
-std::vector<kernel_choice> available_kernels() {
-    std::vector<kernel_choice> out;
-#if defined(SWGPU_X86_KERNELS)
-    if (__builtin_cpu_supports("avx512f")) out.push_back({16, &run_group_avx512});
-    if (__builtin_cpu_supports("avx2")) out.push_back({8, &run_group_avx2});
-#endif
-    out.push_back({4, &run_group<4>});
-    return out;
-}
-
-kernel_choice best_kernel() { return available_kernels().front(); }
-
-}  // namespace rows
 
 }  // namespace swgpu::long_pair

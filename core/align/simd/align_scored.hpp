@@ -16,8 +16,8 @@
 // path. Pairs whose checkpoints would not fit in traceback_options::memory_budget (spacings double first) fall back
 // to sw_traceback (checkpointed, scalar) from the end cell pass 1 found; CPUs without AVX2 use sw_score +
 // sw_traceback. Lanes: 8 bits when S + max σ < 255, else 16 bits when S + max σ < 65535, else 32 bits; AVX-512BW
-// where the CPU has it, else AVX2, chosen at run time (the default binary runs on any x86-64 and builds without
-// kernels elsewhere).
+// where the CPU has it, else AVX2, chosen at run time (core/align/simd/isa.hpp: the default binary runs on any x86-64
+// and builds without kernels elsewhere).
 #pragma once
 
 #include <cstdint>
@@ -28,24 +28,22 @@
 #include "core/align/alignment.hpp"
 #include "core/align/scoring.hpp"
 #include "core/align/smith_waterman.hpp"
+#include "core/align/simd/isa.hpp"
 
 namespace swgpu {
 
-enum class align_isa { portable, avx2, avx512bw };
-
-// The instruction sets this binary has code for and this CPU runs, portable first.
-std::vector<align_isa> available_align_isas();
-// The fastest of them (the default).
-align_isa best_align_isa();
-const char* align_isa_name(align_isa isa);
+// The instruction sets sw_align_scored has code for (portable, avx2, avx512bw) that are among simd::available_isas(),
+// ascending; the last is the default.
+std::span<const simd::isa> align_scored_isas();
 
 // sw_align(query, subject, sc, opt) for a pair whose best local score is `score`. nullopt when `score` is not the
 // pair's best score: no cell reaches it, or a cell of the rows computed exceeds it (rows below the end cell are not
 // computed, so a larger H there goes unnoticed). score == 0 gives the empty alignment unchecked.
-// isa: which implementation runs; an instruction set the CPU lacks falls back to portable.
+// target: which implementation runs; an instruction set without one here (sse41) or that the CPU lacks runs the
+// portable code.
 std::optional<alignment> sw_align_scored(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
                                          const scoring& sc, int score, const traceback_options& opt = {},
-                                         align_isa isa = best_align_isa());
+                                         simd::isa target = simd::best_isa());
 
 // A pair whose best local score a score pass found, to be aligned (by sw_align_scored, or in batches elsewhere).
 struct scored_pair {

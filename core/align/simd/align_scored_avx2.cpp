@@ -2,7 +2,7 @@
 // (lanes_for). Built for AVX2 whatever the compiler flags; called only when the CPU reports it.
 #include "core/align/simd/align_scored.hpp"
 
-#if (defined(__x86_64__) || defined(__i386__)) && !defined(SWGPU_NO_X86_KERNELS)
+#if defined(SWGPU_X86_KERNELS)
 
 #include <immintrin.h>
 
@@ -18,15 +18,12 @@
 
 #include "core/error.hpp"
 #include "core/align/smith_waterman.hpp"
+#include "core/align/simd/isa_target.hpp"
+#include "core/align/simd/lanes_avx2.hpp"
 
-// Everything the kernel header includes comes before the target pragma, which must cover only this file's own code.
+// Everything the kernel header includes comes before the target region, which must cover only this file's own code.
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
+SWGPU_ISA_BEGIN(avx2)
 
 #include "core/align/simd/align_scored_kernel.hpp"
 
@@ -34,20 +31,13 @@ namespace swgpu::align_fast {
 namespace {
 
 // Lanes hold H - 128.
-struct avx2_i8 {
-    using vec = __m256i;
-    using elem = std::int8_t;
-    static constexpr std::size_t lanes = 32;
+struct avx2_i8 : simd::avx2_i8 {
     static constexpr bool clamps_at_zero = true;
     static constexpr int neg_inf = SCHAR_MIN;    // E, F <= 0
     static constexpr int pad_score = SCHAR_MIN;  // padding stays below every real H (it never reaches the score)
     static elem encode(int h) { return static_cast<elem>(h - 128); }
     static int decode(elem x) { return x + 128; }
     static vec load(const elem* p) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(p)); }
-    static vec set1(int x) { return _mm256_set1_epi8(static_cast<char>(x)); }
-    static vec adds(vec a, vec b) { return _mm256_adds_epi8(a, b); }
-    static vec subs(vec a, vec b) { return _mm256_subs_epi8(a, b); }
-    static vec max(vec a, vec b) { return _mm256_max_epi8(a, b); }
     static bool any_gt(vec a, vec b) { return _mm256_movemask_epi8(_mm256_cmpgt_epi8(a, b)) != 0; }
     static vec shift_zero(vec v) {
         const __m256i shifted = _mm256_alignr_epi8(v, _mm256_permute2x128_si256(v, v, 0x08), 15);
@@ -78,20 +68,13 @@ struct avx2_i8 {
 };
 
 // Lanes hold H - 32768.
-struct avx2_i16 {
-    using vec = __m256i;
-    using elem = std::int16_t;
-    static constexpr std::size_t lanes = 16;
+struct avx2_i16 : simd::avx2_i16 {
     static constexpr bool clamps_at_zero = true;
     static constexpr int neg_inf = SHRT_MIN;    // E, F <= 0
     static constexpr int pad_score = SHRT_MIN;  // padding stays below every real H (it never reaches the score)
     static elem encode(int h) { return static_cast<elem>(h - 32768); }
     static int decode(elem x) { return x + 32768; }
     static vec load(const elem* p) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(p)); }
-    static vec set1(int x) { return _mm256_set1_epi16(static_cast<short>(x)); }
-    static vec adds(vec a, vec b) { return _mm256_adds_epi16(a, b); }
-    static vec subs(vec a, vec b) { return _mm256_subs_epi16(a, b); }
-    static vec max(vec a, vec b) { return _mm256_max_epi16(a, b); }
     static bool any_gt(vec a, vec b) { return _mm256_movemask_epi8(_mm256_cmpgt_epi16(a, b)) != 0; }
     // [0, lo] then a byte shift across the halves: lane k takes lane k-1, lane 0 takes 0, then H = 0 in lane 0.
     static vec shift_zero(vec v) {
@@ -159,10 +142,6 @@ std::optional<alignment> align_scored_avx2(std::span<const std::uint8_t> query, 
 
 }  // namespace swgpu::align_fast
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+SWGPU_ISA_END(avx2)
 
 #endif

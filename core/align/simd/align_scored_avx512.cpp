@@ -2,7 +2,7 @@
 // (lanes_for). Built for AVX-512BW whatever the compiler flags; called only when the CPU reports it.
 #include "core/align/simd/align_scored.hpp"
 
-#if (defined(__x86_64__) || defined(__i386__)) && !defined(SWGPU_NO_X86_KERNELS)
+#if defined(SWGPU_X86_KERNELS)
 
 #include <immintrin.h>
 
@@ -18,18 +18,12 @@
 
 #include "core/error.hpp"
 #include "core/align/smith_waterman.hpp"
+#include "core/align/simd/isa_target.hpp"
+#include "core/align/simd/lanes_avx512.hpp"
 
-// Everything the kernel header includes comes before the target pragma, which must cover only this file's own code.
+// Everything the kernel header includes comes before the target region, which must cover only this file's own code.
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,avx512f,avx512bw"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,avx512f,avx512bw")
-// GCC 12 warns about the deliberately undefined lanes inside the AVX-512 set1 and mask intrinsics.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+SWGPU_ISA_BEGIN(avx512bw)
 
 #include "core/align/simd/align_scored_kernel.hpp"
 
@@ -54,20 +48,13 @@ inline __m512i bytes_up(__m512i v, std::size_t bytes) {
 }
 
 // Lanes hold H - 128.
-struct avx512_i8 {
-    using vec = __m512i;
-    using elem = std::int8_t;
-    static constexpr std::size_t lanes = 64;
+struct avx512_i8 : simd::avx512_i8 {
     static constexpr bool clamps_at_zero = true;
     static constexpr int neg_inf = SCHAR_MIN;    // E, F <= 0
     static constexpr int pad_score = SCHAR_MIN;  // padding stays below every real H (it never reaches the score)
     static elem encode(int h) { return static_cast<elem>(h - 128); }
     static int decode(elem x) { return x + 128; }
     static vec load(const elem* p) { return _mm512_load_si512(p); }
-    static vec set1(int x) { return _mm512_set1_epi8(static_cast<char>(x)); }
-    static vec adds(vec a, vec b) { return _mm512_adds_epi8(a, b); }
-    static vec subs(vec a, vec b) { return _mm512_subs_epi8(a, b); }
-    static vec max(vec a, vec b) { return _mm512_max_epi8(a, b); }
     static bool any_gt(vec a, vec b) { return _mm512_cmpgt_epi8_mask(a, b) != 0; }
     static vec shift_zero(vec v) {
         return _mm512_mask_mov_epi8(_mm512_alignr_epi8(v, blocks_up(v), 15), 1, _mm512_set1_epi8(SCHAR_MIN));
@@ -81,20 +68,13 @@ struct avx512_i8 {
 };
 
 // Lanes hold H - 32768.
-struct avx512_i16 {
-    using vec = __m512i;
-    using elem = std::int16_t;
-    static constexpr std::size_t lanes = 32;
+struct avx512_i16 : simd::avx512_i16 {
     static constexpr bool clamps_at_zero = true;
     static constexpr int neg_inf = SHRT_MIN;    // E, F <= 0
     static constexpr int pad_score = SHRT_MIN;  // padding stays below every real H (it never reaches the score)
     static elem encode(int h) { return static_cast<elem>(h - 32768); }
     static int decode(elem x) { return x + 32768; }
     static vec load(const elem* p) { return _mm512_load_si512(p); }
-    static vec set1(int x) { return _mm512_set1_epi16(static_cast<short>(x)); }
-    static vec adds(vec a, vec b) { return _mm512_adds_epi16(a, b); }
-    static vec subs(vec a, vec b) { return _mm512_subs_epi16(a, b); }
-    static vec max(vec a, vec b) { return _mm512_max_epi16(a, b); }
     static bool any_gt(vec a, vec b) { return _mm512_cmpgt_epi16_mask(a, b) != 0; }
     static vec shift_zero(vec v) {
         return _mm512_mask_mov_epi16(_mm512_alignr_epi8(v, blocks_up(v), 14), 1, _mm512_set1_epi16(SHRT_MIN));
@@ -153,11 +133,6 @@ std::optional<alignment> align_scored_avx512bw(std::span<const std::uint8_t> que
 
 }  // namespace swgpu::align_fast
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
-#endif
+SWGPU_ISA_END(avx512bw)
 
 #endif

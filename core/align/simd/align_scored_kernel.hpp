@@ -1,10 +1,11 @@
 // The two passes of sw_align_scored (core/align/simd/align_scored.hpp), written once over an instruction set's lane operations.
 //
-// Included only by core/sw_align_fast_<isa>.cpp after the pragma that compiles the rest of that file for its target.
+// Included only by core/align/simd/align_scored_<isa>.cpp, inside the region that compiles that file for its target.
 // Everything here is in an anonymous namespace, and so are the lane types each file defines: every function has
 // internal linkage, so code built for AVX-512 cannot be picked by the linker for a caller on another path.
 //
-// A lane type V provides: vec, elem, lanes; encode(int) / decode(elem) between scores and lane values (8-bit lanes
+// A lane type V provides (vec, elem, lanes, set1, adds, subs and max from core/align/simd/lanes_<isa>.hpp, which the
+// inter-sequence kernels share): vec, elem, lanes; encode(int) / decode(elem) between scores and lane values (8-bit lanes
 // hold H - 128 and 16-bit lanes H - 32768, so that H = 0 is the type's minimum and a saturating add computes
 // max(0, H + σ)); clamps_at_zero (the lanes cannot hold values below H = 0); neg_inf (the lane value of E and F
 // outside the matrix); pad_score (σ of the padding columns); load, set1 (a raw lane value), adds / subs (saturating

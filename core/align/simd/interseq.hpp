@@ -12,8 +12,8 @@
 // caller recomputes it wider: 8 -> 16 bits with these kernels, 16 -> 32 bits with sw_score.
 //
 // One kernel set per instruction set (SSE4.1, AVX2, AVX-512BW), each compiled in its own translation unit for its
-// target only and chosen at run time from what the CPU supports, so the default binary runs on any x86-64 and builds
-// (without kernels) on any other architecture.
+// target only and chosen at run time from what the CPU supports (core/align/simd/isa.hpp), so the default binary runs
+// on any x86-64 and builds (without kernels) on any other architecture.
 #pragma once
 
 #include <array>
@@ -26,12 +26,7 @@
 #include "core/align/scoring.hpp"
 #include "core/align/search/score_pass.hpp"
 #include "core/align/sequence.hpp"
-
-// The x86 kernels are compiled on x86 unless SWGPU_NO_X86_KERNELS is defined (which builds and tests the portable
-// path on an x86 machine).
-#if (defined(__x86_64__) || defined(__i386__)) && !defined(SWGPU_NO_X86_KERNELS)
-#define SWGPU_X86_KERNELS 1
-#endif
+#include "core/align/simd/isa.hpp"
 
 namespace swgpu::interseq {
 
@@ -85,7 +80,7 @@ using batch_kernel = void (*)(std::span<const std::uint8_t> query, const batch_v
                               void* scratch, int* scores);
 
 struct kernel_set {
-    const char* name;  // "sse41", "avx2", "avx512bw"
+    simd::isa isa;     // what it is built for: sse41, avx2 or avx512bw
     unsigned lanes8;   // streams per batch of score8
     unsigned lanes16;  // streams per batch of score16
     unsigned columns_per_pass;
@@ -95,14 +90,18 @@ struct kernel_set {
 
 inline std::size_t scratch_bytes(std::size_t query_length) { return (2 * query_length + 1) * max_vector_bytes; }
 
-// Defined by core/sw_interseq_<isa>.cpp; nullptr when the compiler targets another architecture.
+// Defined by core/align/simd/interseq_<isa>.cpp; nullptr when the x86 kernels are not compiled.
 const kernel_set* sse41_kernel_set();
 const kernel_set* avx2_kernel_set();
 const kernel_set* avx512bw_kernel_set();
 
-// Kernel sets compiled into this binary that this CPU can run, the default first (empty on non-x86 builds).
+// The kernel set built for `target`, whether or not the CPU runs it; nullptr for portable (the scalar sw_score) and
+// where the x86 kernels are not compiled.
+const kernel_set* kernels_for(simd::isa target);
+// Kernel sets compiled into this binary that this CPU can run, one for each of simd::available_isas() but portable,
+// ascending (empty on non-x86 builds).
 std::span<const kernel_set* const> available_kernels();
-// The default of them, or nullptr when there is none.
+// The default: the last of them, or nullptr when there is none.
 const kernel_set* best_kernels();
 
 // A batch with its storage, and the subject of each score the kernel reports, in the same order (no_subject for the

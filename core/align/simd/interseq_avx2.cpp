@@ -10,12 +10,10 @@
 #include <cstdint>
 #include <span>
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
+#include "core/align/simd/isa_target.hpp"
+#include "core/align/simd/lanes_avx2.hpp"
+
+SWGPU_ISA_BEGIN(avx2)
 
 #include "core/align/simd/interseq_kernel.hpp"
 
@@ -47,15 +45,12 @@ inline __m128i lookup_row(const byte_index128& x, const std::int8_t* row32) {
 }
 
 // Lanes hold H - 128.
-struct avx2_i8 {
-    using vec = __m256i;
-    static constexpr unsigned lanes = 32;
+struct avx2_i8 : simd::avx2_i8 {
     struct consts {
         vec open_extend, extend;
     };
     static consts make_consts(const score_tables& t) {
-        return {_mm256_set1_epi8(static_cast<char>(t.gap_open_extend8)),
-                _mm256_set1_epi8(static_cast<char>(t.gap_extend8))};
+        return {set1(t.gap_open_extend8), set1(t.gap_extend8)};
     }
     static int limit(const score_tables& t) { return t.limit8; }
     using column_index = byte_index256;
@@ -65,10 +60,7 @@ struct avx2_i8 {
     static vec lookup(const column_index& x, const score_tables& t, int a) {
         return lookup_row(x, t.raw.data() + a * table_width);
     }
-    static vec zero() { return _mm256_set1_epi8(-128); }
-    static vec max(vec a, vec b) { return _mm256_max_epi8(a, b); }
-    static vec sub(vec a, vec b) { return _mm256_subs_epi8(a, b); }
-    static vec add(vec a, vec b) { return _mm256_adds_epi8(a, b); }
+    static vec zero() { return set1(-128); }
     using reset_mask = __m256i;
     static reset_mask load_starts(const std::uint8_t* s) {
         return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
@@ -83,15 +75,12 @@ struct avx2_i8 {
 };
 
 // Lanes hold H - 32768.
-struct avx2_i16 {
-    using vec = __m256i;
-    static constexpr unsigned lanes = 16;
+struct avx2_i16 : simd::avx2_i16 {
     struct consts {
         vec open_extend, extend;
     };
     static consts make_consts(const score_tables& t) {
-        return {_mm256_set1_epi16(static_cast<short>(t.gap_open_extend16)),
-                _mm256_set1_epi16(static_cast<short>(t.gap_extend16))};
+        return {set1(t.gap_open_extend16), set1(t.gap_extend16)};
     }
     static int limit(const score_tables& t) { return t.limit16; }
     using column_index = byte_index128;
@@ -101,10 +90,7 @@ struct avx2_i16 {
     static vec lookup(const column_index& x, const score_tables& t, int a) {
         return _mm256_cvtepi8_epi16(lookup_row(x, t.raw.data() + a * table_width));
     }
-    static vec zero() { return _mm256_set1_epi16(-32768); }
-    static vec max(vec a, vec b) { return _mm256_max_epi16(a, b); }
-    static vec sub(vec a, vec b) { return _mm256_subs_epi16(a, b); }
-    static vec add(vec a, vec b) { return _mm256_adds_epi16(a, b); }
+    static vec zero() { return set1(-32768); }
     using reset_mask = __m256i;
     static reset_mask load_starts(const std::uint8_t* s) {
         return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
@@ -121,16 +107,12 @@ struct avx2_i16 {
 }  // namespace
 }  // namespace swgpu::interseq
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+SWGPU_ISA_END(avx2)
 
 namespace swgpu::interseq {
 
 const kernel_set* avx2_kernel_set() {
-    static const kernel_set set{"avx2", avx2_i8::lanes, avx2_i16::lanes, 4, &score_batch<avx2_i8, 4>,
+    static const kernel_set set{simd::isa::avx2, avx2_i8::lanes, avx2_i16::lanes, 4, &score_batch<avx2_i8, 4>,
                                 &score_batch<avx2_i16, 4>};
     return &set;
 }

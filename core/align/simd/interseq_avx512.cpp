@@ -10,15 +10,10 @@
 #include <cstdint>
 #include <span>
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,avx512f,avx512bw"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,avx512f,avx512bw")
-// GCC 12 warns about the deliberately undefined upper lanes inside _mm512_broadcast_i32x4.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "core/align/simd/isa_target.hpp"
+#include "core/align/simd/lanes_avx512.hpp"
+
+SWGPU_ISA_BEGIN(avx512bw)
 
 #include "core/align/simd/interseq_kernel.hpp"
 
@@ -32,15 +27,12 @@ struct avx512_index {
 };
 
 // Lanes hold H - 128.
-struct avx512_i8 {
-    using vec = __m512i;
-    static constexpr unsigned lanes = 64;
+struct avx512_i8 : simd::avx512_i8 {
     struct consts {
         vec open_extend, extend;
     };
     static consts make_consts(const score_tables& t) {
-        return {_mm512_set1_epi8(static_cast<char>(t.gap_open_extend8)),
-                _mm512_set1_epi8(static_cast<char>(t.gap_extend8))};
+        return {set1(t.gap_open_extend8), set1(t.gap_extend8)};
     }
     static int limit(const score_tables& t) { return t.limit8; }
     using column_index = avx512_index;
@@ -53,10 +45,7 @@ struct avx512_i8 {
         return _mm512_or_si512(_mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_load_si128(row)), x.low),
                                _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_load_si128(row + 1)), x.high));
     }
-    static vec zero() { return _mm512_set1_epi8(-128); }
-    static vec max(vec a, vec b) { return _mm512_max_epi8(a, b); }
-    static vec sub(vec a, vec b) { return _mm512_subs_epi8(a, b); }
-    static vec add(vec a, vec b) { return _mm512_adds_epi8(a, b); }
+    static vec zero() { return set1(-128); }
     using reset_mask = __mmask64;
     static reset_mask load_starts(const std::uint8_t* s) { return _mm512_movepi8_mask(_mm512_loadu_si512(s)); }
     static bool any(reset_mask m) { return m != 0; }
@@ -69,15 +58,12 @@ struct avx512_i8 {
 };
 
 // Lanes hold H - 32768. Scores are looked up directly in a 32-entry row of 16-bit scores (vpermw).
-struct avx512_i16 {
-    using vec = __m512i;
-    static constexpr unsigned lanes = 32;
+struct avx512_i16 : simd::avx512_i16 {
     struct consts {
         vec open_extend, extend;
     };
     static consts make_consts(const score_tables& t) {
-        return {_mm512_set1_epi16(static_cast<short>(t.gap_open_extend16)),
-                _mm512_set1_epi16(static_cast<short>(t.gap_extend16))};
+        return {set1(t.gap_open_extend16), set1(t.gap_extend16)};
     }
     static int limit(const score_tables& t) { return t.limit16; }
     using column_index = __m512i;
@@ -87,10 +73,7 @@ struct avx512_i16 {
     static vec lookup(const column_index& x, const score_tables& t, int a) {
         return _mm512_permutexvar_epi16(x, _mm512_load_si512(t.raw16.data() + a * table_width));
     }
-    static vec zero() { return _mm512_set1_epi16(-32768); }
-    static vec max(vec a, vec b) { return _mm512_max_epi16(a, b); }
-    static vec sub(vec a, vec b) { return _mm512_subs_epi16(a, b); }
-    static vec add(vec a, vec b) { return _mm512_adds_epi16(a, b); }
+    static vec zero() { return set1(-32768); }
     using reset_mask = __mmask32;
     static reset_mask load_starts(const std::uint8_t* s) {
         return static_cast<__mmask32>(_mm256_movemask_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s))));
@@ -107,18 +90,13 @@ struct avx512_i16 {
 }  // namespace
 }  // namespace swgpu::interseq
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
-#endif
+SWGPU_ISA_END(avx512bw)
 
 namespace swgpu::interseq {
 
 const kernel_set* avx512bw_kernel_set() {
-    static const kernel_set set{"avx512bw", avx512_i8::lanes, avx512_i16::lanes, 4, &score_batch<avx512_i8, 4>,
-                                &score_batch<avx512_i16, 4>};
+    static const kernel_set set{simd::isa::avx512bw, avx512_i8::lanes, avx512_i16::lanes, 4,
+                                &score_batch<avx512_i8, 4>, &score_batch<avx512_i16, 4>};
     return &set;
 }
 

@@ -1,11 +1,12 @@
 // The inter-sequence score kernel, written once over an instruction set's lane operations `L`.
 //
-// Included only by core/sw_interseq_<isa>.cpp, after the pragma that compiles the rest of that file for its target.
-// Everything here is a template on `L`, and each file defines its `L` types in an anonymous namespace, so every
-// instantiation has internal linkage: code built for AVX2 cannot be picked by the linker for a caller in baseline code.
+// Included only by core/align/simd/interseq_<isa>.cpp, inside the region that compiles that file for its target.
+// Everything here is a template on `L`, and each file defines its `L` types in an anonymous namespace (on the shared
+// operations of core/align/simd/lanes_<isa>.hpp, in one too), so every instantiation has internal linkage: code built
+// for AVX2 cannot be picked by the linker for a caller in baseline code.
 //
-// Inputs: a query q (codes < t.letters), a batch of L::lanes subject streams (see sw_interseq.hpp), the score
-// tables. Output: the scores, in the order sw_interseq.hpp describes. Recurrence, all lanes at once (rows i = query
+// Inputs: a query q (codes < t.letters), a batch of L::lanes subject streams (see interseq.hpp), the score
+// tables. Output: the scores, in the order interseq.hpp describes. Recurrence, all lanes at once (rows i = query
 // residues, columns j = subject residues, o/e the BLAST gap costs):
 //   E[i][j] = max(E[i][j-1] - e, H[i][j-1] - o - e)    gap in the query, carried along a row
 //   F[i][j] = max(F[i-1][j] - e, H[i-1][j] - o - e)    gap in the subject, carried down a column
@@ -71,11 +72,11 @@ void score_batch(std::span<const std::uint8_t> query, const batch_view& batch, c
             vec e = rows[2 * i + 1];
 #pragma GCC unroll 16
             for (int c = 0; c < C; ++c) {
-                const vec h = L::max(L::max(L::add(diag, s[c]), e), f[c]);
+                const vec h = L::max(L::max(L::adds(diag, s[c]), e), f[c]);
                 best = L::max(best, h);
-                const vec h_gap = L::sub(h, k.open_extend);
-                e = L::max(L::sub(e, k.extend), h_gap);
-                f[c] = L::max(L::sub(f[c], k.extend), h_gap);
+                const vec h_gap = L::subs(h, k.open_extend);
+                e = L::max(L::subs(e, k.extend), h_gap);
+                f[c] = L::max(L::subs(f[c], k.extend), h_gap);
                 diag = up[c];
                 up[c] = h;
             }

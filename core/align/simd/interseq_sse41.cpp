@@ -10,12 +10,9 @@
 #include <cstdint>
 #include <span>
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("sse4.1"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("sse4.1")
-#endif
+#include "core/align/simd/isa_target.hpp"
+
+SWGPU_ISA_BEGIN(sse41)
 
 #include "core/align/simd/interseq_kernel.hpp"
 
@@ -55,8 +52,8 @@ struct sse41_i8 {
     }
     static vec zero() { return _mm_set1_epi8(-128); }
     static vec max(vec a, vec b) { return _mm_max_epi8(a, b); }
-    static vec sub(vec a, vec b) { return _mm_subs_epi8(a, b); }
-    static vec add(vec a, vec b) { return _mm_adds_epi8(a, b); }
+    static vec adds(vec a, vec b) { return _mm_adds_epi8(a, b); }
+    static vec subs(vec a, vec b) { return _mm_subs_epi8(a, b); }
     using reset_mask = __m128i;
     static reset_mask load_starts(const std::uint8_t* s) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)); }
     static bool any(reset_mask m) { return _mm_movemask_epi8(m) != 0; }
@@ -89,8 +86,8 @@ struct sse41_i16 {
     }
     static vec zero() { return _mm_set1_epi16(-32768); }
     static vec max(vec a, vec b) { return _mm_max_epi16(a, b); }
-    static vec sub(vec a, vec b) { return _mm_subs_epi16(a, b); }
-    static vec add(vec a, vec b) { return _mm_adds_epi16(a, b); }
+    static vec adds(vec a, vec b) { return _mm_adds_epi16(a, b); }
+    static vec subs(vec a, vec b) { return _mm_subs_epi16(a, b); }
     using reset_mask = __m128i;
     static reset_mask load_starts(const std::uint8_t* s) {
         return _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)));
@@ -107,16 +104,12 @@ struct sse41_i16 {
 }  // namespace
 }  // namespace swgpu::interseq
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+SWGPU_ISA_END(sse41)
 
 namespace swgpu::interseq {
 
 const kernel_set* sse41_kernel_set() {
-    static const kernel_set set{"sse41", sse41_i8::lanes, sse41_i16::lanes, 4, &score_batch<sse41_i8, 4>,
+    static const kernel_set set{simd::isa::sse41, sse41_i8::lanes, sse41_i16::lanes, 4, &score_batch<sse41_i8, 4>,
                                 &score_batch<sse41_i16, 4>};
     return &set;
 }

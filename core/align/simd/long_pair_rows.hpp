@@ -1,6 +1,7 @@
 // The CPU long-pair backend's inner loop: N consecutive rows of a tile at once, one row per vector lane, written once
 // with GCC/Clang vector extensions and compiled for each instruction set (long_pair_rows_avx2.cpp: 8 lanes of 32 bits,
-// long_pair_rows_avx512.cpp: 16 lanes; the portable build: 4 lanes), the way the GPU band kernel uses warp lanes.
+// long_pair_rows_avx512.cpp: 16 lanes; long_pair_rows.cpp, the portable build: 4 lanes), the way the GPU band kernel
+// uses warp lanes.
 //
 // Lane k holds row i0 + k and at step t computes column j = t − k, so each lane is one column behind the lane above
 // it (a wavefront of skew 1): what lane k needs from row i0 + k − 1 at column j (H, and E entering its row) was
@@ -12,8 +13,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <type_traits>
-#include <vector>
+
+#include "core/align/simd/isa.hpp"
 
 namespace swgpu::long_pair::rows {
 
@@ -188,14 +191,19 @@ int run_group(const group& g) {
     return g.steps_out ? run_group_as<N, true>(g) : run_group_as<N, false>(g);
 }
 
-// The instruction sets this binary has a group kernel for: 16 lanes (AVX-512), 8 (AVX2), 4 (portable).
+// The group kernels, one per instruction set: portable (4 lanes), avx2 (8), avx512bw (16).
 using group_kernel = int (*)(const group&);
 struct kernel_choice {
+    simd::isa isa;
     int lanes;
-    group_kernel run;
+    group_kernel run;  // nullptr: none for this instruction set
 };
-// The kernels this binary has and this CPU runs, widest first; best_kernel() is the first.
-std::vector<kernel_choice> available_kernels();
+// The kernel built for `target`, whether or not the CPU runs it; run is nullptr for sse41 and, where the x86 kernels
+// are not compiled, for avx2 and avx512bw.
+kernel_choice kernel_for(simd::isa target);
+// The kernels this binary has and this CPU runs, one for each of simd::available_isas() but sse41, ascending (portable
+// first); best_kernel() is the last.
+std::span<const kernel_choice> available_kernels();
 kernel_choice best_kernel();
 
 }  // namespace swgpu::long_pair::rows

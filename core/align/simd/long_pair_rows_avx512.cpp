@@ -1,25 +1,24 @@
-// The CPU long-pair group kernel for AVX-512 (16 lanes of 32 bits), from core/align/simd/long_pair_rows.hpp; called only when the
-// CPU reports AVX-512F.
-#include "core/align/simd/interseq.hpp"  // SWGPU_X86_KERNELS
+// The CPU long-pair group kernel for AVX-512 (16 lanes of 32 bits), from core/align/simd/long_pair_rows.hpp; called
+// only when the CPU reports AVX-512BW (simd::isa::avx512bw).
+#include "core/align/simd/isa.hpp"  // SWGPU_X86_KERNELS
 
 #if defined(SWGPU_X86_KERNELS)
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-#endif
+// What the kernel header includes comes first: the target region covers only the kernel itself.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
 
-// Included after the target pragma, so that the kernel template is compiled for it.
+#include "core/align/simd/isa_target.hpp"
+
+SWGPU_ISA_BEGIN(avx512bw)
+
+// Included inside the region, so that the kernel template is compiled for it.
 #include "core/align/simd/long_pair_rows.hpp"
 
 namespace swgpu::long_pair::rows {
 int run_group_avx512(const group& g) { return run_group<16>(g); }
 }  // namespace swgpu::long_pair::rows
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+SWGPU_ISA_END(avx512bw)
 #endif
