@@ -76,8 +76,8 @@ std::vector<std::optional<alignment>> align_scored(std::span<const scored_pair> 
 // (query rows, subject columns, encoded with sc's matrix; both spans must outlive the backend). Grids stay in device
 // memory; they may take a quarter of `device_memory` (0: what is free). Throws swgpu::error on device failure.
 // With several `devices` (indices for use_device; one may repeat: logical devices, run one after the other), the
-// forward pass of a large rectangle is split by columns over them and its grid gathered on the first; results are
-// those of one device.
+// forward pass of a large rectangle is split over them (gpu/align/long_pair_multi.cu: by rows into slabs, or by columns
+// with the tuning key long.split=columns) and its grid gathered on the first; results are those of one device.
 std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8_t> query,
                                                       std::span<const std::uint8_t> subject, const scoring& sc,
                                                       std::size_t device_memory = 0, std::vector<int> devices = {});

@@ -1,5 +1,5 @@
 // The Smith-Waterman-Gotoh cell code shared by the database kernels (gpu/align/search_kernels.cuh) and the long-pair kernel
-// (gpu/align/long_pair.cu): score lanes (two 16-bit alignments or one 32-bit alignment per word, updated with Hopper's DPX
+// (gpu/align/long_pair_kernels.cuh): score lanes (two 16-bit alignments or one 32-bit alignment per word, updated with Hopper's DPX
 // instructions), the shared-memory geometry of a profile chunk, and one thread's step over R consecutive cells.
 // See gpu/align/search_kernels.cuh for the orientation (cells in registers along one sequence, the other streaming through).
 #pragma once

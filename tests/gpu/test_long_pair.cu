@@ -1,4 +1,4 @@
-// Long pairs on the GPU (gpu/align/long_pair.cu) against the CPU: the same score, end cell and alignment as sw_align (which
+// Long pairs on the GPU (gpu/align/long_pair*.cu) against the CPU: the same score, end cell and alignment as sw_align (which
 // the [sw] host tests check against textbook Gotoh) and as the CPU long-pair backend, for random and related pairs
 // around band, chunk and grid edges; grids forced down to several levels with small budgets; pairs large enough to
 // run several generations of bands through the rings.

@@ -1,0 +1,462 @@
+// Long pairs on the GPU: the rectangle operations of core/align/long_pair/long_pair.hpp (forward with a grid, trace of a leaf) as one
+// kernel of persistent warps, each warp a band of rows, bands handing their bottom rows to the next band through
+// rings in L2 with per-warp progress counters (the engine's tiled P2P schedule with tiles of one band x 32 columns).
+//
+// Orientation and cells (as the database kernels, gpu/align/search_kernels.cuh; the cell code is theirs, gpu/align/sw_cells.cuh): rows i are
+// query residues, columns j subject residues. A band is S = 32·R consecutive rows; lane t of the warp holds rows
+// [band·S + t·R, +R) in registers (H and F of each) and at step k computes column j = k - t, so lane t is one column
+// behind lane t-1 (skew 1). Between lanes, H of the last row and E entering the next row move by warp shuffle every
+// step. A step of a lane is R cells: 6.5 DPX instructions each in the forward kernel (row_cells).
+//
+// Between bands. Warp w of NW persistent warps takes bands w, w + NW, w + 2·NW, ... (generation g = band / NW). Band b
+// reads its top border (H of the row above, E entering its first row) for every column from
+//   - the rectangle's top border (band 0),
+//   - row_buffer (warp 0 in generation g > 0: written by warp NW-1 in generation g-1, one full row),
+//   - ring[w-1] (any other warp: written by warp w-1 in the same generation, ring_len columns deep),
+// and writes its bottom row the same way for band b + 1. Columns are numbered across generations (sequence number
+// g·cols + j), so a ring slot is s mod ring_len and every counter only grows.
+//
+// Synchronization protocol (per 32-column chunk, lane 0 of each warp does the waiting and publishing):
+//   consumer: waits until produced[w-1] (or row_ready) >= base + end of the chunk (ld.acquire.gpu); the warp loads
+//             the chunk's 32 inputs into shared memory; __syncwarp; every 8th chunk and at the band's end lane 0
+//             st.release consumed[w-1] = base + end (the ring is 32 chunks deep, so handing slots back late costs no
+//             wait).
+//   producer: lane 31's outputs of the chunk's steps are staged in shared memory; lane 0 waits until consumed[w]
+//             shows the slots are free (s - ring_len consumed); the warp stores the 32 entries (st.global.cg);
+//             __syncwarp (which orders the lanes' stores before lane 0's next operations); lane 0 st.release
+//             produced[w] = base + columns written (release is cumulative: it publishes the other lanes' stores).
+//   Lane 0 keeps the last value it read of each counter and reads again only when that value does not suffice.
+// Every counter sits in a 128-byte line of its own. Waits are bounded (spin_backoff traps after 20 s). All NW warps
+// are resident at once (NW is the occupancy bound or less), and every wait is for a warp of an earlier band, or, for
+// ring space, for the next band, which depends only on earlier bands: no wait can close a cycle.
+//
+// Outputs. forward: checkpoint row a (the last row of block row a) is the bottom row of the band that ends there
+// (K is a multiple of S) and is stored while it is handed on; checkpoint column b is stored by each lane when it
+// passes column (b+1)·K - 1 (H, and F of the next column, of its R rows); each lane folds the maximum of its cells
+// into block_max with one atomicMax per block column. trace: each lane stores the R nibbles of its column per step;
+// a cell scoring `target` lowers first_hit = (row << 32 | column) with atomicMin (row-major order).
+//
+// Entries: forward kernels for R = 32, 16, 8 (bands of 1024, 512, 256 rows) and two cell codes; a rectangle takes
+// bands of 1024 rows unless it has too few of them to fill the GPU (see forward_entry). Leaves of the traceback are
+// traced many per launch (band_batch_kernel: each rectangle its own warps, rings and counters). A long forward pass
+// counts its chunks in device memory, read by a copy on another stream while it runs (progress).
+//
+// This header is the kernels' and device functions' home, included by gpu/align/long_pair.cu alone (they sit in that
+// file's anonymous namespace); the backends on one and several devices are gpu/align/long_pair.cu and
+// gpu/align/long_pair_multi.cu.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "gpu/flags.cuh"
+#include "gpu/align/sw_cells.cuh"
+
+namespace swgpu::gpu {
+
+namespace {
+
+constexpr int warp_size = 32;
+constexpr int flag_stride = 16;        // 64-bit counters per 128-byte line
+constexpr int pad_score = -(1 << 24);  // σ of rows below the rectangle (never read back)
+constexpr int trace_rows = 4;          // R of the trace kernel: bands of 128 rows
+constexpr int max_forward_rows = 32;   // grid spacings are multiples of every forward entry's band
+constexpr int max_warps_per_block = 4;
+constexpr long long ring_len = 1024;   // columns per ring (power of two)
+
+struct band_params {
+    const std::uint8_t* query;    // codes of rows r0 .. r1-1
+    const std::uint8_t* subject;  // compact codes of columns c0 .. c1-1
+    long long rows, cols;
+    const int* top_h;             // cols + 1 (corner first)
+    const int* top_e;             // cols
+    const int* left_h;            // rows
+    const int* left_f;            // rows
+    const int* sigma;             // [query code * 32 + compact subject letter]
+    int letters;
+    int gap_oe, gap_e;
+    long long bands;
+    int warps;                    // NW
+    int2* ring;                   // NW x ring_len
+    unsigned long long* produced; // NW lines
+    unsigned long long* consumed; // NW lines
+    int2* row_buffer;             // cols
+    unsigned long long* row_ready;
+    // forward
+    long long K, B;
+    int* row_h;
+    int* row_e;
+    int* col_h;
+    int* col_f;
+    int* block_max;
+    unsigned long long* done_chunks;  // optional: chunks of 32 columns done, over all bands (progress)
+    // trace
+    std::uint8_t* trace;
+    long long stride;             // nibbles per column
+    int target;
+    unsigned long long* first_hit;
+    // A forward pass split by columns over devices (multi_gpu_backend): the left border comes from the part to the
+    // left band by band (left_h/left_f in memory every device reaches; left_ready[band] != 0 once that band's rows are
+    // there), and this part's right border (H of its last column, F entering the next) goes out the same way.
+    const unsigned* left_ready;
+    int* right_h;
+    int* right_f;
+    unsigned* right_ready;
+    // A forward pass split by rows into slabs (multi_gpu_backend::forward_rows): band 0's top border (H and E of the
+    // row above, for every column) streams in from the slab above, top_ready counting the columns there, and the last
+    // band's bottom row streams out the same way to the slab below (memory every device reaches, system scope).
+    const int* top_in_h;
+    const int* top_in_e;
+    const unsigned long long* top_ready;
+    int* bottom_h;
+    int* bottom_e;
+    unsigned long long* bottom_ready;
+};
+
+__device__ __forceinline__ void wait_flag_sys(const unsigned* p) {
+    unsigned spins = 0;
+    std::uint64_t since = 0;
+    while (load_acquire_sys(p) == 0) spin_backoff(spins, since);
+}
+
+// Waits until *p >= need, reading it with `load` (an acquire at device or system scope). `seen` caches the last value
+// read: a counter only grows, so a wait that the cached value already satisfies costs no load (the acquire that read
+// it ordered everything up to that value).
+template <class Load>
+__device__ __forceinline__ void wait_until(const unsigned long long* p, unsigned long long need,
+                                           unsigned long long& seen, Load load) {
+    if (seen >= need) return;
+    unsigned spins = 0;
+    std::uint64_t since = 0;
+    while ((seen = load(p)) < need) spin_backoff(spins, since);
+}
+__device__ __forceinline__ void wait_at_least(const unsigned long long* p, unsigned long long need,
+                                              unsigned long long& seen) {
+    wait_until(p, need, seen, [](const unsigned long long* q) { return load_acquire(q); });
+}
+// The same on a counter another device raises.
+__device__ __forceinline__ void wait_at_least_sys(const unsigned long long* p, unsigned long long need,
+                                                  unsigned long long& seen) {
+    wait_until(p, need, seen, [](const unsigned long long* q) { return load_acquire_sys(q); });
+}
+
+template <int R>
+constexpr int profile_words(int letters) {
+    return letters * kernels::chunk_row_words(warp_size, R);
+}
+// Shared memory of one warp: its band's profile, then 32 staged inputs and 32 staged outputs (int2 each), then the
+// 64 subject letters a chunk of 32 steps reads (columns k0 - 31 .. k0 + 32).
+template <int R>
+constexpr std::size_t warp_smem_words(int letters) {
+    return static_cast<std::size_t>(profile_words<R>(letters)) + 4 * warp_size + 16;
+}
+
+// One step of a lane in the trace kernel: R cells of column j, with their nibbles (see core/align/long_pair/long_pair.hpp).
+template <int R>
+__device__ __forceinline__ unsigned trace_cells(const std::uint32_t* prof, int diag, int& e, int (&h)[R], int (&f)[R],
+                                                int oe, int ext, int target, long long row_first, long long rows,
+                                                long long j, unsigned long long* first_hit) {
+    unsigned bits = 0;
+#pragma unroll
+    for (int c = 0; c < R; ++c) {
+        const int d = diag + static_cast<int>(prof[c]);
+        diag = h[c];
+        const int hv = max(max(d, 0), max(e, f[c]));
+        const int src = hv == 0 ? 0 : hv == d ? 1 : hv == e ? 2 : 3;
+        const int en = max(e - ext, hv - oe), fn = max(f[c] - ext, hv - oe);
+        bits |= static_cast<unsigned>(src | (en == hv - oe ? 4 : 0) | (fn == hv - oe ? 8 : 0)) << (4 * c);
+        if (hv == target && row_first + c < rows)
+            atomicMin(first_hit, (static_cast<unsigned long long>(row_first + c) << 32) |
+                                     static_cast<unsigned long long>(j));
+        h[c] = hv;
+        e = en;
+        f[c] = fn;
+    }
+    return bits;
+}
+
+// The forward step with H feeding both gaps (5.5 DPX instructions per cell instead of row_cells' 6.5, at the price
+// of a longer dependency from one row to the next: E -> H -> H - oe -> E'):
+//   x = max(H[i-1][j-1] + σ, F, 0); H = max(x, E); g = H - oe; E' = max(E - e, g); F' = max(F - e, g).
+template <int R>
+__device__ __forceinline__ void row_cells_h(const std::uint32_t* __restrict__ prof, std::uint32_t diag, std::uint32_t& e,
+                                            std::uint32_t (&h)[R], std::uint32_t (&f)[R], std::uint32_t& m,
+                                            std::uint32_t neg_oe, std::uint32_t neg_e) {
+    using L = kernels::lanes_s32;
+    std::uint32_t sc[R];
+#pragma unroll
+    for (int c4 = 0; c4 < R; c4 += 4) {
+        const uint4 v = *reinterpret_cast<const uint4*>(prof + c4);
+        sc[c4] = v.x, sc[c4 + 1] = v.y, sc[c4 + 2] = v.z, sc[c4 + 3] = v.w;
+    }
+    std::uint32_t previous = 0;
+#pragma unroll
+    for (int c = 0; c < R; ++c) {
+        const std::uint32_t x = static_cast<std::uint32_t>(__viaddmax_s32_relu(
+            static_cast<int>(diag), static_cast<int>(sc[c]), static_cast<int>(f[c])));
+        diag = h[c];
+        const std::uint32_t hv = L::max2(x, e);
+        const std::uint32_t g = L::add(hv, neg_oe);
+        e = L::addmax(e, neg_e, g);
+        f[c] = L::addmax(f[c], neg_e, g);
+        h[c] = hv;
+        if (c & 1) m = L::max3(m, previous, x);
+        else if (c == R - 1) m = L::max2(m, x);
+        previous = x;
+    }
+}
+
+// Kernel kinds: the forward pass with row_cells (6.5 instructions per cell) or row_cells_h (5.5), the trace, and the
+// forward pass of one part of a pass split over devices (row_cells; waits for its left border and publishes its right
+// border band by band: a kind of its own, so that the other kernels carry none of it).
+enum band_kind : int { forward_x = 0, forward_h = 1, trace_kind = 2, forward_split = 3 };
+
+// The bands of one rectangle, for the warp with index gw among p.warps (wib: its index in the block).
+template <int R, int Kind>
+__device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib) {
+    constexpr bool Trace = Kind == trace_kind;
+    constexpr bool Split = Kind == forward_split;
+    constexpr int S = warp_size * R;
+    constexpr int stripe = kernels::chunk_stripe_words(R);
+    constexpr int row_words = kernels::chunk_row_words(warp_size, R);
+    extern __shared__ uint4 smem_storage[];
+    const int lane = threadIdx.x & 31;
+    std::uint32_t* prof = reinterpret_cast<std::uint32_t*>(smem_storage) + wib * warp_smem_words<R>(p.letters);
+    int2* stage_in = reinterpret_cast<int2*>(prof + profile_words<R>(p.letters));
+    int2* stage_out = stage_in + warp_size;
+    std::uint8_t* stage_letters = reinterpret_cast<std::uint8_t*>(stage_out + warp_size);
+    const long long rows = p.rows, cols = p.cols;
+    const int oe = p.gap_oe, ext = p.gap_e;
+    const std::uint32_t neg_oe = static_cast<std::uint32_t>(-oe), neg_e = static_cast<std::uint32_t>(-ext);
+
+    long long gen = 0;
+    for (long long band = gw; band < p.bands; band += p.warps, ++gen) {
+        const long long row0 = band * S, my_row = row0 + lane * R;
+        __syncwarp();
+        for (int idx = lane; idx < p.letters * S; idx += warp_size) {
+            const int x = idx / S, r = idx - x * S;
+            const long long row = row0 + r;
+            prof[x * row_words + (r / R) * stripe + (r % R)] =
+                static_cast<std::uint32_t>(row < rows ? p.sigma[p.query[row] * 32 + x] : pad_score);
+        }
+        __syncwarp();
+
+        // Where the top border comes from and where the bottom row goes.
+        const bool from_top = band == 0, from_row = !from_top && gw == 0;
+        const int2* in_ring = !from_top && !from_row ? p.ring + (gw - 1) * ring_len : nullptr;
+        const unsigned long long* in_flag =
+            from_row ? p.row_ready : in_ring ? p.produced + (gw - 1) * flag_stride : nullptr;
+        unsigned long long* in_consumed = in_ring ? p.consumed + (gw - 1) * flag_stride : nullptr;
+        const unsigned long long base = static_cast<unsigned long long>(gen) * cols;
+        const bool has_next = band + 1 < p.bands;
+        const bool to_row = has_next && gw == p.warps - 1;
+        int2* out_ring = has_next && !to_row ? p.ring + gw * ring_len : nullptr;
+        unsigned long long* out_flag = to_row ? p.row_ready : out_ring ? p.produced + gw * flag_stride : nullptr;
+        const unsigned long long* out_consumed = out_ring ? p.consumed + gw * flag_stride : nullptr;
+        const unsigned long long out_base = to_row ? base + cols : base;
+        // Slabs of a split by rows: band 0 reads the slab above's bottom row as it comes, the last band hands its own
+        // to the slab below.
+        const bool top_streamed = Split && from_top && p.top_ready != nullptr;
+        const bool to_slab = Split && !has_next && p.bottom_ready != nullptr;
+        long long ck_row = -1;
+        if (!Trace && (row0 + S) % p.K == 0 && row0 + S < rows) ck_row = (row0 + S) / p.K - 1;
+
+        using cell_t = std::conditional_t<Trace, int, std::uint32_t>;
+        cell_t h[R], f[R];
+        // A left border streamed from the part to the left is read once that part has finished this band and the one
+        // above (whose last row is this band's corner): lane 0's system-scope acquire, then __syncwarp, orders every
+        // lane's reads after the other device's writes (and no line of it was read before: none is stale).
+        if constexpr (Split) {
+            if (p.left_ready) {  // not on the first part
+                if (lane == 0) {
+                    wait_flag_sys(p.left_ready + band);
+                    if (band > 0) wait_flag_sys(p.left_ready + band - 1);
+                }
+                __syncwarp();
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < R; ++c) {
+            const long long row = my_row + c;
+            h[c] = static_cast<cell_t>(row < rows ? p.left_h[row] : 0);
+            f[c] = static_cast<cell_t>(row < rows ? p.left_f[row] : -oe);
+        }
+        // hdiag: H above-left of the lane's first row for its next column; hin/ein: its input for this step.
+        // Lane t > 0 starts with H[first row - 1][c0 - 1] in hin, which becomes its diagonal at its first column.
+        std::uint32_t hdiag = 0, hin = 0, ein = neg_oe;
+        if (lane == 0) hdiag = static_cast<std::uint32_t>(from_top ? p.top_h[0] : p.left_h[row0 - 1]);
+        else if (my_row - 1 < rows) hin = static_cast<std::uint32_t>(p.left_h[my_row - 1]);
+        std::uint32_t m = 0;
+        unsigned long long seen_produced = 0, seen_consumed = 0;  // lane 0's last reads of the two counters
+        long long next_line = Trace ? LLONG_MAX : p.K - 1;  // the lane's next checkpoint column
+        const long long block_row = Trace ? 0 : row0 / p.K;
+
+        const long long steps = cols + warp_size - 1;
+        for (long long k0 = 0; k0 < steps; k0 += warp_size) {
+            __syncwarp();
+            // The letters of this chunk's columns, so that no step waits on a global load.
+            {
+                const long long j0 = k0 - (warp_size - 1) + lane, j1 = k0 + 1 + lane;
+                stage_letters[lane] = j0 >= 0 && j0 < cols ? p.subject[j0] : 0;
+                stage_letters[warp_size + lane] = j1 < cols ? p.subject[j1] : 0;
+            }
+            __syncwarp();
+            if (k0 < cols) {
+                const long long end = min(k0 + warp_size, cols);
+                if (in_flag) {
+                    if (lane == 0) wait_at_least(in_flag, base + end, seen_produced);
+                    __syncwarp();
+                } else if (top_streamed) {  // lane 0's system-scope acquire, then __syncwarp, orders the reads
+                    if (lane == 0) wait_at_least_sys(p.top_ready, static_cast<unsigned long long>(end), seen_produced);
+                    __syncwarp();
+                }
+                const long long j = k0 + lane;
+                if (j < cols) {
+                    int2 v;
+                    if (top_streamed) v = make_int2(__ldcv(p.top_in_h + j), __ldcv(p.top_in_e + j));
+                    else if (from_top) v = make_int2(p.top_h[j + 1], p.top_e[j]);
+                    else if (from_row) v = __ldcg(p.row_buffer + j);
+                    else v = __ldcg(in_ring + ((base + j) & (ring_len - 1)));
+                    stage_in[lane] = v;
+                }
+                __syncwarp();
+                // Slots are handed back every 8 chunks (the ring is 32 chunks deep) and at the end of the band.
+                if (in_consumed && lane == 0 && ((k0 / warp_size) % 8 == 7 || end == cols))
+                    store_release(in_consumed, base + end);
+            }
+#pragma unroll 1
+            for (int s = 0; s < warp_size; ++s) {
+                const long long k = k0 + s, j = k - lane;
+                if (lane == 0) {
+                    const int2 v = stage_in[s];
+                    hin = static_cast<std::uint32_t>(v.x);
+                    ein = static_cast<std::uint32_t>(v.y);
+                }
+                const std::uint32_t diag = hdiag;
+                hdiag = hin;
+                std::uint32_t e = ein;
+                if (j >= 0 && j < cols) {
+                    const int x = stage_letters[s - lane + warp_size - 1];
+                    const std::uint32_t* pr = prof + x * row_words + lane * stripe;
+                    if constexpr (Trace) {
+                        int ei = static_cast<int>(e);
+                        const unsigned bits = trace_cells<R>(pr, static_cast<int>(diag), ei, h, f, oe, ext, p.target,
+                                                             my_row, rows, j, p.first_hit);
+                        e = static_cast<std::uint32_t>(ei);
+                        const long long nib = j * p.stride + my_row;
+                        static_assert(R == 4, "the trace kernel stores 4 nibbles per lane and step");
+                        *reinterpret_cast<std::uint16_t*>(p.trace + (nib >> 1)) = static_cast<std::uint16_t>(bits);
+                    } else {
+                        if constexpr (Kind == forward_h) row_cells_h<R>(pr, diag, e, h, f, m, neg_oe, neg_e);
+                        else kernels::row_cells<R, kernels::lanes_s32>(pr, diag, e, h, f, m, neg_oe, neg_e);
+                        if (j == next_line || j == cols - 1) {
+                            atomicMax(p.block_max + block_row * p.B + j / p.K, static_cast<int>(m));
+                            m = 0;
+                            if (j == next_line && j + 1 < cols) {
+                                const long long b = j / p.K;
+#pragma unroll
+                                for (int c = 0; c < R; ++c) {
+                                    if (my_row + c < rows) {
+                                        p.col_h[b * rows + my_row + c] = static_cast<int>(h[c]);
+                                        p.col_f[b * rows + my_row + c] = static_cast<int>(f[c]);
+                                    }
+                                }
+                            }
+                            next_line += p.K;
+                        }
+                    }
+                }
+                if (lane == warp_size - 1) stage_out[s] = make_int2(static_cast<int>(h[R - 1]), static_cast<int>(e));
+                hin = __shfl_up_sync(0xffffffffu, static_cast<std::uint32_t>(h[R - 1]), 1);
+                ein = __shfl_up_sync(0xffffffffu, e, 1);
+            }
+            // The chunk's bottom-row outputs: columns k0 - 31 .. k0.
+            __syncwarp();
+            const long long last = min(k0, cols - 1);
+            if ((out_flag || ck_row >= 0 || to_slab) && last >= 0) {
+                if (out_consumed && lane == 0 && out_base + last + 1 > static_cast<unsigned long long>(ring_len))
+                    wait_at_least(out_consumed, out_base + last + 1 - ring_len, seen_consumed);
+                __syncwarp();
+                const long long jo = k0 - (warp_size - 1) + lane;
+                if (jo >= 0 && jo < cols) {
+                    const int2 v = stage_out[lane];
+                    if (out_ring) __stcg(out_ring + ((out_base + jo) & (ring_len - 1)), v);
+                    else if (to_row) __stcg(p.row_buffer + jo, v);
+                    if (to_slab) {
+                        p.bottom_h[jo] = v.x;
+                        p.bottom_e[jo] = v.y;
+                    }
+                    if (ck_row >= 0) {
+                        p.row_h[ck_row * cols + jo] = v.x;
+                        p.row_e[ck_row * cols + jo] = v.y;
+                    }
+                }
+                if (to_slab) __threadfence_system();
+                __syncwarp();
+                // The release store makes every lane's ring stores (ordered before it by the __syncwarp) visible
+                // to the consumer's acquire.
+                if (out_flag && lane == 0) store_release(out_flag, out_base + last + 1);
+                if (to_slab && lane == 0) store_release_sys(p.bottom_ready, static_cast<unsigned long long>(last + 1));
+            }
+            if (p.done_chunks && lane == 0) {
+                const long long chunk = k0 / warp_size;
+                if (chunk % 32 == 31) atomicAdd(p.done_chunks, 32ull);
+                else if (k0 + warp_size >= steps) atomicAdd(p.done_chunks, static_cast<unsigned long long>(chunk % 32 + 1));
+            }
+        }
+        if (Split && p.right_ready) {
+            // The right border for the part to the right: after its last column a lane still holds H of that column
+            // and F entering the next; every lane's stores, then the band's flag.
+#pragma unroll
+            for (int c = 0; c < R; ++c) {
+                if (my_row + c < rows) {
+                    p.right_h[my_row + c] = static_cast<int>(h[c]);
+                    p.right_f[my_row + c] = static_cast<int>(f[c]);
+                }
+            }
+            __threadfence_system();
+            __syncwarp();
+            if (lane == 0) store_release_sys(p.right_ready + band, 1u);
+        }
+    }
+}
+
+template <int R, int Kind>
+__global__ void __launch_bounds__(max_warps_per_block * warp_size) band_kernel(const band_params p) {
+    const int wib = threadIdx.x >> 5;
+    const int gw = blockIdx.x * (blockDim.x / warp_size) + wib;
+    if (gw < p.warps) run_bands<R, Kind>(p, gw, wib);
+}
+
+// Several rectangles in one launch (leaves of a traceback): rectangle l has warps [first[l], first[l] + warps), each
+// with rings and counters of its own; one warp per block.
+template <int R, int Kind>
+__global__ void __launch_bounds__(warp_size) band_batch_kernel(const band_params* rects, const int* first, int count) {
+    const int gw = blockIdx.x;
+    int lo = 0, hi = count - 1;  // the last rectangle whose first warp is <= gw
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (first[mid] <= gw) lo = mid;
+        else hi = mid - 1;
+    }
+    const band_params p = rects[lo];
+    if (gw - first[lo] < p.warps) run_bands<R, Kind>(p, gw - first[lo], 0);
+}
+
+// Copies of int ranges on the device, one block per range (the borders of a batch of leaves).
+struct copy_desc {
+    int* to;
+    const int* from;
+    long long count;
+};
+__global__ void gather_copies(const copy_desc* copies) {
+    const copy_desc c = copies[blockIdx.x];
+    for (long long k = threadIdx.x; k < c.count; k += blockDim.x) c.to[k] = c.from[k];
+}
+
+}  // namespace
+
+}  // namespace swgpu::gpu
