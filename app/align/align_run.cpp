@@ -254,7 +254,7 @@ void align_run::choose_backend() {
     o.gpu.one_process = group_.size() == 1;
     o.gpu.memory = gpu_mem_;
     o.gpu.keep_align_memory = gpu_mem_ == 0 && io::needs_alignments(fmt_) && s_.gpu_align != "cpu";
-    // SWGPU_LOGICAL_DEVICES=K (a test option) makes each GPU count K times: the multi-GPU path on one GPU.
+    // SWGPU_TUNE=search.logical_devices=K (a test option) makes each GPU count K times: the multi-GPU path on one GPU.
     o.gpu.logical = static_cast<int>(std::clamp<std::int64_t>(tuning::integer("search.logical_devices"), 1, 64));
     o.threads = s_.threads;
     o.mode = s_.mode;
