@@ -97,6 +97,13 @@ TEST_CASE("long pairs: tile edges, one residue against many, identical pairs", "
             }
         }
     }
+    SECTION("leaves asked smaller than one tile are one tile (the walk ends)") {
+        const auto q = random_sequence(rng, 900, dna4, sc.matrix);
+        const auto s = random_sequence(rng, 1100, dna4, sc.matrix);
+        long_pair::cpu_backend be(q, s, sc, pool, 1 << 12, 100.0);
+        CHECK(be.leaf_cells() == 256.0 * 256);
+        REQUIRE(long_pair::align(be, 900, 1100, sc) == sw_align(q, s, sc));
+    }
     SECTION("identical 3000-residue pair: one diagonal, ties at every cell of it") {
         const auto q = random_sequence(rng, 3000, dna4, sc.matrix);
         long_pair::cpu_backend be(q, q, sc, pool, 1 << 12, 256.0 * 256);

@@ -405,7 +405,9 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
 cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
                          thread_pool& pool, std::size_t grid_budget, double leaf_cells, int lanes,
                          std::size_t trace_batch)
-    : q_(query), s_(subject), sc_(sc), pool_(pool), budget_(grid_budget), leaf_(leaf_cells), lanes_(lanes),
+    // Leaves of less than one tile cannot be reached (grid spacings are tile multiples): the walk would split forever.
+    : q_(query), s_(subject), sc_(sc), pool_(pool), budget_(grid_budget),
+      leaf_(std::max(leaf_cells, double(tile) * double(tile))), lanes_(lanes),
       batch_(trace_batch ? trace_batch : pool.size() >= 4 ? pool.size() : 1) {
     // A subject of few letters (DNA) gets compact codes, so that the vector kernel picks σ by comparisons.
     std::vector<int> code(substitution_matrix::max_letters, -1);
