@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -386,141 +387,26 @@ private:
 
 }  // namespace
 
-std::vector<std::vector<score_hit>> search(const sequence_set& queries, const sequence_set& db, const scoring& sc,
-                                           const search_options& opt, const search_config& cfg,
-                                           search_timing* timing) {
-    const auto call_start = steady::now();
-    search_timing tm;
-    std::vector<std::vector<score_hit>> out(queries.size());
-    if (queries.empty() || db.empty()) {
-        if (timing) *timing = tm;
-        return out;
-    }
-    const int letters = sc.matrix.size();
-    if (letters < 1 || letters > substitution_matrix::max_letters)
-        throw usage_error("matrix '" + sc.matrix.name() + "' has " + std::to_string(letters) +
-                          " letters; the GPU search supports 1 to 32");
-    if (sc.gaps.open < 0 || sc.gaps.extend < 1)
-        throw usage_error("gap costs must be open >= 0 and extend >= 1 (got " + std::to_string(sc.gaps.open) + "/" +
-                          std::to_string(sc.gaps.extend) + ")");
-    check_codes(queries, letters, "queries");
-    const int gap_oe = sc.gaps.open + sc.gaps.extend;
-    // 16-bit lanes hold values down to -oe - e and up to 32767; wider gap costs take the 32-bit kernel.
-    const bool narrow_ok = gap_oe + sc.gaps.extend < 16384;
-    const score_kernel kernel = cfg.kernel == score_kernel::dpx16 && !narrow_ok ? score_kernel::dpx32 : cfg.kernel;
+// One call of the GPU score pass, in named steps: the checks and the batch sizes (constructor), the queries' order,
+// then the simple kernel's batches or the DPX kernels' batches two in flight, each batch's hits selected and delivered.
+class search_call {
+public:
+    search_call(const sequence_set& queries, const sequence_set& db, const scoring& sc, const search_options& opt,
+                const search_config& cfg)
+        : queries_(queries), db_(db), sc_(sc), opt_(opt), cfg_(cfg), out_(queries.size()), nq_(queries.size()),
+          ndb_(db.size()) {}
 
-    int device = 0;
-    SWGPU_CUDA_CHECK(cudaGetDevice(&device));
-    cudaDeviceProp prop{};
-    SWGPU_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-    cuda_stream stream;
+    std::vector<std::vector<score_hit>> run(search_timing* timing);
 
-    const std::size_t nq = queries.size(), ndb = db.size();
-    for (std::size_t q = 0; q < nq; ++q) tm.cells += queries.length(q) * db.total_residues();
-    // The score matrix budget holds each query's row of scores and its selected hits.
-    const std::size_t row_bytes = sizeof(int) * ndb + sizeof(int2) * std::min(opt.max_hits, ndb);
-    std::size_t per_batch = std::clamp<std::size_t>(cfg.score_matrix_bytes / row_bytes, 1, nq);
-    if (per_batch > 1 && per_batch < nq) per_batch &= ~std::size_t(1);  // whole pairs per batch
-    // Batches: one of all queries when they fit, unless early delivery splits them (more than pipeline_min_batch
-    // queries); else batches of at most half the score matrix each, so that two can be in flight (below).
-    const bool one_batch = nq <= per_batch && !(opt.on_final && nq > pipeline_min_batch);
-    const std::size_t cap = one_batch || per_batch == 1 ? per_batch : std::max<std::size_t>(2, per_batch / 2) & ~std::size_t(1);
-    hit_selector selector;
-    // The size of the batch that starts at query b0. With early delivery (opt.on_final), each batch takes half of the
-    // queries left, down to batches of pipeline_min_batch, so the caller gets the first hits early and the batch whose
-    // hits come last is small; the score matrix bounds every batch.
-    const auto batch_at = [&](std::size_t b0) {
-        const std::size_t left = nq - b0;
-        std::size_t count = std::min(cap, left);
-        if (opt.on_final && left > pipeline_min_batch) {
-            count = std::min(count, std::max(pipeline_min_batch, (left + 1) / 2));
-            if (count < left) count = (count + 1) & ~std::size_t(1);  // whole pairs
-        }
-        return count;
-    };
-    // With early delivery the queries go longest first, so that the last batch, whose hits come last, holds the
-    // shortest queries: the least device time after the others, and the fewest cells left to align. The batches run
-    // on `searched`, the queries in that order; rank r is query order[r].
-    std::vector<std::uint32_t> order(nq);
-    std::iota(order.begin(), order.end(), 0u);
-    sequence_set reordered;
-    if (!one_batch && opt.on_final) {
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return queries.length(a) > queries.length(b); });
-        reordered.source = queries.source;
-        reordered.encoded = queries.encoded;
-        for (const std::uint32_t q : order) reordered.add(queries.names[q], queries[q]);
-    }
-    const sequence_set& searched = reordered.size() == nq ? reordered : queries;
-    // The hits of ranks [b0, b0 + count) from their score rows on the device, into `out`, then delivered.
-    std::vector<std::vector<score_hit>> by_rank(nq);
-    const auto take_batch = [&](const int* rows, std::size_t b0, std::size_t count) {
-        selector.select(rows, count, ndb, opt, b0, by_rank);
-        for (std::size_t r = b0; r < b0 + count; ++r) out[order[r]] = std::move(by_rank[r]);
-        if (opt.on_final) opt.on_final(std::span<const std::uint32_t>(order).subspan(b0, count), out);
-    };
+private:
+    void check_and_size();
+    void order_queries();
+    std::size_t batch_at(std::size_t b0) const;
+    void take_batch(const int* rows, std::size_t b0, std::size_t count);
+    void run_simple();
+    void run_dpx();
 
-    if (kernel == score_kernel::simple32) {
-        auto t = steady::now();
-        device_buffer<std::uint8_t> qres, sres;
-        device_buffer<std::uint64_t> qoff, soff;
-        device_buffer<std::int8_t> matrix;
-        check_codes(db, letters, "database");
-        qres.upload(searched.residues, stream.get());
-        qoff.upload(searched.offsets, stream.get());
-        sres.upload(db.residues, stream.get());
-        soff.upload(db.offsets, stream.get());
-        matrix.upload(reinterpret_cast<const std::int8_t*>(sc.matrix.table().data()), sc.matrix.table().size(),
-                      stream.get());
-        std::size_t longest = 1;
-        for (std::size_t s = 0; s < ndb; ++s) longest = std::max(longest, db.length(s));
-        const std::size_t threads = std::clamp<std::size_t>((std::size_t(512) << 20) / (longest * sizeof(int2)),
-                                                            kernels::block_threads, std::size_t(1) << 16);
-        const std::size_t blocks = threads / kernels::block_threads;
-        device_buffer<int> scores(std::min(cap, nq) * ndb);
-        device_buffer<int2> scratch(blocks * kernels::block_threads * longest);
-        SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-        tm.upload_ms += ms_since(t);
-        for (std::size_t b0 = 0, count = 0; b0 < nq; b0 += count) {
-            count = batch_at(b0);
-            cuda_event start, stop;
-            start.record(stream.get());
-            kernels::simple_search<<<static_cast<unsigned>(blocks), kernels::block_threads, 0, stream.get()>>>(
-                qres.data(), qoff.data(), static_cast<std::uint32_t>(b0), static_cast<std::uint32_t>(count), sres.data(),
-                soff.data(), static_cast<std::uint32_t>(ndb), matrix.data(), gap_oe, sc.gaps.extend, scores.data(),
-                scratch.data(), longest);
-            SWGPU_CUDA_CHECK_LAUNCH("simple_search");
-            stop.record(stream.get());
-            stop.synchronize();
-            tm.score_ms += stop.since(start);
-            t = steady::now();
-            take_batch(scores.data(), b0, count);
-            tm.select_ms += ms_since(t);
-            ++tm.batches;
-        }
-        tm.total_ms = ms_since(call_start);
-        if (timing) *timing = tm;
-        return out;
-    }
-
-    auto t = steady::now();
-    // The chunk as the reader thread packed it (prepare_chunk), or packed now.
-    const auto* prepared = dynamic_cast<const packed_chunk*>(opt.prepared);
-    const bool use_prepared = prepared && prepared->made_from(db) && prepared->letters == letters;
-    packed_db packed_here;
-    if (!use_prepared) packed_here = pack_database(db, letters, static_cast<std::uint8_t>(letters));
-    const packed_db& pdb = use_prepared ? prepared->pdb : packed_here;
-    tm.pack_ms += ms_since(t);
-    t = steady::now();
-    dpx_runner runner(searched, pdb, sc, cfg, stream.get(), prop.multiProcessorCount,
-                      use_prepared && prepared->on_device ? prepared : nullptr);
-    SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-    tm.upload_ms += ms_since(t);
-
-    const std::uint32_t multiple = column_multiple();
-    const bool narrow = kernel == score_kernel::dpx16;
-    // Batches in flight: while the device runs batch k + 1, the host takes batch k's scores, selects its hits and
-    // delivers them. Each of the two slots has its score rows, overflow list and run arrays.
+    // DPX batches: two slots, so that the device runs batch k + 1 while the host takes batch k's hits.
     struct slot {
         std::size_t b0 = 0, count = 0;
         std::vector<std::uint32_t> ids;
@@ -528,82 +414,260 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
         device_buffer<uint2> overflow;
         dpx_runner::batch_run run;
     };
-    std::array<slot, 2> slots;
-    const auto start_batch = [&](slot& sl, std::size_t b0, std::size_t count) {
-        sl.scores.reserve(std::min(cap, nq) * ndb);  // slots are made when first used: one batch needs one
-        if (narrow) sl.overflow.reserve(std::min<std::size_t>(std::min(cap, nq) * ndb, std::size_t(1) << 20));
-        t = steady::now();
-        sl.b0 = b0;
-        sl.count = count;
-        sl.ids.resize(count);
-        std::iota(sl.ids.begin(), sl.ids.end(), static_cast<std::uint32_t>(b0));
-        const search_plan plan = plan_all(pair_queries(searched, sl.ids, narrow ? 2 : 1, runner.rows(), multiple),
-                                          searched, pdb, kernels::block_threads);
-        tm.pack_ms += ms_since(t);
-        SWGPU_CUDA_CHECK(cudaMemsetAsync(sl.scores.data(), 0, count * ndb * sizeof(int), stream.get()));
-        if (narrow)
-            runner.enqueue<kernels::lanes_s16x2>(plan, sl.run, sl.scores.data(), ndb, static_cast<std::int32_t>(b0),
-                                                 &sl.overflow, &tm.blocks);
-        else
-            runner.enqueue<kernels::lanes_s32>(plan, sl.run, sl.scores.data(), ndb, static_cast<std::int32_t>(b0),
-                                               nullptr, &tm.blocks);
-    };
-    const auto end_batch = [&](slot& sl) {
-        std::uint32_t overflowed = 0;
-        tm.score_ms += runner.wait(sl.run, narrow ? &overflowed : nullptr);
-        if (overflowed > 0) {
-            // Recompute the listed lanes (or, when the list overflowed, the whole batch) with 32-bit lanes.
-            tm.overflow_lanes += overflowed;
-            t = steady::now();
-            search_plan wide;
-            if (overflowed > sl.overflow.size()) {
-                wide = plan_all(pair_queries(searched, sl.ids, 1, runner.rows(), multiple), searched, pdb,
-                                kernels::block_threads);
-            } else {
-                std::vector<uint2> listed(overflowed);
-                SWGPU_CUDA_CHECK(cudaMemcpy(listed.data(), sl.overflow.data(), overflowed * sizeof(uint2),
-                                            cudaMemcpyDeviceToHost));
-                std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> by_query;
-                for (const uint2& v : listed) by_query[v.x].push_back(v.y);
-                std::vector<std::uint32_t> qs;
-                for (const auto& [q, subjects] : by_query) qs.push_back(q);
-                std::sort(qs.begin(), qs.end());
-                auto pairs = pair_queries(searched, qs, 1, runner.rows(), multiple);
-                std::vector<std::vector<std::uint32_t>> subjects_of(pairs.size());
-                for (std::size_t p = 0; p < pairs.size(); ++p)
-                    subjects_of[p] = std::move(by_query[static_cast<std::uint32_t>(pairs[p].query[0])]);
-                wide = plan_listed(std::move(pairs), searched, std::move(subjects_of), pdb, kernels::block_threads);
-            }
-            tm.pack_ms += ms_since(t);
-            const double ms = runner.run<kernels::lanes_s32>(wide, sl.run, sl.scores.data(), ndb,
-                                                             static_cast<std::int32_t>(sl.b0), nullptr, nullptr, nullptr);
-            tm.score_ms += ms;
-            tm.rescore_ms += ms;
-        }
-        t = steady::now();
-        take_batch(sl.scores.data(), sl.b0, sl.count);
-        tm.select_ms += ms_since(t);
-        ++tm.batches;
-    };
-    std::size_t started = 0, ended = 0;
-    for (std::size_t b0 = 0; b0 < nq || ended < started;) {
-        if (b0 < nq && started - ended < slots.size()) {
-            const std::size_t count = batch_at(b0);
-            start_batch(slots[started++ % slots.size()], b0, count);
-            b0 += count;
-            if (started - ended < slots.size() && b0 < nq) continue;  // keep two in flight
-        }
-        end_batch(slots[ended++ % slots.size()]);
+    void start_batch(dpx_runner& runner, const packed_db& pdb, slot& sl, std::size_t b0, std::size_t count);
+    void end_batch(dpx_runner& runner, const packed_db& pdb, slot& sl);
+    void rescore_overflow(dpx_runner& runner, const packed_db& pdb, slot& sl, std::uint32_t overflowed);
+
+    const sequence_set& queries_;
+    const sequence_set& db_;
+    const scoring& sc_;
+    const search_options& opt_;
+    const search_config& cfg_;
+    const steady::time_point call_start_ = steady::now();
+    search_timing tm_;
+    std::vector<std::vector<score_hit>> out_;
+    const std::size_t nq_, ndb_;
+    int letters_ = 0, gap_oe_ = 0, multiprocessors_ = 0;
+    score_kernel kernel_ = score_kernel::dpx16;
+    std::optional<cuda_stream> stream_;
+    std::size_t cap_ = 1;       // queries per batch at most
+    bool one_batch_ = true;
+    hit_selector selector_;
+    std::vector<std::uint32_t> order_;  // rank r is query order_[r]
+    sequence_set reordered_;
+    const sequence_set* searched_ = nullptr;  // the queries in rank order
+    std::vector<std::vector<score_hit>> by_rank_;
+    std::uint32_t multiple_ = 0;
+    bool narrow_ = false;
+    const char* prepared_note_ = "";
+};
+
+// The checks of the inputs, the kernel (16-bit lanes where gap costs allow), the device, and the batch sizes.
+void search_call::check_and_size() {
+    letters_ = sc_.matrix.size();
+    if (letters_ < 1 || letters_ > substitution_matrix::max_letters)
+        throw usage_error("matrix '" + sc_.matrix.name() + "' has " + std::to_string(letters_) +
+                          " letters; the GPU search supports 1 to 32");
+    if (sc_.gaps.open < 0 || sc_.gaps.extend < 1)
+        throw usage_error("gap costs must be open >= 0 and extend >= 1 (got " + std::to_string(sc_.gaps.open) + "/" +
+                          std::to_string(sc_.gaps.extend) + ")");
+    check_codes(queries_, letters_, "queries");
+    gap_oe_ = sc_.gaps.open + sc_.gaps.extend;
+    // 16-bit lanes hold values down to -oe - e and up to 32767; wider gap costs take the 32-bit kernel.
+    const bool narrow_ok = gap_oe_ + sc_.gaps.extend < 16384;
+    kernel_ = cfg_.kernel == score_kernel::dpx16 && !narrow_ok ? score_kernel::dpx32 : cfg_.kernel;
+
+    int device = 0;
+    SWGPU_CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    SWGPU_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    multiprocessors_ = prop.multiProcessorCount;
+    stream_.emplace();
+
+    for (std::size_t q = 0; q < nq_; ++q) tm_.cells += queries_.length(q) * db_.total_residues();
+    // The score matrix budget holds each query's row of scores and its selected hits.
+    const std::size_t row_bytes = sizeof(int) * ndb_ + sizeof(int2) * std::min(opt_.max_hits, ndb_);
+    std::size_t per_batch = std::clamp<std::size_t>(cfg_.score_matrix_bytes / row_bytes, 1, nq_);
+    if (per_batch > 1 && per_batch < nq_) per_batch &= ~std::size_t(1);  // whole pairs per batch
+    // Batches: one of all queries when they fit, unless early delivery splits them (more than pipeline_min_batch
+    // queries); else batches of at most half the score matrix each, so that two can be in flight (run_dpx).
+    one_batch_ = nq_ <= per_batch && !(opt_.on_final && nq_ > pipeline_min_batch);
+    cap_ = one_batch_ || per_batch == 1 ? per_batch : std::max<std::size_t>(2, per_batch / 2) & ~std::size_t(1);
+}
+
+// With early delivery the queries go longest first, so that the last batch, whose hits come last, holds the shortest
+// queries: the least device time after the others, and the fewest cells left to align. The batches run on
+// `searched_`, the queries in that order.
+void search_call::order_queries() {
+    order_.resize(nq_);
+    std::iota(order_.begin(), order_.end(), 0u);
+    if (!one_batch_ && opt_.on_final) {
+        std::stable_sort(order_.begin(), order_.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return queries_.length(a) > queries_.length(b); });
+        reordered_.source = queries_.source;
+        reordered_.encoded = queries_.encoded;
+        for (const std::uint32_t q : order_) reordered_.add(queries_.names[q], queries_[q]);
     }
-    tm.total_ms = ms_since(call_start);
-    if (timing) *timing = tm;
-    if (tuning::flag("search.profile", device_arch()))  // measurements: where one call's time went
+    searched_ = reordered_.size() == nq_ ? &reordered_ : &queries_;
+    by_rank_.assign(nq_, {});
+}
+
+// The size of the batch that starts at rank b0. With early delivery (on_final), each batch takes half of the queries
+// left, down to batches of pipeline_min_batch, so the caller gets the first hits early and the batch whose hits come
+// last is small; the score matrix bounds every batch.
+std::size_t search_call::batch_at(std::size_t b0) const {
+    const std::size_t left = nq_ - b0;
+    std::size_t count = std::min(cap_, left);
+    if (opt_.on_final && left > pipeline_min_batch) {
+        count = std::min(count, std::max(pipeline_min_batch, (left + 1) / 2));
+        if (count < left) count = (count + 1) & ~std::size_t(1);  // whole pairs
+    }
+    return count;
+}
+
+// The hits of ranks [b0, b0 + count) from their score rows on the device, into out_, then delivered.
+void search_call::take_batch(const int* rows, std::size_t b0, std::size_t count) {
+    selector_.select(rows, count, ndb_, opt_, b0, by_rank_);
+    for (std::size_t r = b0; r < b0 + count; ++r) out_[order_[r]] = std::move(by_rank_[r]);
+    if (opt_.on_final) opt_.on_final(std::span<const std::uint32_t>(order_).subspan(b0, count), out_);
+}
+
+// The simple 32-bit kernel (a reference for the DPX kernels): every batch in turn.
+void search_call::run_simple() {
+    auto t = steady::now();
+    cudaStream_t stream = stream_->get();
+    device_buffer<std::uint8_t> qres, sres;
+    device_buffer<std::uint64_t> qoff, soff;
+    device_buffer<std::int8_t> matrix;
+    check_codes(db_, letters_, "database");
+    qres.upload(searched_->residues, stream);
+    qoff.upload(searched_->offsets, stream);
+    sres.upload(db_.residues, stream);
+    soff.upload(db_.offsets, stream);
+    matrix.upload(reinterpret_cast<const std::int8_t*>(sc_.matrix.table().data()), sc_.matrix.table().size(), stream);
+    std::size_t longest = 1;
+    for (std::size_t s = 0; s < ndb_; ++s) longest = std::max(longest, db_.length(s));
+    const std::size_t threads = std::clamp<std::size_t>((std::size_t(512) << 20) / (longest * sizeof(int2)),
+                                                        kernels::block_threads, std::size_t(1) << 16);
+    const std::size_t blocks = threads / kernels::block_threads;
+    device_buffer<int> scores(std::min(cap_, nq_) * ndb_);
+    device_buffer<int2> scratch(blocks * kernels::block_threads * longest);
+    SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream));
+    tm_.upload_ms += ms_since(t);
+    for (std::size_t b0 = 0, count = 0; b0 < nq_; b0 += count) {
+        count = batch_at(b0);
+        cuda_event start, stop;
+        start.record(stream);
+        kernels::simple_search<<<static_cast<unsigned>(blocks), kernels::block_threads, 0, stream>>>(
+            qres.data(), qoff.data(), static_cast<std::uint32_t>(b0), static_cast<std::uint32_t>(count), sres.data(),
+            soff.data(), static_cast<std::uint32_t>(ndb_), matrix.data(), gap_oe_, sc_.gaps.extend, scores.data(),
+            scratch.data(), longest);
+        SWGPU_CUDA_CHECK_LAUNCH("simple_search");
+        stop.record(stream);
+        stop.synchronize();
+        tm_.score_ms += stop.since(start);
+        t = steady::now();
+        take_batch(scores.data(), b0, count);
+        tm_.select_ms += ms_since(t);
+        ++tm_.batches;
+    }
+}
+
+// The DPX kernels over the packed chunk (packed ahead by prepare_chunk, or now), batches two in flight: while the
+// device runs batch k + 1, the host takes batch k's scores, selects its hits and delivers them.
+void search_call::run_dpx() {
+    auto t = steady::now();
+    const auto* prepared = dynamic_cast<const packed_chunk*>(opt_.prepared);
+    const bool use_prepared = prepared && prepared->made_from(db_) && prepared->letters == letters_;
+    packed_db packed_here;
+    if (!use_prepared) packed_here = pack_database(db_, letters_, static_cast<std::uint8_t>(letters_));
+    const packed_db& pdb = use_prepared ? prepared->pdb : packed_here;
+    prepared_note_ = !use_prepared ? "" : prepared->on_device ? " (packed and uploaded ahead)" : " (packed ahead)";
+    tm_.pack_ms += ms_since(t);
+    t = steady::now();
+    dpx_runner runner(*searched_, pdb, sc_, cfg_, stream_->get(), multiprocessors_,
+                      use_prepared && prepared->on_device ? prepared : nullptr);
+    SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream_->get()));
+    tm_.upload_ms += ms_since(t);
+
+    multiple_ = column_multiple();
+    narrow_ = kernel_ == score_kernel::dpx16;
+    std::array<slot, 2> slots;
+    std::size_t started = 0, ended = 0;
+    for (std::size_t b0 = 0; b0 < nq_ || ended < started;) {
+        if (b0 < nq_ && started - ended < slots.size()) {
+            const std::size_t count = batch_at(b0);
+            start_batch(runner, pdb, slots[started++ % slots.size()], b0, count);
+            b0 += count;
+            if (started - ended < slots.size() && b0 < nq_) continue;  // keep two in flight
+        }
+        end_batch(runner, pdb, slots[ended++ % slots.size()]);
+    }
+}
+
+void search_call::start_batch(dpx_runner& runner, const packed_db& pdb, slot& sl, std::size_t b0, std::size_t count) {
+    sl.scores.reserve(std::min(cap_, nq_) * ndb_);  // slots are made when first used: one batch needs one
+    if (narrow_) sl.overflow.reserve(std::min<std::size_t>(std::min(cap_, nq_) * ndb_, std::size_t(1) << 20));
+    const auto t = steady::now();
+    sl.b0 = b0;
+    sl.count = count;
+    sl.ids.resize(count);
+    std::iota(sl.ids.begin(), sl.ids.end(), static_cast<std::uint32_t>(b0));
+    const search_plan plan = plan_all(pair_queries(*searched_, sl.ids, narrow_ ? 2 : 1, runner.rows(), multiple_),
+                                      *searched_, pdb, kernels::block_threads);
+    tm_.pack_ms += ms_since(t);
+    SWGPU_CUDA_CHECK(cudaMemsetAsync(sl.scores.data(), 0, count * ndb_ * sizeof(int), stream_->get()));
+    if (narrow_)
+        runner.enqueue<kernels::lanes_s16x2>(plan, sl.run, sl.scores.data(), ndb_, static_cast<std::int32_t>(b0),
+                                             &sl.overflow, &tm_.blocks);
+    else
+        runner.enqueue<kernels::lanes_s32>(plan, sl.run, sl.scores.data(), ndb_, static_cast<std::int32_t>(b0), nullptr,
+                                           &tm_.blocks);
+}
+
+void search_call::end_batch(dpx_runner& runner, const packed_db& pdb, slot& sl) {
+    std::uint32_t overflowed = 0;
+    tm_.score_ms += runner.wait(sl.run, narrow_ ? &overflowed : nullptr);
+    if (overflowed > 0) rescore_overflow(runner, pdb, sl, overflowed);
+    const auto t = steady::now();
+    take_batch(sl.scores.data(), sl.b0, sl.count);
+    tm_.select_ms += ms_since(t);
+    ++tm_.batches;
+}
+
+// Recomputes the 16-bit lanes that overflowed (or, when their list overflowed, the whole batch) with 32-bit lanes.
+void search_call::rescore_overflow(dpx_runner& runner, const packed_db& pdb, slot& sl, std::uint32_t overflowed) {
+    tm_.overflow_lanes += overflowed;
+    const auto t = steady::now();
+    search_plan wide;
+    if (overflowed > sl.overflow.size()) {
+        wide = plan_all(pair_queries(*searched_, sl.ids, 1, runner.rows(), multiple_), *searched_, pdb,
+                        kernels::block_threads);
+    } else {
+        std::vector<uint2> listed(overflowed);
+        SWGPU_CUDA_CHECK(cudaMemcpy(listed.data(), sl.overflow.data(), overflowed * sizeof(uint2),
+                                    cudaMemcpyDeviceToHost));
+        std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> by_query;
+        for (const uint2& v : listed) by_query[v.x].push_back(v.y);
+        std::vector<std::uint32_t> qs;
+        for (const auto& [q, subjects] : by_query) qs.push_back(q);
+        std::sort(qs.begin(), qs.end());
+        auto pairs = pair_queries(*searched_, qs, 1, runner.rows(), multiple_);
+        std::vector<std::vector<std::uint32_t>> subjects_of(pairs.size());
+        for (std::size_t p = 0; p < pairs.size(); ++p)
+            subjects_of[p] = std::move(by_query[static_cast<std::uint32_t>(pairs[p].query[0])]);
+        wide = plan_listed(std::move(pairs), *searched_, std::move(subjects_of), pdb, kernels::block_threads);
+    }
+    tm_.pack_ms += ms_since(t);
+    const double ms = runner.run<kernels::lanes_s32>(wide, sl.run, sl.scores.data(), ndb_,
+                                                     static_cast<std::int32_t>(sl.b0), nullptr, nullptr, nullptr);
+    tm_.score_ms += ms;
+    tm_.rescore_ms += ms;
+}
+
+std::vector<std::vector<score_hit>> search_call::run(search_timing* timing) {
+    if (queries_.empty() || db_.empty()) {
+        if (timing) *timing = tm_;
+        return std::move(out_);
+    }
+    check_and_size();
+    order_queries();
+    if (kernel_ == score_kernel::simple32) run_simple();
+    else run_dpx();
+    tm_.total_ms = ms_since(call_start_);
+    if (timing) *timing = tm_;
+    if (kernel_ != score_kernel::simple32 && tuning::flag("search.profile", device_arch()))  // where the time went
         std::fprintf(stderr,
                      "swgpu: search %zu queries x %zu subjects: pack %.1f ms, upload %.1f, score %.1f, select %.1f, "
                      "total %.1f ms%s\n",
-                     nq, ndb, tm.pack_ms, tm.upload_ms, tm.score_ms, tm.select_ms, tm.total_ms,
-                     !use_prepared ? "" : prepared->on_device ? " (packed and uploaded ahead)" : " (packed ahead)");
-    return out;
+                     nq_, ndb_, tm_.pack_ms, tm_.upload_ms, tm_.score_ms, tm_.select_ms, tm_.total_ms, prepared_note_);
+    return std::move(out_);
+}
+
+std::vector<std::vector<score_hit>> search(const sequence_set& queries, const sequence_set& db, const scoring& sc,
+                                           const search_options& opt, const search_config& cfg,
+                                           search_timing* timing) {
+    return search_call(queries, db, sc, opt, cfg).run(timing);
 }
 
 }  // namespace detail
