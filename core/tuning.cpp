@@ -20,6 +20,7 @@ constexpr setting known[] = {
     {"search.boundary_mib", kind::integer, ""},
     {"search.prepare", kind::flag, ""},
     {"search.logical_devices", kind::integer, ""},
+    {"search.align_max_cells", kind::real, ""},
     {"long.entry", kind::integer, "-1|0|1|2|3|4|5"},
     {"long.batch", kind::integer, ""},
     {"long.profile", kind::flag, ""},

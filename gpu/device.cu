@@ -45,6 +45,12 @@ std::vector<device_info> devices() {
     return out;
 }
 
+std::string architecture(int index) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, index) != cudaSuccess) return "*";
+    return "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+}
+
 int device_count() {
     int n = 0;
     return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;

@@ -30,6 +30,9 @@ bool available();
 std::vector<device_info> devices();
 // The number of visible devices (0 without CUDA or devices); creates no context.
 int device_count();
+// Device `index`'s architecture as the tuning table names it ("sm_90"), "*" without CUDA or that device; creates no
+// context and leaves the calling thread's device as it was.
+std::string architecture(int index);
 // Makes `index` the current device of the calling thread (every GPU call of that thread then goes to it).
 void use_device(int index);
 // Free memory of device `index` (the calling thread's current device stays what it was).

@@ -30,6 +30,7 @@ namespace {
 bool available() { return false; }
 int device_count() { return 0; }
 void use_device(int) { no_cuda("selecting a GPU"); }
+std::string architecture(int) { return "*"; }
 std::size_t free_memory(int) { no_cuda("reading a GPU's free memory"); }
 std::vector<device_info> devices() { return {}; }
 std::string build_info() { return "built without CUDA"; }

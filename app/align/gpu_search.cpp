@@ -50,6 +50,7 @@ public:
         bool select_device = false;  // select `device` on the scoring thread (a spread's worker thread)
         std::size_t search_memory = 0, memory = 0;  // the score pass's budget; --gpu-mem (0: what is free)
         std::vector<int> long_devices;
+        double align_cells = 0;  // search.align_max_cells for the device's architecture
     };
     gpu_backend(const scoring& sc, where at, std::shared_future<void> ready, gpu_search::backend_options how)
         : sc_(sc), at_(std::move(at)), ready_(std::move(ready)), how_(how) {}
@@ -70,7 +71,7 @@ public:
     std::vector<std::optional<alignment>> align(std::span<const scored_pair> pairs) override {
         return gpu::align_scored(pairs, sc_, at_.memory, how_.timing);
     }
-    double batch_align_cells() const override { return how_.align ? default_device_max_cells : 0; }
+    double batch_align_cells() const override { return how_.align ? at_.align_cells : 0; }
     std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8_t> q,
                                                           std::span<const std::uint8_t> d) override {
         wait();
@@ -92,7 +93,8 @@ private:
 
 std::unique_ptr<search_backend> gpu_search::backend(const scoring& sc, const backend_options& how) {
     const std::size_t memory = opt_.memory;
-    gpu_backend::where first{opt_.device, false, memory, memory, {}};
+    const double align_cells = tuning::real("search.align_max_cells", gpu::architecture(opt_.device));
+    gpu_backend::where first{opt_.device, false, memory, memory, {}, align_cells};
     const int physical = opt_.one_process ? gpu::device_count() : 1;  // under MPI, each rank drives one GPU
     const int used = opt_.gpus == 0 ? physical : std::min(opt_.gpus, physical);
     const int logical = opt_.logical;
@@ -105,7 +107,7 @@ std::unique_ptr<search_backend> gpu_search::backend(const scoring& sc, const bac
         if (logical > 1) share = (memory ? memory : gpu::free_memory(d) / 8 * 7) / logical;
         for (int k = 0; k < logical; ++k) {
             long_devices.push_back(d);
-            workers.push_back({d, true, share, memory, {}});
+            workers.push_back({d, true, share, memory, {}, align_cells});
         }
     }
     workers[0].long_devices = long_devices;

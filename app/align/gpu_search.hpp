@@ -41,7 +41,8 @@ public:
 
     // What the backend does besides the score pass.
     struct backend_options {
-        // Printed hits of at most default_device_max_cells cells aligned on the first GPU (else on the CPU threads).
+        // Printed hits of at most search.align_max_cells cells (data/tuning.tsv) aligned on the first GPU, the larger
+        // ones on the CPU threads.
         bool align = true;
         // The CPU threads finish queries while the GPU searches the last chunk (--gpu-align cpu).
         bool overlap = false;

@@ -184,8 +184,6 @@ struct printed_hit {
 
 // Pairs from this many cells on are long pairs (see search_session's --mode auto and split_score_pass).
 inline constexpr double default_long_pair_cells = double(1 << 27);
-// Pairs up to this many cells go to a GPU's batch aligner (fitted on the H100: query500's top 10 hits, bench_gpu_align).
-inline constexpr double default_device_max_cells = 16.0 * (1 << 20);
 
 struct finish_options {
     const evalue_calculator* statistics = nullptr;  // null: no E-values and no E-value threshold (--no-evalue)

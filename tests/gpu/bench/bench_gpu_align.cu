@@ -26,6 +26,8 @@
 #include "core/align/smith_waterman.hpp"
 #include "core/align/simd/align_scored.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
+#include "gpu/cuda_check.cuh"
 #include "gpu/gpu.hpp"
 #include "io/align/sequence_reader.hpp"
 
@@ -53,7 +55,7 @@ int main(int argc, char** argv) {
         std::vector<std::string> positional;
         std::size_t k = 10, runs = 5;
         unsigned threads = 0;
-        const double default_split = default_device_max_cells;  // what `swgpu align` uses
+        const double default_split = tuning::real("search.align_max_cells", gpu::device_arch());  // what `swgpu align` uses
         std::vector<double> splits = {4.0 * (1 << 20), default_split, 1e18};
         std::size_t syn_m = 0, syn_n = 0, syn_count = 0;
         for (int a = 1; a < argc; ++a) {
