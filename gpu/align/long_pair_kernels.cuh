@@ -2,6 +2,14 @@
 // kernel of persistent warps, each warp a band of rows, bands handing their bottom rows to the next band through
 // rings in L2 with per-warp progress counters (the engine's tiled P2P schedule with tiles of one band x 32 columns).
 //
+// Why these kernels keep their own method rather than the engine's weighted scan (gpu/engine/weighted_scan.cuh): the
+// engine's tiled P2P with the compensation (max,+) scan of the horizontal gap is a policy of its own here
+// (--long-policy compensation, tested against sw_score), but it makes two passes over every row of a tile with a
+// block-wide scan per row where these bands make one pass with one shuffle per 32 cells per lane: on the H100 it ran at
+// 21.1 / 53.6 / 96.0 GCUPS against 94.4 / 300.2 / 752.8 for the bands (32 k, 100 k and 300 kbp pairs, score pass,
+// docs/performance.md), so `auto` takes the bands. What they share with the engine: the flags (gpu/flags.cuh:
+// acquire/release counters and the bounded spin) and the counters a 128-byte line apart (as the look-back's statuses).
+//
 // Orientation and cells (as the database kernels, gpu/align/search_kernels.cuh; the cell code is theirs, gpu/align/sw_cells.cuh): rows i are
 // query residues, columns j subject residues. A band is S = 32·R consecutive rows; lane t of the warp holds rows
 // [band·S + t·R, +R) in registers (H and F of each) and at step k computes column j = k - t, so lane t is one column
