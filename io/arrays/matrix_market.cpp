@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -66,13 +67,14 @@ struct triplet {
     double val;
 };
 
-}  // namespace
+// The banner's fields as this reader accepts them: a sparse (coordinate) real, integer or pattern matrix, general or
+// symmetric.
+struct banner {
+    bool pattern = false, symmetric = false;
+};
 
-levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std::string& name, levels::triangle part,
-                                                bool require_triangular) {
-    line_reader in{text};
+banner read_banner(line_reader& in, const std::function<std::string()>& where, const std::string& name) {
     std::string_view line;
-    const auto where = [&] { return name + ":" + std::to_string(in.number); };
     if (!in.next(line) || line.rfind("%%MatrixMarket", 0) != 0)
         throw input_error(name + ":1", "not a Matrix Market file (the first line must start with %%MatrixMarket)");
     std::string_view rest = line.substr(14);
@@ -86,29 +88,39 @@ levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std
         throw input_error(where(), "field '" + type + "' is not supported; give real, integer or pattern");
     if (symmetry != "general" && symmetry != "symmetric")
         throw input_error(where(), "symmetry '" + symmetry + "' is not supported; give general or symmetric");
-    const bool pattern = type == "pattern", symmetric = symmetry == "symmetric";
+    return {type == "pattern", symmetry == "symmetric"};
+}
 
+// The size line: a square matrix of at least one and fewer than 2^31 rows; returns (rows, entries).
+std::pair<std::int64_t, std::int64_t> read_size(line_reader& in, const std::function<std::string()>& where) {
+    std::string_view line;
     bool sized = false;
     while (!sized && in.next(line)) sized = !(line.empty() || line[0] == '%' || blank(line));
     if (!sized) throw input_error(where(), "truncated: no size line 'rows cols entries'");
     std::int64_t rows = 0, cols = 0, entries = 0;
-    {
-        std::string_view s = line;
-        if (!number(field(s), rows) || !number(field(s), cols) || !number(field(s), entries) || !blank(s) || rows < 0 ||
-            cols < 0 || entries < 0)
-            throw input_error(where(), "malformed size line; expected 'rows cols entries' (three non-negative integers)");
-    }
+    std::string_view s = line;
+    if (!number(field(s), rows) || !number(field(s), cols) || !number(field(s), entries) || !blank(s) || rows < 0 ||
+        cols < 0 || entries < 0)
+        throw input_error(where(), "malformed size line; expected 'rows cols entries' (three non-negative integers)");
     if (rows != cols)
         throw input_error(where(), "the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
                                        "; a triangular solve needs a square matrix");
     if (rows == 0) throw input_error(where(), "the matrix is empty (0 x 0)");
     if (rows >= std::numeric_limits<std::int32_t>::max())
         throw input_error(where(), "2^31 rows or more are not supported");
+    return {rows, entries};
+}
 
+// The entries in the triangle `part` (a symmetric matrix's mirror entry where it falls in it), in file order; every
+// entry checked, their count against the size line.
+std::vector<triplet> read_entries(line_reader& in, const std::function<std::string()>& where, const banner& b,
+                                  std::int64_t rows, std::int64_t entries, levels::triangle part,
+                                  bool require_triangular) {
     const bool upper = part == levels::triangle::upper;
     std::vector<triplet> kept;
     kept.reserve(static_cast<std::size_t>(std::min<std::int64_t>(entries, 1 << 26)));
     std::int64_t seen = 0;
+    std::string_view line;
     while (in.next(line)) {
         if (line.empty() || line[0] == '%' || blank(line)) continue;
         if (seen == entries)
@@ -116,17 +128,17 @@ levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std
         std::string_view s = line;
         std::int64_t i = 0, j = 0;
         double v = 1.0;
-        if (!number(field(s), i) || !number(field(s), j) || (!pattern && !number(field(s), v)) || !blank(s))
-            throw input_error(where(), pattern ? "malformed entry; expected 'row column' (1-based integers)"
-                                               : "malformed entry; expected 'row column value'");
-        if (i < 1 || i > rows || j < 1 || j > cols)
+        if (!number(field(s), i) || !number(field(s), j) || (!b.pattern && !number(field(s), v)) || !blank(s))
+            throw input_error(where(), b.pattern ? "malformed entry; expected 'row column' (1-based integers)"
+                                                 : "malformed entry; expected 'row column value'");
+        if (i < 1 || i > rows || j < 1 || j > rows)
             throw input_error(where(), "entry (" + std::to_string(i) + ", " + std::to_string(j) +
-                                           ") is outside the " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                           ") is outside the " + std::to_string(rows) + " x " + std::to_string(rows) +
                                            " matrix");
         if (!std::isfinite(v)) throw input_error(where(), "the value is not a finite number");
         ++seen;
         auto r = static_cast<std::int32_t>(i - 1), c = static_cast<std::int32_t>(j - 1);
-        if (symmetric && (upper ? r > c : r < c)) std::swap(r, c);  // the mirror entry is the one in the triangle
+        if (b.symmetric && (upper ? r > c : r < c)) std::swap(r, c);  // the mirror entry is the one in the triangle
         if (upper ? r > c : r < c) {
             if (require_triangular)
                 throw input_error(where(), "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the " +
@@ -139,8 +151,12 @@ levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std
     if (seen < entries)
         throw input_error(where(), "truncated: " + std::to_string(seen) + " of the " + std::to_string(entries) +
                                        " entries the size line announces");
+    return kept;
+}
 
-    // CSR: counting sort by row (stable, so duplicates keep file order), then columns ascending within each row.
+// CSR: counting sort by row (stable, so duplicates keep file order), then columns ascending within each row, duplicates
+// summed.
+levels::csr_matrix to_csr(std::vector<triplet> kept, std::int64_t rows) {
     levels::csr_matrix m;
     m.rows = rows;
     m.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
@@ -170,6 +186,18 @@ levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std
         }
     }
     m.row_ptr[static_cast<std::size_t>(rows)] = out;
+    return m;
+}
+
+}  // namespace
+
+levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std::string& name, levels::triangle part,
+                                                bool require_triangular) {
+    line_reader in{text};
+    const std::function<std::string()> where = [&] { return name + ":" + std::to_string(in.number); };
+    const banner b = read_banner(in, where, name);
+    const auto [rows, entries] = read_size(in, where);
+    levels::csr_matrix m = to_csr(read_entries(in, where, b, rows, entries, part, require_triangular), rows);
     levels::check_triangular(m, part, name);
     return m;
 }
