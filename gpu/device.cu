@@ -22,6 +22,8 @@ bool available() {
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
+bool built_with_cuda() { return true; }
+
 std::vector<device_info> devices() {
     std::vector<device_info> out;
     int n = 0;

@@ -26,6 +26,8 @@ struct device_info {
 
 // True when this build has the CUDA backend and at least one device can be used.
 bool available();
+// True when this build has the CUDA backend (whether or not a device can be used).
+bool built_with_cuda();
 // The usable devices (CUDA_VISIBLE_DEVICES honoured); empty without CUDA or devices.
 std::vector<device_info> devices();
 // The number of visible devices (0 without CUDA or devices); creates no context.

@@ -28,6 +28,7 @@ namespace {
 }  // namespace
 
 bool available() { return false; }
+bool built_with_cuda() { return false; }
 int device_count() { return 0; }
 void use_device(int) { no_cuda("selecting a GPU"); }
 std::string architecture(int) { return "*"; }

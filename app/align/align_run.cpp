@@ -156,6 +156,7 @@ int align_run::run() {
     if (!results.finished_here) return 0;  // another rank finishes and writes
     report(results);
     write(results);
+    if (cpu_fallback_ && !verbose_) notice("no usable GPU (" + gpu::build_info() + "); this search ran on the CPU");
     return refusals_.empty() ? 0 : finish_refused();
 }
 
@@ -184,13 +185,15 @@ void align_run::check_options() {
 void align_run::resolve_files() {
     if (!s_.batch.empty()) {
         if (!s_.db.empty()) throw usage_error("with --batch, give only DB (the queries come from " + s_.batch + ")");
-        if (s_.query.empty()) throw usage_error("DB is required");
+        if (s_.query.empty())
+            throw usage_error("DB is required; usage: swgpu align --batch LIST DB [options]; run 'swgpu align --help'");
         s_.db = std::move(s_.query);
         s_.query = s_.batch;  // for messages; the files are the list's
         if (!s_.dotplot.empty()) throw usage_error("--dotplot draws one run's alignments; it does not go with --batch");
     } else {
-        if (s_.query.empty()) throw usage_error("QUERY is required");
-        if (s_.db.empty()) throw usage_error("DB is required");
+        const std::string usage = "usage: swgpu align QUERY DB [options]; run 'swgpu align --help'";
+        if (s_.query.empty()) throw usage_error("QUERY and DB are required; " + usage);
+        if (s_.db.empty()) throw usage_error("DB is required; " + usage);
     }
     if (s_.query == "-" && s_.db == "-") throw usage_error("QUERY and DB cannot both be stdin ('-')");
     if (!s_.batch.empty()) batch_ = read_batch_list(s_.batch, s_.out);
@@ -234,7 +237,10 @@ void align_run::choose_backend() {
     if (s_.backend == "gpu" && !gpu::available())
         throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() +
                               "); use --backend cpu, or --backend auto to fall back to the CPU");
-    if (s_.backend == "auto" && !use_gpu_) notice("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
+    // A build with a GPU backend that finds no usable GPU says so: with -v now, else once after a successful run (so
+    // that an input error stays one line); a build without one never does.
+    cpu_fallback_ = s_.backend == "auto" && !use_gpu_ && gpu::built_with_cuda();
+    if (cpu_fallback_) info("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
     if (use_gpu_ && group_.size() > 1) {
         const int n = std::max(1, gpu::device_count());
         int sharing = 0;

@@ -73,6 +73,7 @@ private:
     std::chrono::steady_clock::time_point started_;
     process_group& group_;
     bool verbose_ = false, quiet_ = false;  // rank 0 speaks for an MPI run
+    bool cpu_fallback_ = false;             // a GPU backend was built but no GPU could be used
     void info(const std::string& text) const;
     void warning(const std::string& text) const;
     void notice(const std::string& text) const;

@@ -69,7 +69,8 @@ bool table_backend::use_gpu() const {
     if (name == "gpu")
         throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() +
                               "); use --backend cpu, or --backend auto to fall back to the CPU");
-    if (!quiet) std::cerr << "swgpu: no usable GPU (" << gpu::build_info() << "); computing on the CPU\n";
+    if (!quiet && gpu::built_with_cuda())  // a build without a GPU backend computes on the CPU without a word
+        std::cerr << "swgpu: no usable GPU (" << gpu::build_info() << "); computing on the CPU\n";
     return false;
 }
 

@@ -535,7 +535,8 @@ output_format parse_outfmt(std::string_view spec) {
     if (words.empty()) throw usage_error("--outfmt is empty; " + usage);
 
     output_format fmt;
-    const std::string& kind = words[0];
+    std::string kind = words[0];  // names in any case: SAM, PAF, JSON
+    for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (kind == "6") fmt.kind = format_kind::tabular;
     else if (kind == "7") fmt.kind = format_kind::tabular_commented;
     else if (kind == "json") fmt.kind = format_kind::json;

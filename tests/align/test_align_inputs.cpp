@@ -19,6 +19,7 @@
 #include "core/align/scoring.hpp"
 #include "core/align/sequence.hpp"
 #include "core/align/strand.hpp"
+#include "gpu/gpu.hpp"
 
 namespace fs = std::filesystem;
 using swgpu::testing::fields_of;
@@ -328,4 +329,26 @@ TEST_CASE("default gap costs: NUC.4.4 10/6, DNA matrix files DNA defaults", "[sc
     CHECK_THAT(f.err, Catch::Contains("gap open 5, gap extend 2"));
     const auto builtin = align(q + " " + db + " --outfmt '6 std score'");
     CHECK(f.out == builtin.out);
+}
+
+TEST_CASE("messages: an input error is one line whatever the backend; the CPU fallback is said once, after success",
+          "[cli]") {
+    temp_dir dir("swgpu-messages");
+    const std::string protein = random_protein(300, 73);
+    const auto q = write(dir, "q.fa", ">q\n" + protein.substr(40, 120) + "\n");
+    const auto db = write(dir, "db.fa", ">s\n" + protein + "\n");
+    {
+        const auto r = run_program("align no_such_query.fa " + db);  // --backend auto
+        CHECK(r.code == 1);
+        CHECK(one_error_line(r.err));
+    }
+    const auto ok = run_program("align " + q + " " + db + " --outfmt SAM");  // --backend auto; names in any case
+    REQUIRE(ok.code == 0);
+    CHECK_THAT(ok.out, Catch::StartsWith("@HD"));
+    const auto lines = lines_of(ok.err);
+    const bool fallback = swgpu::gpu::built_with_cuda() && !swgpu::gpu::available();
+    REQUIRE(lines.size() == (fallback ? 1u : 0u));  // a build without a GPU backend says nothing
+    if (fallback) CHECK_THAT(lines[0], Catch::Contains("no usable GPU") && Catch::Contains("ran on the CPU"));
+    CHECK(align(q + " " + db + " --outfmt PaF").code == 0);
+    CHECK(align(q + " " + db + " -q").err.empty());
 }

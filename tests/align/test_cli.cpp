@@ -317,7 +317,7 @@ TEST_CASE("command-line errors: exit code and one line naming the problem", "[cl
         {"align '" + dna + "' '" + dna + "' --match 0", 2, "--match must be positive"},
         {"align '" + dna + "' data/demo_db.fa", 2, "looks like protein"},
         {"align data/demo_queries.fa", 2, "DB is required"},
-        {"align", 2, "QUERY is required"},
+        {"align", 2, "QUERY and DB are required; usage: swgpu align QUERY DB [options]; run 'swgpu align --help'"},
         {"", 2, "subcommand"},
         {"algn data/demo_queries.fa data/demo_db.fa", 2, "'algn' is not a swgpu subcommand; did you mean 'align'?"},
         {"makdeb x.fa y", 2, "did you mean 'makedb'?"},
