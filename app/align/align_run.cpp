@@ -108,9 +108,11 @@ std::vector<align_run::batch_entry> read_batch_list(const std::string& list, con
         if (fields.size() > 2)
             throw input_error(list + ":" + std::to_string(number), "expected QUERY [OUTPUT], found " +
                                                                        std::to_string(fields.size()) + " fields");
-        align_run::batch_entry e{fields[0], fields.size() == 2
-                                     ? fields[1]
-                                     : (dir / (std::filesystem::path(fields[0]).filename().string() + ".out")).string()};
+        // OUTPUT, relative to the -o folder unless absolute; else QUERY's file name + ".out" there.
+        const std::filesystem::path given = fields.size() == 2 ? std::filesystem::path(fields[1])
+                                                               : std::filesystem::path(fields[0]).filename();
+        align_run::batch_entry e{fields[0], fields.size() == 2 ? (given.is_absolute() ? given : dir / given).string()
+                                                               : (dir / (given.string() + ".out")).string()};
         if (e.query == "-") throw input_error(list + ":" + std::to_string(number), "stdin cannot be a --batch query file");
         if (!outputs.insert(e.out).second)
             throw input_error(list + ":" + std::to_string(number), "output " + e.out + " is listed twice");
@@ -196,7 +198,11 @@ void align_run::resolve_files() {
         if (s_.db.empty()) throw usage_error("DB is required; " + usage);
     }
     if (s_.query == "-" && s_.db == "-") throw usage_error("QUERY and DB cannot both be stdin ('-')");
-    if (!s_.batch.empty()) batch_ = read_batch_list(s_.batch, s_.out);
+    if (!s_.batch.empty()) {
+        if (!s_.out.empty() && s_.out != "-" && std::filesystem::exists(s_.out) && !std::filesystem::is_directory(s_.out))
+            throw usage_error("with --batch, -o names the folder of the outputs; " + s_.out + " is a file");
+        batch_ = read_batch_list(s_.batch, s_.out);
+    }
 
     std::vector<io::named_file> outputs, inputs;
     if (batch_.empty()) outputs.push_back({"-o", s_.out});
@@ -392,6 +398,11 @@ void align_run::make_scoring() {
 void align_run::open_outputs() {
     const bool writes = group_.rank() == 0;
     if (batch_.empty() && writes) out_ = std::make_unique<io::output_file>(s_.out);
+    if (!batch_.empty() && writes && !s_.out.empty() && s_.out != "-" && !std::filesystem::exists(s_.out)) {
+        std::error_code ec;  // the -o folder of --batch outputs is created when missing
+        std::filesystem::create_directories(s_.out, ec);
+        if (ec) throw output_error(s_.out, "cannot create the folder of the --batch outputs: " + ec.message());
+    }
     for (const auto& b : batch_) check_writable_folder(b.out);
     if (!s_.dotplot.empty() && writes) dotplot_ = std::make_unique<io::output_file>(s_.dotplot);
 }

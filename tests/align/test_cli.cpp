@@ -459,3 +459,22 @@ TEST_CASE("align with --batch: errors in the list are reported before any search
     CHECK(both.code == 2);
     CHECK(both.err.find("give only DB") != std::string::npos);
 }
+
+TEST_CASE("align with --batch: relative OUTPUT names are taken from the -o folder, created when missing", "[cli]") {
+    temp_dir dir;
+    const std::string q = (fs::path(source_dir) / "data/demo_queries.fa").string();
+    const std::string list = dir.file("list.txt", q + "\tnamed.tsv\n");
+    const fs::path folder = dir.path / "new" / "folder";
+    const auto r = run_swgpu("align --backend cpu --batch " + list + " data/demo_db.fa -o " + folder.string());
+    REQUIRE(r.code == 0);
+    const auto alone = run_swgpu("align --backend cpu " + q + " data/demo_db.fa");
+    CHECK(slurp(folder / "named.tsv") == alone.out);
+    CHECK(!fs::exists(fs::path("named.tsv")));  // not in the current folder
+    // -o naming a file is refused with --batch, and the file is kept.
+    const std::string file = dir.file("a-file.tsv", "keep\n");
+    const auto refused = run_swgpu("align --backend cpu --batch " + list + " data/demo_db.fa -o " + file);
+    CHECK(refused.code == 2);
+    CHECK(swgpu::testing::one_error_line(refused.err));
+    CHECK_THAT(refused.err, Catch::Contains("names the folder"));
+    CHECK(slurp(file) == "keep\n");
+}
