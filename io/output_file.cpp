@@ -88,12 +88,32 @@ mode_t default_file_mode() {
 
 }  // namespace
 
-output_file::output_file(const std::string& path) : path_(path), name_(path) {
-    if (path.empty() || path == "-") {
+namespace {
+
+// The file a symbolic link finally names (relative targets against the link's folder), so that the completed output
+// replaces the target and the link stays; `path` itself when it is no link. A cycle of links is an output error.
+std::string link_target(const std::string& path) {
+    std::filesystem::path p = path;
+    for (int hops = 0; hops < 40; ++hops) {
+        std::error_code ec;
+        if (!std::filesystem::is_symlink(std::filesystem::symlink_status(p, ec))) return p.string();
+        const std::filesystem::path target = std::filesystem::read_symlink(p, ec);
+        if (ec) return p.string();
+        p = target.is_absolute() ? target : p.parent_path() / target;
+    }
+    throw output_error(path, "is a symbolic link in a cycle of links; give another -o");
+}
+
+}  // namespace
+
+output_file::output_file(const std::string& given) : name_(given) {
+    if (given.empty() || given == "-") {
         name_ = "stdout";
         fd_ = STDOUT_FILENO;
         return;
     }
+    path_ = link_target(given);  // through a symbolic link: its target is written, the link kept
+    const std::string& path = path_;
     struct stat st{};
     const bool exists = ::stat(path.c_str(), &st) == 0;
     if (exists && S_ISDIR(st.st_mode))

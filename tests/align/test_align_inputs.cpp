@@ -352,3 +352,24 @@ TEST_CASE("messages: an input error is one line whatever the backend; the CPU fa
     CHECK(align(q + " " + db + " --outfmt PaF").code == 0);
     CHECK(align(q + " " + db + " -q").err.empty());
 }
+
+TEST_CASE("-o through a symbolic link writes the link's target and keeps the link", "[cli]") {
+    temp_dir dir("swgpu-symlink");
+    const std::string protein = random_protein(300, 79);
+    const auto q = write(dir, "q.fa", ">q\n" + protein.substr(40, 120) + "\n");
+    const auto db = write(dir, "db.fa", ">s\n" + protein + "\n");
+    std::filesystem::create_directories(dir.path / "results");
+    const auto target = write(dir, "results/target.tsv", "old\n");
+    const std::string link = dir / "link.tsv";
+    std::filesystem::create_symlink("results/target.tsv", link);  // relative to the link's folder
+    const auto r = align(q + " " + db + " -o " + link);
+    REQUIRE(r.code == 0);
+    CHECK(std::filesystem::is_symlink(link));
+    const auto alone = align(q + " " + db);
+    CHECK(slurp(target) == alone.out);
+    CHECK(slurp(link) == alone.out);
+    // No temporary file is left beside the target or the link.
+    std::size_t files = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path)) files += e.is_regular_file() && !e.is_symlink() ? 1 : 0;
+    CHECK(files == 3);  // q.fa, db.fa, results/target.tsv
+}
