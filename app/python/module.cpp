@@ -277,4 +277,7 @@ PYBIND11_MODULE(_swgpu, m) {
              "Every query against the database: what swgpu.search gives.")
         .def("__len__", &swgpu::database::size, "The number of records.")
         .def_property_readonly("residues", &swgpu::database::residues, "The number of residues of all records.");
+
+    // Shown as swgpu.Error, swgpu.Hit, swgpu.Sequence: the names the package exports.
+    for (const char* name : {"Error", "Hit", "Sequence"}) m.attr(name).attr("__module__") = "swgpu";
 }

@@ -150,13 +150,14 @@ def test_align_pair_equals_command_line(tmp_path):
 
 
 def test_align_pair_textbook():
-    # Durbin et al.'s example: BLOSUM50, linear gap cost 8 (open 0, extend 8): the best local alignment scores 28,
-    # AWGHE against AW-HE.
-    h = swgpu.align_pair("HEAGAWGHEE", "PAWHEAE", matrix="BLOSUM50", gap_open=0, gap_extend=8)
+    # Durbin et al.'s example: BLOSUM50, linear gap cost 8 (open 0, extend 8; no E-value parameters for it): the best
+    # local alignment scores 28, AWGHE against AW-HE.
+    h = swgpu.align_pair("HEAGAWGHEE", "PAWHEAE", matrix="BLOSUM50", gap_open=0, gap_extend=8, evalues=False)
     assert h.qseqid == "query" and h.sseqid == "subject"
     assert h.score == 28
     assert (h.qstart, h.qend, h.sstart, h.send) == (5, 9, 2, 5)
-    assert h.gapopen == 1
+    assert h.gapopen == 1 and h.cigar == "2M1I2M"
+    assert math.isnan(h.evalue) and math.isnan(h.bitscore)
 
 
 def test_align_pair_dna_minus_strand():

@@ -148,7 +148,7 @@ def align_pair(query, subject, **settings):
     Keyword settings as swgpu.search's. A pair with no positive-scoring alignment gives a Hit of score 0 with empty
     coordinates; E-values are computed as for a database of this one subject.
 
-        >>> h = swgpu.align_pair("HEAGAWGHEE", "PAWHEAE", matrix="BLOSUM50", gap_open=10, gap_extend=2)
+        >>> h = swgpu.align_pair("HEAGAWGHEE", "PAWHEAE", matrix="BLOSUM50", gap_open=13, gap_extend=2)
         >>> h.score, h.cigar
     """
     def one(x, name):
