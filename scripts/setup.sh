@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh [program|all]: installs what a build of swgpu needs on Debian 12 (when missing), then configures and builds
 # into build/. `program` (scripts/demo.sh) installs and builds what the swgpu program needs and nothing else; `all`
-# (the default, scripts/test.sh) adds the test and cross-check packages and builds the tests and benchmarks too.
+# (the default, scripts/test.sh) adds the test and cross-check packages and the Python module's (docs/python.md), and
+# builds the tests, the benchmarks and the Python module too.
 # Run as root or as a user with sudo. The CUDA toolkit is optional: when nvcc is found (PATH or /usr/local/cuda), the
 # GPU backend is built too; without it everything else builds and the GPU tests report "skipped".
 set -euo pipefail
@@ -13,7 +14,8 @@ packages=(cmake make g++ pkg-config libhts-dev libcli11-dev zlib1g-dev patchelf 
           libpng-dev libtiff-dev)
 if [ "$what" = all ]; then
   packages+=(libseqan3-dev catch2 python3-numpy fasta3 ncbi-blast+ libparasail-dev libopencv-core-dev
-             libopencv-imgproc-dev)
+             libopencv-imgproc-dev python3-dev python3-pybind11 pybind11-dev python3-scipy python3-pytest
+             python3-setuptools python3-pip)
 fi
 missing=()
 for p in "${packages[@]}"; do
@@ -34,10 +36,10 @@ if [ "$what" = program ]; then
   if [ -f build/CMakeCache.txt ]; then
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
   else
-    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSWGPU_TESTS=OFF -DSWGPU_BENCHMARKS=OFF >/dev/null
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSWGPU_TESTS=OFF -DSWGPU_BENCHMARKS=OFF -DSWGPU_PYTHON=OFF >/dev/null
   fi
   cmake --build build -j"$jobs" --target swgpu
 else
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSWGPU_TESTS=ON -DSWGPU_BENCHMARKS=ON >/dev/null
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSWGPU_TESTS=ON -DSWGPU_BENCHMARKS=ON -DSWGPU_PYTHON=ON >/dev/null
   cmake --build build -j"$jobs"
 fi

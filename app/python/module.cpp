@@ -1,0 +1,283 @@
+// The Python module swgpu._swgpu (pybind11): the library face (app/swgpu.hpp) for the package swgpu, whose
+// __init__.py (app/python/swgpu/__init__.py) turns paths, tuples and NumPy arrays into what these calls take.
+//
+// Every call that works (search, database searches, align_pair, sat) runs without the GIL; errors are swgpu.Error
+// with the exit code the command line would exit with (std::bad_alloc: 4, out of memory).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/swgpu.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+PyObject* error_type = nullptr;  // swgpu.Error, made once at import
+
+[[noreturn]] void raise(swgpu::exit_code code, const std::string& what) { throw swgpu::error(code, what); }
+
+swgpu::strands parse_strand(const std::string& s) {
+    if (s == "both") return swgpu::strands::both;
+    if (s == "plus") return swgpu::strands::plus;
+    if (s == "minus") return swgpu::strands::minus;
+    raise(swgpu::exit_code::bad_command_line, "strand must be \"both\", \"plus\" or \"minus\", not \"" + s + "\"");
+}
+
+swgpu::sequence_type parse_seqtype(const std::string& s) {
+    if (s == "auto") return swgpu::sequence_type::automatic;
+    if (s == "protein") return swgpu::sequence_type::protein;
+    if (s == "dna") return swgpu::sequence_type::dna;
+    raise(swgpu::exit_code::bad_command_line, "seqtype must be \"auto\", \"protein\" or \"dna\", not \"" + s + "\"");
+}
+
+swgpu::backend parse_backend(const std::string& s) {
+    if (s == "auto") return swgpu::backend::automatic;
+    if (s == "cpu") return swgpu::backend::cpu;
+    if (s == "gpu") return swgpu::backend::gpu;
+    raise(swgpu::exit_code::bad_command_line, "backend must be \"auto\", \"cpu\" or \"gpu\", not \"" + s + "\"");
+}
+
+swgpu::pair_mode parse_mode(const std::string& s) {
+    if (s == "auto") return swgpu::pair_mode::automatic;
+    if (s == "search") return swgpu::pair_mode::search;
+    if (s == "pairwise") return swgpu::pair_mode::pairwise;
+    raise(swgpu::exit_code::bad_command_line, "mode must be \"auto\", \"search\" or \"pairwise\", not \"" + s + "\"");
+}
+
+// An optional integer keyword: None gives `otherwise`.
+long long optional_int(const py::object& o, long long otherwise, const char* name) {
+    if (o.is_none()) return otherwise;
+    if (!py::isinstance<py::int_>(o) || py::isinstance<py::bool_>(o))
+        raise(swgpu::exit_code::bad_command_line, std::string(name) + " must be an integer or None");
+    return o.cast<long long>();
+}
+
+swgpu::search_settings make_settings(const py::object& matrix, const py::object& gap_open, const py::object& gap_extend,
+                                     const py::object& match, const py::object& mismatch, long long max_target_seqs,
+                                     double evalue, bool evalues, const std::string& strand, const std::string& seqtype,
+                                     const std::string& backend, const py::object& gpus, long long gpu_memory,
+                                     long long threads, const std::string& mode) {
+    swgpu::search_settings s;
+    if (!matrix.is_none()) {
+        if (!py::isinstance<py::str>(matrix))
+            raise(swgpu::exit_code::bad_command_line, "matrix must be a name, a file name or None");
+        s.matrix = matrix.cast<std::string>();
+    }
+    const long long go = optional_int(gap_open, -1, "gap_open"), ge = optional_int(gap_extend, -1, "gap_extend");
+    if (go < -1 || go > 1000000) raise(swgpu::exit_code::bad_command_line, "gap_open must be >= 0 (or None)");
+    if (ge < -1 || ge == 0 || ge > 1000000)
+        raise(swgpu::exit_code::bad_command_line, "gap_extend must be >= 1 (or None)");
+    s.gap_open = static_cast<int>(go);
+    s.gap_extend = static_cast<int>(ge);
+    const long long ma = optional_int(match, 2, "match"), mi = optional_int(mismatch, -3, "mismatch");
+    if (ma < -1000000 || ma > 1000000 || mi < -1000000 || mi > 1000000)
+        raise(swgpu::exit_code::bad_command_line, "match and mismatch must lie within -1000000..1000000");
+    s.match = static_cast<int>(ma);
+    s.mismatch = static_cast<int>(mi);
+    if (max_target_seqs < 1) raise(swgpu::exit_code::bad_command_line, "max_target_seqs must be at least 1");
+    s.max_target_seqs = static_cast<std::size_t>(max_target_seqs);
+    if (!(evalue > 0)) raise(swgpu::exit_code::bad_command_line, "evalue must be positive");
+    s.evalue = evalue;
+    s.evalues = evalues;
+    s.strand = parse_strand(strand);
+    s.type = parse_seqtype(seqtype);
+    s.where = parse_backend(backend);
+    const long long g = optional_int(gpus, 0, "gpus");
+    if (g < 0 || g > 1024) raise(swgpu::exit_code::bad_command_line, "gpus must be None (every GPU) or 1 or more");
+    s.gpus = static_cast<int>(g);
+    if (gpu_memory < 0) raise(swgpu::exit_code::bad_command_line, "gpu_memory must be 0 (what is free) or more");
+    s.gpu_memory = static_cast<std::size_t>(gpu_memory);
+    if (threads < 0 || threads > 4096) raise(swgpu::exit_code::bad_command_line, "threads must lie within 0..4096");
+    s.threads = static_cast<int>(threads);
+    s.mode = parse_mode(mode);
+    return s;
+}
+
+std::string quoted(const std::string& s) { return py::repr(py::str(s)).cast<std::string>(); }
+
+std::string hit_repr(const swgpu::hit& h) {
+    std::ostringstream o;
+    o.precision(6);
+    o << "Hit(qseqid=" << quoted(h.qseqid) << ", sseqid=" << quoted(h.sseqid) << ", pident=" << h.pident
+      << ", length=" << h.length << ", mismatch=" << h.mismatch << ", gapopen=" << h.gapopen << ", qstart=" << h.qstart
+      << ", qend=" << h.qend << ", sstart=" << h.sstart << ", send=" << h.send << ", evalue=" << h.evalue
+      << ", bitscore=" << h.bitscore << ", score=" << h.score << ", qlen=" << h.qlen << ", slen=" << h.slen
+      << ", sstrand=" << quoted(h.sstrand) << ", cigar=" << quoted(h.cigar) << ")";
+    return o.str();
+}
+
+// NumPy's element types that swgpu::array holds, in native byte order.
+swgpu::dtype element_type(const py::dtype& d) {
+    const char kind = d.kind();
+    const auto size = d.itemsize();
+    if (kind == 'u') {
+        if (size == 1) return swgpu::dtype::uint8;
+        if (size == 2) return swgpu::dtype::uint16;
+        if (size == 4) return swgpu::dtype::uint32;
+        if (size == 8) return swgpu::dtype::uint64;
+    } else if (kind == 'i') {
+        if (size == 1) return swgpu::dtype::int8;
+        if (size == 2) return swgpu::dtype::int16;
+        if (size == 4) return swgpu::dtype::int32;
+        if (size == 8) return swgpu::dtype::int64;
+    } else if (kind == 'f') {
+        if (size == 4) return swgpu::dtype::float32;
+        if (size == 8) return swgpu::dtype::float64;
+    }
+    raise(swgpu::exit_code::bad_command_line,
+          "sat: images of unsigned or signed integers of 8 to 64 bits, float32 or float64, not " +
+              py::str(static_cast<const py::object&>(d)).cast<std::string>());
+}
+
+py::dtype numpy_type(swgpu::dtype t) {
+    switch (t) {
+        case swgpu::dtype::uint8: return py::dtype::of<std::uint8_t>();
+        case swgpu::dtype::uint16: return py::dtype::of<std::uint16_t>();
+        case swgpu::dtype::uint32: return py::dtype::of<std::uint32_t>();
+        case swgpu::dtype::uint64: return py::dtype::of<std::uint64_t>();
+        case swgpu::dtype::int8: return py::dtype::of<std::int8_t>();
+        case swgpu::dtype::int16: return py::dtype::of<std::int16_t>();
+        case swgpu::dtype::int32: return py::dtype::of<std::int32_t>();
+        case swgpu::dtype::int64: return py::dtype::of<std::int64_t>();
+        case swgpu::dtype::float32: return py::dtype::of<float>();
+        case swgpu::dtype::float64: return py::dtype::of<double>();
+    }
+    return py::dtype::of<double>();
+}
+
+// The summed-area table of a C-contiguous, native-order NumPy image; the result owns its memory (the library's array,
+// moved into the NumPy array's base).
+py::array sat(const py::array& image, const std::string& backend) {
+    const swgpu::backend where = parse_backend(backend);
+    if (image.ndim() != 2 && image.ndim() != 3)
+        raise(swgpu::exit_code::bad_command_line, "sat: an image of shape (H, W) or (H, W, C), not of " +
+                                                      std::to_string(image.ndim()) + " dimensions");
+    if (!(image.flags() & py::array::c_style))
+        raise(swgpu::exit_code::bad_command_line, "sat: the image must be C-contiguous");
+    if (!py::cast<bool>(image.dtype().attr("isnative")))
+        raise(swgpu::exit_code::bad_command_line, "sat: the image must be in the machine's byte order");
+    const swgpu::dtype type = element_type(image.dtype());
+    std::vector<std::int64_t> shape(image.shape(), image.shape() + image.ndim());
+    swgpu::array in(type, shape);
+    if (image.nbytes() > 0) std::memcpy(in.data(), image.data(), static_cast<std::size_t>(image.nbytes()));
+    auto out = std::make_unique<swgpu::array>();
+    {
+        py::gil_scoped_release unlocked;
+        *out = swgpu::summed_area_table(in, where);
+    }
+    const py::dtype dt = numpy_type(out->type());
+    std::vector<py::ssize_t> extents(out->shape().begin(), out->shape().end());
+    if (out->size() == 0) return py::array(dt, extents);
+    void* data = out->data();
+    py::capsule owner(out.get(), [](void* p) { delete static_cast<swgpu::array*>(p); });
+    out.release();
+    return py::array(dt, extents, {}, data, owner);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_swgpu, m) {
+    m.doc() = "swgpu's compiled core: the library face of swgpu (app/swgpu.hpp). Use the package swgpu.";
+
+    static py::exception<swgpu::error> error(m, "Error");
+    error_type = error.ptr();
+    error.attr("exit_code") = py::none();
+    error.doc() = "An error of swgpu: str(e) is the message, e.exit_code the exit code the command line would exit "
+                  "with (1 bad input, 2 bad settings, 3 device failure, 4 out of memory, 5 output).";
+    py::register_exception_translator([](std::exception_ptr p) {
+        auto set = [](int code, const char* what) {
+            py::object e = py::reinterpret_borrow<py::object>(error_type)(py::str(what));
+            e.attr("exit_code") = code;
+            PyErr_SetObject(error_type, e.ptr());
+        };
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const swgpu::error& e) {
+            set(static_cast<int>(e.code()), e.what());
+        } catch (const std::bad_alloc&) {
+            set(static_cast<int>(swgpu::exit_code::out_of_memory), "out of memory");
+        }
+    });
+
+    py::class_<swgpu::sequence>(m, "Sequence", "One record of a FASTA/FASTQ file: .name (the header's first word) and "
+                                               ".residues (its letters, a str).")
+        .def(py::init<>(), "An empty sequence.")
+        .def(py::init([](std::string name, std::string residues) {
+                 return swgpu::sequence{std::move(name), std::move(residues)};
+             }),
+             py::arg("name"), py::arg("residues"), "A sequence of this name and these residues.")
+        .def_readwrite("name", &swgpu::sequence::name, "The record's name (the first word of its header).")
+        .def_readwrite("residues", &swgpu::sequence::residues, "The record's residues, as letters.")
+        .def("__len__", [](const swgpu::sequence& s) { return s.residues.size(); }, "The number of residues.")
+        .def("__eq__",
+             [](const swgpu::sequence& a, const swgpu::sequence& b) {
+                 return a.name == b.name && a.residues == b.residues;
+             },
+             py::is_operator(), "Same name and residues.")
+        .def("__repr__", [](const swgpu::sequence& s) {
+            std::string r = s.residues.size() > 20 ? s.residues.substr(0, 20) + "..." : s.residues;
+            return "Sequence(name=" + quoted(s.name) + ", residues=" + quoted(r) + ", len=" +
+                   std::to_string(s.residues.size()) + ")";
+        }, "A short description.");
+
+    py::class_<swgpu::hit>(m, "Hit", "One hit, with the values of `swgpu align`'s BLAST columns: coordinates are 1-based "
+                                     "and inclusive; a minus-strand hit has sstart > send.")
+        .def_readonly("qseqid", &swgpu::hit::qseqid, "Query name.")
+        .def_readonly("sseqid", &swgpu::hit::sseqid, "Subject (database sequence) name.")
+        .def_readonly("pident", &swgpu::hit::pident, "100 * identities / length (unrounded).")
+        .def_readonly("length", &swgpu::hit::length, "Alignment length (columns).")
+        .def_readonly("mismatch", &swgpu::hit::mismatch, "Mismatched columns.")
+        .def_readonly("gapopen", &swgpu::hit::gapopen, "Gap openings.")
+        .def_readonly("qstart", &swgpu::hit::qstart, "First aligned query position (1-based).")
+        .def_readonly("qend", &swgpu::hit::qend, "Last aligned query position.")
+        .def_readonly("sstart", &swgpu::hit::sstart, "First aligned subject position (1-based).")
+        .def_readonly("send", &swgpu::hit::send, "Last aligned subject position.")
+        .def_readonly("evalue", &swgpu::hit::evalue, "E-value (NaN without statistics).")
+        .def_readonly("bitscore", &swgpu::hit::bitscore, "Bit score (NaN without statistics).")
+        .def_readonly("score", &swgpu::hit::score, "Raw alignment score.")
+        .def_readonly("cigar", &swgpu::hit::cigar, "CIGAR of the query against the subject as searched.")
+        .def_readonly("qlen", &swgpu::hit::qlen, "Query length.")
+        .def_readonly("slen", &swgpu::hit::slen, "Subject length.")
+        .def_readonly("sstrand", &swgpu::hit::sstrand, "\"plus\" or \"minus\" for DNA, \"N/A\" for protein.")
+        .def("__repr__", &hit_repr, "Every column, by name.");
+
+    py::class_<swgpu::search_settings>(m, "_Settings", "Search settings (made by swgpu's functions from keywords).");
+    m.def("_settings", &make_settings, py::arg("matrix"), py::arg("gap_open"), py::arg("gap_extend"), py::arg("match"),
+          py::arg("mismatch"), py::arg("max_target_seqs"), py::arg("evalue"), py::arg("evalues"), py::arg("strand"),
+          py::arg("seqtype"), py::arg("backend"), py::arg("gpus"), py::arg("gpu_memory"), py::arg("threads"),
+          py::arg("mode"), "search_settings from the keywords of swgpu.search (None: the default).");
+
+    m.def("read_sequences", &swgpu::read_sequences, py::arg("path"), py::call_guard<py::gil_scoped_release>(),
+          "Every record of a FASTA/FASTQ file (plain, gzip or bgzip) or of a region of an indexed FASTA "
+          "(\"genome.fa:chr1:1-500\"), as a list of Sequence.");
+    m.def("_search", &swgpu::search, py::arg("queries"), py::arg("database"), py::arg("settings"),
+          py::call_guard<py::gil_scoped_release>(), "swgpu::search over lists of Sequence.");
+    m.def("_align_pair", &swgpu::align_pair, py::arg("query"), py::arg("subject"), py::arg("settings"),
+          py::call_guard<py::gil_scoped_release>(), "swgpu::align_pair over two Sequence.");
+    m.def("_sat", &sat, py::arg("image"), py::arg("backend"),
+          "swgpu::summed_area_table of a C-contiguous, native-order NumPy array of shape (H, W) or (H, W, C).");
+
+    py::class_<swgpu::database>(m, "_Database", "swgpu::database: records kept encoded, the backend started once.")
+        .def(py::init<const std::string&, const swgpu::search_settings&>(), py::arg("path"), py::arg("settings"),
+             py::call_guard<py::gil_scoped_release>(), "A FASTA/FASTQ file, a region or a makedb database.")
+        .def(py::init<const std::vector<swgpu::sequence>&, const swgpu::search_settings&>(), py::arg("records"),
+             py::arg("settings"), py::call_guard<py::gil_scoped_release>(), "A list of Sequence.")
+        .def("search", &swgpu::database::search, py::arg("queries"), py::call_guard<py::gil_scoped_release>(),
+             "Every query against the database: what swgpu.search gives.")
+        .def("__len__", &swgpu::database::size, "The number of records.")
+        .def_property_readonly("residues", &swgpu::database::residues, "The number of residues of all records.");
+
+    // Shown as swgpu.Error, swgpu.Hit, swgpu.Sequence: the names the package exports.
+    for (const char* name : {"Error", "Hit", "Sequence"}) m.attr(name).attr("__module__") = "swgpu";
+}

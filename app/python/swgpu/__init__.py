@@ -1,0 +1,187 @@
+"""swgpu: exact Smith-Waterman-Gotoh search and alignment, and summed-area tables, on GPUs and CPUs.
+
+The calls give what the command line gives for the same input and settings (docs/python.md):
+
+    import swgpu
+    hits = swgpu.search("queries.fa", "db.fa", max_target_seqs=5)   # the hits `swgpu align` prints
+    db = swgpu.Database("db.fa")                                     # read, encoded, backend started once
+    more = db.search([("q1", "MKTAYIAKQR")])
+    table = swgpu.sat(image)                                         # summed-area table of a NumPy array
+
+Errors are swgpu.Error, whose exit_code is the command line's exit code (1 bad input, 2 bad settings, 3 device
+failure, 4 out of memory, 5 output).
+"""
+
+import os as _os
+
+from ._swgpu import Error, Hit, Sequence, read_sequences  # noqa: F401
+from . import _swgpu
+
+__all__ = ["Error", "Hit", "Sequence", "Database", "read_sequences", "search", "align_pair", "sat"]
+
+
+def _error(code, message):
+    e = Error(message)
+    e.exit_code = code
+    return e
+
+
+def _settings(matrix=None, gap_open=None, gap_extend=None, match=None, mismatch=None, max_target_seqs=500,
+              evalue=10.0, evalues=True, strand="both", seqtype="auto", backend="auto", gpus=None, gpu_memory=0,
+              threads=0, mode="auto"):
+    def number(value, name, kind):
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise _error(2, "%s must be a number, not %r" % (name, value))
+        return value
+
+    for name, value in (("strand", strand), ("seqtype", seqtype), ("backend", backend), ("mode", mode)):
+        if not isinstance(value, str):
+            raise _error(2, "%s must be a str, not %r" % (name, value))
+    if matrix is not None:
+        matrix = _os.fspath(matrix) if isinstance(matrix, _os.PathLike) else matrix
+    return _swgpu._settings(matrix, gap_open, gap_extend, match, mismatch,
+                            number(max_target_seqs, "max_target_seqs", int), float(number(evalue, "evalue", (int, float))),
+                            bool(evalues), strand, seqtype, backend, gpus, number(gpu_memory, "gpu_memory", int),
+                            number(threads, "threads", int), mode)
+
+
+def _is_path(x):
+    return isinstance(x, (str, bytes, _os.PathLike))
+
+
+def _path(x):
+    p = _os.fspath(x)
+    return _os.fsdecode(p) if isinstance(p, bytes) else p
+
+
+def _sequence(x, what):
+    if isinstance(x, Sequence):
+        return x
+    if isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and isinstance(x[1], str):
+        return Sequence(x[0], x[1])
+    raise _error(1, "%s: a Sequence or a (name, residues) tuple of str, not %r" % (what, x))
+
+
+def _records(x, what):
+    """A path (read with read_sequences), or a list of Sequence or (name, residues) tuples, as a list of Sequence."""
+    if _is_path(x):
+        return read_sequences(_path(x))
+    if isinstance(x, (Sequence, tuple)):
+        return [_sequence(x, what)]
+    try:
+        items = list(x)
+    except TypeError:
+        raise _error(1, "%s: a path, or a list of Sequence or (name, residues) tuples, not %r" % (what, x)) from None
+    return [_sequence(r, "%s[%d]" % (what, k)) for k, r in enumerate(items)]
+
+
+def search(queries, database, *, matrix=None, gap_open=None, gap_extend=None, match=None, mismatch=None,
+           max_target_seqs=500, evalue=10.0, strand="both", seqtype="auto", backend="auto", gpus=None, threads=0,
+           **more):
+    """Every query against every database sequence: the hits `swgpu align` prints, in its order.
+
+    queries, database: a path (str or os.PathLike: FASTA/FASTQ, gzip, a region "genome.fa:chr1:1-500"; for the
+    database also a `swgpu makedb` database), a list of Sequence, or a list of (name, residues) tuples.
+    Settings (None: the default): matrix (a built-in name such as "BLOSUM62" or an NCBI matrix file; default BLOSUM62
+    for protein, match/mismatch for DNA), gap_open, gap_extend (BLAST's convention; default the matrix's),
+    match/mismatch (DNA without a matrix; 2/-3), max_target_seqs (hits kept per query), evalue (threshold),
+    strand ("both", "plus", "minus"), seqtype ("auto", "protein", "dna"), backend ("auto", "cpu", "gpu"), gpus (how
+    many GPUs; None: every visible one), threads (CPU threads; 0: one per hardware thread); also evalues (False: no
+    statistics), gpu_memory (bytes per GPU; 0: what is free) and mode ("auto", "search", "pairwise").
+
+    Returns a list of Hit. Raises swgpu.Error (exit_code 1 bad input, 2 bad settings, 3 device failure, 4 memory).
+
+        >>> hits = swgpu.search("data/demo_queries.fa", "data/demo_db.fa", max_target_seqs=5)
+        >>> hits[0].sseqid, hits[0].evalue
+    """
+    settings = _settings(matrix, gap_open, gap_extend, match, mismatch, max_target_seqs, evalue, strand=strand,
+                         seqtype=seqtype, backend=backend, gpus=gpus, threads=threads, **more)
+    q = _records(queries, "queries")
+    if _is_path(database):
+        return _swgpu._Database(_path(database), settings).search(q)
+    return _swgpu._search(q, _records(database, "database"), settings)
+
+
+class Database:
+    """A database kept in memory, encoded, with its backend (the GPUs) started, across searches.
+
+    Database(database, **settings): database is a path (FASTA/FASTQ, a region, or a `swgpu makedb` database PREFIX or
+    PREFIX.swdb), a list of Sequence or a list of (name, residues) tuples; the keyword settings are swgpu.search's.
+    Each .search(queries) gives what swgpu.search gives with the same records and settings; searches from several
+    threads run one after the other.
+
+        >>> db = swgpu.Database("data/demo_db.fa", max_target_seqs=5)
+        >>> len(db), db.residues
+        >>> hits = db.search("data/demo_queries.fa")
+    """
+
+    def __init__(self, database, **settings):
+        """Reads (or takes) the records, encodes them and starts the backend once."""
+        s = _settings(**settings)
+        if _is_path(database):
+            self._db = _swgpu._Database(_path(database), s)
+        else:
+            self._db = _swgpu._Database(_records(database, "database"), s)
+
+    def search(self, queries):
+        """Every query (a path, a list of Sequence or of (name, residues) tuples) against the database: a list of Hit."""
+        return self._db.search(_records(queries, "queries"))
+
+    def __len__(self):
+        """The number of records."""
+        return len(self._db)
+
+    @property
+    def residues(self):
+        """The number of residues of all records."""
+        return self._db.residues
+
+    def __repr__(self):
+        """Records and residues."""
+        return "Database(%d records, %d residues)" % (len(self), self.residues)
+
+
+def align_pair(query, subject, **settings):
+    """The best local alignment of two sequences (both strands for DNA), long pairs included: a Hit.
+
+    query, subject: a Sequence, a (name, residues) tuple, or a str of residues (named "query" and "subject").
+    Keyword settings as swgpu.search's. A pair with no positive-scoring alignment gives a Hit of score 0 with empty
+    coordinates; E-values are computed as for a database of this one subject.
+
+        >>> h = swgpu.align_pair("HEAGAWGHEE", "PAWHEAE", matrix="BLOSUM50", gap_open=13, gap_extend=2)
+        >>> h.score, h.cigar
+    """
+    def one(x, name):
+        return Sequence(name, x) if isinstance(x, str) else _sequence(x, name)
+
+    return _swgpu._align_pair(one(query, "query"), one(subject, "subject"), _settings(**settings))
+
+
+def sat(image, *, dtype=None, backend="auto"):
+    """The summed-area table of an image of shape (H, W) or (H, W, C), as `swgpu sat` computes it.
+
+    S[i, j] is the sum over rows 0..i and columns 0..j, per channel: uint64 for unsigned inputs, int64 for signed
+    ones, float64 for floating ones; exact for integers and the same on every backend. image: anything
+    numpy.asarray takes, of unsigned or signed integers (8 to 64 bits), float32 or float64; dtype: converts the image
+    to this element type first (None: as it is). Fortran-order, non-contiguous or byte-swapped arrays are copied
+    once into C order. backend: "auto", "cpu" or "gpu". Returns a new numpy.ndarray that owns its memory.
+
+        >>> a = numpy.arange(12, dtype=numpy.uint8).reshape(3, 4)
+        >>> swgpu.sat(a)[-1, -1]     # 66
+    """
+    import numpy
+
+    if not isinstance(backend, str):
+        raise _error(2, "backend must be a str, not %r" % (backend,))
+    try:
+        a = numpy.asarray(image, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        raise _error(2, "sat: not an array of numbers: %s" % e) from None
+    if a.dtype.kind not in "uif":
+        raise _error(2, "sat: images of unsigned or signed integers of 8 to 64 bits, float32 or float64, not %s"
+                     % a.dtype)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    if not a.flags.c_contiguous:
+        a = numpy.ascontiguousarray(a)
+    return _swgpu._sat(a, backend)

@@ -1,0 +1,245 @@
+"""The Python package swgpu against the command line and NumPy (run by CTest as python_module; by hand:
+PYTHONPATH=build/python /usr/bin/python3 -m pytest -q tests/python)."""
+
+import math
+import os
+import pathlib
+import subprocess
+import threading
+
+import numpy
+import pytest
+
+import swgpu
+
+SOURCE = pathlib.Path(os.environ.get("SWGPU_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+BINARY = pathlib.Path(os.environ.get("SWGPU_BINARY", SOURCE / "build" / "app" / "swgpu"))
+QUERIES = SOURCE / "data" / "demo_queries.fa"
+DB = SOURCE / "data" / "demo_db.fa"
+COLUMNS = "qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore score qlen slen"
+
+
+# The command line's formats of E-values and bit scores (core/align/statistics.cpp), so that columns compare as text.
+def format_evalue(e):
+    if math.isnan(e):
+        return "nan"
+    if e < 1.0e-180:
+        return "0.0"
+    if e < 0.0009:
+        return "%.2e" % e
+    if e < 0.1:
+        return "%4.3f" % e
+    if e < 1.0:
+        return "%3.2f" % e
+    if e < 10.0:
+        return "%2.1f" % e
+    return "%2.0f" % e
+
+
+def format_bit_score(b):
+    if math.isnan(b):
+        return "nan"
+    if b > 99999.0:
+        return "%5.3e" % b
+    if b > 99.9:
+        return "%3d" % int(b)
+    return "%4.1f" % b
+
+
+def as_columns(h):
+    return [h.qseqid, h.sseqid, "%.3f" % h.pident] + [str(getattr(h, c)) for c in
+                                                       "length mismatch gapopen qstart qend sstart send".split()] + \
+        [format_evalue(h.evalue), format_bit_score(h.bitscore), str(h.score), str(h.qlen), str(h.slen)]
+
+
+def key(h):
+    return tuple(getattr(h, c) for c in COLUMNS.split() + ["cigar", "sstrand"])
+
+
+def cli(*args):
+    if not BINARY.exists():
+        pytest.skip("no swgpu program at %s" % BINARY)
+    out = subprocess.run([str(BINARY), "align", *map(str, args), "--outfmt", "6 " + COLUMNS], check=True,
+                         capture_output=True, text=True).stdout
+    return [line.split("\t") for line in out.splitlines() if line]
+
+
+@pytest.fixture(scope="module")
+def demo_hits():
+    return swgpu.search(str(QUERIES), str(DB), max_target_seqs=5)
+
+
+def test_read_sequences():
+    qs = swgpu.read_sequences(str(QUERIES))
+    assert len(qs) == 4
+    assert qs[0].name.startswith("gi|122087146")
+    assert qs[0].residues.startswith("MGFTEKQEALVNSSSQLFKQ")
+    assert len(qs[0]) == len(qs[0].residues)
+    assert "Sequence(" in repr(qs[0])
+
+
+def test_search_equals_command_line(demo_hits):
+    expected = cli(QUERIES, DB, "--max-target-seqs", 5)
+    assert len(demo_hits) == len(expected) > 0
+    assert [as_columns(h) for h in demo_hits] == expected
+    assert all(h.sstrand == "N/A" and h.cigar for h in demo_hits)
+    assert repr(demo_hits[0]).startswith("Hit(qseqid=")
+
+
+def test_search_settings_equal_command_line():
+    hits = swgpu.search(QUERIES, DB, matrix="BLOSUM45", gap_open=14, gap_extend=2, max_target_seqs=3, evalue=1e-5)
+    expected = cli(QUERIES, DB, "--matrix", "BLOSUM45", "--gap-open", 14, "--gap-extend", 2, "--max-target-seqs", 3,
+                   "-e", "1e-5")
+    assert [as_columns(h) for h in hits] == expected
+
+
+def test_tuples_and_sequences_give_the_same_hits(demo_hits):
+    queries = [(s.name, s.residues) for s in swgpu.read_sequences(str(QUERIES))]
+    database = [(s.name, s.residues) for s in swgpu.read_sequences(str(DB))]
+    from_tuples = swgpu.search(queries, database, max_target_seqs=5)
+    assert [key(h) for h in from_tuples] == [key(h) for h in demo_hits]
+    from_sequences = swgpu.search(swgpu.read_sequences(str(QUERIES)), pathlib.Path(DB), max_target_seqs=5)
+    assert [key(h) for h in from_sequences] == [key(h) for h in demo_hits]
+
+
+def test_database_searched_twice_and_from_two_threads(demo_hits):
+    db = swgpu.Database(DB, max_target_seqs=5)
+    assert len(db) == 1000
+    assert db.residues > 0
+    expected = [key(h) for h in demo_hits]
+    assert [key(h) for h in db.search(QUERIES)] == expected
+    assert [key(h) for h in db.search(str(QUERIES))] == expected
+
+    results, errors = [None, None], []
+
+    def run(k):
+        try:
+            results[k] = [key(h) for h in db.search(QUERIES)]
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert results == [expected, expected]
+
+
+def test_database_of_records():
+    records = swgpu.read_sequences(str(DB))[:50]
+    db = swgpu.Database(records, max_target_seqs=2)
+    assert len(db) == 50
+    assert db.residues == sum(len(r.residues) for r in records)
+    q = swgpu.read_sequences(str(QUERIES))[:1]
+    assert [key(h) for h in db.search(q)] == [key(h) for h in swgpu.search(q, records, max_target_seqs=2)]
+
+
+def test_align_pair_equals_command_line(tmp_path):
+    q = swgpu.read_sequences(str(QUERIES))[0]
+    s = swgpu.read_sequences(str(DB))[3]
+    (tmp_path / "q.fa").write_text(">%s\n%s\n" % (q.name, q.residues))
+    (tmp_path / "s.fa").write_text(">%s\n%s\n" % (s.name, s.residues))
+    h = swgpu.align_pair(q, (s.name, s.residues))
+    expected = cli(tmp_path / "q.fa", tmp_path / "s.fa", "-e", "1e300")
+    if expected:
+        assert as_columns(h) == expected[0]
+    else:
+        assert h.score == 0
+
+
+def test_align_pair_textbook():
+    # Durbin et al.'s example: BLOSUM50, linear gap cost 8 (open 0, extend 8; no E-value parameters for it): the best
+    # local alignment scores 28, AWGHE against AW-HE.
+    h = swgpu.align_pair("HEAGAWGHEE", "PAWHEAE", matrix="BLOSUM50", gap_open=0, gap_extend=8, evalues=False)
+    assert h.qseqid == "query" and h.sseqid == "subject"
+    assert h.score == 28
+    assert (h.qstart, h.qend, h.sstart, h.send) == (5, 9, 2, 5)
+    assert h.gapopen == 1 and h.cigar == "2M1I2M"
+    assert math.isnan(h.evalue) and math.isnan(h.bitscore)
+
+
+def test_align_pair_dna_minus_strand():
+    h = swgpu.align_pair("ACGTTGCAAGGCTTAA", "TTAAGCCTTGCAACGT")
+    assert h.sstrand == "minus"
+    assert h.sstart > h.send
+    assert h.length == 16 and h.mismatch == 0
+
+
+@pytest.mark.parametrize("dtype", [numpy.uint8, numpy.uint16, numpy.float32, numpy.float64])
+def test_sat_equals_cumsum(dtype):
+    rng = numpy.random.default_rng(7)
+    a = (rng.random((37, 53)) * 200).astype(dtype)
+    s = swgpu.sat(a)
+    expected = numpy.cumsum(numpy.cumsum(a.astype(s.dtype), 0), 1)
+    assert s.shape == a.shape
+    assert s.dtype == (numpy.float64 if a.dtype.kind == "f" else numpy.uint64)
+    if a.dtype.kind == "f":
+        numpy.testing.assert_allclose(s, expected, rtol=1e-12)
+    else:
+        assert numpy.array_equal(s, expected)
+    assert s.flags.owndata or s.base is not None
+    assert s.flags.writeable
+
+
+def test_sat_layouts():
+    rng = numpy.random.default_rng(11)
+    base = rng.integers(-100, 100, size=(40, 30), dtype=numpy.int16)
+    for a in (numpy.asfortranarray(base), base[::2, 1::3], base.T, base.astype(">i2"), base[:, :, None].repeat(3, 2)):
+        s = swgpu.sat(a)
+        assert s.dtype == numpy.int64
+        assert numpy.array_equal(s, numpy.cumsum(numpy.cumsum(a.astype(numpy.int64), 0), 1))
+    assert swgpu.sat([[1, 2], [3, 4]], dtype=numpy.uint8).tolist() == [[1, 3], [4, 10]]
+    del base
+    s = swgpu.sat(numpy.ones((3, 3), numpy.uint8))
+    assert s[2, 2] == 9  # the result outlives its input
+
+
+def test_sat_backend_cpu_and_refusals():
+    a = numpy.arange(12, dtype=numpy.uint8).reshape(3, 4)
+    assert swgpu.sat(a, backend="cpu")[-1, -1] == 66
+    with pytest.raises(swgpu.Error) as e:
+        swgpu.sat(a, backend="y")
+    assert e.value.exit_code == 2
+    with pytest.raises(swgpu.Error) as e:
+        swgpu.sat(numpy.zeros((2, 2, 2, 2), numpy.uint8))
+    assert e.value.exit_code == 2
+    for bad in (numpy.zeros((2, 2), numpy.complex64), numpy.zeros((2, 2), bool), numpy.zeros((2, 2), numpy.float16)):
+        with pytest.raises(swgpu.Error) as e:
+            swgpu.sat(bad)
+        assert e.value.exit_code == 2
+
+
+def exit_code_of(call):
+    with pytest.raises(swgpu.Error) as e:
+        call()
+    assert "\n" not in str(e.value) and str(e.value)
+    return e.value.exit_code
+
+
+def test_errors_carry_exit_codes(tmp_path):
+    q = [("q", "MKTAYIAKQRQISFVKSHFSRQ")]
+    missing = str(tmp_path / "missing.fa")
+    assert exit_code_of(lambda: swgpu.read_sequences(missing)) == 1
+    assert exit_code_of(lambda: swgpu.search(missing, q)) == 1
+    assert exit_code_of(lambda: swgpu.Database(missing)) == 1
+    assert exit_code_of(lambda: swgpu.search(q, q, strand="x")) == 2
+    assert exit_code_of(lambda: swgpu.search(q, q, backend="y")) == 2
+    assert exit_code_of(lambda: swgpu.search(q, q, seqtype="rna")) == 2
+    assert exit_code_of(lambda: swgpu.search(q, q, matrix="NOSUCHMATRIX")) == 2
+    assert exit_code_of(lambda: swgpu.search(q, q, max_target_seqs=0)) == 2
+    assert exit_code_of(lambda: swgpu.search(q, q, evalue=-1)) == 2
+    assert exit_code_of(lambda: swgpu.search(q, q, gap_extend=0)) == 2
+    assert exit_code_of(lambda: swgpu.search(q, q, threads=-1)) == 2
+    assert exit_code_of(lambda: swgpu.search([("q", "AC1T")], q)) == 1
+    assert exit_code_of(lambda: swgpu.search([], q)) == 1
+    assert exit_code_of(lambda: swgpu.search([("q", "ACGT", "x")], q)) == 1
+    assert exit_code_of(lambda: swgpu.align_pair("", "ACGT")) == 1
+    assert issubclass(swgpu.Error, Exception)
+
+
+def test_docstrings():
+    for f in (swgpu.read_sequences, swgpu.search, swgpu.align_pair, swgpu.sat, swgpu.Database, swgpu.Database.search,
+              swgpu.Error, swgpu.Hit, swgpu.Sequence):
+        assert f.__doc__ and f.__doc__.strip()
