@@ -191,12 +191,15 @@ void search_session::compose_long_pairs(const scoring& sc) {
 search_results search_session::search(const query_strands& queries, chunk_source& database, std::uint64_t total) {
     search_results results = search_and_finish(
         queries, *sc_, run_, database, *backend_, *pool_, [this, total](const scan_progress& p) {
-            if (total > 0 && p.residues >= total) {
+            // The whole database's residues: a .swdb knows them; a file read in chunks once its last chunk is read.
+            const std::uint64_t whole = total > 0 ? total : p.last_chunk ? p.residues + p.chunk_residues : 0;
+            const double at = double(p.residues) + p.chunk_fraction * double(p.chunk_residues);
+            if (whole > 0 && p.residues >= whole) {
                 progress_->show("swgpu: database searched; computing " +
                                 std::string(opt_.alignments ? "alignments" : "E-values") + " of the best hits");
-            } else if (total > 0) {
+            } else if (whole > 0) {
                 const double elapsed = std::chrono::duration<double>(clock::now() - started_).count();
-                progress_->show("swgpu: searching " + progress_bar(double(p.residues) / double(total), elapsed));
+                progress_->show("swgpu: searching " + progress_bar(at / double(whole), elapsed));
             } else {
                 progress_->show("swgpu: searched " + std::to_string(p.sequences) + " database sequences (" +
                                 std::to_string(p.residues) + " residues)");

@@ -561,3 +561,31 @@ TEST_CASE("search_and_finish: chunks a source keeps are read in place and prepar
     CHECK(source.prepares == 8);  // once per chunk, not once per search
     CHECK(used == 16);
 }
+
+TEST_CASE("scan progress: the CPU reports the part of a chunk scored, the last chunk known as last", "[finish]") {
+    const auto [db, q] = make_data(18, 120, 40, "ACDEFGHIKLMNPQRSTVWY");
+    const setup s = make_setup(q, {substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein},
+                               true, false);
+    thread_pool pool(2);
+    cpu_search_backend cpu(s.sc, pool);
+    chunked_db reader{db, 0};  // one chunk, known to be the last once read
+    std::mutex m;
+    std::vector<scan_progress> seen;
+    const auto scan = scan_database(s.queries, s.sc, 5, reader, cpu, [&](const scan_progress& p) {
+        const std::lock_guard<std::mutex> lock(m);
+        seen.push_back(p);
+    });
+    REQUIRE(seen.size() >= 2);  // at least one report inside the chunk, then the chunk's end
+    const auto& inside = seen.front();
+    CHECK(inside.chunks == 0);
+    CHECK(inside.chunk_fraction > 0);
+    CHECK(inside.chunk_fraction <= 1);
+    CHECK(inside.chunk_residues == scan.residues);
+    CHECK(inside.last_chunk);
+    const auto& end = seen.back();
+    CHECK(end.chunks == 1);
+    CHECK(end.residues == scan.residues);
+    CHECK(end.chunk_fraction == 0);
+    CHECK(end.last_chunk);
+    for (std::size_t k = 1; k + 1 < seen.size(); ++k) CHECK(seen[k].chunk_fraction >= seen[k - 1].chunk_fraction);
+}

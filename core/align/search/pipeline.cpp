@@ -321,7 +321,32 @@ private:
     database_scan scan_;
     std::size_t fetched_ = 0;  // non-empty chunks read (reader thread)
     std::chrono::steady_clock::time_point* searched_at_ = nullptr;
+    // Progress inside a chunk (report_cells): cells scored so far, reports a quarter of a second apart at most, one
+    // at a time.
+    std::atomic<double> cells_done_{0};
+    std::mutex progress_lock_;
+    std::chrono::steady_clock::time_point last_report_{};
+    void report_cells(const std::function<void(const scan_progress&)>& progress, const sequence_set& chunk, bool last);
 };
+
+// Has the backend report the cells it scores (on any of its threads), passed on as the part of `chunk` done.
+void scanner::report_cells(const std::function<void(const scan_progress&)>& progress, const sequence_set& chunk,
+                           bool last) {
+    const double chunk_cells = double(searched_.set->total_residues()) * double(chunk.total_residues());
+    opt_.on_cells = nullptr;
+    if (!progress || chunk_cells <= 0) return;
+    cells_done_ = 0;
+    opt_.on_cells = [this, &progress, &chunk, chunk_cells, last](double cells) {
+        const double done = cells_done_.fetch_add(cells) + cells;
+        const std::unique_lock<std::mutex> lock(progress_lock_, std::try_to_lock);
+        if (!lock.owns_lock()) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_report_ < std::chrono::milliseconds(250)) return;
+        last_report_ = now;
+        progress({scan_.chunks, scan_.residues, scan_.sequences, std::min(1.0, done / chunk_cells),
+                  chunk.total_residues(), last});
+    };
+}
 
 // The reader thread's step: the next chunk this process searches, read, encoded and prepared by the backend while the
 // chunk before is searched (two chunks in memory at most). The source is only ever called from that thread, one call
@@ -494,13 +519,15 @@ database_scan scanner::run(const std::function<void(const scan_progress&)>& prog
         scan_.unknown_residues += f.unknown;
         opt_.subject_offset = static_cast<std::uint32_t>(first);
         opt_.prepared = f.preparation();
+        report_cells(progress, chunk, f.last);
         if (early && f.last) score_last_early(chunk, first, *early);
         else score(chunk);
         scan_.residues += chunk.total_residues();
         scan_.sequences += chunk.size();
         ++scan_.chunks;
         scan_.keep_subjects_s += timed([&] { keep_subjects(chunk, first); });
-        if (progress) progress({scan_.chunks, scan_.residues, scan_.sequences});
+        opt_.on_cells = nullptr;
+        if (progress) progress({scan_.chunks, scan_.residues, scan_.sequences, 0, 0, f.last});
         dropped = std::async(std::launch::async, [old = std::move(f)]() mutable { old = fetched_chunk{}; });
     }
     // Per query, the two strands' lists merged. Each strand list holds that strand's best max_hits, so the best

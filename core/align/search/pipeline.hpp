@@ -147,9 +147,14 @@ private:
 // of search_backend.hpp hand their inner backend's pass to the functions below that cut a chunk.
 using score_pass = std::function<std::vector<std::vector<score_hit>>(const sequence_set& queries, const sequence_set& db,
                                                                      const search_options& opt)>;
+// How far a scan has come: the chunks, residues and sequences done, and the part of the chunk being scored (from the
+// backend's on_cells; the CPU reports it), its residues, and whether it is known to be the database's last.
 struct scan_progress {
     std::size_t chunks = 0;
     std::uint64_t residues = 0, sequences = 0;
+    double chunk_fraction = 0;
+    std::uint64_t chunk_residues = 0;
+    bool last_chunk = false;
 };
 
 // Which chunks this process searches (chunk index from 0, empty chunks not counted); the others are read and counted

@@ -120,6 +120,7 @@ std::vector<std::vector<score_hit>> search_scalar(const sequence_set& queries, c
             if (hits.size() >= 2 * opt.max_hits + 64) keep_best(hits, opt.max_hits);
         }
         keep_best(hits, opt.max_hits);
+        if (opt.on_cells) opt.on_cells(double(queries.length(tk.query)) * block_weight[tk.block]);
     });
     return merge_tasks(queries.size(), tasks, task_hits, opt.max_hits);
 }
@@ -191,6 +192,11 @@ std::vector<std::vector<score_hit>> search_interseq(const interseq::kernel_set& 
         }
         for (const auto subject : wide) on_score(subject, sw_score(query, db[subject], sc).score);
         keep_best(hits, opt.max_hits);
+        if (opt.on_cells) {
+            double residues = 0;
+            for (std::size_t s = bounds[tk.block]; s < bounds[tk.block + 1]; ++s) residues += double(db.length(s));
+            opt.on_cells(double(query.size()) * residues);
+        }
     });
     return merge_tasks(queries.size(), tasks, task_hits, opt.max_hits);
 }

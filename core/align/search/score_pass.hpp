@@ -56,6 +56,9 @@ struct search_options {
         on_final;
     // Optional: the backend's preparation of the database chunk (see prepared_chunk); ignored unless made from db.
     const prepared_chunk* prepared = nullptr;
+    // Optional: told, from any of the backend's threads (so it must be thread-safe), of the query x subject cells it
+    // has just scored; a backend that never calls it is correct too (progress then moves chunk by chunk).
+    std::function<void(double cells)> on_cells;
 };
 
 // One vector per query, each sorted by better() and at most max_hits long. Queries and db must be encoded with the
