@@ -371,4 +371,31 @@ array summed_area_table(const array& image, backend where) {
     return result;
 }
 
+array integral_histogram(const array& image, int bins, const std::vector<double>& edges, backend where) {
+    const auto& shape = image.shape();
+    if (shape.size() != 2)
+        throw usage_error("integral_histogram: a one-channel image of shape (H, W), not of " +
+                          std::to_string(shape.size()) + " dimensions");
+    sat::binning binning;
+    binning.bins = bins == 0 && !edges.empty() ? static_cast<int>(edges.size()) - 1 : bins;
+    binning.edges = edges;
+    sat::check_binning(binning);
+    if (static_cast<unsigned __int128>(shape[0]) * static_cast<unsigned __int128>(shape[1]) >=
+        (static_cast<unsigned __int128>(1) << 32))
+        throw input_error("image", "the image has 2^32 pixels or more; uint32 counts could overflow");
+    sat::array in(internal(image.type()), shape[0], shape[1], 1);
+    std::memcpy(in.raw(), image.data(), in.bytes());
+    const auto bin = sat::bin_indices(in, binning);
+    sat::array out;
+    if (wants_gpu(where)) {
+        out = gpu::integral_histogram(bin, in.rows, in.cols, binning.bins);
+    } else {
+        thread_pool pool(0);
+        out = sat::integral_histogram(bin, in.rows, in.cols, binning.bins, pool);
+    }
+    array result(dtype::uint32, {shape[0], shape[1], static_cast<std::int64_t>(binning.bins)});
+    std::memcpy(result.data(), out.raw(), out.bytes());
+    return result;
+}
+
 }  // namespace swgpu

@@ -185,6 +185,33 @@ py::array sat(const py::array& image, const std::string& backend) {
     return py::array(dt, extents, {}, data, owner);
 }
 
+py::array ihist(const py::array& image, int bins, const std::vector<double>& edges, const std::string& backend) {
+    const swgpu::backend where = parse_backend(backend);
+    if (image.ndim() != 2)
+        raise(swgpu::exit_code::bad_command_line, "ihist: a one-channel image of shape (H, W), not of " +
+                                                      std::to_string(image.ndim()) + " dimensions");
+    if (!(image.flags() & py::array::c_style))
+        raise(swgpu::exit_code::bad_command_line, "ihist: the image must be C-contiguous");
+    if (!py::cast<bool>(image.dtype().attr("isnative")))
+        raise(swgpu::exit_code::bad_command_line, "ihist: the image must be in the machine's byte order");
+    const swgpu::dtype type = element_type(image.dtype());
+    std::vector<std::int64_t> shape(image.shape(), image.shape() + image.ndim());
+    swgpu::array in(type, shape);
+    if (image.nbytes() > 0) std::memcpy(in.data(), image.data(), static_cast<std::size_t>(image.nbytes()));
+    auto out = std::make_unique<swgpu::array>();
+    {
+        py::gil_scoped_release unlocked;
+        *out = swgpu::integral_histogram(in, bins, edges, where);
+    }
+    std::vector<py::ssize_t> extents(out->shape().begin(), out->shape().end());
+    const py::dtype dt = numpy_type(out->type());
+    if (out->size() == 0) return py::array(dt, extents);
+    void* data = out->data();
+    py::capsule owner(out.get(), [](void* p) { delete static_cast<swgpu::array*>(p); });
+    out.release();
+    return py::array(dt, extents, {}, data, owner);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_swgpu, m) {
@@ -265,6 +292,8 @@ PYBIND11_MODULE(_swgpu, m) {
           py::call_guard<py::gil_scoped_release>(), "swgpu::search over lists of Sequence.");
     m.def("_align_pair", &swgpu::align_pair, py::arg("query"), py::arg("subject"), py::arg("settings"),
           py::call_guard<py::gil_scoped_release>(), "swgpu::align_pair over two Sequence.");
+    m.def("_ihist", &ihist, py::arg("image"), py::arg("bins"), py::arg("edges"), py::arg("backend"),
+          "The integral histogram (uint32, H x W x B) of a C-contiguous native-order array; use swgpu.ihist.");
     m.def("_sat", &sat, py::arg("image"), py::arg("backend"),
           "swgpu::summed_area_table of a C-contiguous, native-order NumPy array of shape (H, W) or (H, W, C).");
 

@@ -175,3 +175,36 @@ TEST_CASE("library: summed-area tables equal the textbook sums, per channel", "[
     CHECK_THROWS_AS(f.at<double>({0, 0}), swgpu::error);  // wrong element type
     CHECK_THROWS_AS(f.at<float>({3, 0}), swgpu::error);   // outside
 }
+
+TEST_CASE("library: integral histograms equal textbook counts, by the 8-bit rule and by edges", "[library]") {
+    auto image = swgpu::array::zeros<std::uint8_t>({6, 9});
+    std::mt19937 rng(5);
+    for (std::int64_t i = 0; i < 6; ++i)
+        for (std::int64_t j = 0; j < 9; ++j) image.at<std::uint8_t>({i, j}) = static_cast<std::uint8_t>(rng() % 256);
+    const int bins = 5;
+    const auto h = swgpu::integral_histogram(image, bins, {}, swgpu::backend::cpu);
+    CHECK(h.type() == swgpu::dtype::uint32);
+    CHECK(h.shape() == std::vector<std::int64_t>{6, 9, bins});
+    for (std::int64_t i = 0; i < 6; ++i)
+        for (std::int64_t j = 0; j < 9; ++j)
+            for (int b = 0; b < bins; ++b) {
+                std::uint32_t count = 0;
+                for (std::int64_t y = 0; y <= i; ++y)
+                    for (std::int64_t x = 0; x <= j; ++x) count += image.at<std::uint8_t>({y, x}) * bins / 256 == b;
+                CHECK(h.at<std::uint32_t>({i, j, b}) == count);
+            }
+    // Edges: [0, 100), [100, 200], values above 200 in no bin.
+    const auto e = swgpu::integral_histogram(image, 0, {0, 100, 200}, swgpu::backend::cpu);
+    REQUIRE(e.shape() == std::vector<std::int64_t>{6, 9, 2});
+    std::uint32_t low = 0, high = 0;
+    for (std::int64_t y = 0; y < 6; ++y)
+        for (std::int64_t x = 0; x < 9; ++x) {
+            const int v = image.at<std::uint8_t>({y, x});
+            low += v < 100;
+            high += v >= 100 && v <= 200;
+        }
+    CHECK(e.at<std::uint32_t>({5, 8, 0}) == low);
+    CHECK(e.at<std::uint32_t>({5, 8, 1}) == high);
+    CHECK_THROWS_AS(swgpu::integral_histogram(swgpu::array::zeros<std::uint8_t>({2, 2, 3}), 4), swgpu::error);
+    CHECK_THROWS_AS(swgpu::integral_histogram(image, 0), swgpu::error);
+}

@@ -243,3 +243,45 @@ def test_docstrings():
     for f in (swgpu.read_sequences, swgpu.search, swgpu.align_pair, swgpu.sat, swgpu.Database, swgpu.Database.search,
               swgpu.Error, swgpu.Hit, swgpu.Sequence):
         assert f.__doc__ and f.__doc__.strip()
+
+
+def _ihist_reference(bin_of_pixel, bins):
+    """The integral histogram from a bin index per pixel (bins: in no bin), by NumPy cumulative sums."""
+    onehot = numpy.stack([(bin_of_pixel == b) for b in range(bins)], axis=2).astype(numpy.uint64)
+    return numpy.cumsum(numpy.cumsum(onehot, 0), 1).astype(numpy.uint32)
+
+
+def test_ihist_equals_numpy():
+    rng = numpy.random.default_rng(13)
+    a8 = rng.integers(0, 256, size=(29, 41), dtype=numpy.uint8)
+    for bins in (1, 3, 16, 256):
+        h = swgpu.ihist(a8, bins)
+        assert h.dtype == numpy.uint32 and h.shape == (29, 41, bins)
+        assert numpy.array_equal(h, _ihist_reference(a8.astype(numpy.int64) * bins // 256, bins))
+    a16 = rng.integers(0, 65536, size=(17, 23), dtype=numpy.uint16)
+    assert numpy.array_equal(swgpu.ihist(a16, 7), _ihist_reference(a16.astype(numpy.int64) * 7 // 65536, 7))
+    # edges as numpy.histogram: half-open bins, the last closed, values outside in no bin
+    f = rng.random((19, 31)) * 12 - 1
+    edges = [0.0, 2.5, 5.0, 10.0]
+    idx = numpy.searchsorted(edges, f, side="right") - 1
+    idx[f == edges[-1]] = len(edges) - 2
+    idx[(f < edges[0]) | (f > edges[-1])] = len(edges)
+    h = swgpu.ihist(f, edges=edges)
+    assert numpy.array_equal(h, _ihist_reference(idx, len(edges) - 1))
+    assert numpy.array_equal(h[-1, -1], numpy.histogram(f, bins=edges)[0])
+    assert numpy.array_equal(swgpu.ihist(numpy.asfortranarray(a8), 4), swgpu.ihist(a8, 4, backend="cpu"))
+
+
+def test_ihist_refusals():
+    with pytest.raises(swgpu.Error) as e:
+        swgpu.ihist(numpy.zeros((3, 3, 2), numpy.uint8), 4)
+    assert e.value.exit_code == 2
+    with pytest.raises(swgpu.Error) as e:
+        swgpu.ihist(numpy.zeros((3, 3), numpy.uint8), 0)
+    assert e.value.exit_code == 2
+    with pytest.raises(swgpu.Error) as e:
+        swgpu.ihist(numpy.zeros((3, 3), numpy.uint8), edges=[2.0, 1.0])
+    assert e.value.exit_code == 2
+    with pytest.raises(swgpu.Error) as e:
+        swgpu.ihist(numpy.zeros((3, 3), numpy.uint8))
+    assert e.value.exit_code == 2

@@ -17,7 +17,7 @@ import os as _os
 from ._swgpu import Error, Hit, Sequence, read_sequences  # noqa: F401
 from . import _swgpu
 
-__all__ = ["Error", "Hit", "Sequence", "Database", "read_sequences", "search", "align_pair", "sat"]
+__all__ = ["Error", "Hit", "Sequence", "Database", "read_sequences", "search", "align_pair", "sat", "ihist"]
 
 
 def _error(code, message):
@@ -185,3 +185,41 @@ def sat(image, *, dtype=None, backend="auto"):
     if not a.flags.c_contiguous:
         a = numpy.ascontiguousarray(a)
     return _swgpu._sat(a, backend)
+
+
+def ihist(image, bins=None, *, edges=None, backend="auto"):
+    """The integral histogram of a one-channel image of shape (H, W), as `swgpu ihist` computes it.
+
+    Returns a uint32 numpy.ndarray of shape (H, W, B): [i, j, b] counts the pixels of bin b in rows 0..i and columns
+    0..j. bins: B (1..65535); without edges, 8-bit values v go to bin v*B//256, 16-bit ones to v*B//65536, other types
+    to B equal bins over [min, max]. edges: B + 1 increasing values (bins may then be left out): bin b holds
+    edges[b] <= v < edges[b+1], the last bin also v == edges[B] (numpy.histogram's rule); values outside are in no bin.
+    backend: "auto", "cpu" or "gpu". The same on every backend.
+
+        >>> swgpu.ihist(numpy.array([[0, 255]], dtype=numpy.uint8), 2)[0, 1]    # [1, 1]
+    """
+    import numpy
+
+    if not isinstance(backend, str):
+        raise _error(2, "backend must be a str, not %r" % (backend,))
+    try:
+        a = numpy.asarray(image)
+    except (TypeError, ValueError) as e:
+        raise _error(2, "ihist: not an array of numbers: %s" % e) from None
+    if a.dtype.kind not in "uif":
+        raise _error(2, "ihist: images of unsigned or signed integers of 8 to 64 bits, float32 or float64, not %s"
+                     % a.dtype)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    if not a.flags.c_contiguous:
+        a = numpy.ascontiguousarray(a)
+    e = [] if edges is None else [float(x) for x in edges]
+    if bins is None:
+        if not e:
+            raise _error(2, "ihist: give bins, or edges")
+        bins = len(e) - 1
+    try:
+        b = int(bins)
+    except (TypeError, ValueError):
+        raise _error(2, "ihist: bins must be an integer, not %r" % (bins,)) from None
+    return _swgpu._ihist(a, b, e, backend)
