@@ -1,5 +1,7 @@
 // The library face (app/swgpu.hpp) on the GPU: a search, a database kept resident across two searches and a pair
 // aligned alone give on the GPU what they give on the CPU, hit for hit and value for value.
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -41,4 +43,27 @@ GPU_TEST("library: search, a resident database and align_pair give on the GPU wh
     CHECK(same_hits(resident.search(first), swgpu::search(first, records, cpu)));
     CHECK(same_hits(resident.search(rest), swgpu::search(rest, records, cpu)));
     CHECK(same_hits({swgpu::align_pair(queries[1], records[7], gpu)}, {swgpu::align_pair(queries[1], records[7], cpu)}));
+}
+
+GPU_TEST("library: summed-area tables and integral histograms give on the GPU what they give on the CPU") {
+    auto image = swgpu::array::zeros<std::uint16_t>({301, 517});
+    std::uint32_t x = 12345;
+    for (std::int64_t i = 0; i < 301; ++i)
+        for (std::int64_t j = 0; j < 517; ++j) {
+            x = x * 1664525u + 1013904223u;
+            image.at<std::uint16_t>({i, j}) = static_cast<std::uint16_t>(x >> 16);
+        }
+    const auto same = [](const swgpu::array& a, const swgpu::array& b) {  // tables of uint64, histograms of uint32
+        const std::size_t bytes = a.size() * (a.type() == swgpu::dtype::uint32 ? 4 : 8);
+        return a.type() == b.type() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), bytes) == 0;
+    };
+    CHECK(same(swgpu::summed_area_table(image, swgpu::backend::gpu),
+               swgpu::summed_area_table(image, swgpu::backend::cpu)));
+    for (const int bins : {1, 7, 32}) {
+        CHECK(same(swgpu::integral_histogram(image, bins, {}, swgpu::backend::gpu),
+                   swgpu::integral_histogram(image, bins, {}, swgpu::backend::cpu)));
+    }
+    const std::vector<double> edges = {0, 1000, 30000, 65535};
+    CHECK(same(swgpu::integral_histogram(image, 0, edges, swgpu::backend::gpu),
+               swgpu::integral_histogram(image, 0, edges, swgpu::backend::cpu)));
 }
