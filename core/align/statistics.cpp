@@ -315,12 +315,6 @@ std::string dna_pairs_of(const dna_table& t) {
     return s;
 }
 
-// Standard normal distribution function Φ(z), accurate in both tails (erfc has no cancellation for z < 0).
-double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::numbers::sqrt2); }
-
-// Standard normal density φ(z).
-double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * std::numbers::pi); }
-
 std::string printf_string(const char* format, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, format, v);
@@ -386,6 +380,8 @@ evalue_calculator::evalue_calculator(const scoring& sc, std::uint64_t db_residue
         throw usage_error("no E-value parameters for " + std::string(t->name) + " with gap costs " + gaps +
                           " (open/extend); supported pairs are " + pairs_of(*t) + "; choose one or use --no-evalue");
     params_ = make_params(*t, *r);
+    ranking_shape_ = {params_.lambda, params_.alpha, params_.b, params_.alpha_v, params_.beta_v, params_.sigma,
+                      params_.tau};
     matrix_name_ = t->name;
 }
 
@@ -413,18 +409,8 @@ double evalue_calculator::evalue(int raw, std::uint64_t query_length, std::uint6
     }
 
     // Length distributions of an optimal alignment scoring S along the query (m) and along the subject (n); the
-    // matrices are symmetric, so both use the same a, b, α_v, β_v.
-    const double mean_length = p.alpha * S + p.b;
-    const double variance = std::max(2.0 * p.alpha_v / p.lambda, p.alpha_v * S + p.beta_v);
-    const double sd = std::sqrt(variance);
-
-    const double mu_m = m - mean_length, z_m = mu_m / sd, P_m = normal_cdf(z_m);
-    const double mu_n = n - mean_length, z_n = mu_n / sd, P_n = normal_cdf(z_n);
-    const double p_m = mu_m * P_m + sd * normal_pdf(z_m);
-    const double p_n = mu_n * P_n + sd * normal_pdf(z_n);
-    const double covariance = std::max(2.0 * p.sigma / p.lambda, p.sigma * S + p.tau);
-    const double area = p_m * p_n + covariance * P_m * P_n;
-
+    // matrices are symmetric, so both use the same a, b, α_v, β_v (core/align/evalue_rank.hpp).
+    const double area = spouge_area(ranking_shape_, S, m, n);
     const double pairwise = area * p.K * std::exp(-p.lambda * S);
     const double db_scale = db_residues_ == 0 ? 1.0 : static_cast<double>(db_residues_) / n;
     return pairwise * db_scale;

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "core/align/evalue_rank.hpp"
 #include "core/align/scoring.hpp"
 
 namespace swgpu {
@@ -78,6 +79,10 @@ public:
     // adjustment for DNA (where the subject length enters only without a database).
     double evalue(int raw, std::uint64_t query_length, std::uint64_t subject_length) const;
 
+    // The parameters by which hits are ordered by E-value (core/align/evalue_rank.hpp); none for DNA, whose E-values
+    // in a database search fall as the score rises.
+    const spouge_shape* ranking() const { return karlin_altschul_ ? nullptr : &ranking_shape_; }
+
     const gumbel_params& params() const { return params_; }
     // NCBI's name of the matrix the scores were recognised as, e.g. "BLOSUM62".
     const std::string& matrix_name() const { return matrix_name_; }
@@ -86,6 +91,7 @@ private:
     int statistical_score(int raw) const;  // raw, or raw rounded down to even where the E-value parameters need it
 
     gumbel_params params_;
+    spouge_shape ranking_shape_;
     std::string matrix_name_;
     std::uint64_t db_residues_ = 0;
     std::uint64_t db_sequences_ = 0;

@@ -61,8 +61,30 @@ void check_codes(const sequence_set& set, int letters, const char* what) {
 
 // Each query's hits from its row of scores on the device (original subject order), selected there
 // (gpu/align/select_hits.cuh): k hits per query come back, ordered here by better(), the contract of search_cpu.
+// Ranked by E-value, the device sends a superset of each row's best k, which is ranked here exactly (ranked_hit, as
+// the CPU's pass ranks), or, for a row the device could not bound, the whole row of scores.
 class hit_selector {
 public:
+    // Hits a row sends back at most: k, or the superset of an E-value ranking.
+    static std::size_t capacity(const search_options& opt, std::size_t subjects) {
+        const std::size_t k = std::min(opt.max_hits, subjects);
+        return opt.rank_by_evalue ? std::min(subjects, 2 * k + 64) : k;
+    }
+
+    // Before the first select() of a search ranked by E-value: the lengths of the queries in rank order and of the
+    // subjects, uploaded once.
+    void rank_by_evalue(const search_options& opt, const sequence_set& ranked_queries, const sequence_set& db) {
+        if (!opt.rank_by_evalue) return;
+        std::vector<std::uint32_t> q(ranked_queries.size()), s(db.size());
+        for (std::size_t r = 0; r < q.size(); ++r) q[r] = static_cast<std::uint32_t>(ranked_queries.length(r));
+        for (std::size_t j = 0; j < s.size(); ++j) s[j] = static_cast<std::uint32_t>(db.length(j));
+        query_lengths_.upload(q, stream_.get());
+        subject_lengths_.upload(s, stream_.get());
+        stream_.synchronize();  // the host vectors go
+        queries_ = &ranked_queries;
+        db_ = &db;
+    }
+
     // Rows [0, rows) of `scores` (device, `stride` apart) hold ranks [first, first + rows); results go to out[rank].
     void select(const int* scores, std::size_t rows, std::size_t stride, const search_options& opt, std::size_t first,
                 std::vector<std::vector<score_hit>>& out) {
@@ -72,33 +94,70 @@ public:
             for (std::size_t r = 0; r < rows; ++r) out[first + r].clear();
             return;
         }
-        hits_.reserve(rows * k);
+        kernels::evalue_order order;
+        if (opt.rank_by_evalue) {
+            order = {true, *opt.rank_by_evalue, subject_lengths_.data(), query_lengths_.data() + first,
+                     static_cast<std::uint32_t>(capacity(opt, stride))};
+        }
+        const std::size_t capacity = order.on ? order.capacity : k;
+        hits_.reserve(rows * capacity);
         counts_.reserve(rows);
         kernels::select_top_hits<<<static_cast<unsigned>(rows), kernels::select_threads, 0, stream_.get()>>>(
             scores, stride, static_cast<std::uint32_t>(stride), static_cast<std::uint32_t>(k), std::max(1, opt.min_score),
-            hits_.data(), counts_.data());
+            order, hits_.data(), counts_.data());
         SWGPU_CUDA_CHECK_LAUNCH("select_top_hits");
         host_counts_.resize(rows);
-        host_hits_.resize(rows * k);
+        host_hits_.resize(rows * capacity);
         SWGPU_CUDA_CHECK(cudaMemcpyAsync(host_counts_.data(), counts_.data(), rows * sizeof(std::uint32_t),
                                          cudaMemcpyDeviceToHost, stream_.get()));
-        SWGPU_CUDA_CHECK(cudaMemcpyAsync(host_hits_.data(), hits_.data(), rows * k * sizeof(int2),
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(host_hits_.data(), hits_.data(), rows * capacity * sizeof(int2),
                                          cudaMemcpyDeviceToHost, stream_.get()));
         stream_.synchronize();
+        std::vector<std::size_t> whole_rows;
+        for (std::size_t r = 0; r < rows; ++r)
+            if (host_counts_[r] > capacity) whole_rows.push_back(r);
         selection_pool().parallel_for(rows, [&](std::size_t r) {
             auto& hits = out[first + r];
             hits.clear();
-            const int2* h = host_hits_.data() + r * k;
-            for (std::uint32_t c = 0; c < host_counts_[r]; ++c)
-                hits.push_back({h[c].x, static_cast<std::uint32_t>(h[c].y) + opt.subject_offset});
-            std::sort(hits.begin(), hits.end(), better);
+            if (host_counts_[r] > capacity) return;
+            const int2* h = host_hits_.data() + r * capacity;
+            for (std::uint32_t c = 0; c < host_counts_[r]; ++c) hits.push_back(hit_of(h[c].x, h[c].y, first + r, opt));
+            order_and_trim(hits, k);
         });
+        for (const std::size_t r : whole_rows) rank_whole_row(scores + r * stride, stride, first + r, k, opt, out);
     }
 
 private:
+    score_hit hit_of(int score, int subject, std::size_t rank, const search_options& opt) const {
+        const auto s = static_cast<std::uint32_t>(subject);
+        if (!opt.rank_by_evalue) return {score, s + opt.subject_offset};
+        return ranked_hit(score, s + opt.subject_offset, queries_->length(rank), db_->length(s), opt);
+    }
+    static void order_and_trim(std::vector<score_hit>& hits, std::size_t k) {
+        std::sort(hits.begin(), hits.end(), better);
+        if (hits.size() > k) hits.resize(k);
+    }
+    // A row the device could not bound (its k-th hit has an E-value too small to tell apart, or too many hits tie at
+    // the edge): every eligible score ranked here.
+    void rank_whole_row(const int* row, std::size_t stride, std::size_t rank, std::size_t k, const search_options& opt,
+                        std::vector<std::vector<score_hit>>& out) {
+        std::vector<int> scores(stride);
+        SWGPU_CUDA_CHECK(
+            cudaMemcpyAsync(scores.data(), row, stride * sizeof(int), cudaMemcpyDeviceToHost, stream_.get()));
+        stream_.synchronize();
+        auto& hits = out[rank];
+        hits.clear();
+        for (std::size_t j = 0; j < stride; ++j)
+            if (scores[j] >= std::max(1, opt.min_score)) hits.push_back(hit_of(scores[j], static_cast<int>(j), rank, opt));
+        order_and_trim(hits, k);
+    }
+
     cuda_stream stream_;  // waits on nothing: the rows were complete before select() was called
     device_buffer<int2> hits_;
     device_buffer<std::uint32_t> counts_;
+    device_buffer<std::uint32_t> query_lengths_, subject_lengths_;
+    const sequence_set* queries_ = nullptr;
+    const sequence_set* db_ = nullptr;
     std::vector<int2> host_hits_;
     std::vector<std::uint32_t> host_counts_;
 };
@@ -466,7 +525,7 @@ void search_call::check_and_size() {
 
     for (std::size_t q = 0; q < nq_; ++q) tm_.cells += queries_.length(q) * db_.total_residues();
     // The score matrix budget holds each query's row of scores and its selected hits.
-    const std::size_t row_bytes = sizeof(int) * ndb_ + sizeof(int2) * std::min(opt_.max_hits, ndb_);
+    const std::size_t row_bytes = sizeof(int) * ndb_ + sizeof(int2) * hit_selector::capacity(opt_, ndb_);
     std::size_t per_batch = std::clamp<std::size_t>(cfg_.score_matrix_bytes / row_bytes, 1, nq_);
     if (per_batch > 1 && per_batch < nq_) per_batch &= ~std::size_t(1);  // whole pairs per batch
     // Batches: one of all queries when they fit, unless early delivery splits them (more than pipeline_min_batch
@@ -490,6 +549,7 @@ void search_call::order_queries() {
     }
     searched_ = reordered_.size() == nq_ ? &reordered_ : &queries_;
     by_rank_.assign(nq_, {});
+    selector_.rank_by_evalue(opt_, *searched_, db_);
 }
 
 // The size of the batch that starts at rank b0. With early delivery (on_final), each batch takes half of the queries
@@ -693,7 +753,7 @@ std::vector<std::vector<score_hit>> budgeted_search(const sequence_set& queries,
     const std::size_t queries_bytes = queries.total_residues() * 2 + (std::size_t(1) << 20);
     const std::size_t share = budget / 2 - std::min(budget / 2, queries_bytes);
     const std::size_t db_bytes = std::min(share_bytes(db.total_residues(), db.size()), share);
-    const std::size_t row_bytes = sizeof(int) * db.size() + 8 * std::min(opt.max_hits, db.size());
+    const std::size_t row_bytes = sizeof(int) * db.size() + sizeof(int2) * detail::hit_selector::capacity(opt, db.size());
     const std::size_t scores_bytes = std::min(cfg.score_matrix_bytes, queries.size() * row_bytes);
     const std::size_t left = budget - std::min(budget, queries_bytes + db_bytes + scores_bytes);
     // Three quarters of what is left: the rest is for the query profiles, task lists and overflow lists.

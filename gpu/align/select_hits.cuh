@@ -4,10 +4,17 @@
 // Contract (that of search_cpu): the hits of a row are the k = min(max_hits, subjects) best subjects with score >=
 // min_score, in the order score descending, subject ascending. Scores are >= 0 and < 2^31.
 //
-// Method, one block per row: radix select of the k-th largest eligible score T, 8 bits at a time from the top (four
-// passes of a 256-bin shared histogram over the row), then one pass in subject order that keeps every score > T and the
-// first `ties` scores == T (the smallest subjects), their places found by block-wide prefix sums. A row with at most k
+// Method, one block per row: radix select of the k-th largest eligible key T, 8 bits at a time from the top (four
+// passes of a 256-bin shared histogram over the row), then one pass in subject order that keeps every key > T and the
+// first `ties` keys == T (the smallest subjects), their places found by block-wide prefix sums. A row with at most k
 // eligible scores keeps them all. Hits come out in subject order; the host orders them (k per row).
+//
+// Ranked by E-value (evalue_order; core/align/evalue_rank.hpp), the key is the E-value order of (score, subject
+// length), made an integer: (λS − ln(area/n) + 64)·2^20 below the rank cap, 2^30 + score from it on (those hits keep
+// the score order). The device's logarithms and error functions may differ from the host's in the last bits, so the
+// device keeps a superset: every eligible key >= T − margin, at most `capacity` of them (the count says how many
+// there were), and the host computes the exact order of those (hit_selector). A row whose k-th key lies in the capped
+// range, or with more candidates than the capacity, is ranked by the host from its whole row of scores.
 #pragma once
 
 #include <cub/block/block_reduce.cuh>
@@ -15,13 +22,36 @@
 
 #include <cstdint>
 
+#include "core/align/evalue_rank.hpp"
+
 namespace swgpu::gpu::kernels {
 
 inline constexpr int select_threads = 256;
 
+// The E-value order of a search's rows: Spouge's parameters, the subjects' lengths (original order) and each row's
+// query length. Without it (`on` false) the key is the score.
+struct evalue_order {
+    bool on = false;
+    spouge_shape shape;
+    const std::uint32_t* subject_lengths = nullptr;
+    const std::uint32_t* row_lengths = nullptr;  // indexed by the block (row)
+    std::uint32_t capacity = 0;                   // hits kept per row at most
+};
+inline constexpr unsigned capped_keys = 1u << 30;  // keys from here on: the rank cap reached, then the score
+inline constexpr unsigned key_margin = 4;          // units of 2^-20 in the key: far above the device's rounding
+inline constexpr std::uint32_t ranked_on_host = 0xffffffffu;  // out_count of a row the host must rank
+
+__device__ __forceinline__ unsigned order_key(const evalue_order& order, int v, std::uint32_t j) {
+    if (!order.on) return static_cast<unsigned>(v);
+    const double rank = evalue_rank(order.shape, v, order.row_lengths[blockIdx.x], order.subject_lengths[j]);
+    if (rank == 0) return capped_keys + static_cast<unsigned>(v);
+    const double q = (rank_cap + 64.0 - rank) * 1048576.0;
+    return q <= 0 ? 0u : static_cast<unsigned>(q);
+}
+
 __global__ void __launch_bounds__(select_threads)
     select_top_hits(const int* __restrict__ scores, std::size_t stride, std::uint32_t subjects, std::uint32_t k,
-                    int min_score, int2* __restrict__ out, std::uint32_t* __restrict__ out_count) {
+                    int min_score, evalue_order order, int2* __restrict__ out, std::uint32_t* __restrict__ out_count) {
     using reduce = cub::BlockReduce<unsigned, select_threads>;
     using scan = cub::BlockScan<unsigned, select_threads>;
     __shared__ union {
@@ -31,7 +61,8 @@ __global__ void __launch_bounds__(select_threads)
     __shared__ unsigned histogram[256];
     __shared__ unsigned shared_prefix, shared_need, shared_count;
     const int* row = scores + blockIdx.x * stride;
-    int2* hits = out + static_cast<std::size_t>(blockIdx.x) * k;
+    const std::uint32_t capacity = order.on ? order.capacity : k;
+    int2* hits = out + static_cast<std::size_t>(blockIdx.x) * capacity;
 
     unsigned eligible = 0;
     for (std::uint32_t j = threadIdx.x; j < subjects; j += select_threads) eligible += row[j] >= min_score;
@@ -49,8 +80,9 @@ __global__ void __launch_bounds__(select_threads)
             __syncthreads();
             for (std::uint32_t j = threadIdx.x; j < subjects; j += select_threads) {
                 const int v = row[j];
-                if (v >= min_score && (static_cast<unsigned>(v) & mask) == prefix)
-                    atomicAdd(&histogram[(static_cast<unsigned>(v) >> shift) & 255u], 1u);
+                if (v < min_score) continue;
+                const unsigned key = order_key(order, v, j);
+                if ((key & mask) == prefix) atomicAdd(&histogram[(key >> shift) & 255u], 1u);
             }
             __syncthreads();
             if (threadIdx.x == 0) {
@@ -67,24 +99,31 @@ __global__ void __launch_bounds__(select_threads)
             __syncthreads();  // the histogram is cleared again only after everyone has read the shared results
         }
     }
-    const unsigned threshold = prefix;  // the k-th largest score (keep_all: unused)
+    const unsigned threshold = prefix;  // the k-th largest key (keep_all: unused)
+    if (order.on && !keep_all && threshold >= capped_keys) {
+        if (threadIdx.x == 0) out_count[blockIdx.x] = ranked_on_host;
+        return;
+    }
+    // Ranked by E-value: every key from threshold − margin on (a superset the host orders exactly).
+    const unsigned band_floor = threshold > key_margin ? threshold - key_margin : 0u;
 
-    // Keep, in subject order, the scores above the threshold and the first `need` equal to it.
+    // Keep, in subject order, the keys above the threshold and the first `need` equal to it.
     unsigned ties_before = 0, kept_before = 0;
     for (std::uint32_t base = 0; base < subjects; base += select_threads) {
         const std::uint32_t j = base + threadIdx.x;
         const int v = j < subjects ? row[j] : -1;
         const bool eligible_here = v >= min_score;
-        const bool tie = !keep_all && eligible_here && static_cast<unsigned>(v) == threshold;
+        const unsigned key = eligible_here && !keep_all ? order_key(order, v, j) : 0u;
+        const bool tie = !keep_all && eligible_here && !order.on && key == threshold;
         unsigned tie_rank, tie_total;
         scan(tmp.scan).ExclusiveSum(tie ? 1u : 0u, tie_rank, tie_total);
         __syncthreads();
-        const bool keep = eligible_here && (keep_all || static_cast<unsigned>(v) > threshold ||
+        const bool keep = eligible_here && (keep_all || key > threshold || (order.on && key >= band_floor) ||
                                             (tie && ties_before + tie_rank < need));
         unsigned place, kept_total;
         scan(tmp.scan).ExclusiveSum(keep ? 1u : 0u, place, kept_total);
         __syncthreads();
-        if (keep) hits[kept_before + place] = make_int2(v, static_cast<int>(j));
+        if (keep && kept_before + place < capacity) hits[kept_before + place] = make_int2(v, static_cast<int>(j));
         ties_before += tie_total;
         kept_before += kept_total;
     }

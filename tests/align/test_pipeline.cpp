@@ -151,7 +151,10 @@ reference_result reference(const setup& s, const records& db, std::size_t chunk_
     chunked_db reader{db, chunk_records};
     cpu_search_backend cpu(s.sc, pool);
     reference_result r;
-    r.scan = scan_database(s.queries, s.sc, max_hits, reader, cpu);
+    // With E-values, protein hits are ranked by E-value (DNA's by score: ranking() is null for DNA).
+    const std::optional<evalue_calculator> ranking =
+        evalues ? std::optional<evalue_calculator>(std::in_place, s.sc, 0, 0) : std::nullopt;
+    r.scan = scan_database(s.queries, s.sc, hit_selection(max_hits, ranking ? ranking->ranking() : nullptr), reader, cpu);
     std::optional<evalue_calculator> stats;
     finish_options fo;
     if (evalues) {
@@ -184,6 +187,12 @@ void check_same(const search_results& got, const reference_result& want) {
             CHECK(a.has_statistics == b.has_statistics);
             CHECK(a.evalue == b.evalue);  // the same computation on the same numbers: bit-identical
             CHECK(a.bit_score == b.bit_score);
+            // BLAST's order: E-value ascending (below 1e-180, all printed 0.0, by score).
+            if (k > 0 && a.has_statistics) {
+                const auto& before = got.hits[q][k - 1];
+                CHECK((before.evalue <= a.evalue || a.evalue < 1e-180));
+                if (before.evalue == a.evalue) CHECK(before.score >= a.score);
+            }
             ++printed;
         }
     }

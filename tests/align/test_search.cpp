@@ -13,6 +13,7 @@
 #include "core/align/search/score_pass.hpp"
 #include "core/align/smith_waterman.hpp"
 #include "core/align/simd/interseq.hpp"
+#include "core/align/statistics.hpp"
 
 namespace {
 
@@ -228,6 +229,91 @@ TEST_CASE("search_cpu: scores beyond 8 and 16 bits are exact", "[search]") {
         d.push_back(runs({{"G", 700}}, m));
         check_edges(q, d, scoring{m, {3, 2}, seq_type::dna}, {65534, 65535, 65542, 67950, 254});
     }
+}
+
+// The E-value order computed the slow way: every pair's score, its E-value from evalue_calculator for a database of
+// `db_residues`, then E-value ascending, score descending, subject ascending (BLAST's order), cut at max_hits.
+std::vector<std::vector<std::pair<int, std::uint32_t>>> by_evalue(const sequence_set& queries, const sequence_set& db,
+                                                                  const scoring& sc, std::size_t max_hits) {
+    const evalue_calculator stats(sc, db.total_residues(), db.size());
+    std::vector<std::vector<std::pair<int, std::uint32_t>>> out(queries.size());
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+        struct row {
+            double e;
+            int score;
+            std::uint32_t subject;
+        };
+        std::vector<row> rows;
+        for (std::size_t s = 0; s < db.size(); ++s) {
+            const int score = sw_score(queries[q], db[s], sc).score;
+            if (score > 0)
+                rows.push_back({stats.evalue(score, queries.length(q), db.length(s)), score, static_cast<std::uint32_t>(s)});
+        }
+        std::sort(rows.begin(), rows.end(), [](const row& a, const row& b) {
+            if (a.e != b.e) return a.e < b.e;
+            return a.score != b.score ? a.score > b.score : a.subject < b.subject;
+        });
+        for (std::size_t k = 0; k < std::min(max_hits, rows.size()); ++k) out[q].push_back({rows[k].score, rows[k].subject});
+    }
+    return out;
+}
+
+std::vector<std::vector<std::pair<int, std::uint32_t>>> pairs_of(const hit_lists& hits) {
+    std::vector<std::vector<std::pair<int, std::uint32_t>>> out(hits.size());
+    for (std::size_t q = 0; q < hits.size(); ++q)
+        for (const auto& h : hits[q]) out[q].push_back({h.score, h.subject});
+    return out;
+}
+
+TEST_CASE("search_cpu: ranked by E-value, the hits with the smallest E-values in BLAST's order", "[search]") {
+    // Subjects of every length, relatives of the queries among them, so that a short subject's weaker hit often has a
+    // smaller E-value than a long subject's stronger one.
+    std::mt19937_64 rng(29);
+    const auto m = substitution_matrix::builtin("BLOSUM62");
+    const scoring sc{m, {11, 1}, seq_type::protein};
+    std::vector<codes> qs;
+    for (const std::size_t len : {30, 120, 400}) qs.push_back(random_codes(rng, len, 20));
+    std::vector<codes> d;
+    for (int k = 0; k < 300; ++k) {
+        const codes& q = qs[rng() % qs.size()];
+        const std::size_t at = rng() % q.size(), len = std::min<std::size_t>(q.size() - at, 8 + rng() % 60);
+        codes piece = relative(rng, codes(q.begin() + long(at), q.begin() + long(at + len)), 0.3, 20);
+        codes flank = random_codes(rng, rng() % 2 ? rng() % 20 : 500 + rng() % 2500, 20);
+        piece.insert(piece.begin(), flank.begin(), flank.begin() + long(flank.size() / 2));
+        piece.insert(piece.end(), flank.begin() + long(flank.size() / 2), flank.end());
+        d.push_back(rng() % 4 ? piece : random_codes(rng, 1 + rng() % 900, 20));
+    }
+    const auto queries = make_set(qs, "q"), db = make_set(d, "s");
+    const evalue_calculator ranking(sc, 0, 0);
+    REQUIRE(ranking.ranking() != nullptr);
+    thread_pool pool(2);
+    bool order_differs = false;
+    for (const std::size_t max_hits : {1, 5, 40, 300}) {
+        const auto want = by_evalue(queries, db, sc, max_hits);
+        search_options by_score;
+        by_score.max_hits = max_hits;
+        order_differs |= pairs_of(reference(queries, db, sc, by_score)) != want;
+        for (const auto* k : variants()) {
+            INFO("kernels " << name_of(k) << ", max_hits " << max_hits);
+            search_options opt;
+            opt.max_hits = max_hits;
+            opt.rank_by_evalue = *ranking.ranking();
+            const auto got = interseq::search_cpu_with(k, queries, db, sc, opt, pool);
+            CHECK(pairs_of(got) == want);
+            // Chunks merged give one search's hits.
+            hit_lists merged(queries.size());
+            for (std::size_t first = 0; first < db.size(); first += 70) {
+                sequence_set part;
+                for (std::size_t s = first; s < std::min(db.size(), first + 70); ++s) part.add(db.names[s], db[s]);
+                part.encoded = true;
+                search_options o = opt;
+                o.subject_offset = static_cast<std::uint32_t>(first);
+                merge_hits(merged, interseq::search_cpu_with(k, queries, part, sc, o, pool), max_hits);
+            }
+            CHECK(merged == got);
+        }
+    }
+    CHECK(order_differs);  // the data tells the two orders apart
 }
 
 TEST_CASE("search_cpu: ties are ordered by subject, max_hits and min_score cut the list", "[search]") {

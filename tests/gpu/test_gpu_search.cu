@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/align/search/score_pass.hpp"
 #include "core/align/smith_waterman.hpp"
+#include "core/align/statistics.hpp"
 #include "core/thread_pool.hpp"
 #include "gpu/align/db_layout.hpp"
 #include "gpu/gpu.hpp"
@@ -261,6 +262,39 @@ GPU_TEST("gpu search: options (max_hits with ties, min_score, subject_offset) an
     expect_same_hits(queries, db, sc, opt, {}, "gaps 0/1");
     sc.gaps = {900, 900};  // too wide for 16-bit lanes: the 32-bit kernel runs
     expect_same_hits(queries, db, sc, opt, {}, "gaps 900/900");
+}
+
+GPU_TEST("gpu search: ranked by E-value, the CPU's hits (superset on the device, capped keys, tie groups)") {
+    // Subjects of every length with relatives of the queries, so that the E-value order differs from the score order;
+    // near-identical copies of a 700-residue query (E-values below the rank cap: the device leaves those rows to
+    // the host); 300 copies of one subject (a tie group wider than the device's capacity at small k).
+    std::mt19937_64 rng(31);
+    std::vector<std::string> qs, ss;
+    random_protein_sets(rng, qs, ss);
+    const std::string strong = random_letters(rng, 700, protein_letters);
+    qs.push_back(strong);
+    for (int k = 0; k < 12; ++k) ss.push_back(relative(rng, strong, 0.01, protein_letters));
+    for (int k = 0; k < 200; ++k) {
+        const std::string& q = qs[rng() % qs.size()];
+        const std::size_t at = rng() % q.size(), len = std::min<std::size_t>(q.size() - at, 8 + rng() % 60);
+        const std::string flank = random_letters(rng, rng() % 2 ? rng() % 20 : 500 + rng() % 2500, protein_letters);
+        ss.push_back(flank.substr(0, flank.size() / 2) + relative(rng, q.substr(at, len), 0.3, protein_letters) +
+                     flank.substr(flank.size() / 2));
+    }
+    const std::string twin = relative(rng, qs[3], 0.3, protein_letters);
+    for (int k = 0; k < 300; ++k) ss.push_back(twin);
+    std::shuffle(ss.begin(), ss.end(), rng);
+    const scoring sc = protein_scoring();
+    const evalue_calculator stats(sc, 0, 0);
+    CHECK(stats.ranking() != nullptr);
+    const sequence_set queries = encoded(qs, sc, "q"), db = encoded(ss, sc, "s");
+    for (const std::size_t k : {1, 5, 40, 500}) {
+        search_options opt;
+        opt.max_hits = k;
+        opt.rank_by_evalue = *stats.ranking();
+        opt.subject_offset = 7;
+        expect_all_kernels(queries, db, sc, opt, ("ranked, k " + std::to_string(k)).c_str(), k == 5);
+    }
 }
 
 GPU_TEST("gpu search: 16-bit overflow bound, exact below and above it") {

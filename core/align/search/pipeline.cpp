@@ -252,7 +252,7 @@ std::vector<strand_hit> query_hits(std::size_t q, const std::vector<std::vector<
                                    const searched_set& searched, const query_strands& queries, std::size_t max_hits) {
     std::vector<strand_hit> out;
     for (std::size_t r = q; r < top.size(); r += searched.queries)
-        for (const auto& h : top[r]) out.push_back({h.score, h.subject, searched.str(r, queries)});
+        for (const auto& h : top[r]) out.push_back({h.score, h.subject, searched.str(r, queries), h.rank});
     std::sort(out.begin(), out.end(), [](const strand_hit& a, const strand_hit& b) { return better(a, b); });
     if (out.size() > max_hits) out.resize(max_hits);
     return out;
@@ -277,14 +277,15 @@ struct fetched_chunk {
 // score_last_early() for the last one when queries are finished during it) and keep_subjects(), then result().
 class scanner {
 public:
-    scanner(const query_strands& queries, const scoring& sc, std::size_t max_hits, chunk_source& source,
+    scanner(const query_strands& queries, const scoring& sc, const hit_selection& selection, chunk_source& source,
             search_backend& backend, const chunk_filter& searched_here)
-        : queries_(queries), sc_(sc), max_hits_(max_hits), source_(source), backend_(backend),
+        : queries_(queries), sc_(sc), max_hits_(selection.max_hits), source_(source), backend_(backend),
           searched_here_(searched_here), searched_(checked(queries)),
           strands_(searched_.set->size() / std::max<std::size_t>(1, searched_.queries)), top_(searched_.set->size()) {
         scan_.began = std::chrono::steady_clock::now();
-        opt_.max_hits = max_hits;
+        opt_.max_hits = max_hits_;
         opt_.min_score = 1;
+        opt_.rank_by_evalue = selection.rank_by_evalue;
     }
 
     database_scan run(const std::function<void(const scan_progress&)>& progress, early_finish* early,
@@ -540,11 +541,11 @@ database_scan scanner::run(const std::function<void(const scan_progress&)>& prog
 
 }  // namespace
 
-database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
+database_scan scan_database(const query_strands& queries, const scoring& sc, const hit_selection& selection,
                             chunk_source& database, search_backend& backend,
                             const std::function<void(const scan_progress&)>& progress,
                             const chunk_filter& searched_here) {
-    return scanner(queries, sc, max_hits, database, backend, searched_here).run(progress, nullptr, nullptr);
+    return scanner(queries, sc, selection, database, backend, searched_here).run(progress, nullptr, nullptr);
 }
 
 namespace {
@@ -597,6 +598,7 @@ std::string pack_scan(const database_scan& scan) {
             w.put<std::int32_t>(h.score);
             w.put<std::uint32_t>(h.subject);
             w.put<std::uint8_t>(h.str == strand::minus ? 1 : 0);
+            w.put<double>(h.rank);
         }
     }
     w.put<std::uint64_t>(scan.subjects.size());
@@ -624,6 +626,7 @@ database_scan unpack_scan(std::string_view bytes) {
             h.score = r.get<std::int32_t>();
             h.subject = r.get<std::uint32_t>();
             h.str = r.get<std::uint8_t>() ? strand::minus : strand::plus;
+            h.rank = r.get<double>();
         }
     }
     const auto subjects = r.get<std::uint64_t>();
@@ -678,7 +681,12 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
     early_finish early{queries, sc, opt, backend, pool, {}, {}, {}, {}, 0, {}, {}};
     res.score_pass_done = std::chrono::steady_clock::now();
     const bool overlap = backend.leaves_threads_idle() && !opt.combine;
-    res.scan = scanner(queries, sc, opt.max_hits, database, backend, opt.searched_here)
+    // Protein hits are ranked by E-value when E-values are on: the order needs only the matrix's parameters, not the
+    // database's size (core/align/evalue_rank.hpp).
+    const std::optional<evalue_calculator> ranking =
+        opt.evalues ? std::optional<evalue_calculator>(std::in_place, sc, 0, 0) : std::nullopt;
+    const hit_selection selection(opt.max_hits, ranking ? ranking->ranking() : nullptr);
+    res.scan = scanner(queries, sc, selection, database, backend, opt.searched_here)
                    .run(progress, overlap ? &early : nullptr, &res.score_pass_done);
     if (opt.combine) {
         auto merged = opt.combine(std::move(res.scan));
@@ -758,7 +766,8 @@ std::vector<std::vector<score_hit>> split_score_pass(const sequence_set& queries
         for (std::size_t q : long_q) {
             const int score = split.long_score(queries, q, db, s);
             if (score > 0 && score >= opt.min_score)
-                hits[q].push_back({score, static_cast<std::uint32_t>(s) + opt.subject_offset});
+                hits[q].push_back(ranked_hit(score, static_cast<std::uint32_t>(s) + opt.subject_offset,
+                                             queries.length(q), db.length(s), opt));
         }
     order_hits(hits, opt.max_hits);
     return hits;

@@ -6,8 +6,8 @@
 //                    database's residues and sequences (for E-values) on the way. The database is read once, by a
 //                    reader thread that reads, encodes and prepares chunk k + 1 (search_backend::prepare: the GPU's
 //                    packing) while chunk k is searched.
-//   finish_hits()    orders the hits (score desc, subject index asc, plus strand before minus), computes bit scores and
-//                    E-values from the whole database's size, drops hits above the E-value threshold, then computes
+//   finish_hits()    orders the hits (better(): E-value asc when ranked by E-value, score desc, subject index asc,
+//                    plus strand before minus), computes bit scores and E-values from the whole database's size, drops hits above the E-value threshold, then computes
 //                    the alignment of every remaining hit (end cell + traceback, core/align/smith_waterman.hpp) and checks
 //                    that it re-scores to the backend's score.
 //
@@ -16,7 +16,9 @@
 // into BLAST's view (query on the plus strand, subject coordinates descending: sstart > send).
 //
 // -k (max_hits) counts hits: the k best (score, subject, strand) hits of a query are kept before the E-value
-// threshold is applied, and a subject may be reported once per strand.
+// threshold is applied, and a subject may be reported once per strand. With E-values on, protein hits are ranked and
+// kept by E-value (core/align/evalue_rank.hpp: a short subject's hit may beat a long subject's hit of a higher
+// score), as BLAST does; DNA E-values fall as the score rises, so the orders agree there.
 #pragma once
 
 #include <chrono>
@@ -63,11 +65,14 @@ struct strand_hit {
     int score = 0;
     std::uint32_t subject = 0;  // global index in the database
     strand str = strand::plus;
+    double rank = 0;            // as score_hit's: evalue_rank() when ranked by E-value, else 0
     bool operator==(const strand_hit&) const = default;
 };
 
-// The deterministic order of docs/conventions.md: score desc, subject index asc; then the plus strand first.
+// The deterministic order of docs/conventions.md: E-value asc (when ranked by it), score desc, subject index asc;
+// then the plus strand first.
 inline bool better(const strand_hit& a, const strand_hit& b) {
+    if (a.rank != b.rank) return a.rank < b.rank;
     if (a.score != b.score) return a.score > b.score;
     if (a.subject != b.subject) return a.subject < b.subject;
     return a.str < b.str;
@@ -163,8 +168,18 @@ struct scan_progress {
 // search their share and merge their scans (merge_scan) give the scan of one process.
 using chunk_filter = std::function<bool(std::size_t chunk)>;
 
+// Which hits of each query a scan keeps: the max_hits best in the order of better(), ranked by E-value with
+// rank_by_evalue's parameters when it is set (evalue_calculator::ranking()), by score otherwise.
+struct hit_selection {
+    std::size_t max_hits = 500;
+    std::optional<spouge_shape> rank_by_evalue;
+    hit_selection(std::size_t k = 500, const spouge_shape* ranking = nullptr) : max_hits(k) {
+        if (ranking) rank_by_evalue = *ranking;
+    }
+};
+
 // The database's chunks scored by `backend`, each prepared by it on a reader thread while the chunk before is scored.
-database_scan scan_database(const query_strands& queries, const scoring& sc, std::size_t max_hits,
+database_scan scan_database(const query_strands& queries, const scoring& sc, const hit_selection& selection,
                             chunk_source& database, search_backend& backend,
                             const std::function<void(const scan_progress&)>& progress = {},
                             const chunk_filter& searched_here = {});

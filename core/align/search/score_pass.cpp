@@ -116,7 +116,9 @@ std::vector<std::vector<score_hit>> search_scalar(const sequence_set& queries, c
         auto& hits = task_hits[k];
         for (std::size_t s = bounds[tk.block]; s < bounds[tk.block + 1]; ++s) {
             const int score = sw_score(queries[tk.query], db[s], sc).score;
-            if (score >= floor) hits.push_back({score, static_cast<std::uint32_t>(s) + opt.subject_offset});
+            if (score >= floor)
+                hits.push_back(ranked_hit(score, static_cast<std::uint32_t>(s) + opt.subject_offset,
+                                          queries.length(tk.query), db.length(s), opt));
             if (hits.size() >= 2 * opt.max_hits + 64) keep_best(hits, opt.max_hits);
         }
         keep_best(hits, opt.max_hits);
@@ -172,7 +174,7 @@ std::vector<std::vector<score_hit>> search_interseq(const interseq::kernel_set& 
         auto& hits = task_hits[k];
         const auto on_score = [&](std::uint32_t subject, int score) {
             if (score < floor) return;
-            hits.push_back({score, subject + opt.subject_offset});
+            hits.push_back(ranked_hit(score, subject + opt.subject_offset, query.size(), db.length(subject), opt));
             if (hits.size() >= 2 * opt.max_hits + 64) keep_best(hits, opt.max_hits);
         };
         std::vector<std::byte> scratch(interseq::scratch_bytes(query.size()));

@@ -1,17 +1,21 @@
 // The score pass of database search on the CPU: every query against every subject, exact scores, top hits per query.
 //
 // This is the contract every backend (CPU here, GPU in gpu/gpu.hpp) fulfils: for each query, the `max_hits` best
-// subjects ordered by score (descending), then subject index (ascending); subjects scoring 0 are never hits. End cells
-// and alignments of the hits are computed afterwards, by the same code for every backend, so output is identical.
+// subjects in the order of better(): by E-value when the search ranks by E-value (search_options::rank_by_evalue,
+// core/align/evalue_rank.hpp), then by score (descending), then subject index (ascending); subjects scoring 0 are
+// never hits. End cells and alignments of the hits are computed afterwards, by the same code for every backend, so
+// output is identical.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "core/align/evalue_rank.hpp"
 #include "core/align/scoring.hpp"
 #include "core/align/sequence.hpp"
 #include "core/thread_pool.hpp"
@@ -21,11 +25,13 @@ namespace swgpu {
 struct score_hit {
     int score = 0;
     std::uint32_t subject = 0;  // index into the database (global index, across chunks)
+    double rank = 0;            // evalue_rank() of the hit when ranking by E-value, else 0
     bool operator==(const score_hit&) const = default;
 };
 
-// Orders hits: better score first, then smaller subject index.
+// Orders hits: smaller E-value first (when ranked by it), then better score, then smaller subject index.
 inline bool better(const score_hit& a, const score_hit& b) {
+    if (a.rank != b.rank) return a.rank < b.rank;
     return a.score != b.score ? a.score > b.score : a.subject < b.subject;
 }
 
@@ -56,10 +62,22 @@ struct search_options {
         on_final;
     // Optional: the backend's preparation of the database chunk (see prepared_chunk); ignored unless made from db.
     const prepared_chunk* prepared = nullptr;
+    // Hits ordered by E-value with these parameters (core/align/evalue_rank.hpp) rather than by score: a backend gives
+    // each hit its rank with ranked_hit().
+    std::optional<spouge_shape> rank_by_evalue;
     // Optional: told, from any of the backend's threads (so it must be thread-safe), of the query x subject cells it
     // has just scored; a backend that never calls it is correct too (progress then moves chunk by chunk).
     std::function<void(double cells)> on_cells;
 };
+
+// A hit of a query of `query_length` residues against a subject of `subject_length`, ranked as `opt` asks.
+inline score_hit ranked_hit(int score, std::uint32_t subject, std::size_t query_length, std::size_t subject_length,
+                            const search_options& opt) {
+    const double rank = opt.rank_by_evalue ? evalue_rank(*opt.rank_by_evalue, score, double(query_length == 0 ? 1 : query_length),
+                                                         double(subject_length == 0 ? 1 : subject_length))
+                                           : 0.0;
+    return {score, subject, rank};
+}
 
 // One vector per query, each sorted by better() and at most max_hits long. Queries and db must be encoded with the
 // scoring's matrix. Multithreaded on `pool`.

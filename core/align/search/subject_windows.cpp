@@ -46,6 +46,7 @@ std::vector<std::vector<score_hit>> subject_windows::search(const sequence_set& 
     search_options sub = opt;
     sub.on_final = nullptr;
     sub.subject_offset = 0;
+    sub.rank_by_evalue.reset();  // the best windows by score; the subject's hit is ranked by its whole length below
     const std::size_t V = overlap(longest), W = window(longest);
     for (std::size_t s : cut) {
         // One long subject at a time: its windows as a database, the kept_windows best windows per query.
@@ -75,7 +76,8 @@ std::vector<std::vector<score_hit>> subject_windows::search(const sequence_set& 
             e.complete = e.starts.size() < kept_windows;
             std::sort(e.starts.begin(), e.starts.end());
             kept_[key_of(queries[q], residues, best)] = std::move(e);
-            hits[q].push_back({best, static_cast<std::uint32_t>(s) + opt.subject_offset});
+            hits[q].push_back(ranked_hit(best, static_cast<std::uint32_t>(s) + opt.subject_offset, queries.length(q),
+                                         db.length(s), opt));
         }
     }
     order_hits(hits, opt.max_hits);
