@@ -365,7 +365,7 @@ TEST_CASE("align --dust yes prints blastn -dust yes -soft_masking false's scores
     CHECK(same_line == same_score);
 }
 
-TEST_CASE("--seg and --dust are refused for the other sequence type", "[masking][cli]") {
+TEST_CASE("align refuses --seg and --dust for the other sequence type", "[masking][cli]") {
     const std::string q = (source_dir / "data/demo_queries.fa").string(), db = (source_dir / "data/demo_db.fa").string();
     const auto dust = run_program("align '" + q + "' '" + db + "' --dust yes");
     CHECK(dust.code == 2);
