@@ -56,6 +56,7 @@ std::string conventions_text() {
            "    gap over extending it. Every backend and thread count prints byte-identical output.\n"
            "  E-values and bit scores as blastp -comp_based_stats 0 -seg no (Spouge's finite-size correction,\n"
            "    NCBI's parameters), from the whole database's size; --no-evalue prints NA instead.\n"
+           "  No masking by default; --seg yes (protein) and --dust yes (DNA) mask the queries as BLAST does.\n"
            "  --db-chunk only bounds memory: the database is read once, in chunks, with the same result.\n"
            "Output (--outfmt, names in any case): 6 | \"6 COLUMN ...\" | 7 | \"7 COLUMN ...\" | sam | paf | pair | json |\n"
            "  \"json COLUMN ...\"\n"
@@ -148,6 +149,16 @@ align_command::align_command(CLI::App& app) {
                     "alignments still come from the bands), auto: the faster by the measurements in "
                     "data/long_pair_policy.tsv. Same output either way")
         ->check(CLI::IsMember({"auto", "antidiagonal", "compensation"}))
+        ->capture_default_str();
+    sub->add_option("--seg", s_.seg,
+                    "Protein queries: mask low-complexity regions found by SEG (window 12, locut 2.2, hicut 2.5) as "
+                    "X for the search and the alignments, as blastp -seg yes does; output shows the query's letters")
+        ->check(CLI::IsMember({"yes", "no"}))
+        ->capture_default_str();
+    sub->add_option("--dust", s_.dust,
+                    "DNA queries: mask low-complexity regions found by symmetric DUST (level 20, window 64, linker 1) "
+                    "as N for the search and the alignments, as blastn -dust yes -soft_masking false does")
+        ->check(CLI::IsMember({"yes", "no"}))
         ->capture_default_str();
     sub->add_flag("--eqx", s_.eqx, "CIGARs (cigar column, SAM, PAF cg:Z) with = for identities and X for mismatches");
     sub->add_option("--dotplot", s_.dotplot, "Also write an SVG dot plot of the printed alignments to this file");

@@ -30,6 +30,8 @@ struct align_settings {
     std::string gpu_mem;  // device memory budget for the GPU backend, e.g. 512M, 8G (empty: what is free)
     std::string mode = "auto";       // auto, search, pairwise: how pairs are scored (see --mode)
     std::string long_policy = "auto";  // long pairs' score pass on the GPU: auto, antidiagonal, compensation
+    std::string seg = "no";          // yes: SEG masks low-complexity protein queries (blastp -seg yes)
+    std::string dust = "no";         // yes: DUST masks low-complexity DNA queries (blastn -dust yes)
     bool eqx = false;                // CIGARs with =/X
     std::string batch;               // --batch LIST: query files, one output file each
     std::string dotplot;             // SVG dot plot of the printed alignments

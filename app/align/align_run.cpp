@@ -17,6 +17,7 @@
 #include "app/align/gpu_share.hpp"
 #include "app/align/process_group.hpp"
 #include "core/align/long_pair/long_pair.hpp"
+#include "core/align/masking.hpp"
 #include "core/align/long_pair/runner.hpp"
 #include "core/align/search/score_pass.hpp"
 #include "core/align/sequence.hpp"
@@ -153,9 +154,11 @@ int align_run::run() {
     make_scoring();
     open_outputs();
     if (!encode_queries()) return finish_refused();
+    mask_queries();
     compose_score_pass();
-    const search_results results = search();
+    search_results results = search();
     if (!results.finished_here) return 0;  // another rank finishes and writes
+    unmask_hits(results);
     report(results);
     write(results);
     if (cpu_fallback_ && !verbose_) notice("no usable GPU (" + gpu::build_info() + "); this search ran on the CPU");
@@ -376,6 +379,10 @@ bool align_run::read_queries() {
                               "--seqtype dna");
         if (given_.strand)
             throw usage_error("--strand applies to DNA, but the queries are protein; or give --seqtype dna");
+        if (s_.dust == "yes")
+            throw usage_error("--dust masks DNA, but the queries are protein; use --seg yes, or --seqtype dna");
+    } else if (s_.seg == "yes") {
+        throw usage_error("--seg masks protein, but the queries are DNA; use --dust yes, or --seqtype protein");
     }
     return true;
 }
@@ -458,6 +465,34 @@ bool align_run::encode_queries() {
     return true;
 }
 
+// --seg yes / --dust yes: low-complexity residues of the queries become the matrix's X (N) on both strands, for the
+// score pass and the alignments, as BLAST's hard masking (-soft_masking false) does; the queries as read are kept for
+// the output, which shows their letters, identities and positives as BLAST does.
+void align_run::mask_queries() {
+    const bool seg = s_.seg == "yes", dust = s_.dust == "yes";
+    if (!seg && !dust) return;
+    const substitution_matrix& m = sc_->matrix;
+    if (m.fallback_code() == substitution_matrix::no_code)
+        throw usage_error(std::string(seg ? "--seg" : "--dust") + " masks residues as " + (seg ? "X" : "N") +
+                          ", which the matrix " + m.name() + " has no row for; use another matrix");
+    unmasked_ = queries_;
+    masked_ = true;
+    const std::uint64_t n = mask_low_complexity(queries_.plus, queries_.search_minus ? &queries_.minus : nullptr, m,
+                                                seg ? masking::seg : masking::dust, m.fallback_code());
+    info(std::string(seg ? "SEG" : "DUST") + " masked " + std::to_string(n) + " of the queries' " +
+         std::to_string(queries_.plus.total_residues()) + " residues as " + std::string(1, m.letter(m.fallback_code())));
+}
+
+// The printed hits' identities and positives counted on the query's letters as read (BLAST counts a masked residue
+// that matches as an identity, though it scored as X).
+void align_run::unmask_hits(search_results& results) const {
+    if (!masked_ || !session_->pipeline().alignments) return;
+    for (std::size_t q = 0; q < results.hits.size(); ++q)
+        for (printed_hit& h : results.hits[q])
+            h.stats = stats_of(h.aln, unmasked_.residues(q, h.str), results.scan.subjects.at(h.subject).span(),
+                               sc_->matrix);
+}
+
 // The score pass (search_session.hpp: the backend's, with windows and long pairs) over the database's chunks;
 // under MPI, rank r searches chunks r, r + P, ... (the others passed unread where the database can skip) and rank 0
 // merges the scans.
@@ -512,8 +547,8 @@ void align_run::write(const search_results& results) {
     const auto& hits = results.hits;
     if (batch_.empty()) {
         io::run_header header{SWGPU_VERSION, command_line_, s_.query, s_.db};
-        io::write_results(fmt_, header, io::results_view{sc, queries_, scan, hits}, *out_);
-        if (dotplot_) io::write_dotplot(io::results_view{sc, queries_, scan, hits}, *dotplot_);
+        io::write_results(fmt_, header, io::results_view{sc, shown(), scan, hits}, *out_);
+        if (dotplot_) io::write_dotplot(io::results_view{sc, shown(), scan, hits}, *dotplot_);
         out_->commit();
         if (dotplot_) dotplot_->commit();
     }
@@ -527,8 +562,8 @@ void align_run::write(const search_results& results) {
         part.plus.encoded = queries_.plus.encoded;
         part.minus.encoded = queries_.minus.encoded;
         for (std::size_t q = b; q < e; ++q) {
-            part.plus.add(queries_.plus.names[q], queries_.plus[q]);
-            if (queries_.search_minus) part.minus.add(queries_.minus.names[q], queries_.minus[q]);
+            part.plus.add(shown().plus.names[q], shown().plus[q]);
+            if (queries_.search_minus) part.minus.add(shown().minus.names[q], shown().minus[q]);
         }
         const std::vector<std::vector<printed_hit>> part_hits(hits.begin() + static_cast<std::ptrdiff_t>(b),
                                                               hits.begin() + static_cast<std::ptrdiff_t>(e));

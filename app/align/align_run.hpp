@@ -58,6 +58,8 @@ private:
     void make_scoring();
     void open_outputs();
     bool encode_queries();  // false: every --batch file was refused
+    void mask_queries();
+    void unmask_hits(search_results& results) const;
     void compose_score_pass();
     search_results search();
     void report(const search_results& results);
@@ -95,6 +97,10 @@ private:
     seq_type type_ = seq_type::protein;
     query_strands queries_;
     std::vector<std::size_t> batch_first_{0}, batch_files_;
+    // With --seg or --dust, queries_ are searched and aligned masked; the output shows the queries as read.
+    query_strands unmasked_;
+    bool masked_ = false;
+    const query_strands& shown() const { return masked_ ? unmasked_ : queries_; }
 
     std::optional<scoring> sc_;
     std::unique_ptr<io::output_file> out_, dotplot_;
