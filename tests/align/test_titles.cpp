@@ -133,7 +133,7 @@ TEST_CASE("the reader keeps whole header lines when they say more than the id", 
     CHECK(swgpu::io::read_all(path, no_titles).origins.empty());
 }
 
-TEST_CASE("--outfmt 7, pair and the title and accession columns print whole header lines", "[cli][titles]") {
+TEST_CASE("whole header lines in --outfmt 7 and pair, and the title and accession columns", "[cli][titles]") {
     title_fixture f;
     const std::string query_line = "sp|Q99999.1|QRY_HUMAN Query protein   with words";
     const auto seven = align(f.query + " " + f.db + " --outfmt 7");
