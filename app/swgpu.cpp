@@ -118,7 +118,7 @@ std::vector<hit> to_hits(const search_results& r, const query_strands& queries, 
     for (std::size_t qi = 0; qi < r.hits.size(); ++qi) {
         for (const printed_hit& h : r.hits[qi]) {
             const subject_record& subject = r.scan.subjects.at(h.subject);
-            const blast_coordinates c = blast_view(h, queries.plus.length(qi));
+            const blast_coordinates c = whole_sequence_view(h, queries, qi, subject);  // regions: whole sequences
             const auto& st = h.stats;
             hit x;
             x.qseqid = queries.plus.names[qi];
@@ -136,7 +136,8 @@ std::vector<hit> to_hits(const search_results& r, const query_strands& queries, 
             x.score = h.score;
             x.cigar = cigar_string(h.aln.ops);
             x.qlen = static_cast<long>(queries.plus.length(qi));
-            x.slen = static_cast<long>(subject.residues.size());
+            x.slen = static_cast<long>(subject.origin.full_length ? subject.origin.full_length
+                                                                  : subject.residues.size());
             x.sstrand = sc.type == seq_type::protein ? "N/A" : h.str == strand::plus ? "plus" : "minus";
             out.push_back(std::move(x));
         }

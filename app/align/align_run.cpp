@@ -303,6 +303,7 @@ void align_run::open_database() {
     o.ramp = use_gpu_ || group_.size() > 1;
     o.auto_type = auto_type_;
     o.read = *read_options_;
+    o.read.keep_titles = io::prints_subject_titles(fmt_);  // a database's descriptions can outweigh its residues
     database_ = std::make_unique<io::database_stream>(s_.db, std::move(o));
 }
 
@@ -446,7 +447,7 @@ bool align_run::encode_queries() {
                 continue;
             }
             for (std::size_t q = 0; q < plus.size(); ++q) {
-                queries_.plus.add(std::move(plus.names[q]), plus[q]);
+                queries_.plus.add_record(plus, q);
                 if (queries_.search_minus) queries_.minus.add(std::move(minus.names[q]), minus[q]);
             }
             sequence_set{}.residues.swap(plus.residues);  // freed as it is copied
@@ -562,7 +563,7 @@ void align_run::write(const search_results& results) {
         part.plus.encoded = queries_.plus.encoded;
         part.minus.encoded = queries_.minus.encoded;
         for (std::size_t q = b; q < e; ++q) {
-            part.plus.add(shown().plus.names[q], shown().plus[q]);
+            part.plus.add_record(shown().plus, q);
             if (queries_.search_minus) part.minus.add(shown().minus.names[q], shown().minus[q]);
         }
         const std::vector<std::vector<printed_hit>> part_hits(hits.begin() + static_cast<std::ptrdiff_t>(b),

@@ -11,10 +11,20 @@
 
 namespace swgpu {
 
+// Where a record comes from, for output only (the search never looks at it). A FASTA record keeps its whole header
+// line; a region of a longer sequence (FILE:chr1:40000-50000) is named for that sequence and says where it lies in
+// it, so that output can print coordinates of the whole sequence, as BLAST's -subject_loc does.
+struct record_origin {
+    std::string title;              // the header line after '>' or '@', whole (empty: the name is all there is)
+    std::uint64_t offset = 0;       // residues of the whole sequence before the record's first
+    std::uint64_t full_length = 0;  // the whole sequence's length; 0: the record is the whole sequence
+};
+
 struct sequence_set {
     std::vector<std::uint8_t> residues;      // all records, concatenated
     std::vector<std::uint64_t> offsets{0};   // record k is residues[offsets[k], offsets[k+1])
     std::vector<std::string> names;          // first word of the header
+    std::vector<record_origin> origins;      // one per record, or empty when no record has one
     std::string source;                      // file name, for messages
     bool encoded = false;
 
@@ -29,10 +39,28 @@ struct sequence_set {
         names.push_back(std::move(name));
         residues.insert(residues.end(), seq.begin(), seq.end());
         offsets.push_back(residues.size());
+        if (!origins.empty()) origins.emplace_back();
     }
     void add(std::string name, const std::string& letters) {
         add(std::move(name), std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(letters.data()),
                                                            letters.size()));
+    }
+    void add(std::string name, std::span<const std::uint8_t> seq, record_origin origin) {
+        origins.resize(names.size());  // the records before it that have none get an empty one
+        origins.push_back(std::move(origin));
+        names.push_back(std::move(name));
+        residues.insert(residues.end(), seq.begin(), seq.end());
+        offsets.push_back(residues.size());
+    }
+    // Record k of `from`, origin included.
+    void add_record(const sequence_set& from, std::size_t k) {
+        if (from.origins.empty()) add(from.names[k], from[k]);
+        else add(from.names[k], from[k], from.origins[k]);
+    }
+    // Record k's origin (a whole record with no title when none was kept).
+    const record_origin& origin(std::size_t k) const {
+        static const record_origin whole;
+        return k < origins.size() ? origins[k] : whole;
     }
 };
 

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/align/statistics.hpp"
+#include "io/align/seq_id.hpp"
 
 namespace swgpu::io {
 
@@ -52,6 +53,12 @@ constexpr column_info column_table[] = {
     {column::sseq, "sseq", "subject seq", false},
     {column::qaln, "qaln", "query aln", false},
     {column::saln, "saln", "subject aln", false},
+    {column::qacc, "qacc", "query acc.", false},
+    {column::qaccver, "qaccver", "query acc.ver", false},
+    {column::qtitle, "qtitle", "query title", false},
+    {column::sacc, "sacc", "subject acc.", false},
+    {column::saccver, "saccver", "subject acc.ver", false},
+    {column::stitle, "stitle", "subject title", false},
 };
 
 const column_info& info(column c) { return column_table[static_cast<std::size_t>(c)]; }
@@ -69,6 +76,12 @@ std::string fixed(double v, int decimals) {
 std::string percent_of(std::int64_t part, std::int64_t whole) {  // BLAST's "(23%)": rounded to an integer
     return std::to_string(whole > 0 ? std::lround(100.0 * static_cast<double>(part) / static_cast<double>(whole)) : 0);
 }
+
+// A record's whole header line (its id when no title was kept) and its whole sequence's length (a region's sequence).
+const std::string& title_of(const std::string& name, const record_origin& o) {
+    return o.title.empty() ? name : o.title;
+}
+std::uint64_t full_length(std::size_t length, const record_origin& o) { return o.full_length ? o.full_length : length; }
 
 std::string trim(std::string s) {
     const auto b = s.find_first_not_of(' ');
@@ -104,7 +117,7 @@ class hit_fields {
 public:
     hit_fields(const results_view& r, std::size_t query, const printed_hit& h, bool eqx = false)
         : r_(r), query_(query), h_(h), subject_(r.scan.subjects.at(h.subject)),
-          coords_(blast_view(h, r.queries.plus.length(query))), eqx_(eqx) {}
+          coords_(whole_sequence_view(h, r.queries, query, subject_)), eqx_(eqx) {}
 
     bool available(column c) const {
         return h_.has_statistics || (c != column::evalue && c != column::bitscore);
@@ -128,7 +141,7 @@ public:
                 return h_.has_statistics ? format_bit_score(h_.bit_score) : std::string(missing_value);
             case column::score: return std::to_string(h_.score);
             case column::qlen: return std::to_string(r_.queries.plus.length(query_));
-            case column::slen: return std::to_string(subject_.residues.size());
+            case column::slen: return std::to_string(full_length(subject_.residues.size(), subject_.origin));
             case column::nident: return std::to_string(st.identities);
             case column::positive: return std::to_string(st.positives);
             case column::gaps: return std::to_string(st.gaps);
@@ -145,6 +158,12 @@ public:
             case column::qaln: return rows().first;
             case column::sseq:
             case column::saln: return rows().second;
+            case column::qacc: return accession_of(r_.queries.plus.names[query_]).acc;
+            case column::qaccver: return accession_of(r_.queries.plus.names[query_]).accver;
+            case column::qtitle: return title_of(r_.queries.plus.names[query_], r_.queries.plus.origin(query_));
+            case column::sacc: return accession_of(subject_.name).acc;
+            case column::saccver: return accession_of(subject_.name).accver;
+            case column::stitle: return title_of(subject_.name, subject_.origin);
         }
         return {};
     }
@@ -189,7 +208,8 @@ void write_tabular(const output_format& fmt, const run_header& header, const res
     for (std::size_t q = 0; q < r.queries.size(); ++q) {
         const auto& hits = r.hits[q];
         if (comments) {
-            line = "# swgpu " + header.version + " align\n# Query: " + r.queries.plus.names[q] + "\n# Database: " +
+            line = "# swgpu " + header.version + " align\n# Query: " +
+                   title_of(r.queries.plus.names[q], r.queries.plus.origin(q)) + "\n# Database: " +
                    header.db_source + "\n# Scoring: " + describe_scoring(r.sc) + "\n";
             if (!hits.empty()) line += "# Fields: " + fields + "\n";
             line += "# " + std::to_string(hits.size()) + " hits found\n";
@@ -241,15 +261,18 @@ void write_pair(const run_header& header, const results_view& r, output_file& ou
                        " total letters\n\n";
     out.write(text);
     for (std::size_t q = 0; q < r.queries.size(); ++q) {
-        const std::size_t qlen = r.queries.plus.length(q);
-        text = "\nQuery= " + r.queries.plus.names[q] + "\n\nLength=" + std::to_string(qlen) + "\n\n";
+        const record_origin& qo = r.queries.plus.origin(q);
+        const std::uint64_t qlen = full_length(r.queries.plus.length(q), qo);
+        text = "\nQuery= " + title_of(r.queries.plus.names[q], qo) + "\n\nLength=" + std::to_string(qlen) + "\n\n";
         if (r.hits[q].empty()) text += "\n***** No hits found *****\n\n";
         out.write(text);
         for (const auto& h : r.hits[q]) {
             hit_fields f(r, q, h);
             const auto& st = h.stats;
             const auto& co = f.coords();
-            text = "\n>" + f.subject().name + "\nLength=" + std::to_string(f.subject().residues.size()) + "\n\n";
+            const subject_record& s = f.subject();
+            text = "\n> " + title_of(s.name, s.origin) + "\nLength=" +
+                   std::to_string(full_length(s.residues.size(), s.origin)) + "\n\n";
             if (h.has_statistics)
                 text += " Score = " + trim(format_bit_score(h.bit_score)) + " bits (" + std::to_string(h.score) +
                         "),  Expect = " + format_evalue(h.evalue) + "\n";
@@ -313,7 +336,7 @@ void write_paf(const output_format& fmt, const results_view& r, output_file& out
     const bool dna = r.sc.type == seq_type::dna;
     std::string line;
     for (std::size_t q = 0; q < r.queries.size(); ++q) {
-        const std::string qlen = std::to_string(r.queries.plus.length(q));
+        const std::string qlen = std::to_string(full_length(r.queries.plus.length(q), r.queries.plus.origin(q)));
         for (const auto& h : r.hits[q]) {
             hit_fields f(r, q, h, fmt.eqx);
             const auto& co = f.coords();
@@ -322,8 +345,9 @@ void write_paf(const output_format& fmt, const results_view& r, output_file& out
             const std::int64_t tstart = std::min(co.sstart, co.send) - 1, tend = std::max(co.sstart, co.send);
             line = r.queries.plus.names[q] + '\t' + qlen + '\t' + std::to_string(co.qstart - 1) + '\t' +
                    std::to_string(co.qend) + '\t' + str + '\t' + f.subject().name + '\t' +
-                   std::to_string(f.subject().residues.size()) + '\t' + std::to_string(tstart) + '\t' +
-                   std::to_string(tend) + '\t' + std::to_string(st.identities) + '\t' + std::to_string(st.columns) +
+                   std::to_string(full_length(f.subject().residues.size(), f.subject().origin)) + '\t' +
+                   std::to_string(tstart) + '\t' + std::to_string(tend) + '\t' + std::to_string(st.identities) +
+                   '\t' + std::to_string(st.columns) +
                    "\t255\tNM:i:" + std::to_string(st.mismatches + st.gaps) + "\tAS:i:" + std::to_string(h.score);
             if (h.has_statistics) line += "\tZE:Z:" + format_evalue(h.evalue);
             line += "\tcg:Z:" + cigar_string(f.operations()) + '\n';
@@ -356,7 +380,7 @@ std::unique_ptr<sam_hdr_t, sam_header_deleter> sam_header(const run_header& head
         if (!names.insert(s.name).second)
             throw input_error(header.db_source + ":" + s.name,
                               "subject name appears more than once in the database; SAM needs unique reference names");
-        const std::string len = std::to_string(s.residues.size());
+        const std::string len = std::to_string(full_length(s.residues.size(), s.origin));
         check(sam_hdr_add_line(hdr.get(), "SQ", "SN", s.name.c_str(), "LN", len.c_str(), nullptr), "@SQ line");
         const int next = static_cast<int>(tid.size());
         tid[id] = next;
@@ -403,7 +427,7 @@ public:
         if (h) {
             flag = static_cast<std::uint16_t>((str == strand::minus ? BAM_FREVERSE : 0) | (secondary ? BAM_FSECONDARY : 0));
             ref = tid_.at(h->subject);
-            pos = h->aln.subject_begin;
+            pos = h->aln.subject_begin + static_cast<hts_pos_t>(r_.scan.subjects.at(h->subject).origin.offset);
         }
         check_(bam_set1(rec_.get(), qname.size(), qname.c_str(), flag, ref, pos, h ? 255 : 0, cigar_.size(),
                         cigar_.empty() ? nullptr : cigar_.data(), -1, -1, 0, dna ? seq.size() : 0,
@@ -503,10 +527,21 @@ bool needs_alignments(const output_format& fmt) {
             case column::score:
             case column::qlen:
             case column::slen:
-            case column::sstrand: return false;
+            case column::sstrand:
+            case column::qacc:
+            case column::qaccver:
+            case column::qtitle:
+            case column::sacc:
+            case column::saccver:
+            case column::stitle: return false;
             default: return true;
         }
     });
+}
+
+bool prints_subject_titles(const output_format& fmt) {
+    return fmt.kind == format_kind::pair ||
+           std::find(fmt.columns.begin(), fmt.columns.end(), column::stitle) != fmt.columns.end();
 }
 
 std::string column_names() {

@@ -19,6 +19,12 @@
 //                    query against the subject's forward strand, as in SAM; no clips)
 //   qseq sseq        the aligned segments with '-' for gaps, as BLAST prints them; qaln saln are the same strings
 //                    under MMseqs2's names
+//   qacc qaccver sacc saccver   accessions as BLAST derives them from the id (io/align/seq_id.hpp)
+//   qtitle stitle    the whole header line after '>' (the id when none was kept: a .swdb holds ids only)
+//
+// Regions (FILE:NAME:BEG-END, record_origin) are printed as BLAST's -query_loc and -subject_loc print them: named for
+// their sequence, coordinates of the whole sequence, slen the whole subject's length, qlen (and qcovhsp) the searched
+// query's; PAF's lengths and SAM's @SQ LN are the whole sequences'.
 //
 // PAF (--outfmt paf) is minimap2's: 0-based half-open coordinates, always on the forward strands (a minus-strand hit
 // has the query's plus-strand interval, the same residues as BLAST's qstart..qend, and its cg:Z: CIGAR in the
@@ -41,6 +47,7 @@ namespace swgpu::io {
 enum class column : std::uint8_t {
     qseqid, sseqid, pident, length, mismatch, gapopen, qstart, qend, sstart, send, evalue, bitscore,
     score, qlen, slen, nident, positive, gaps, ppos, qcovhsp, sstrand, cigar, qseq, sseq, qaln, saln,
+    qacc, qaccver, qtitle, sacc, saccver, stitle,
 };
 
 enum class format_kind : std::uint8_t { tabular, tabular_commented, sam, pair, json, paf };
@@ -61,6 +68,8 @@ std::string_view column_name(column c);
 // Whether printing `fmt` needs the alignments of the hits (SAM, pairwise, PAF, or any column beyond names, lengths,
 // scores, E-values and strand); without, the hits are printed from the score pass alone.
 bool needs_alignments(const output_format& fmt);
+// Whether `fmt` prints subjects' whole header lines (pair, the stitle column).
+bool prints_subject_titles(const output_format& fmt);
 std::string column_names();  // every known name, space-separated (for messages and --help)
 
 // A count with thousands separators: 1234567 -> "1,234,567" (headers, dot-plot labels).

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <span>
 #include <string_view>
 
 #include <htslib/bgzf.h>
@@ -68,6 +69,10 @@ constexpr std::array<byte_kind, 256> make_byte_kinds() {
     return k;
 }
 constexpr auto byte_kinds = make_byte_kinds();
+
+std::span<const std::uint8_t> as_span(const std::string& s) {
+    return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
 
 bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
@@ -214,8 +219,10 @@ struct sequence_reader::impl {
     bool region_mode = false;
     bool region_done = false;
     std::string region_name;
+    record_origin region_origin;  // where the region lies in its sequence
 
     std::string name, residues;  // the record being read
+    std::string title;           // its header after the marker, trailing blanks dropped
     std::uint64_t records_seen = 0, added = 0, skipped = 0;
     std::uint64_t without_id = 0;  // headers where '>' or '@' is followed by a blank
     bool reported_without_id = false;
@@ -350,6 +357,9 @@ struct sequence_reader::impl {
         std::size_t e = b;
         while (e < header.size() && !is_space(static_cast<unsigned char>(header[e]))) ++e;
         name.assign(header.substr(b, e - b));
+        std::size_t t = header.size();
+        while (t > e && is_space(static_cast<unsigned char>(header[t - 1]))) --t;
+        title.assign(header.substr(b, t - b));
         if (b > 1 && !name.empty() && ++without_id == 1 && opt.on_warning)
             opt.on_warning(record_where(header_line) + ": the header has no id ('" + std::string(1, header[0]) +
                            "' is followed by a blank), so the first word of its description is taken as the id");
@@ -474,8 +484,9 @@ struct sequence_reader::impl {
         if (beg < 0) throw input_error(where, "positions are 1-based: BEG must be at least 1");
         // HTSlib reads an END of 0 as "to the end of the sequence"; here it is the typo it almost always is.
         const auto colon = region.rfind(':'), dash = region.rfind('-');
-        if (colon != std::string::npos && dash != std::string::npos && dash > colon &&
-            region.find_first_not_of('0', dash + 1) == std::string::npos && dash + 1 < region.size())
+        const bool end_given = colon != std::string::npos && dash != std::string::npos && dash > colon &&
+                               dash + 1 < region.size();  // NAME:BEG-END (NAME and NAME:BEG read to the end)
+        if (end_given && region.find_first_not_of('0', dash + 1) == std::string::npos)
             throw input_error(where, "positions are 1-based: END must be at least 1 (leave END out to read to the "
                                      "end of the sequence)");
         const char* seq_name = faidx_iseq(fai, tid);
@@ -483,7 +494,13 @@ struct sequence_reader::impl {
         if (beg >= length)
             throw input_error(where, "the region starts at " + std::to_string(beg + 1) + ", after the end of " +
                                          printable(seq_name) + " (length " + std::to_string(length) + ")");
-        if (end > length) end = length;
+        if (end > length) {
+            if (end_given && opt.on_warning)
+                opt.on_warning(where + ": the region ends past the end of " + printable(seq_name) + " (length " +
+                               std::to_string(length) + "); reading " + std::to_string(beg + 1) + "-" +
+                               std::to_string(length));
+            end = length;
+        }
         if (end <= beg) throw input_error(where, "the region is empty: BEG must not exceed END");
         if (!fai_entry_usable(fai_path, seq_name))
             throw input_error(where, "the index entry of " + printable(seq_name) +
@@ -499,17 +516,15 @@ struct sequence_reader::impl {
         residues.assign(fetched, static_cast<std::size_t>(got));
         std::free(fetched);
 
-        const bool whole = beg == 0 && end == length &&
-                           (region == seq_name || region == "{" + std::string(seq_name) + "}");
-        region_name = whole ? std::string(seq_name)
-                            : std::string(seq_name) + ":" + std::to_string(beg + 1) + "-" + std::to_string(end);
+        // Named for its sequence, in whose coordinates output prints it (BLAST's -subject_loc, SAM's @SQ).
+        region_name = seq_name;
+        region_origin = {std::string(), static_cast<std::uint64_t>(beg), static_cast<std::uint64_t>(length)};
         name = region_name;
         records_seen = 1;
         for (std::size_t k = 0; k < residues.size(); ++k) {
             const auto c = static_cast<unsigned char>(residues[k]);
             if (byte_kinds[c] != byte_kind::residue)
-                throw input_error(shown + ":" + printable(region_name),
-                                  invalid_residue(c, " at residue " + std::to_string(k + 1)));
+                throw input_error(where, invalid_residue(c, " at residue " + std::to_string(k + 1)));
         }
         region_mode = true;
     }
@@ -539,7 +554,7 @@ bool sequence_reader::read_chunk(sequence_set& out, std::uint64_t max_residues) 
     if (out.source.empty()) out.source = r.path;
     if (r.region_mode) {
         if (r.region_done) return false;
-        out.add(r.region_name, r.residues);
+        out.add(r.region_name, as_span(r.residues), r.region_origin);
         r.region_done = true;
         ++r.added;
         return true;
@@ -555,7 +570,11 @@ bool sequence_reader::read_chunk(sequence_set& out, std::uint64_t max_residues) 
                 if (r.opt.on_skip) r.opt.on_skip(problem);
                 break;
             case impl::outcome::record:
-                out.add(r.name, r.residues);
+                // An origin only for a header that says more than its id: most databases' headers are bare ids.
+                if (r.opt.keep_titles && r.title.size() > r.name.size())
+                    out.add(r.name, as_span(r.residues), record_origin{r.title, 0, 0});
+                else
+                    out.add(r.name, r.residues);
                 added_residues += r.residues.size();
                 ++r.added;
                 any = true;

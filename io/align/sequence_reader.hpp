@@ -44,7 +44,11 @@ struct read_options {
     // Warnings about records that are read but may not be what the file's author meant (a header with no id: '>'
     // followed by a blank, whose description's first word becomes the id). The first such record is named; when the
     // input ends, a count of them all follows if there were more.
+    // Also clamped regions: a region whose END lies past its sequence's end is read to that end, with a warning.
     std::function<void(const std::string& message)> on_warning;
+    // Keep each record's whole header line (record_origin::title) when it holds more than the id; a search that
+    // prints no titles can leave the database's out (a database's descriptions may be larger than its residues).
+    bool keep_titles = true;
 };
 
 // What a command-line argument names. Region syntax (faidx, 1-based inclusive): NAME (the whole sequence), NAME:BEG
@@ -64,8 +68,10 @@ sequence_source parse_source(const std::string& spec);
 //
 // A region is read through faidx: the file must be FASTA, uncompressed or bgzip-compressed (plain gzip cannot be
 // indexed). Its .fai index (and .gzi for bgzip) is built beside the file when missing or older than the file; when that
-// is impossible the error says how to build it. A region record is named NAME:BEG-END with the coordinates actually
-// read (END is clamped to the sequence's length); a whole-sequence region "NAME" is named NAME.
+// is impossible the error says how to build it. A region record is named NAME, the sequence's own name, and its
+// record_origin says where it lies in the sequence (offset BEG-1, the sequence's whole length), so that output prints
+// coordinates of the whole sequence. An END past the sequence's end is clamped to it, with a warning (on_warning).
+// FASTA records keep their whole header line as record_origin::title (keep_titles).
 class sequence_reader {
 public:
     explicit sequence_reader(const std::string& spec, read_options opt = {});  // parse_source(spec)

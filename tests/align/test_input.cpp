@@ -411,13 +411,16 @@ TEST_CASE("regions of indexed FASTA files through faidx", "[input]") {
     SECTION("bgzip-compressed FASTA: .fai and .gzi are built, regions cross BGZF blocks") {
         const std::string p = dir.compress("genome.fa.gz", text, "w");
         auto s = read_region(p, "seq1:70001-70100");
-        CHECK(names_of(s) == std::vector<std::string>{"seq1:70001-70100"});
+        CHECK(names_of(s) == std::vector<std::string>{"seq1"});
+        CHECK(s.origin(0).offset == 70000);
+        CHECK(s.origin(0).full_length == g.residues[1].size());
         CHECK(residues_of(s) == std::vector<std::string>{g.residues[1].substr(70000, 100)});
         CHECK(fs::exists(p + ".fai"));
         CHECK(fs::exists(p + ".gzi"));
         // A region of 90,000 residues spans several 64 KiB blocks; read again with the index present.
         s = read_all(p + ":seq2:5001-95000");
-        CHECK(names_of(s) == std::vector<std::string>{"seq2:5001-95000"});
+        CHECK(names_of(s) == std::vector<std::string>{"seq2"});
+        CHECK(s.origin(0).offset == 5000);
         CHECK(residues_of(s) == std::vector<std::string>{g.residues[2].substr(5000, 90000)});
     }
     SECTION("plain FASTA: whole sequence, to the end, clamped end, a name holding ':'") {
@@ -425,13 +428,27 @@ TEST_CASE("regions of indexed FASTA files through faidx", "[input]") {
         const std::size_t len0 = g.residues[0].size();
         CHECK(residues_of(read_all(p + ":seq0")) == std::vector<std::string>{g.residues[0]});
         CHECK(names_of(read_all(p + ":seq0")) == std::vector<std::string>{"seq0"});
-        auto s = read_all(p + ":seq0:99990");
-        CHECK(names_of(s) == std::vector<std::string>{"seq0:99990-" + std::to_string(len0)});
+        CHECK(read_all(p + ":seq0").origin(0).offset == 0);
+        std::vector<std::string> warnings;
+        read_options opt;
+        opt.on_warning = [&](const std::string& m) { warnings.push_back(m); };
+        auto s = read_all(p + ":seq0:99990", opt);
+        CHECK(names_of(s) == std::vector<std::string>{"seq0"});
+        CHECK(s.origin(0).offset == 99989);
+        CHECK(s.origin(0).full_length == len0);
         CHECK(residues_of(s) == std::vector<std::string>{g.residues[0].substr(99989)});
-        s = read_all(p + ":seq0:99995-200000");
-        CHECK(names_of(s) == std::vector<std::string>{"seq0:99995-" + std::to_string(len0)});
+        CHECK(warnings.empty());
+        // An END past the sequence's end is read to the end, with one warning naming the region and the length.
+        s = read_all(p + ":seq0:99995-200000", opt);
+        CHECK(names_of(s) == std::vector<std::string>{"seq0"});
+        CHECK(residues_of(s) == std::vector<std::string>{g.residues[0].substr(99994)});
+        REQUIRE(warnings.size() == 1);
+        CHECK(warnings[0] == p + ":seq0:99995-200000: the region ends past the end of seq0 (length " +
+                                 std::to_string(len0) + "); reading 99995-" + std::to_string(len0));
         s = read_all(p + ":{odd:name}:2-4");
-        CHECK(names_of(s) == std::vector<std::string>{"odd:name:2-4"});
+        CHECK(names_of(s) == std::vector<std::string>{"odd:name"});
+        CHECK(s.origin(0).offset == 1);
+        CHECK(s.origin(0).full_length == 5);
         CHECK(residues_of(s) == std::vector<std::string>{"KVL"});
         CHECK(names_of(read_all(p + ":odd:name")) == std::vector<std::string>{"odd:name"});
     }

@@ -197,7 +197,7 @@ TEST_CASE("every column of a hand-checked alignment (Durbin's HEAGAWGHEE/PAWHEAE
           "\"qstart\":5,\"qend\":9,\"sstart\":2,\"send\":5,\"evalue\":null,\"bitscore\":null,\"score\":28}");
 
     const auto pair = render(r, "pair", dir.path / "d.txt");
-    CHECK_THAT(pair, Catch::Contains("Query= q\n\nLength=10\n\n\n>s\nLength=7\n\n Score = 28\n"
+    CHECK_THAT(pair, Catch::Contains("Query= q\n\nLength=10\n\n\n> s\nLength=7\n\n Score = 28\n"
                                      " Identities = 4/5 (80%), Positives = 4/5 (80%), Gaps = 1/5 (20%)\n\n"
                                      "Query  5  AWGHE  9\n"
                                      "          AW HE\n"

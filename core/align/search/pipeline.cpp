@@ -492,7 +492,7 @@ void scanner::keep_subjects(const sequence_set& chunk, std::uint64_t first) {
         if (id < first || id >= scan_.sequences) continue;
         const std::size_t local = id - first;
         auto seq = chunk[local];
-        scan_.subjects.emplace(id, subject_record{chunk.names[local], {seq.begin(), seq.end()}});
+        scan_.subjects.emplace(id, subject_record{chunk.names[local], {seq.begin(), seq.end()}, chunk.origin(local)});
     }
 }
 
@@ -606,6 +606,9 @@ std::string pack_scan(const database_scan& scan) {
         w.put<std::uint32_t>(id);
         w.put_bytes(rec.name.data(), rec.name.size());
         w.put_bytes(rec.residues.data(), rec.residues.size());
+        w.put_bytes(rec.origin.title.data(), rec.origin.title.size());
+        w.put<std::uint64_t>(rec.origin.offset);
+        w.put<std::uint64_t>(rec.origin.full_length);
     }
     return std::move(w.out);
 }
@@ -634,7 +637,11 @@ database_scan unpack_scan(std::string_view bytes) {
         const auto id = r.get<std::uint32_t>();
         const auto name = r.get_bytes();
         const auto residues = r.get_bytes();
-        scan.subjects.emplace(id, subject_record{std::string(name), {residues.begin(), residues.end()}});
+        record_origin origin{std::string(r.get_bytes()), 0, 0};
+        origin.offset = r.get<std::uint64_t>();
+        origin.full_length = r.get<std::uint64_t>();
+        scan.subjects.emplace(id,
+                              subject_record{std::string(name), {residues.begin(), residues.end()}, std::move(origin)});
     }
     if (!r.in.empty()) throw runtime_failure("internal error: a packed scan has trailing bytes");
     return scan;
@@ -721,6 +728,14 @@ blast_coordinates blast_view(const printed_hit& h, std::size_t query_length) {
     if (h.str == strand::plus) return {a.query_begin + 1, a.query_end + 1, a.subject_begin + 1, a.subject_end + 1};
     // Minus: reverse-complemented query [b, e] is plus-strand query [L-1-e, L-1-b]; the subject is read backwards.
     return {L - a.query_end, L - a.query_begin, a.subject_end + 1, a.subject_begin + 1};
+}
+
+blast_coordinates whole_sequence_view(const printed_hit& h, const query_strands& queries, std::size_t query,
+                                      const subject_record& subject) {
+    blast_coordinates c = blast_view(h, queries.plus.length(query));
+    const auto q = static_cast<std::int64_t>(queries.plus.origin(query).offset);
+    const auto s = static_cast<std::int64_t>(subject.origin.offset);
+    return {c.qstart + q, c.qend + q, c.sstart + s, c.send + s};
 }
 
 std::pair<std::string, std::string> printed_rows(const printed_hit& h, const query_strands& queries, std::size_t query,

@@ -82,6 +82,7 @@ inline bool better(const strand_hit& a, const strand_hit& b) {
 struct subject_record {
     std::string name;
     std::vector<std::uint8_t> residues;
+    record_origin origin;  // the header line, and where a region lies in its whole sequence (output only)
     std::span<const std::uint8_t> span() const { return residues; }
 };
 
@@ -283,6 +284,10 @@ struct blast_coordinates {
     std::int64_t qstart = 0, qend = 0, sstart = 0, send = 0;
 };
 blast_coordinates blast_view(const printed_hit& h, std::size_t query_length);
+// blast_view in the coordinates of the whole sequences: a query or subject that is a region of a longer sequence
+// (record_origin) has the residues before the region added, as BLAST's -query_loc and -subject_loc print them.
+blast_coordinates whole_sequence_view(const printed_hit& h, const query_strands& queries, std::size_t query,
+                                      const subject_record& subject);
 
 // The aligned rows with '-' for gaps as BLAST prints them (qseq, sseq): for a minus-strand hit both rows of the
 // searched alignment reverse-complemented, so the query reads on its plus strand and the subject on its minus strand.
