@@ -1,9 +1,9 @@
 // Results out: BLAST tabular (6, 7), SAM through HTSlib, pairwise text, JSON lines and PAF (docs/conventions.md).
 //
-// Every format prints, per query in input order, the hits in the order finish_hits() gives (score desc, subject
-// index asc, plus strand first). Coordinates are 1-based inclusive; a minus-strand DNA hit is printed with
-// sstart > send in the tabular, JSON and pairwise formats (BLAST's view: the query on its plus strand) and as
-// flag 16 in SAM (the reverse-complemented query against the subject's forward strand).
+// Every format prints, per query in input order, the hits in the order finish_hits() gives (E-value asc when E-values
+// are on, score desc, subject index asc, plus strand first). Coordinates are 1-based inclusive; a minus-strand DNA
+// hit is printed with sstart > send in the tabular, JSON and pairwise formats (BLAST's view: the query on its plus
+// strand) and as flag 16 in SAM (the reverse-complemented query against the subject's forward strand).
 //
 // Columns (BLAST's names and definitions, plus a few of our own):
 //   qseqid sseqid    the first word of the FASTA header

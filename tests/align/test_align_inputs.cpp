@@ -353,7 +353,7 @@ TEST_CASE("messages: an input error is one line whatever the backend; the CPU fa
     CHECK(align(q + " " + db + " -q").err.empty());
 }
 
-TEST_CASE("-o through a symbolic link writes the link's target and keeps the link", "[cli]") {
+TEST_CASE("option -o through a symbolic link writes the link's target and keeps the link", "[cli]") {
     temp_dir dir("swgpu-symlink");
     const std::string protein = random_protein(300, 79);
     const auto q = write(dir, "q.fa", ">q\n" + protein.substr(40, 120) + "\n");
