@@ -160,6 +160,13 @@ align_command::align_command(CLI::App& app) {
                     "as N for the search and the alignments, as blastn -dust yes -soft_masking false does")
         ->check(CLI::IsMember({"yes", "no"}))
         ->capture_default_str();
+    sub->add_option("--comp-based-stats", s_.comp_based_stats,
+                    "Protein, BLOSUM62: 0 = standard statistics (blastp -comp_based_stats 0); 1 = composition-based "
+                    "statistics (Schaffer et al. 2001): each hit realigned with the matrix rescaled to the pair's "
+                    "amino-acid compositions, its score and E-value from that alignment, as blastp "
+                    "-comp_based_stats 1 (docs/align.md)")
+        ->check(CLI::IsMember({0, 1}))
+        ->capture_default_str();
     sub->add_flag("--eqx", s_.eqx, "CIGARs (cigar column, SAM, PAF cg:Z) with = for identities and X for mismatches");
     sub->add_option("--dotplot", s_.dotplot, "Also write an SVG dot plot of the printed alignments to this file");
     sub->add_flag("--skip-bad", s_.skip_bad, "Skip bad sequence records with a warning instead of failing");
