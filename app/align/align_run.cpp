@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <iostream>
 #include <limits>
 #include <set>
+#include <thread>
 
 #include "app/align/search_session.hpp"
 #include "app/align/gpu_share.hpp"
@@ -514,15 +516,27 @@ void align_run::adjust_composition(search_results& results) const {
     const scoring& sc = *sc_;
     const evalue_calculator& stats = *results.statistics;
     const std::size_t k = static_cast<std::size_t>(s_.max_target_seqs);
+    // Every hit on its own, on -t threads.
+    std::vector<aa_composition> compositions(results.hits.size());
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    std::vector<std::vector<char>> aligned(results.hits.size());
     for (std::size_t q = 0; q < results.hits.size(); ++q) {
-        const auto query = queries_.residues(q, strand::plus);
-        const aa_composition composition = composition_of(query, sc.matrix);
-        std::vector<printed_hit> kept;
-        for (printed_hit& h : results.hits[q]) {
+        compositions[q] = composition_of(queries_.residues(q, strand::plus), sc.matrix);
+        aligned[q].assign(results.hits[q].size(), 0);
+        for (std::size_t i = 0; i < results.hits[q].size(); ++i) pairs.emplace_back(q, i);
+    }
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+        for (std::size_t t; (t = next++) < pairs.size();) {
+            const auto [q, i] = pairs[t];
+            printed_hit& h = results.hits[q][i];
+            const auto query = queries_.residues(q, strand::plus);
             const auto subject = results.scan.subjects.at(h.subject).span();
             const alignment standard = h.aln.ops.empty() ? sw_align(query, subject, sc) : h.aln;
-            composition_adjustment::result r = composition_->adjust(query, composition, subject, standard, sc.gaps);
+            composition_adjustment::result r =
+                composition_->adjust(query, compositions[q], subject, standard, sc.gaps);
             if (!r.aligned) continue;
+            aligned[q][i] = 1;
             h.score = unscale_score(r.aln.score);
             h.evalue = stats.evalue_of_score(double(r.aln.score) / composition_scale, query.size(), subject.size());
             h.bit_score = stats.bit_score(h.score);
@@ -530,8 +544,19 @@ void align_run::adjust_composition(search_results& results) const {
             h.aln = std::move(r.aln);
             h.aln.score = h.score;
             h.stats = stats_of(h.aln, query, subject, sc.matrix);
-            if (h.evalue <= s_.evalue) kept.push_back(std::move(h));
         }
+    };
+    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t threads =
+        std::min<std::size_t>(pairs.size(), s_.threads > 0 ? static_cast<std::size_t>(s_.threads) : hardware);
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    for (std::size_t q = 0; q < results.hits.size(); ++q) {
+        std::vector<printed_hit> kept;
+        for (std::size_t i = 0; i < results.hits[q].size(); ++i)
+            if (aligned[q][i] && results.hits[q][i].evalue <= s_.evalue) kept.push_back(std::move(results.hits[q][i]));
         std::stable_sort(kept.begin(), kept.end(), [](const printed_hit& a, const printed_hit& b) {
             if (a.evalue != b.evalue) return a.evalue < b.evalue;
             if (a.score != b.score) return a.score > b.score;
