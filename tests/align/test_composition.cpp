@@ -187,6 +187,34 @@ TEST_CASE("composition: 32-bit Smith-Waterman equals sw_align on the integer mat
     CHECK(unscale_score(-48) == -2);
 }
 
+TEST_CASE("composition: the subject is SEG-masked unless the hit is near-identical", "[composition]") {
+    const scoring sc{substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein};
+    const composition_adjustment adj(sc.matrix);
+    const auto encode_text = [&](const std::string& text) {
+        std::vector<std::uint8_t> out;
+        for (char c : text) out.push_back(sc.matrix.code(c));
+        return out;
+    };
+    const auto query = encode_text("MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQFEVVHSLAKWKRQTLG");
+    const aa_composition qc = composition_of(query, sc.matrix);
+    // The query itself: near-identical, nothing masked, the ratio of a sequence with itself.
+    const alignment self = sw_align(query, query, sc);
+    const auto r = adj.adjust(query, qc, query, self, sc.gaps);
+    REQUIRE(r.aligned);
+    CHECK_FALSE(r.subject_masked);
+    CHECK(r.lambda_ratio == Approx(adj.lambda_ratio(qc, qc)));
+    CHECK(r.aln.query_begin == 0);
+    CHECK(r.aln.query_end == static_cast<std::int64_t>(query.size()) - 1);
+    // A subject with a low-complexity stretch and a diverged copy of part of the query: SEG masks the stretch.
+    const auto subject = encode_text("QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQMKTAYIAKQRQLSFVKSHFSRQIEERLGLIEVQAPILSRVGDG");
+    const alignment standard = sw_align(query, subject, sc);
+    const auto m = adj.adjust(query, qc, subject, standard, sc.gaps);
+    REQUIRE(m.aligned);
+    CHECK(m.subject_masked);
+    CHECK(m.aln.subject_begin >= 30);
+    CHECK(m.aln.score > 0);
+}
+
 TEST_CASE("composition: --comp-based-stats 0 is the default, 1 refuses DNA and other matrices", "[composition]") {
     temp_dir tmp;
     const auto out0 = tmp.path / "default.tsv", out1 = tmp.path / "zero.tsv";
