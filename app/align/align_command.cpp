@@ -57,6 +57,7 @@ std::string conventions_text() {
            "  E-values and bit scores as blastp -comp_based_stats 0 -seg no (Spouge's finite-size correction,\n"
            "    NCBI's parameters), from the whole database's size; --no-evalue prints NA instead.\n"
            "  No masking by default; --seg yes (protein) and --dust yes (DNA) mask the queries as BLAST does.\n"
+           "  --comp-based-stats 1: composition-based statistics as blastp -comp_based_stats 1 (BLOSUM62).\n"
            "  --db-chunk only bounds memory: the database is read once, in chunks, with the same result.\n"
            "Output (--outfmt, names in any case): 6 | \"6 COLUMN ...\" | 7 | \"7 COLUMN ...\" | sam | paf | pair | json |\n"
            "  \"json COLUMN ...\"\n"
