@@ -2,6 +2,7 @@
 // definitions and, where NCBI BLAST+ is installed, against blastp -comp_based_stats 1 -seg no on the bundled data.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -276,4 +277,60 @@ TEST_CASE("composition: scores and E-values against blastp -comp_based_stats 1",
     // and equal printed E-values (swgpu reports more pairs: weak hits that BLAST's heuristic stages miss).
     CHECK(both == theirs.size());
     CHECK(same_both >= 73);
+}
+
+TEST_CASE("composition: weak hits too, where BLAST finds the optimal standard alignment", "[composition]") {
+    if (!installed("blastp") || !installed("makeblastdb")) {
+        WARN("blastp or makeblastdb is not installed (Debian package ncbi-blast+): the comparison with "
+             "blastp -comp_based_stats 1 at -evalue 1000 is skipped");
+        return;
+    }
+    temp_dir tmp;
+    const fs::path db = fs::path(source_dir) / "data/demo_db.fa";
+    const fs::path queries = tmp.path / "queries.fa";
+    {
+        std::ofstream f(queries);
+        f << slurp(fs::path(source_dir) / "data/demo_queries.fa");
+        const sequence_set records = io::read_all(db.string());
+        for (const std::size_t k : {1, 355, 500, 757})
+            f << ">" << records.names[k] << "\n"
+              << std::string(reinterpret_cast<const char*>(records[k].data()), records.length(k)) << "\n";
+    }
+    const fs::path blast_db = tmp.path / "demo";
+    REQUIRE(shell("makeblastdb -in '" + db.string() + "' -dbtype prot -out '" + blast_db.string() + "' >/dev/null 2>&1") ==
+            0);
+    std::map<std::pair<std::string, std::string>, row> blast[2], ours[2];
+    for (int mode = 0; mode < 2; ++mode) {
+        const fs::path b = tmp.path / ("blastp" + std::to_string(mode)), o = tmp.path / ("swgpu" + std::to_string(mode));
+        REQUIRE(shell("blastp -comp_based_stats " + std::to_string(mode) + " -seg no -query '" + queries.string() +
+                      "' -db '" + blast_db.string() + "' -evalue 1000 -max_target_seqs 1000 -max_hsps 1 -outfmt "
+                      "'6 qseqid sseqid evalue score' -out '" + b.string() + "' 2>/dev/null") == 0);
+        REQUIRE(shell("'" + binary + "' align '" + queries.string() + "' '" + db.string() + "' --comp-based-stats " +
+                      std::to_string(mode) + " -e 1000 -k 1000 --outfmt '6 qseqid sseqid evalue score' -q -o '" +
+                      o.string() + "'") == 0);
+        blast[mode] = read_rows(b);
+        ours[mode] = read_rows(o);
+    }
+    // The pairs whose standard alignment BLAST finds optimally (its -comp_based_stats 0 score is swgpu's), and among
+    // them those reported by both with composition-based statistics.
+    std::size_t optimal = 0, compared = 0, same = 0;
+    double weakest_disagreement = 1e300;
+    for (const auto& [pair, r] : blast[0]) {
+        const auto it = ours[0].find(pair);
+        if (it == ours[0].end() || it->second.score != r.score) continue;
+        ++optimal;
+        const auto b1 = blast[1].find(pair), o1 = ours[1].find(pair);
+        if (b1 == blast[1].end() || o1 == ours[1].end()) continue;
+        ++compared;
+        if (b1->second.score == o1->second.score && b1->second.evalue == o1->second.evalue) ++same;
+        else weakest_disagreement = std::min({weakest_disagreement, std::stod(b1->second.evalue), std::stod(o1->second.evalue)});
+    }
+    WARN("-evalue 1000: " << optimal << " pairs with BLAST's standard alignment optimal; " << compared
+                          << " reported by both with -comp_based_stats 1, " << same
+                          << " with equal scores and E-values; the others have E-values from " << weakest_disagreement);
+    // Measured with BLAST+ 2.12: 1,503 of 1,618, every disagreement at an E-value of 19 or more (BLAST realigns from
+    // its preliminary alignment's start point, swgpu takes the optimum: they differ only for weak hits).
+    CHECK(compared >= 1600);
+    CHECK(same >= 1500);
+    CHECK(weakest_disagreement > 10);
 }
