@@ -57,6 +57,7 @@ std::string conventions_text() {
            "  E-values and bit scores as blastp -comp_based_stats 0 -seg no (Spouge's finite-size correction,\n"
            "    NCBI's parameters), from the whole database's size; --no-evalue prints NA instead.\n"
            "  No masking by default; --seg yes (protein) and --dust yes (DNA) mask the queries as BLAST does.\n"
+           "  --comp-based-stats 1: composition-based statistics as blastp -comp_based_stats 1 (BLOSUM62).\n"
            "  --db-chunk only bounds memory: the database is read once, in chunks, with the same result.\n"
            "Output (--outfmt, names in any case): 6 | \"6 COLUMN ...\" | 7 | \"7 COLUMN ...\" | sam | paf | pair | json |\n"
            "  \"json COLUMN ...\"\n"
@@ -159,6 +160,13 @@ align_command::align_command(CLI::App& app) {
                     "DNA queries: mask low-complexity regions found by symmetric DUST (level 20, window 64, linker 1) "
                     "as N for the search and the alignments, as blastn -dust yes -soft_masking false does")
         ->check(CLI::IsMember({"yes", "no"}))
+        ->capture_default_str();
+    sub->add_option("--comp-based-stats", s_.comp_based_stats,
+                    "Protein, BLOSUM62: 0 = standard statistics (blastp -comp_based_stats 0); 1 = composition-based "
+                    "statistics (Schaffer et al. 2001): each hit realigned with the matrix rescaled to the pair's "
+                    "amino-acid compositions, its score and E-value from that alignment, as blastp "
+                    "-comp_based_stats 1 (docs/align.md)")
+        ->check(CLI::IsMember({0, 1}))
         ->capture_default_str();
     sub->add_flag("--eqx", s_.eqx, "CIGARs (cigar column, SAM, PAF cg:Z) with = for identities and X for mismatches");
     sub->add_option("--dotplot", s_.dotplot, "Also write an SVG dot plot of the printed alignments to this file");

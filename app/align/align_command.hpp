@@ -32,6 +32,7 @@ struct align_settings {
     std::string long_policy = "auto";  // long pairs' score pass on the GPU: auto, antidiagonal, compensation
     std::string seg = "no";          // yes: SEG masks low-complexity protein queries (blastp -seg yes)
     std::string dust = "no";         // yes: DUST masks low-complexity DNA queries (blastn -dust yes)
+    int comp_based_stats = 0;        // 1: composition-based statistics (blastp -comp_based_stats 1)
     bool eqx = false;                // CIGARs with =/X
     std::string batch;               // --batch LIST: query files, one output file each
     std::string dotplot;             // SVG dot plot of the printed alignments

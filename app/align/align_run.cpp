@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -12,10 +13,12 @@
 #include <iostream>
 #include <limits>
 #include <set>
+#include <thread>
 
 #include "app/align/search_session.hpp"
 #include "app/align/gpu_share.hpp"
 #include "app/align/process_group.hpp"
+#include "core/align/composition.hpp"
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/masking.hpp"
 #include "core/align/long_pair/runner.hpp"
@@ -158,6 +161,7 @@ int align_run::run() {
     compose_score_pass();
     search_results results = search();
     if (!results.finished_here) return 0;  // another rank finishes and writes
+    adjust_composition(results);
     unmask_hits(results);
     report(results);
     write(results);
@@ -183,6 +187,8 @@ void align_run::check_options() {
         throw usage_error("--gap-open must be >= 0 (got " + std::to_string(s_.gap_open) + ")");
     if (given_.gap_extend && s_.gap_extend < 1)
         throw usage_error("--gap-extend must be >= 1 (got " + std::to_string(s_.gap_extend) + ")");
+    if (s_.comp_based_stats == 1 && s_.no_evalue)
+        throw usage_error("--comp-based-stats 1 adjusts E-values; it does not go with --no-evalue");
 }
 
 // Positionals (QUERY DB, or with --batch only DB), the --batch list, and no output that would replace an input or
@@ -280,6 +286,10 @@ void align_run::choose_backend() {
     o.max_hits = static_cast<std::size_t>(s_.max_target_seqs);
     o.evalues = !s_.no_evalue;
     o.max_evalue = s_.evalue;
+    if (s_.comp_based_stats == 1) {  // the preliminary hits that composition-based statistics then rescore
+        o.max_hits = 2 * o.max_hits + 50;
+        o.max_evalue = 5 * s_.evalue;
+    }
     o.progress = !s_.quiet;
     o.info = [this](const std::string& text) { info(text); };
     session_ = std::make_unique<search_session>(std::move(o), started_);  // the GPUs start now, in the background
@@ -384,6 +394,8 @@ bool align_run::read_queries() {
             throw usage_error("--dust masks DNA, but the queries are protein; use --seg yes, or --seqtype dna");
     } else if (s_.seg == "yes") {
         throw usage_error("--seg masks protein, but the queries are DNA; use --dust yes, or --seqtype protein");
+    } else if (s_.comp_based_stats == 1) {
+        throw usage_error("--comp-based-stats 1 applies to protein, but the queries are DNA");
     }
     return true;
 }
@@ -398,6 +410,7 @@ void align_run::make_scoring() {
     r.mismatch = s_.mismatch;
     r.evalues = !s_.no_evalue;
     sc_.emplace(app::make_scoring(r));
+    if (s_.comp_based_stats == 1) composition_.emplace(sc_->matrix);
     info("scoring: " + io::describe_scoring(*sc_) + "; " + std::string(type_name(type_)) + (use_gpu_ ? "; GPU" : "; CPU"));
 }
 
@@ -492,6 +505,66 @@ void align_run::unmask_hits(search_results& results) const {
         for (printed_hit& h : results.hits[q])
             h.stats = stats_of(h.aln, unmasked_.residues(q, h.str), results.scan.subjects.at(h.subject).span(),
                                sc_->matrix);
+}
+
+// --comp-based-stats 1: every kept hit realigned with the matrix rescaled to its pair's compositions
+// (core/align/composition.hpp), its score, bit score and E-value from that alignment; then -e and -k again, in the
+// order of better() (E-value asc, score desc, subject asc). Hits were kept for this wider (2k + 50 hits, E-value up
+// to 5 × -e), as BLAST keeps its preliminary hits.
+void align_run::adjust_composition(search_results& results) const {
+    if (!composition_ || !results.statistics) return;
+    const scoring& sc = *sc_;
+    const evalue_calculator& stats = *results.statistics;
+    const std::size_t k = static_cast<std::size_t>(s_.max_target_seqs);
+    // Every hit on its own, on -t threads.
+    std::vector<aa_composition> compositions(results.hits.size());
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    std::vector<std::vector<char>> aligned(results.hits.size());
+    for (std::size_t q = 0; q < results.hits.size(); ++q) {
+        compositions[q] = composition_of(queries_.residues(q, strand::plus), sc.matrix);
+        aligned[q].assign(results.hits[q].size(), 0);
+        for (std::size_t i = 0; i < results.hits[q].size(); ++i) pairs.emplace_back(q, i);
+    }
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+        for (std::size_t t; (t = next++) < pairs.size();) {
+            const auto [q, i] = pairs[t];
+            printed_hit& h = results.hits[q][i];
+            const auto query = queries_.residues(q, strand::plus);
+            const auto subject = results.scan.subjects.at(h.subject).span();
+            const alignment standard = h.aln.ops.empty() ? sw_align(query, subject, sc) : h.aln;
+            composition_adjustment::result r =
+                composition_->adjust(query, compositions[q], subject, standard, sc.gaps);
+            if (!r.aligned) continue;
+            aligned[q][i] = 1;
+            h.score = unscale_score(r.aln.score);
+            h.evalue = stats.evalue_of_score(double(r.aln.score) / composition_scale, query.size(), subject.size());
+            h.bit_score = stats.bit_score(h.score);
+            h.has_statistics = true;
+            h.aln = std::move(r.aln);
+            h.aln.score = h.score;
+            h.stats = stats_of(h.aln, query, subject, sc.matrix);
+        }
+    };
+    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t threads =
+        std::min<std::size_t>(pairs.size(), s_.threads > 0 ? static_cast<std::size_t>(s_.threads) : hardware);
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    for (std::size_t q = 0; q < results.hits.size(); ++q) {
+        std::vector<printed_hit> kept;
+        for (std::size_t i = 0; i < results.hits[q].size(); ++i)
+            if (aligned[q][i] && results.hits[q][i].evalue <= s_.evalue) kept.push_back(std::move(results.hits[q][i]));
+        std::stable_sort(kept.begin(), kept.end(), [](const printed_hit& a, const printed_hit& b) {
+            if (a.evalue != b.evalue) return a.evalue < b.evalue;
+            if (a.score != b.score) return a.score > b.score;
+            return a.subject < b.subject;
+        });
+        if (kept.size() > k) kept.resize(k);
+        results.hits[q] = std::move(kept);
+    }
 }
 
 // The score pass (search_session.hpp: the backend's, with windows and long pairs) over the database's chunks;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/align/align_command.hpp"
+#include "core/align/composition.hpp"
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
 #include "core/error.hpp"
@@ -60,6 +61,7 @@ private:
     bool encode_queries();  // false: every --batch file was refused
     void mask_queries();
     void unmask_hits(search_results& results) const;
+    void adjust_composition(search_results& results) const;
     void compose_score_pass();
     search_results search();
     void report(const search_results& results);
@@ -103,6 +105,7 @@ private:
     const query_strands& shown() const { return masked_ ? unmasked_ : queries_; }
 
     std::optional<scoring> sc_;
+    std::optional<composition_adjustment> composition_;  // --comp-based-stats 1
     std::unique_ptr<io::output_file> out_, dotplot_;
     std::unique_ptr<search_session> session_;
     std::chrono::steady_clock::time_point scanned_, finished_;

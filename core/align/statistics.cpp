@@ -416,6 +416,17 @@ double evalue_calculator::evalue(int raw, std::uint64_t query_length, std::uint6
     return pairwise * db_scale;
 }
 
+double evalue_calculator::evalue_of_score(double score, std::uint64_t query_length,
+                                          std::uint64_t subject_length) const {
+    if (karlin_altschul_) return evalue(static_cast<int>(std::floor(score)), query_length, subject_length);
+    const gumbel_params& p = params_;
+    const double m = static_cast<double>(query_length == 0 ? 1 : query_length);
+    const double n = static_cast<double>(subject_length == 0 ? 1 : subject_length);
+    const double area = spouge_area(ranking_shape_, score, m, n);
+    const double db_scale = db_residues_ == 0 ? 1.0 : static_cast<double>(db_residues_) / n;
+    return area * p.K * std::exp(-p.lambda * score) * db_scale;
+}
+
 std::int64_t length_adjustment(double K, double alpha_over_lambda, double beta, double m, double D, double N) {
     // ℓ is the expected length of an alignment with E-value about 1 in the search space it leaves,
     //   f(ℓ) = (α/λ)·(ln K + ln((m − ℓ)(D − N·ℓ))) + β,

@@ -78,6 +78,9 @@ public:
     // residues (both >= 1), scaled to the database as BLAST does: Spouge's for protein, Karlin-Altschul with length
     // adjustment for DNA (where the subject length enters only without a database).
     double evalue(int raw, std::uint64_t query_length, std::uint64_t subject_length) const;
+    // The protein E-value of a score that need not be an integer (a composition-adjusted score S'/32: BLAST scales λ
+    // and Spouge's slopes with the scores, which comes to the same).
+    double evalue_of_score(double score, std::uint64_t query_length, std::uint64_t subject_length) const;
 
     // The parameters by which hits are ordered by E-value (core/align/evalue_rank.hpp); none for DNA, whose E-values
     // in a database search fall as the score rises.
