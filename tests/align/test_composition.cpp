@@ -233,17 +233,14 @@ TEST_CASE("composition: --comp-based-stats 0 is the default, 1 refuses DNA and o
     CHECK(shell(base + " --comp-based-stats 2 2>/dev/null >/dev/null") == 2);
 }
 
-TEST_CASE("composition: scores and E-values against blastp -comp_based_stats 1", "[composition]") {
-    if (!installed("blastp") || !installed("makeblastdb")) {
-        WARN("blastp or makeblastdb is not installed (Debian package ncbi-blast+): the comparison with "
-             "blastp -comp_based_stats 1 is skipped");
-        return;
-    }
+// The inputs of a comparison with blastp: the demo queries and four database records as queries too, for strong hits
+// (as test_crosscheck does), and a BLAST database of the demo database, in a temporary folder.
+struct blast_inputs {
     temp_dir tmp;
-    const fs::path db = fs::path(source_dir) / "data/demo_db.fa";
-    // The demo queries, and four database records as queries too, for strong hits (as test_crosscheck does).
-    const fs::path queries = tmp.path / "queries.fa";
-    {
+    fs::path db = fs::path(source_dir) / "data/demo_db.fa";
+    fs::path queries = tmp.path / "queries.fa";
+    fs::path blast_db = tmp.path / "demo";
+    blast_inputs() {
         std::ofstream f(queries);
         f << slurp(fs::path(source_dir) / "data/demo_queries.fa");
         const sequence_set records = io::read_all(db.string());
@@ -251,9 +248,22 @@ TEST_CASE("composition: scores and E-values against blastp -comp_based_stats 1",
             f << ">" << records.names[k] << "\n"
               << std::string(reinterpret_cast<const char*>(records[k].data()), records.length(k)) << "\n";
     }
-    const fs::path blast_db = tmp.path / "demo", blast_out = tmp.path / "blastp.tsv", ours = tmp.path / "swgpu.tsv";
-    REQUIRE(shell("makeblastdb -in '" + db.string() + "' -dbtype prot -out '" + blast_db.string() + "' >/dev/null 2>&1") ==
-            0);
+    bool made() const {
+        return shell("makeblastdb -in '" + db.string() + "' -dbtype prot -out '" + blast_db.string() +
+                     "' >/dev/null 2>&1") == 0;
+    }
+};
+
+TEST_CASE("composition: scores and E-values against blastp -comp_based_stats 1", "[composition]") {
+    if (!installed("blastp") || !installed("makeblastdb")) {
+        WARN("blastp or makeblastdb is not installed (Debian package ncbi-blast+): the comparison with "
+             "blastp -comp_based_stats 1 is skipped");
+        return;
+    }
+    const blast_inputs in;
+    REQUIRE(in.made());
+    const fs::path &db = in.db, &queries = in.queries, &blast_db = in.blast_db;
+    const fs::path blast_out = in.tmp.path / "blastp.tsv", ours = in.tmp.path / "swgpu.tsv";
     REQUIRE(shell("blastp -comp_based_stats 1 -seg no -query '" + queries.string() + "' -db '" + blast_db.string() +
                   "' -evalue 10 -max_target_seqs 500 -max_hsps 1 -outfmt '6 qseqid sseqid evalue score' -out '" +
                   blast_out.string() + "' 2>/dev/null") == 0);
@@ -285,20 +295,10 @@ TEST_CASE("composition: weak hits too, where BLAST finds the optimal standard al
              "blastp -comp_based_stats 1 at -evalue 1000 is skipped");
         return;
     }
-    temp_dir tmp;
-    const fs::path db = fs::path(source_dir) / "data/demo_db.fa";
-    const fs::path queries = tmp.path / "queries.fa";
-    {
-        std::ofstream f(queries);
-        f << slurp(fs::path(source_dir) / "data/demo_queries.fa");
-        const sequence_set records = io::read_all(db.string());
-        for (const std::size_t k : {1, 355, 500, 757})
-            f << ">" << records.names[k] << "\n"
-              << std::string(reinterpret_cast<const char*>(records[k].data()), records.length(k)) << "\n";
-    }
-    const fs::path blast_db = tmp.path / "demo";
-    REQUIRE(shell("makeblastdb -in '" + db.string() + "' -dbtype prot -out '" + blast_db.string() + "' >/dev/null 2>&1") ==
-            0);
+    const blast_inputs in;
+    REQUIRE(in.made());
+    const fs::path &db = in.db, &queries = in.queries, &blast_db = in.blast_db;
+    const temp_dir& tmp = in.tmp;
     std::map<std::pair<std::string, std::string>, row> blast[2], ours[2];
     for (int mode = 0; mode < 2; ++mode) {
         const fs::path b = tmp.path / ("blastp" + std::to_string(mode)), o = tmp.path / ("swgpu" + std::to_string(mode));
