@@ -31,6 +31,7 @@ struct align_settings {
     std::string mode = "auto";       // auto, search, pairwise: how pairs are scored (see --mode)
     std::string long_policy = "auto";  // long pairs' score pass on the GPU: auto, antidiagonal, compensation
     bool eqx = false;                // CIGARs with =/X
+    std::string read_group;          // SAM's @RG fields (--read-group), as bwa mem -R takes them
     std::string batch;               // --batch LIST: query files, one output file each
     std::string dotplot;             // SVG dot plot of the printed alignments
     bool skip_bad = false;
@@ -49,7 +50,7 @@ private:
     CLI::App* sub_ = nullptr;
     align_settings s_;
     CLI::Option *gap_open_ = nullptr, *gap_extend_ = nullptr, *match_ = nullptr, *mismatch_ = nullptr,
-                *strand_ = nullptr, *matrix_ = nullptr;
+                *strand_ = nullptr, *matrix_ = nullptr, *max_target_seqs_ = nullptr, *evalue_ = nullptr;
 };
 
 // The conventions block shown by --help (docs/conventions.md, in short).

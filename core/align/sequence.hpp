@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/align/scoring.hpp"
@@ -17,6 +18,11 @@ struct sequence_set {
     std::vector<std::string> names;          // first word of the header
     std::string source;                      // file name, for messages
     bool encoded = false;
+    // FASTQ base qualities as read (Phred+33 letters), one per residue, parallel to `residues`; kept only where asked
+    // (queries written as SAM), so empty for FASTA and databases. A record without qualities in a set that has some
+    // holds no_quality bytes.
+    std::string qualities;
+    static constexpr char no_quality = '\0';
 
     std::size_t size() const { return names.size(); }
     bool empty() const { return names.empty(); }
@@ -29,6 +35,20 @@ struct sequence_set {
         names.push_back(std::move(name));
         residues.insert(residues.end(), seq.begin(), seq.end());
         offsets.push_back(residues.size());
+        if (!qualities.empty()) qualities.resize(residues.size(), no_quality);
+    }
+    // A record with its qualities (as many as residues; empty: none).
+    void add(std::string name, std::span<const std::uint8_t> seq, std::string_view quality) {
+        const std::size_t at = residues.size();
+        add(std::move(name), seq);
+        if (quality.empty()) return;
+        qualities.resize(at, no_quality);
+        qualities += quality;
+    }
+    // Record k's qualities; empty when it has none.
+    std::string_view quality(std::size_t k) const {
+        if (qualities.size() < offsets[k + 1] || length(k) == 0 || qualities[offsets[k]] == no_quality) return {};
+        return std::string_view(qualities).substr(offsets[k], length(k));
     }
     void add(std::string name, const std::string& letters) {
         add(std::move(name), std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(letters.data()),

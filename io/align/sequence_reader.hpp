@@ -45,6 +45,9 @@ struct read_options {
     // followed by a blank, whose description's first word becomes the id). The first such record is named; when the
     // input ends, a count of them all follows if there were more.
     std::function<void(const std::string& message)> on_warning;
+    // Keep FASTQ records' base qualities (sequence_set::qualities), one per residue: for queries written as SAM. Off,
+    // they are checked and dropped, so FASTA and databases never hold them.
+    bool keep_qualities = false;
 };
 
 // What a command-line argument names. Region syntax (faidx, 1-based inclusive): NAME (the whole sequence), NAME:BEG
