@@ -511,11 +511,10 @@ void align_run::keep_printed(search_results& results) const {
     const auto k = static_cast<std::size_t>(s_.max_target_seqs);
     for (std::size_t q = 0; q < results.hits.size() && q < results.scan.hits.size(); ++q) {
         const auto& kept = results.scan.hits[q];
-        const auto best_k = kept.begin() + static_cast<std::ptrdiff_t>(std::min(k, kept.size()));
-        std::erase_if(results.hits[q], [&](const printed_hit& h) {
-            return std::none_of(kept.begin(), best_k,
-                                [&](const strand_hit& s) { return s.subject == h.subject && s.str == h.str; });
-        });
+        if (kept.size() <= k) continue;
+        const strand_hit last = kept[k - 1];  // the k-th best; printed hits after it in better()'s order go
+        std::erase_if(results.hits[q],
+                      [&](const printed_hit& h) { return better(last, strand_hit{h.score, h.subject, h.str}); });
     }
 }
 
