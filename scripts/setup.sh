@@ -13,7 +13,7 @@ case $what in program|all) ;; *) echo "setup.sh: unknown argument '$what' (progr
 packages=(cmake make g++ pkg-config libhts-dev libcli11-dev zlib1g-dev patchelf libopenmpi-dev openmpi-bin
           libpng-dev libtiff-dev)
 if [ "$what" = all ]; then
-  packages+=(libseqan3-dev catch2 python3-numpy fasta3 ncbi-blast+ libparasail-dev libopencv-core-dev
+  packages+=(libseqan3-dev catch2 python3-numpy fasta3 ncbi-blast+ samtools libparasail-dev libopencv-core-dev
              libopencv-imgproc-dev python3-dev python3-pybind11 pybind11-dev python3-scipy python3-pytest
              python3-setuptools python3-pip)
 fi

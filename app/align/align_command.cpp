@@ -63,9 +63,11 @@ std::string conventions_text() {
            "  \"json COLUMN ...\"\n"
            "  6 = qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore (BLAST).\n"
            "  Columns: std (the 12 above) " + wrapped(io::column_names(), "    ", 100) + "\n"
-           "  sam: @SQ per subject with a hit, AS:i raw score, NM:i, ZE:f E-value, soft clips; queries without\n"
-           "    hits as unmapped records. paf: minimap2's 12 columns with NM:i, AS:i, ZE:Z, cg:Z. json: one object\n"
-           "    per hit and line, keys = column names.\n"
+           "  sam: one primary record per read (-k N: up to N-1 secondary ones, flag 256, SEQ and QUAL *), MAPQ\n"
+           "    3.01*(bits of the best hit - bits of the best other), 0-60; default -e 1e-3, reads without such a\n"
+           "    hit unmapped; FASTQ QUAL; @SQ per subject with a hit, AS:i raw score, NM:i, ZE:f E-value, soft\n"
+           "    clips. paf: minimap2's 12 columns with NM:i, AS:i, ZE:Z, cg:Z. json: one object per hit and line,\n"
+           "    keys = column names.\n"
            "  Results go to stdout or -o FILE (written to a temporary name, renamed when complete).\n"
            "Exit codes: 0 success, 1 bad input data, 2 bad command line, 3 runtime or device failure (also\n"
            "  --backend gpu without a usable GPU), 4 out of memory, 5 output could not be written.\n";
@@ -106,9 +108,12 @@ align_command::align_command(CLI::App& app) {
     strand_ = sub->add_option("--strand", s_.strand, "DNA strands of the query to search")
                   ->check(CLI::IsMember({"both", "plus", "minus"}))
                   ->capture_default_str();
-    sub->add_option("-k,--max-target-seqs", s_.max_target_seqs, "Hits kept per query")->capture_default_str();
-    auto* evalue = sub->add_option("-e,--evalue", s_.evalue, "Print hits with an E-value up to this")
-                       ->capture_default_str();
+    max_target_seqs_ = sub->add_option("-k,--max-target-seqs", s_.max_target_seqs,
+                                       "Hits kept per query [default: 500; sam: 1, the primary record]");
+    auto* evalue = sub->add_option("-e,--evalue", s_.evalue,
+                                   "Print hits with an E-value up to this [default: 10; sam: 1e-3, a read without "
+                                   "such a hit is unmapped]");
+    evalue_ = evalue;
     auto* no_evalue = sub->add_flag("--no-evalue", s_.no_evalue,
                                     "No statistics: print raw scores only (E-value and bit score are NA)");
     evalue->excludes(no_evalue);
@@ -168,6 +173,9 @@ align_command::align_command(CLI::App& app) {
                     "-comp_based_stats 1 (docs/align.md)")
         ->check(CLI::IsMember({0, 1}))
         ->capture_default_str();
+    sub->add_option("--read-group", s_.read_group,
+                    "SAM: an @RG header line's fields as bwa mem -R takes them, e.g. 'ID:run1\\tSM:sample1' (\\t or "
+                    "tabs between fields); every record gets RG:Z: with its ID");
     sub->add_flag("--eqx", s_.eqx, "CIGARs (cigar column, SAM, PAF cg:Z) with = for identities and X for mismatches");
     sub->add_option("--dotplot", s_.dotplot, "Also write an SVG dot plot of the printed alignments to this file");
     sub->add_flag("--skip-bad", s_.skip_bad, "Skip bad sequence records with a warning instead of failing");
@@ -179,7 +187,8 @@ align_command::align_command(CLI::App& app) {
 
 int align_command::run(const std::string& command_line) {
     const given_options given{gap_open_->count() > 0, gap_extend_->count() > 0, match_->count() > 0,
-                              mismatch_->count() > 0, strand_->count() > 0};
+                              mismatch_->count() > 0, strand_->count() > 0, max_target_seqs_->count() > 0,
+                              evalue_->count() > 0};
     align_run run(s_, given, command_line);
     process_group& group = process_group::world();
     if (group.size() == 1) return run.run();

@@ -34,6 +34,7 @@ struct align_settings {
     std::string dust = "no";         // yes: DUST masks low-complexity DNA queries (blastn -dust yes)
     int comp_based_stats = 0;        // 1: composition-based statistics (blastp -comp_based_stats 1)
     bool eqx = false;                // CIGARs with =/X
+    std::string read_group;          // SAM's @RG fields (--read-group), as bwa mem -R takes them
     std::string batch;               // --batch LIST: query files, one output file each
     std::string dotplot;             // SVG dot plot of the printed alignments
     bool skip_bad = false;
@@ -52,7 +53,7 @@ private:
     CLI::App* sub_ = nullptr;
     align_settings s_;
     CLI::Option *gap_open_ = nullptr, *gap_extend_ = nullptr, *match_ = nullptr, *mismatch_ = nullptr,
-                *strand_ = nullptr, *matrix_ = nullptr;
+                *strand_ = nullptr, *matrix_ = nullptr, *max_target_seqs_ = nullptr, *evalue_ = nullptr;
 };
 
 // The conventions block shown by --help (docs/conventions.md, in short).

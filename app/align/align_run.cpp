@@ -163,6 +163,7 @@ int align_run::run() {
     if (!results.finished_here) return 0;  // another rank finishes and writes
     adjust_composition(results);
     unmask_hits(results);
+    keep_printed(results);
     report(results);
     write(results);
     if (cpu_fallback_ && !verbose_) notice("no usable GPU (" + gpu::build_info() + "); this search ran on the CPU");
@@ -173,6 +174,16 @@ int align_run::run() {
 void align_run::check_options() {
     fmt_ = io::parse_outfmt(s_.outfmt);
     fmt_.eqx = s_.eqx;
+    // SAM is for reads against a genome: one primary record per read, and a read without a hit that could hardly
+    // occur by chance (E <= 1e-3) is unmapped rather than placed by a short local hit.
+    if (fmt_.kind == io::format_kind::sam) {
+        if (!given_.max_target_seqs) s_.max_target_seqs = 1;
+        if (!given_.evalue) s_.evalue = 1e-3;
+    }
+    if (!s_.read_group.empty()) {
+        if (fmt_.kind != io::format_kind::sam) throw usage_error("--read-group applies to --outfmt sam");
+        read_group_ = io::parse_read_group(s_.read_group);
+    }
     if (s_.max_target_seqs < 1)
         throw usage_error("-k/--max-target-seqs must be at least 1 (got " + std::to_string(s_.max_target_seqs) + ")");
     if (!(s_.evalue > 0)) throw usage_error("-e/--evalue must be positive");
@@ -283,7 +294,9 @@ void align_run::choose_backend() {
     o.gpu_align = s_.gpu_align;
     // Alignments for the format's columns, or for the dot plot (drawn by rank 0, which writes).
     o.alignments = io::needs_alignments(fmt_) || (!s_.dotplot.empty() && group_.rank() == 0);
+    // SAM's MAPQ needs each read's second hit, printed or not.
     o.max_hits = static_cast<std::size_t>(s_.max_target_seqs);
+    if (fmt_.kind == io::format_kind::sam) o.max_hits = std::max<std::size_t>(o.max_hits, 2);
     o.evalues = !s_.no_evalue;
     o.max_evalue = s_.evalue;
     if (s_.comp_based_stats == 1) {  // the preliminary hits that composition-based statistics then rescore
@@ -340,8 +353,11 @@ bool align_run::read_queries() {
         if (!auto_type_) return s_.seqtype == "dna" ? seq_type::dna : seq_type::protein;
         return classify(set);
     };
+    // Base qualities are kept for SAM's QUAL only.
+    io::read_options query_options = *read_options_;
+    query_options.keep_qualities = fmt_.kind == io::format_kind::sam;
     if (batch_.empty()) {
-        sequence_set q = io::read_all(s_.query, *read_options_);
+        sequence_set q = io::read_all(s_.query, query_options);
         if (q.empty()) throw input_error(s_.query, "no sequences found");
         type_ = typed(q);
         query_files_.push_back(std::move(q));
@@ -350,7 +366,7 @@ bool align_run::read_queries() {
         std::vector<seq_type> types;
         for (std::size_t k = 0; k < batch_.size(); ++k) {
             try {
-                sequence_set one = io::read_all(batch_[k].query, *read_options_);
+                sequence_set one = io::read_all(batch_[k].query, query_options);
                 if (one.empty()) throw input_error(batch_[k].query, "no sequences found");
                 types.push_back(typed(one));
                 query_files_.push_back(std::move(one));
@@ -464,6 +480,7 @@ bool align_run::encode_queries() {
                 if (queries_.search_minus) queries_.minus.add(std::move(minus.names[q]), minus[q]);
             }
             sequence_set{}.residues.swap(plus.residues);  // freed as it is copied
+            std::string{}.swap(plus.qualities);
             batch_first_.push_back(queries_.plus.size());
             batch_files_.push_back(query_entry_[i]);
         }
@@ -597,6 +614,21 @@ search_results align_run::search() {
     return results;
 }
 
+// The pipeline kept max(k, 2) hits per query for SAM: those of the k best that pass -e are printed, as with k kept;
+// the scan's hits give MAPQ.
+void align_run::keep_printed(search_results& results) const {
+    if (composition_) return;  // adjust_composition applied -k in its own order
+    const auto k = static_cast<std::size_t>(s_.max_target_seqs);
+    for (std::size_t q = 0; q < results.hits.size() && q < results.scan.hits.size(); ++q) {
+        const auto& kept = results.scan.hits[q];
+        if (kept.size() <= k) continue;
+        // The k best kept hits (better()'s order, ranks included); printed hits that are not among them go.
+        std::set<std::pair<std::uint32_t, strand>> best;
+        for (std::size_t i = 0; i < k; ++i) best.emplace(kept[i].subject, kept[i].str);
+        std::erase_if(results.hits[q], [&](const printed_hit& h) { return !best.count({h.subject, h.str}); });
+    }
+}
+
 void align_run::report(const search_results& results) {
     const database_scan& scan = results.scan;
     warn_unknown_letters(s_.db, scan.unknown_residues);
@@ -619,9 +651,11 @@ void align_run::write(const search_results& results) {
     const scoring& sc = *sc_;
     const database_scan& scan = results.scan;
     const auto& hits = results.hits;
+    const evalue_calculator* statistics = results.statistics ? &*results.statistics : nullptr;
+    const std::span<const std::vector<strand_hit>> searched(scan.hits);
     if (batch_.empty()) {
-        io::run_header header{SWGPU_VERSION, command_line_, s_.query, s_.db};
-        io::write_results(fmt_, header, io::results_view{sc, shown(), scan, hits}, *out_);
+        io::run_header header{SWGPU_VERSION, command_line_, s_.query, s_.db, read_group_};
+        io::write_results(fmt_, header, io::results_view{sc, shown(), scan, hits, searched, statistics}, *out_);
         if (dotplot_) io::write_dotplot(io::results_view{sc, shown(), scan, hits}, *dotplot_);
         out_->commit();
         if (dotplot_) dotplot_->commit();
@@ -642,8 +676,9 @@ void align_run::write(const search_results& results) {
         const std::vector<std::vector<printed_hit>> part_hits(hits.begin() + static_cast<std::ptrdiff_t>(b),
                                                               hits.begin() + static_cast<std::ptrdiff_t>(e));
         io::output_file file(batch_[k].out);
-        io::run_header header{SWGPU_VERSION, command_line_, batch_[k].query, s_.db};
-        io::write_results(fmt_, header, io::results_view{sc, part, scan, part_hits}, file);
+        io::run_header header{SWGPU_VERSION, command_line_, batch_[k].query, s_.db, read_group_};
+        io::write_results(fmt_, header,
+                          io::results_view{sc, part, scan, part_hits, searched.subspan(b, e - b), statistics}, file);
         file.commit();
     }
     if (session_->long_pairs().pairs() > 0)

@@ -34,6 +34,7 @@ class search_session;
 // Which options the command line gave explicitly (their defaults depend on the sequence type).
 struct given_options {
     bool gap_open = false, gap_extend = false, match = false, mismatch = false, strand = false;
+    bool max_target_seqs = false, evalue = false;  // SAM has defaults of its own
 };
 
 class align_run {
@@ -62,6 +63,7 @@ private:
     void mask_queries();
     void unmask_hits(search_results& results) const;
     void adjust_composition(search_results& results) const;
+    void keep_printed(search_results& results) const;  // -k of the hits kept (SAM keeps one more for MAPQ)
     void compose_score_pass();
     search_results search();
     void report(const search_results& results);
@@ -83,6 +85,7 @@ private:
     void notice(const std::string& text) const;
 
     io::output_format fmt_;
+    std::string read_group_;  // SAM's @RG fields (io::parse_read_group)
     std::size_t gpu_mem_ = 0;
     std::vector<batch_entry> batch_;
     bool use_gpu_ = false;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/align/scoring.hpp"
@@ -27,6 +28,11 @@ struct sequence_set {
     std::vector<record_origin> origins;      // one per record, or empty when no record has one
     std::string source;                      // file name, for messages
     bool encoded = false;
+    // FASTQ base qualities as read (Phred+33 letters), one per residue, parallel to `residues`; kept only where asked
+    // (queries written as SAM), so empty for FASTA and databases. A record without qualities in a set that has some
+    // holds no_quality bytes.
+    std::string qualities;
+    static constexpr char no_quality = '\0';
 
     std::size_t size() const { return names.size(); }
     bool empty() const { return names.empty(); }
@@ -40,6 +46,23 @@ struct sequence_set {
         residues.insert(residues.end(), seq.begin(), seq.end());
         offsets.push_back(residues.size());
         if (!origins.empty()) origins.emplace_back();
+        if (!qualities.empty()) qualities.resize(residues.size(), no_quality);
+    }
+    // A record with its qualities (as many as residues; empty: none).
+    void add(std::string name, std::span<const std::uint8_t> seq, std::string_view quality) {
+        add(std::move(name), seq);
+        add_quality(quality);
+    }
+    // The qualities of the record added last (as many as its residues; empty: none).
+    void add_quality(std::string_view quality) {
+        if (quality.empty()) return;
+        qualities.resize(offsets[offsets.size() - 2], no_quality);
+        qualities += quality;
+    }
+    // Record k's qualities; empty when it has none.
+    std::string_view quality(std::size_t k) const {
+        if (qualities.size() < offsets[k + 1] || length(k) == 0 || qualities[offsets[k]] == no_quality) return {};
+        return std::string_view(qualities).substr(offsets[k], length(k));
     }
     void add(std::string name, const std::string& letters) {
         add(std::move(name), std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(letters.data()),
@@ -51,11 +74,13 @@ struct sequence_set {
         names.push_back(std::move(name));
         residues.insert(residues.end(), seq.begin(), seq.end());
         offsets.push_back(residues.size());
+        if (!qualities.empty()) qualities.resize(residues.size(), no_quality);
     }
-    // Record k of `from`, origin included.
+    // Record k of `from`, origin and qualities included.
     void add_record(const sequence_set& from, std::size_t k) {
         if (from.origins.empty()) add(from.names[k], from[k]);
         else add(from.names[k], from[k], from.origins[k]);
+        add_quality(from.quality(k));
     }
     // Record k's origin (a whole record with no title when none was kept).
     const record_origin& origin(std::size_t k) const {

@@ -4,6 +4,7 @@
 #include <htslib/sam.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -364,7 +365,7 @@ struct bam_deleter {
 };
 
 // SAM's header: @HD, one @SQ per subject with a printed hit (in database order; `tid` receives its reference id, its
-// position), @PG with the command line, @CO with the scoring and the database's size.
+// position), @RG when given, @PG with the command line, @CO with the scoring and the database's size.
 std::unique_ptr<sam_hdr_t, sam_header_deleter> sam_header(const run_header& header, const results_view& r,
                                                           std::map<std::uint32_t, int>& tid,
                                                           const std::function<void(int, const std::string&)>& check) {
@@ -385,6 +386,8 @@ std::unique_ptr<sam_hdr_t, sam_header_deleter> sam_header(const run_header& head
         const int next = static_cast<int>(tid.size());
         tid[id] = next;
     }
+    if (!header.read_group.empty())
+        check(sam_hdr_add_lines(hdr.get(), ("@RG\t" + header.read_group + "\n").c_str(), 0), "@RG line");
     std::string cl = header.command_line;
     std::replace_if(cl.begin(), cl.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
     check(sam_hdr_add_line(hdr.get(), "PG", "ID", "swgpu", "PN", "swgpu", "VN", header.version.c_str(), "CL",
@@ -397,13 +400,24 @@ std::unique_ptr<sam_hdr_t, sam_header_deleter> sam_header(const run_header& head
     return hdr;
 }
 
-// SAM's records, one per printed hit (the first primary, the others secondary) or an unmapped one for a query without
-// hits, each built as a bam1_t and formatted by sam_format1.
+// The value of RG:Z: on every record: the ID of the @RG line.
+std::string read_group_id(const std::string& read_group) {
+    for (std::size_t at = 0; at < read_group.size();) {
+        const auto end = std::min(read_group.find('\t', at), read_group.size());
+        if (read_group.compare(at, 3, "ID:") == 0) return read_group.substr(at + 3, end - at - 3);
+        at = end + 1;
+    }
+    return {};
+}
+
+// SAM's records, one per printed hit (the first primary, the others secondary, with SEQ and QUAL "*" as minimap2
+// writes them) or an unmapped one for a query without hits, each built as a bam1_t and formatted by sam_format1.
 class sam_records {
 public:
     sam_records(const output_format& fmt, const run_header& header, const results_view& r, const sam_hdr_t* hdr,
                 const std::map<std::uint32_t, int>& tid, std::function<void(int, const std::string&)> check)
-        : fmt_(fmt), header_(header), r_(r), hdr_(hdr), tid_(tid), check_(std::move(check)), rec_(bam_init1()) {
+        : fmt_(fmt), header_(header), r_(r), hdr_(hdr), tid_(tid), check_(std::move(check)), rec_(bam_init1()),
+          read_group_(read_group_id(header.read_group)) {
         if (!rec_) throw out_of_memory("cannot allocate a SAM record");
     }
     ~sam_records() { ks_free(&line_); }
@@ -419,7 +433,9 @@ public:
         const bool dna = r_.sc.type == seq_type::dna;
         const strand str = h ? h->str : strand::plus;
         const auto seq_codes = r_.queries.residues(q, str);
-        const std::string seq = decode(seq_codes, r_.sc.matrix);
+        // Secondary records leave SEQ and QUAL out ("*"): the primary record has them.
+        const std::string seq = secondary ? std::string() : decode(seq_codes, r_.sc.matrix);
+        const std::string qual = secondary ? std::string() : phred(q, str);
         std::uint16_t flag = BAM_FUNMAP;
         int ref = -1;
         hts_pos_t pos = -1;
@@ -429,9 +445,11 @@ public:
             ref = tid_.at(h->subject);
             pos = h->aln.subject_begin + static_cast<hts_pos_t>(r_.scan.subjects.at(h->subject).origin.offset);
         }
-        check_(bam_set1(rec_.get(), qname.size(), qname.c_str(), flag, ref, pos, h ? 255 : 0, cigar_.size(),
-                        cigar_.empty() ? nullptr : cigar_.data(), -1, -1, 0, dna ? seq.size() : 0,
-                        dna ? seq.c_str() : nullptr, nullptr, 0),
+        const bool binary_seq = dna && !seq.empty();
+        check_(bam_set1(rec_.get(), qname.size(), qname.c_str(), flag, ref, pos, h ? mapq(q, *h, secondary) : 0,
+                        cigar_.size(), cigar_.empty() ? nullptr : cigar_.data(), -1, -1, 0,
+                        binary_seq ? seq.size() : 0, binary_seq ? seq.c_str() : nullptr,
+                        binary_seq && !qual.empty() ? qual.c_str() : nullptr, 0),
                "record of query " + qname);
         if (h) {
             check_(bam_aux_update_int(rec_.get(), "AS", h->score), "AS tag");
@@ -439,18 +457,46 @@ public:
             if (h->has_statistics)
                 check_(bam_aux_update_float(rec_.get(), "ZE", static_cast<float>(h->evalue)), "ZE tag");
         }
+        if (!read_group_.empty()) check_(bam_aux_update_str(rec_.get(), "RG", -1, read_group_.c_str()), "RG tag");
         line_.l = 0;
         check_(sam_format1(hdr_, rec_.get(), &line_), "record of query " + qname);
         std::string text(line_.s, line_.l);
-        if (!dna) {  // SEQ is the 10th field; sam_format1 wrote "*" there
+        if (!dna && !seq.empty()) {  // SEQ and QUAL are the 10th and 11th fields; sam_format1 wrote "*" "*" there
             std::size_t at = 0;
             for (int field = 0; field < 9; ++field) at = text.find('\t', at) + 1;
-            text.replace(at, 1, seq);
+            std::string printed_qual = qual;
+            for (char& c : printed_qual) c = static_cast<char>(c + 33);
+            text.replace(at, 3, seq + '\t' + (qual.empty() ? "*" : printed_qual));
         }
         return text + '\n';
     }
 
 private:
+    // Query q's base qualities as BAM holds them (Phred values, not +33), reversed for the minus strand (SEQ is then
+    // the reverse complement); empty without qualities (FASTA).
+    std::string phred(std::size_t q, strand str) const {
+        std::string out(r_.queries.plus.quality(q));
+        for (char& c : out) c = static_cast<char>(c - 33);
+        if (str == strand::minus) std::reverse(out.begin(), out.end());
+        return out;
+    }
+
+    // The primary record's MAPQ (mapping_quality) against the best other hit the search kept; secondary records 0;
+    // 255 without statistics.
+    int mapq(std::size_t q, const printed_hit& h, bool secondary) const {
+        if (!r_.statistics || !h.has_statistics) return 255;
+        if (secondary) return 0;
+        int other = 0;
+        const auto consider = [&](std::uint32_t subject, strand str, int score) {
+            if (subject != h.subject || str != h.str) other = std::max(other, score);
+        };
+        if (q >= r_.searched.size())
+            for (const auto& o : r_.hits[q]) consider(o.subject, o.str, o.score);
+        else
+            for (const auto& o : r_.searched[q]) consider(o.subject, o.str, o.score);
+        return mapping_quality(r_.statistics->bit_score(h.score), r_.statistics->bit_score(other));
+    }
+
     // The CIGAR of a hit: soft clips around the aligned part of the query (as searched), M or =/X, I, D.
     void cigar_of(std::size_t q, const printed_hit* h, std::int64_t qlen) {
         cigar_.clear();
@@ -476,6 +522,7 @@ private:
     kstring_t line_ = KS_INITIALIZE;
     std::vector<std::uint32_t> cigar_;
     std::vector<cigar_op> eqx_ops_;
+    std::string read_group_;  // RG:Z: on every record; empty: none
 };
 
 // SAM through HTSlib. BAM's 4-bit sequence code cannot hold amino acids, so protein records are formatted with SEQ "*"
@@ -601,6 +648,40 @@ output_format parse_outfmt(std::string_view spec) {
         fmt.columns.push_back(hit->id);
     }
     return fmt;
+}
+
+std::string parse_read_group(std::string_view text) {
+    std::string line;
+    for (std::size_t k = 0; k < text.size(); ++k) {  // "\t" as two characters is a tab, as bwa mem -R reads it
+        if (text[k] == '\\' && k + 1 < text.size() && text[k + 1] == 't') {
+            line += '\t';
+            ++k;
+        } else {
+            line += text[k];
+        }
+    }
+    if (line.rfind("@RG", 0) == 0) line.erase(0, line.size() > 3 && line[3] == '\t' ? 4 : 3);
+    const std::string usage = "; give the @RG line's fields as bwa mem -R takes them, e.g. 'ID:run1\\tSM:sample1'";
+    if (line.find_first_of("\n\r") != std::string::npos)
+        throw usage_error("--read-group holds a line break" + usage);
+    bool id = false;
+    for (std::size_t at = 0; at <= line.size();) {
+        const auto end = std::min(line.find('\t', at), line.size());
+        const std::string_view field = std::string_view(line).substr(at, end - at);
+        const bool tag = field.size() >= 3 && std::isalpha(static_cast<unsigned char>(field[0])) &&
+                         std::isalnum(static_cast<unsigned char>(field[1])) && field[2] == ':';
+        if (!tag) throw usage_error("--read-group field '" + std::string(field) + "' is not TAG:VALUE" + usage);
+        id = id || (field.substr(0, 3) == "ID:" && field.size() > 3);
+        at = end + 1;
+    }
+    if (!id) throw usage_error("--read-group has no ID:VALUE field" + usage);
+    return line;
+}
+
+int mapping_quality(double best_bits, double other_bits) {
+    const double delta = best_bits - other_bits;
+    if (!(delta > 0)) return 0;
+    return static_cast<int>(std::min<long>(60, std::lround(10.0 * std::log10(2.0) * delta)));
 }
 
 std::string describe_scoring(const scoring& sc) {

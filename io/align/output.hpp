@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,13 +85,29 @@ struct run_header {
     std::string command_line;  // for SAM's @PG CL
     std::string query_source;
     std::string db_source;
+    std::string read_group;    // SAM's @RG line without "@RG" (--read-group, parse_read_group); empty: none
 };
+
+// --read-group as bwa mem -R takes it: the @RG line's fields, separated by tabs or by the two characters \t, with or
+// without the leading "@RG"; ID:... is required. Returns the fields joined by tabs, without "@RG". Throws a usage
+// error.
+std::string parse_read_group(std::string_view text);
+
+// SAM's MAPQ of a primary record, from the bit scores of the read's best hit and of its best other hit (the search's
+// second; 0 raw score when there is none): the best hit is wrong with a probability of about 2^-(bits1 - bits2), so
+// MAPQ = -10·log10 of it = 3.0103·(bits1 - bits2), rounded, 0 when tied or below, at most 60.
+int mapping_quality(double best_bits, double other_bits);
 
 struct results_view {
     const scoring& sc;
     const query_strands& queries;
     const database_scan& scan;
     const std::vector<std::vector<printed_hit>>& hits;  // per query, from finish_hits()
+    // For SAM's MAPQ: per query (as `hits`), the hits the search kept before the E-value threshold (the scan's, which
+    // hold a second hit even when one is printed; empty: the printed hits), and the statistics that give their bit
+    // scores (null: MAPQ 255, not available).
+    std::span<const std::vector<strand_hit>> searched = {};
+    const evalue_calculator* statistics = nullptr;
 };
 
 // A printed hit's operations with each M run split into = runs (identical residues) and X runs (the other aligned

@@ -223,6 +223,7 @@ struct sequence_reader::impl {
 
     std::string name, residues;  // the record being read
     std::string title;           // its header after the marker, trailing blanks dropped
+    std::string raw, quality;    // with keep_qualities, a FASTQ record's sequence lines and quality lines as read
     std::uint64_t records_seen = 0, added = 0, skipped = 0;
     std::uint64_t without_id = 0;  // headers where '>' or '@' is followed by a blank
     bool reported_without_id = false;
@@ -328,6 +329,15 @@ struct sequence_reader::impl {
         }
     }
 
+    // The qualities of the residues kept: a blank dropped from the sequence lines drops its quality too.
+    void keep_residue_qualities() {
+        if (raw.size() == residues.size()) return;
+        std::size_t kept = 0;
+        for (std::size_t k = 0; k < raw.size(); ++k)
+            if (byte_kinds[static_cast<unsigned char>(raw[k])] == byte_kind::residue) quality[kept++] = quality[k];
+        quality.resize(kept);
+    }
+
     enum class outcome { record, bad, end };
 
     outcome parse_record(std::string& problem) {
@@ -335,6 +345,8 @@ struct sequence_reader::impl {
         // reported against the record it follows.
         problem.clear();
         residues.clear();
+        raw.clear();
+        quality.clear();
         in_record = false;
         do {
             if (!next_line()) return outcome::end;
@@ -394,6 +406,7 @@ struct sequence_reader::impl {
             }
             if (fastq && !l.empty() && l[0] == '+') break;
             sequence_chars += l.size();
+            if (fastq && opt.keep_qualities) raw += l;
             append_residues(problem);
         }
 
@@ -419,6 +432,7 @@ struct sequence_reader::impl {
                         break;
                     }
                 quality_chars += q.size();
+                if (opt.keep_qualities) quality += q;
             }
             if (quality_chars != sequence_chars)
                 throw input_error(record_where(line_no),
@@ -431,6 +445,7 @@ struct sequence_reader::impl {
         if (problem.empty() && residues.empty())
             content_problem(problem, header_line,
                             "the record has no residues; remove it or give it a sequence");
+        if (fastq && opt.keep_qualities && problem.empty()) keep_residue_qualities();
         in_record = false;
         return problem.empty() ? outcome::record : outcome::bad;
     }
@@ -575,6 +590,7 @@ bool sequence_reader::read_chunk(sequence_set& out, std::uint64_t max_residues) 
                     out.add(r.name, as_span(r.residues), record_origin{r.title, 0, 0});
                 else
                     out.add(r.name, r.residues);
+                out.add_quality(r.quality);
                 added_residues += r.residues.size();
                 ++r.added;
                 any = true;

@@ -49,6 +49,9 @@ struct read_options {
     // Keep each record's whole header line (record_origin::title) when it holds more than the id; a search that
     // prints no titles can leave the database's out (a database's descriptions may be larger than its residues).
     bool keep_titles = true;
+    // Keep FASTQ records' base qualities (sequence_set::qualities), one per residue: for queries written as SAM. Off,
+    // they are checked and dropped, so FASTA and databases never hold them.
+    bool keep_qualities = false;
 };
 
 // What a command-line argument names. Region syntax (faidx, 1-based inclusive): NAME (the whole sequence), NAME:BEG

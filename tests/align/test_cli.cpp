@@ -116,7 +116,7 @@ TEST_CASE("golden outputs of the demo in every format", "[cli]") {
         {"--outfmt 7", "demo.blast7"},
         {"--outfmt json", "demo.jsonl"},
         {"--outfmt pair", "demo.pair"},
-        {"--outfmt sam", "demo.sam"},
+        {"--outfmt sam -k 500 -e 10", "demo.sam"},  // the other formats' -k and -e: every hit, secondary ones too
     };
     for (const auto& [option, file] : formats) {
         INFO(option);
@@ -296,6 +296,8 @@ TEST_CASE("command-line errors: exit code and one line naming the problem", "[cl
         {"align " + demo + " --outfmt '6 qseqid bogus'", 2, "unknown --outfmt column 'bogus'"},
         {"align " + demo + " --outfmt 9", 2, "unknown --outfmt '9'"},
         {"align " + demo + " --outfmt 'sam qseqid'", 2, "takes no column list"},
+        {"align " + demo + " --read-group 'ID:x'", 2, "--read-group applies to --outfmt sam"},
+        {"align " + demo + " --outfmt sam --read-group 'SM:y'", 2, "--read-group has no ID:VALUE field"},
         {"align " + demo + " --gap-open -1", 2, "--gap-open must be >= 0"},
         {"align " + demo + " --gap-extend 0", 2, "--gap-extend must be >= 1"},
         {"align " + demo + " --gap-open abc", 2, "--gap-open"},

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -487,4 +488,174 @@ TEST_CASE("DNA: bit scores and E-values equal blastn's, scores equal ssearch36's
         CHECK(compared == q.set.size() * d.set.size());
         CHECK(mismatches == 0);
     }
+}
+
+namespace {
+
+std::string reverse_complement_of(const std::string& s) {
+    std::string out(s.rbegin(), s.rend());
+    for (char& c : out) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
+    return out;
+}
+
+// A simulated run of reads against a genome: where each read came from, and its FASTQ text.
+struct simulated_read {
+    std::string name, seq, qual;
+    std::string contig;  // empty: random, from nowhere
+    std::size_t pos = 0;  // 0-based start on the contig's forward strand
+    bool minus = false;
+};
+
+// The SAM records of a file by read name, in file order.
+std::map<std::string, std::vector<std::vector<std::string>>> sam_by_read(const fs::path& file) {
+    std::map<std::string, std::vector<std::vector<std::string>>> out;
+    for (const auto& line : lines_of(file))
+        if (!line.empty() && line[0] != '@') {
+            auto f = fields(line, '\t');
+            out[f.at(0)].push_back(std::move(f));
+        }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("SAM of reads against a genome: samtools view, sort, index, stats, flagstat and calmd accept it",
+          "[crosscheck]") {
+    if (!tools_present({"samtools"}, "samtools", "checks of SAM output with samtools")) return;
+    temp_dir tmp;
+    std::mt19937 rng(11);
+    const auto random_dna = [&](std::size_t n) {
+        std::string s(n, 'A');
+        for (char& c : s) c = "ACGT"[rng() % 4];
+        return s;
+    };
+    // Two contigs; a 100-nt repeat at chr1:1001 and chr2:2001 (so a read from it has MAPQ 0).
+    const std::string repeat = random_dna(100);
+    std::string chr1 = random_dna(6000), chr2 = random_dna(4000);
+    chr1.replace(1000, 100, repeat);
+    chr2.replace(2000, 100, repeat);
+    const fs::path genome = tmp.path() / "genome.fa", fastq = tmp.path() / "reads.fq", fasta = tmp.path() / "reads.fa";
+    std::ofstream(genome) << ">chr1\n" << chr1 << "\n>chr2\n" << chr2 << "\n";
+
+    // 30 reads of 100 nt from outside the repeat, every other one from the minus strand, each with substitutions at
+    // 30 and 70 (so 100M, no clips); the repeat's read; 3 random reads, which no hit of E <= 1e-3 places.
+    std::vector<simulated_read> reads;
+    for (int k = 0; k < 30; ++k) {
+        simulated_read r;
+        r.contig = k % 3 == 0 ? "chr2" : "chr1";
+        const std::string& c = r.contig == "chr1" ? chr1 : chr2;
+        do r.pos = rng() % (c.size() - 100);
+        while (r.pos + 100 > 900 && r.pos < 2200);  // clear of both copies of the repeat
+        r.seq = c.substr(r.pos, 100);
+        for (const std::size_t at : {30, 70}) r.seq[at] = r.seq[at] == 'A' ? 'G' : 'A';
+        r.minus = k % 2 == 1;
+        if (r.minus) r.seq = reverse_complement_of(r.seq);
+        reads.push_back(r);
+    }
+    reads.push_back({"", repeat, "", "repeat", 0, false});
+    for (int k = 0; k < 3; ++k) reads.push_back({"", random_dna(100), "", "", 0, false});
+    std::ofstream fq(fastq), fa(fasta);
+    for (std::size_t k = 0; k < reads.size(); ++k) {
+        auto& r = reads[k];
+        r.name = "read" + std::to_string(k);
+        for (std::size_t i = 0; i < r.seq.size(); ++i) r.qual += static_cast<char>('#' + rng() % 40);
+        fq << "@" << r.name << "\n" << r.seq << "\n+\n" << r.qual << "\n";
+        fa << ">" << r.name << "\n" << r.seq << "\n";
+    }
+    fq.close();
+    fa.close();
+
+    const fs::path sam = tmp.path() / "out.sam", log = tmp.path() / "log";
+    const std::string swgpu = quoted(SWGPU_BINARY) + " align -q -t 2 ";
+    REQUIRE(run(swgpu + quoted(fastq) + " " + quoted(genome) + " --outfmt sam --read-group 'ID:grp1\\tSM:s1' -o " +
+                    quoted(sam),
+                log) == 0);
+    const std::string header = file_text(sam);
+    CHECK(header.rfind("@HD\tVN:1.6\tSO:unsorted", 0) == 0);
+    CHECK(header.find("\n@RG\tID:grp1\tSM:s1\n") != std::string::npos);
+    CHECK(header.find("\n@PG\tID:swgpu\tPN:swgpu\tVN:") != std::string::npos);
+
+    // One record per read: the origin, flag 16 and reversed QUAL on the minus strand, MAPQ 60 (0 for the repeat);
+    // random reads unmapped with SEQ and QUAL as read.
+    const auto records = sam_by_read(sam);
+    REQUIRE(records.size() == reads.size());
+    for (const auto& r : reads) {
+        INFO(r.name);
+        REQUIRE(records.at(r.name).size() == 1);
+        const auto& f = records.at(r.name)[0];
+        CHECK(f.back() == "RG:Z:grp1");
+        if (r.contig.empty()) {
+            CHECK(std::vector<std::string>(f.begin() + 1, f.begin() + 11) ==
+                  std::vector<std::string>{"4", "*", "0", "0", "*", "*", "0", "0", r.seq, r.qual});
+            continue;
+        }
+        if (r.contig == "repeat") {
+            CHECK(f[1] == "0");
+            CHECK(f[4] == "0");
+            continue;
+        }
+        CHECK(f[1] == (r.minus ? "16" : "0"));
+        CHECK(f[2] == r.contig);
+        CHECK(f[3] == std::to_string(r.pos + 1));
+        CHECK(f[4] == "60");
+        CHECK(f[5] == "100M");
+        CHECK(f[9] == (r.minus ? reverse_complement_of(r.seq) : r.seq));
+        CHECK(f[10] == (r.minus ? std::string(r.qual.rbegin(), r.qual.rend()) : r.qual));
+    }
+
+    // samtools: each step exits 0 and reports no error.
+    const fs::path bam = tmp.path() / "out.bam", sorted = tmp.path() / "sorted.bam";
+    const auto samtools = [&](const std::string& args, const std::string& what) {
+        const fs::path out = tmp.path() / (what + ".txt");
+        const int status = run("samtools " + args, out);
+        const std::string text = file_text(out);
+        INFO("samtools " << args << "\n" << text);
+        CHECK(status == 0);
+        CHECK(text.find("[E::") == std::string::npos);
+        CHECK(text.find("[W::") == std::string::npos);
+        return text;
+    };
+    samtools("view -b -o " + quoted(bam) + " " + quoted(sam), "view");
+    samtools("sort -o " + quoted(sorted) + " " + quoted(bam), "sort");
+    samtools("index " + quoted(sorted), "index");
+    std::map<std::string, std::string> summary;  // samtools stats' SN lines: name -> value
+    for (const auto& line : fields(samtools("stats " + quoted(sorted), "stats"), '\n'))
+        if (const auto f = fields(line, '\t'); f.size() >= 3 && f[0] == "SN") summary[f[1]] = f[2];
+    CHECK(summary["raw total sequences:"] == "34");
+    CHECK(summary["reads mapped:"] == "31");
+    CHECK(summary["reads unmapped:"] == "3");
+    CHECK(summary["reads MQ0:"] == "1");
+    const std::string flagstat = samtools("flagstat " + quoted(sorted), "flagstat");
+    CHECK(flagstat.find("34 + 0 in total") != std::string::npos);
+    CHECK(flagstat.find("0 + 0 secondary") != std::string::npos);
+    CHECK(flagstat.find("31 + 0 mapped") != std::string::npos);
+    const std::string calmd = samtools("calmd -e " + quoted(sorted) + " " + quoted(genome), "calmd");
+    CHECK(calmd.find("\tMD:Z:") != std::string::npos);
+    CHECK(samtools("view -c -F 4 " + quoted(sorted) + " chr1", "region") != "0\n");
+
+    // -k 3: up to 2 secondary records per read, flag 256, SEQ and QUAL "*"; samtools takes those too.
+    const fs::path more = tmp.path() / "k3.sam";
+    REQUIRE(run(swgpu + quoted(fastq) + " " + quoted(genome) + " --outfmt sam -k 3 -o " + quoted(more), log) == 0);
+    std::size_t secondary = 0;
+    for (const auto& [name, recs] : sam_by_read(more)) {
+        INFO(name);
+        CHECK(recs.size() <= 3);
+        CHECK((std::stoi(recs[0][1]) & 256) == 0);
+        for (std::size_t k = 1; k < recs.size(); ++k) {
+            ++secondary;
+            CHECK((std::stoi(recs[k][1]) & 256) != 0);
+            CHECK(recs[k][9] == "*");
+            CHECK(recs[k][10] == "*");
+        }
+    }
+    CHECK(secondary >= 1);  // the repeat's second copy at least
+    const std::string more_stats = samtools("flagstat " + quoted(more), "flagstat3");
+    CHECK(more_stats.find(std::to_string(secondary) + " + 0 secondary") != std::string::npos);
+    samtools("calmd -e " + quoted(more) + " " + quoted(genome), "calmd3");
+
+    // FASTA reads: QUAL "*".
+    const fs::path from_fasta = tmp.path() / "fa.sam";
+    REQUIRE(run(swgpu + quoted(fasta) + " " + quoted(genome) + " --outfmt sam -o " + quoted(from_fasta), log) == 0);
+    for (const auto& [name, recs] : sam_by_read(from_fasta)) CHECK(recs[0][10] == "*");
+    samtools("view -b -o " + quoted(tmp.path() / "fa.bam") + " " + quoted(from_fasta), "view_fa");
 }

@@ -599,3 +599,27 @@ TEST_CASE("broken matrix files are bad_input errors naming file and line", "[inp
         CHECK(contains(m, "is a directory, not a matrix file"));
     }
 }
+
+TEST_CASE("FASTQ base qualities are kept per residue only where asked", "[input]") {
+    temp_dir dir;
+    // A FASTQ record whose sequence line holds a blank (dropped, and its quality with it), a FASTA record between two
+    // FASTQ records, and a multi-line FASTQ record.
+    const std::string path = dir.write("r.fq", "@r1\nAC GT\n+\nABCDE\n>f1\nGGG\n@r2\nTT\nA\n+\n#$\n%\n");
+    read_options keep;
+    keep.keep_qualities = true;
+    const auto set = read_all(path, keep);
+    REQUIRE(set.size() == 3);
+    CHECK(std::string(set[0].begin(), set[0].end()) == "ACGT");
+    CHECK(set.quality(0) == "ABDE");
+    CHECK(set.quality(1).empty());
+    CHECK(set.quality(2) == "#$%");
+    CHECK(set.qualities.size() == set.total_residues());
+
+    // Without keep_qualities (databases, formats other than SAM) nothing is stored.
+    const auto plain = read_all(path);
+    CHECK(plain.qualities.empty());
+    CHECK(plain.quality(0).empty());
+    // FASTA alone stores nothing either way.
+    const auto fasta = read_all(dir.write("f.fa", ">a\nACGT\n"), keep);
+    CHECK(fasta.qualities.empty());
+}

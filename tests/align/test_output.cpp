@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -503,7 +504,8 @@ TEST_CASE("PAF output of plus- and minus-strand DNA hits: forward-strand coordin
     CHECK(sam[1][1] == "272");  // 16 (minus) + 256 (secondary)
     CHECK(sam[1][3] == "51");
     CHECK(sam[1][5] == "8S5=1X6=1I12=45S");
-    CHECK(sam[1][9] == reverse_complement(query));
+    CHECK(sam[1][9] == "*");  // a secondary record leaves SEQ and QUAL to the primary one
+    CHECK(sam[1][10] == "*");
     CHECK(std::find(sam[1].begin(), sam[1].end(), "NM:i:2") != sam[1].end());
     const auto sam_plain = sam_records(render(r, "sam", dir.path / "g.sam"));
     REQUIRE(sam_plain.size() == 2);
@@ -577,6 +579,135 @@ TEST_CASE("PAF output and =/X CIGARs agree with the tabular columns on the demo 
         CHECK(diff == num(t[10]));
         CHECK(merged == t[14]);
     }
+}
+
+namespace {
+
+// SAM as align_run writes it: MAPQ from the scan's hits and the run's statistics, with an @RG line when given.
+std::string render_sam(const run_result& r, const fs::path& file, const std::string& read_group = "") {
+    io::output_file out(file.string());
+    io::results_view view{r.sc, r.queries, r.scan, r.hits, r.scan.hits, r.stats ? &*r.stats : nullptr};
+    io::write_results(io::parse_outfmt("sam"),
+                      io::run_header{"9.9.9", "swgpu align q.fq db.fa", "q.fq", "db.fa", read_group}, view, out);
+    out.commit();
+    return slurp(file);
+}
+
+std::string random_dna(std::size_t n, std::mt19937& rng) {
+    std::string s(n, 'A');
+    for (auto& c : s) c = "ACGT"[rng() % 4];
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("MAPQ rule: 3.0103 per bit between the best and the best other hit, 0 when tied, at most 60",
+          "[output]") {
+    CHECK(io::mapping_quality(50, 50) == 0);
+    CHECK(io::mapping_quality(50, 52) == 0);  // a printed best that scores below another (E-value order)
+    CHECK(io::mapping_quality(50, 49) == 3);
+    CHECK(io::mapping_quality(50, 45) == 15);
+    CHECK(io::mapping_quality(50, 40) == 30);
+    CHECK(io::mapping_quality(50, 30.1) == 60);
+    CHECK(io::mapping_quality(500, 0) == 60);
+}
+
+TEST_CASE("option --read-group: the @RG fields as bwa mem -R takes them", "[output]") {
+    CHECK(io::parse_read_group("ID:x\\tSM:y") == "ID:x\tSM:y");
+    CHECK(io::parse_read_group("@RG\\tID:x\\tSM:y\\tPL:ILLUMINA") == "ID:x\tSM:y\tPL:ILLUMINA");
+    CHECK(io::parse_read_group("@RG\tID:x\tSM:y") == "ID:x\tSM:y");
+    CHECK(io::parse_read_group("ID:lane 1") == "ID:lane 1");
+    const auto usage = [](const std::string& text) {
+        try {
+            io::parse_read_group(text);
+        } catch (const error& e) {
+            CHECK(e.code() == exit_code::bad_command_line);
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK_THAT(usage("SM:y"), Catch::Contains("no ID:VALUE field"));
+    CHECK_THAT(usage("ID:"), Catch::Contains("no ID:VALUE field"));
+    CHECK_THAT(usage("ID:x\\tsample"), Catch::Contains("field 'sample' is not TAG:VALUE"));
+    CHECK_THAT(usage("ID:x\\t"), Catch::Contains("field '' is not TAG:VALUE"));
+    CHECK_THAT(usage("ID:x\nSM:y"), Catch::Contains("line break"));
+}
+
+TEST_CASE("SAM of reads: QUAL from FASTQ (reversed on the minus strand), MAPQ, secondaries, @RG", "[output]") {
+    // chr1 holds segment A at 100; chr2 holds A with one substitution in its middle at 60, and the reverse complement
+    // of segment B at 30. Read a is A (best on chr1, second on chr2: MAPQ from their bit scores), read b is B (one
+    // place, on chr2's minus strand), read c is random (its hits are cleared below: a read with no hit passing -e).
+    std::mt19937 rng(7);
+    const std::string A = random_dna(60, rng), B = random_dna(50, rng), C = random_dna(40, rng);
+    std::string A2 = A;
+    A2[30] = A2[30] == 'A' ? 'C' : 'A';
+    const std::string chr1 = random_dna(100, rng) + A + random_dna(100, rng);
+    const std::string chr2 = random_dna(30, rng) + reverse_complement(B) + random_dna(30, rng) + A2 +
+                             random_dna(60, rng);
+    const scoring sc{substitution_matrix::match_mismatch(2, -3), gap_costs{5, 2}, seq_type::dna};
+    auto r = run({{"a", A}, {"b", B}, {"c", C}}, {{"chr1", chr1}, {"chr2", chr2}}, sc, true, true, true, 3);
+    std::string qa, qb, qc;
+    for (std::size_t k = 0; k < A.size(); ++k) qa += static_cast<char>('!' + k % 42);
+    for (std::size_t k = 0; k < B.size(); ++k) qb += static_cast<char>('#' + k % 37);
+    qc.assign(C.size(), 'F');
+    r.queries.plus.qualities = qa + qb + qc;
+    r.hits[2].clear();
+    REQUIRE(r.hits[0].size() >= 2);
+    REQUIRE(r.hits[1].size() >= 1);
+    REQUIRE(r.scan.subjects.at(r.hits[0][0].subject).name == "chr1");
+    REQUIRE(r.scan.subjects.at(r.hits[0][1].subject).name == "chr2");
+    REQUIRE(r.hits[1][0].str == strand::minus);
+
+    temp_dir dir;
+    const std::string text = render_sam(r, dir.path / "a.sam", "ID:grp1\tSM:s1");
+    CHECK_THAT(text, Catch::Contains("\n@RG\tID:grp1\tSM:s1\n"));
+    const auto recs = sam_records(text);
+    std::vector<std::vector<std::string>> a, b, c;
+    for (const auto& f : recs) (f[0] == "a" ? a : f[0] == "b" ? b : c).push_back(f);
+    for (const auto& f : recs) CHECK(f.back() == "RG:Z:grp1");
+
+    // Read a: primary on chr1 at 101, QUAL as read; MAPQ from the bits of chr1's and chr2's scores (a one-base
+    // substitution: about 5 raw points); the others secondary with MAPQ 0 and SEQ, QUAL "*".
+    REQUIRE(a.size() == r.hits[0].size());
+    CHECK(a[0][1] == "0");
+    CHECK(a[0][2] == "chr1");
+    CHECK(a[0][3] == "101");
+    CHECK(a[0][9] == A);
+    CHECK(a[0][10] == qa);
+    const int expected = io::mapping_quality(r.stats->bit_score(r.hits[0][0].score),
+                                             r.stats->bit_score(r.hits[0][1].score));
+    CHECK(expected > 3);
+    CHECK(expected < 60);
+    CHECK(a[0][4] == std::to_string(expected));
+    for (std::size_t k = 1; k < a.size(); ++k) {
+        CHECK((std::stoi(a[k][1]) & 256) != 0);
+        CHECK(a[k][4] == "0");
+        CHECK(a[k][9] == "*");
+        CHECK(a[k][10] == "*");
+    }
+    // Read b: minus strand, SEQ its reverse complement and QUAL reversed; no other hit comes near: MAPQ 60.
+    REQUIRE(!b.empty());
+    CHECK(b[0][1] == "16");
+    CHECK(b[0][2] == "chr2");
+    CHECK(b[0][3] == "31");
+    CHECK(b[0][4] == "60");
+    CHECK(b[0][9] == reverse_complement(B));
+    CHECK(b[0][10] == std::string(qb.rbegin(), qb.rend()));
+    // Read c: unmapped, SEQ and QUAL as read.
+    REQUIRE(c.size() == 1);
+    CHECK(std::vector<std::string>(c[0].begin(), c[0].begin() + 11) ==
+          std::vector<std::string>{"c", "4", "*", "0", "0", "*", "*", "0", "0", C, qc});
+
+    // An exact second copy ties: MAPQ 0. Without statistics (--no-evalue): 255.
+    auto tied = run({{"a", A}}, {{"chr1", chr1}, {"chr3", chr1}}, sc, true, true, true, 2);
+    REQUIRE(tied.hits[0].size() == 2);
+    REQUIRE(tied.hits[0][1].score == tied.hits[0][0].score);
+    CHECK(sam_records(render_sam(tied, dir.path / "b.sam"))[0][4] == "0");
+    tied.stats.reset();
+    CHECK(sam_records(render_sam(tied, dir.path / "c.sam"))[0][4] == "255");
+    // FASTA reads: QUAL "*".
+    r.queries.plus.qualities.clear();
+    CHECK(sam_records(render_sam(r, dir.path / "d.sam"))[0][10] == "*");
 }
 
 TEST_CASE("reverse complement", "[output]") {
