@@ -47,11 +47,14 @@ const char* const levels_footer =
     "  'inspector I ms, executor E ms, total T ms'; the GPU 'inspector I ms, inspector + executor E ms, total T ms,\n"
     "  with transfers X ms' (device times; the GPU finds the levels and runs them in one pass, inspecting later\n"
     "  iterations while earlier ones execute); --sequential 'sequential loop T ms'.\n"
+    "Non-finite values: a matrix value, b or A0 holding NaN or an infinity is refused (exit 1), naming how many and\n"
+    "  where the first is.\n"
     "Exit codes: 0 success, 1 bad input (malformed or truncated .mtx, array format, non-square, a missing or zero\n"
-    "  diagonal entry, an entry outside the triangle with --require-triangular, a vector of the wrong length, an\n"
+    "  diagonal entry, NaN or infinite values, an entry outside the triangle with --require-triangular, a vector of the wrong length, an\n"
     "  index out of range, mismatched lengths), 2 bad command line (also --coefficients that do not fit the body\n"
-    "  and the reads), 3 device failure (or --backend gpu without a GPU), 4 out of memory, 5 output could not be\n"
-    "  written. A failed run leaves no output file.\n";
+    "  and the reads), 3 device failure (or --backend gpu without a GPU), 4 out of memory (also refused before any\n"
+    "  work when the size line announces more than the memory available holds), 5 output could not be written.\n"
+    "  A failed run leaves no output file.\n";
 
 std::vector<double> read_vector(const std::string& path, std::int64_t n) {
     const sat::array a = io::read_npy(path);
@@ -60,6 +63,7 @@ std::vector<double> read_vector(const std::string& path, std::int64_t n) {
                                     std::to_string(a.rows) + ", " + std::to_string(a.cols) + ", " + std::to_string(a.lanes) + ")");
     if (n >= 0 && static_cast<std::int64_t>(a.elements()) != n)
         throw input_error(path, "has " + std::to_string(a.elements()) + " elements; the matrix has " + std::to_string(n) + " rows");
+    sat::check_finite(a, path);
     std::vector<double> v(a.elements());
     for (std::size_t k = 0; k < v.size(); ++k) v[k] = a.value(k);
     return v;

@@ -11,6 +11,7 @@
 #include "core/numerics/sor.hpp"
 #include "core/thread_pool.hpp"
 #include "gpu/numerics/sor.hpp"
+#include "io/memory.hpp"
 #include "io/output_file.hpp"
 #include "io/arrays/npy.hpp"
 
@@ -33,8 +34,10 @@ const char* const sor_footer =
     "Stops when ||f - A u|| / ||f|| <= --tol (absolute when f = 0), or after --max-sweeps.\n"
     "Output: U.npy (N, N) float64, boundary included; --history FILE: sweep, residual, seconds (TSV); --plot FILE:\n"
     "  SVG of the residual against sweeps and against time. One line on stdout: method, sweeps, residual, time.\n"
-    "Exit codes: 0 converged or max-sweeps reached, 1 bad input (not (N, N) float64, N < 3, a value not finite),\n"
-    "  2 bad command line, 3 device failure, 4 out of memory, 5 output could not be written.\n";
+    "Exit codes: 0 converged or max-sweeps reached, 1 bad input (not (N, N) float64, N < 3, NaN or an infinity in\n"
+    "  F or G: refused naming how many and where the first is), 2 bad command line (also --omega 0, --model 0),\n"
+    "  3 device failure, 4 out of memory (also refused before any work when the grid would not fit the memory\n"
+    "  available), 5 output could not be written.\n";
 
 std::vector<double> square_f64(const std::string& path, sor::index_t& n) {
     const sat::array a = io::read_npy(path);
@@ -42,6 +45,7 @@ std::vector<double> square_f64(const std::string& path, sor::index_t& n) {
     if (a.lanes != 1 || a.rows != a.cols)
         throw input_error(path, "must be a square (N, N) array (got " + std::to_string(a.rows) + " x " +
                                     std::to_string(a.cols) + (a.lanes != 1 ? " x " + std::to_string(a.lanes) : "") + ")");
+    sat::check_finite(a, path);
     n = a.rows;
     return std::vector<double>(a.data<double>(), a.data<double>() + a.elements());
 }
@@ -118,18 +122,35 @@ sor_command::sor_command(CLI::App& app) {
 
 // The problem: --model N, --problem NAME --size N, or --rhs and --boundary arrays.
 sor::problem sor_command::read_problem() const {
-    const int inputs = (model_ ? 1 : 0) + (!problem_.empty() ? 1 : 0) + (!rhs_.empty() || !boundary_.empty() ? 1 : 0);
+    // A value given counts as given, 0 included (then refused as any size below 3).
+    const bool model = sub_->count("--model") > 0, size = sub_->count("--size") > 0;
+    const int inputs = (model ? 1 : 0) + (!problem_.empty() ? 1 : 0) + (!rhs_.empty() || !boundary_.empty() ? 1 : 0);
     if (inputs > 1) throw usage_error("give one of --model N, --problem NAME --size N, or --rhs and --boundary");
-    if (!model_ && problem_.empty() && (rhs_.empty() || boundary_.empty()))
+    if (!model && problem_.empty() && (rhs_.empty() || boundary_.empty()))
         throw usage_error("give --rhs F.npy and --boundary G.npy (or --model N, or --problem NAME --size N)");
-    if (!problem_.empty() && size_ == 0) throw usage_error("--problem needs --size N");
-    if (problem_.empty() && size_ != 0) throw usage_error("--size is for --problem");
-    if (model_) return sor::model_problem(model_);
-    if (!problem_.empty()) return sor::builtin_problem(problem_, size_);
+    if (!problem_.empty() && !size) throw usage_error("--problem needs --size N");
+    if (problem_.empty() && size) throw usage_error("--size is for --problem");
+    // The run holds about five float64 arrays of the grid's size at once (f, the initial and the current u, h^2 f and
+    // the output); refused before any of them is taken when they cannot fit.
+    const auto check_grid = [](sor::index_t n, int arrays, const std::string& what, const std::string& advice) {
+        io::check_memory(static_cast<double>(n) * static_cast<double>(n) * 8.0 * arrays,
+                         what + " is a " + std::to_string(n) + " x " + std::to_string(n) + " grid, held in " +
+                             std::to_string(arrays) + " float64 arrays of its size",
+                         advice);
+    };
+    if (model) {
+        if (model_ >= 3) check_grid(model_, 5, "--model " + std::to_string(model_), "use a smaller N");
+        return sor::model_problem(model_);
+    }
+    if (!problem_.empty()) {
+        if (size_ >= 3) check_grid(size_, 5, "--problem " + problem_ + " --size " + std::to_string(size_), "use a smaller N");
+        return sor::builtin_problem(problem_, size_);
+    }
     sor::index_t n = 0, nb = 0;
     auto f = square_f64(rhs_, n);
     const auto g = square_f64(boundary_, nb);
     if (n != nb) throw input_error(boundary_, "must have the shape of " + rhs_);
+    check_grid(n, 4, rhs_, "use a smaller grid");  // f is read; four more arrays of its size to come
     return sor::from_arrays(n, std::move(f), g, rhs_);
 }
 
@@ -137,7 +158,7 @@ sor::problem sor_command::read_problem() const {
 sor::options sor_command::solver_options(const sor::problem& p) const {
     sor::options o;
     o.m = sor::parse_method(method_);
-    o.omega = omega_ != 0 ? omega_ : sor::optimal_omega(p.n);
+    o.omega = sub_->count("--omega") > 0 ? omega_ : sor::optimal_omega(p.n);  // --omega 0 is refused, not absent
     o.tol = tol_;
     o.max_sweeps = max_sweeps_;
     o.layers = layers_;

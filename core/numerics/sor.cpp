@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/numerics/finite.hpp"
 
 namespace swgpu::sor {
 
@@ -51,8 +52,11 @@ problem from_arrays(index_t n, std::vector<double> f, const std::vector<double>&
     if (n < 3) throw input_error(where, "the grid needs at least 3 x 3 points (got " + std::to_string(n) + ")");
     const auto cells = static_cast<std::size_t>(n * n);
     if (f.size() != cells || boundary.size() != cells) throw input_error(where, "f and the boundary must both be N x N");
-    for (const double v : f)
-        if (!std::isfinite(v)) throw input_error(where, "f holds a value that is not finite");
+    if (const numerics::nonfinite bad = numerics::find_nonfinite(f); bad.count > 0) {
+        const auto N = static_cast<std::size_t>(n);
+        throw input_error(where, "f " + numerics::nonfinite_message(bad, "row " + std::to_string(bad.first / N) +
+                                                                            ", column " + std::to_string(bad.first % N)));
+    }
     problem p;
     p.n = n;
     p.f = std::move(f);

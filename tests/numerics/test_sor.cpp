@@ -457,3 +457,48 @@ TEST_CASE("swgpu sor --subdomain and --problem: runs, and bad values refused wit
     CHECK(run("--problem rough --size 20 --model 20") == 2);
     CHECK(run("--problem rough --size 2") == 2);
 }
+
+TEST_CASE("swgpu sor: NaN and infinities refused with their position and count; sizes past the memory refused first", "[sor][cli]") {
+    namespace fs = std::filesystem;
+    const testing::temp_dir tmp("swgpu-sor");
+    const fs::path dir = tmp.path;
+    const auto file = [&](const char* name) { return "'" + (dir / name).string() + "'"; };
+    sat::array f(sat::dtype::f64, 9, 9, 1), g(sat::dtype::f64, 9, 9, 1);
+    f.data<double>()[4 * 9 + 5] = std::nan("");
+    f.data<double>()[6 * 9 + 1] = INFINITY;
+    g.data<double>()[8 * 9 + 3] = INFINITY;  // on the bottom edge
+    io::write_npy(f, (dir / "f.npy").string());
+    io::write_npy(g, (dir / "g.npy").string());
+    io::write_npy(sat::array(sat::dtype::f64, 9, 9, 1), (dir / "zero.npy").string());
+    const std::size_t files_before = tmp.count();
+    struct bad_case {
+        std::string args, env, message;
+        int code;
+    };
+    const std::string small_memory = "SWGPU_TUNE=host.memory_mib=1024";
+    const std::vector<bad_case> cases = {
+        {"--rhs " + file("f.npy") + " --boundary " + file("zero.npy"), "",
+         "f.npy: holds 2 values that are not finite (NaN or infinity), the first (nan) at row 4, column 5", 1},
+        {"--rhs " + file("zero.npy") + " --boundary " + file("g.npy"), "",
+         "g.npy: holds 1 value that is not finite (NaN or infinity), the first (inf) at row 8, column 3", 1},
+        {"--model 50000", small_memory,
+         "--model 50000 is a 50000 x 50000 grid, held in 5 float64 arrays of its size (100 GB); the memory allowed "
+         "(host.memory_mib) is 1.07 GB: use a smaller N",
+         4},
+        {"--problem rough --size 50000", small_memory, "use a smaller N", 4},
+        {"--model 10000000", "", "--model 10000000 is a 10000000 x 10000000 grid", 4},  // 4 PB: no machine holds it
+        {"--model 0", "", "at least 3 x 3 points (got 0)", 2},
+        {"--model 9 --omega 0", "", "--omega must be in (0, 2)", 2},
+        {"--problem rough --size 0", "", "at least 3 x 3 points (got 0)", 2},
+    };
+    for (const auto& c : cases) {
+        INFO(c.args);
+        const auto r = testing::run_program("sor " + c.args + " -o " + file("u.npy") + " --history " + file("h.tsv") +
+                                                 " --backend cpu",
+                                             c.env);
+        CHECK(r.code == c.code);
+        CHECK(testing::one_error_line(r.err));
+        CHECK(r.err.find(c.message) != std::string::npos);
+        CHECK(tmp.count() == files_before);
+    }
+}
