@@ -31,10 +31,13 @@ const char* const sor_footer =
     "  tiles run in parallel step by step (K defaults to min(A, B) / 2, the largest allowed; 2K <= A, B);\n"
     "  --forward-only: both halves sweep forward. --omega defaults to 2 / (1 + sin(pi h)), the optimum of SOR for the\n"
     "  model problem.\n"
-    "Stops when ||f - A u|| / ||f|| <= --tol (absolute when f = 0), or after --max-sweeps.\n"
+    "Stops when ||b - A u|| / ||b|| <= --tol (b: f plus the boundary values next to each interior point over h^2, the\n"
+    "  whole right-hand side; absolute only when b = 0), when --stagnation sweeps bring no 0.1 % fall of the smallest\n"
+    "  residual (a round-off floor above --tol), or after --max-sweeps.\n"
     "Output: U.npy (N, N) float64, boundary included; --history FILE: sweep, residual, seconds (TSV); --plot FILE:\n"
     "  SVG of the residual against sweeps and against time. One line on stdout: method, sweeps, residual, time.\n"
-    "Exit codes: 0 converged or max-sweeps reached, 1 bad input (not (N, N) float64, N < 3, NaN or an infinity in\n"
+    "Exit codes: 0 converged, 6 not converged (stagnated or --max-sweeps reached: U, --history and --plot are still\n"
+    "  written, and stderr says why it stopped), 1 bad input (not (N, N) float64, N < 3, NaN or an infinity in\n"
     "  F or G: refused naming how many and where the first is), 2 bad command line (also --omega 0, --model 0),\n"
     "  3 device failure, 4 out of memory (also refused before any work when the grid would not fit the memory\n"
     "  available), 5 output could not be written.\n";
@@ -114,6 +117,9 @@ sor_command::sor_command(CLI::App& app) {
     sub_->add_flag("--forward-only", forward_only_, "mlssor: both halves of an iteration sweep forward");
     sub_->add_option("--tol", tol_, "Stop when the relative residual is at most this")->capture_default_str();
     sub_->add_option("--max-sweeps", max_sweeps_, "Stop after this many sweeps")->capture_default_str();
+    sub_->add_option("--stagnation", stagnation_,
+                     "Stop when this many sweeps bring no 0.1 % fall of the smallest residual (0: never)")
+        ->capture_default_str();
     sub_->add_option("--history", history_, "Write sweep, residual and seconds as TSV");
     sub_->add_option("--plot", plot_, "Write an SVG plot of the residual against sweeps and against time");
     backend_.add_options(sub_);
@@ -173,6 +179,7 @@ sor::options sor_command::solver_options(const sor::problem& p) const {
         }
     }
     o.forward_only = forward_only_;
+    o.stagnation = stagnation_;
     sor::check(o);
     return o;
 }
@@ -227,7 +234,27 @@ int sor_command::run() {
                                        std::to_string(p.n) + (gpu ? ", GPU" : ", CPU")));
         plot->commit();
     }
-    return 0;
+    if (s.converged) return 0;
+    // Not converged: the results are written, and the run says why it stopped (exit code 6).
+    char buf[320];
+    if (s.reason == sor::stop_reason::stagnated) {
+        double best = last.residual;
+        int at = last.sweep;
+        for (const auto& e : s.history)
+            if (e.residual < best) best = e.residual, at = e.sweep;
+        std::snprintf(buf, sizeof buf,
+                      "did not converge: the relative residual stagnated above --tol %.3g at sweep %d (smallest "
+                      "%.3e, at sweep %d; --stagnation %d sweeps without a 0.1 %% fall); a tolerance below the "
+                      "round-off floor cannot be reached",
+                      o.tol, last.sweep, best, at, o.stagnation);
+    } else {
+        std::snprintf(buf, sizeof buf,
+                      "did not converge: the relative residual %.3e is above --tol %.3g after --max-sweeps %d; raise "
+                      "--max-sweeps or --tol",
+                      last.residual, o.tol, o.max_sweeps);
+    }
+    std::fprintf(stderr, "swgpu: error: %s%s\n", buf, out ? ("; U is written to " + output_).c_str() : "");
+    return static_cast<int>(exit_code::not_converged);
 }
 
 }  // namespace swgpu::app
