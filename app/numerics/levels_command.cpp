@@ -20,6 +20,7 @@
 #include "io/output_file.hpp"
 #include "io/arrays/matrix_market.hpp"
 #include "io/arrays/npy.hpp"
+#include "io/memory.hpp"
 
 namespace swgpu::app {
 
@@ -304,6 +305,14 @@ levels::indirect_loop levels_command::read_loop(std::vector<double>& a) const {
         for (const auto v : loop.writes) top = std::max(top, v);
         for (const auto v : loop.reads) top = std::max(top, v);
         loop.locations = locations_ ? locations_ : top + 1;
+        // A (8 bytes a location) and the inspector's last writer and reader of each (8 more), before they are taken.
+        if (loop.locations > 0 && loop.locations < (1LL << 31))
+            io::check_memory(static_cast<double>(loop.locations) * 16,
+                             (locations_ ? "--locations " + std::to_string(locations_) + " makes"
+                                         : "the largest index, " + std::to_string(top) + ", makes") +
+                                 " an array of " + std::to_string(loop.locations) +
+                                 " float64 locations, with the inspector's state of each",
+                             locations_ ? "use a smaller --locations" : "use smaller indices");
         if (loop.locations > 0 && loop.locations < (1LL << 31)) a.assign(static_cast<std::size_t>(loop.locations), 1.0);
     }
     levels::check_loop(loop, writes_);

@@ -691,6 +691,20 @@ TEST_CASE("swgpu levels: a size line announcing more than the memory holds is re
                      "solve (128 GB); the memory allowed (host.memory_mib) is 1.07 GB: solve a smaller matrix") !=
           std::string::npos);
     CHECK(dir.count() == files_before);  // no x.npy, no hidden temporary file
+    // A loop whose array (--locations, or one large index) would not fit.
+    put(dir / "w.npy", npy_vector_i64({0, 2000000000}, "(2,)"));
+    const std::size_t with_w = dir.count();
+    for (const std::string& extra : {std::string(), std::string(" --locations 2000000001")}) {
+        const auto l = testing::run_program("levels --writes " + (dir / "w.npy") + extra + " -o " + (dir / "a.npy") +
+                                                " --backend cpu",
+                                            "SWGPU_TUNE=host.memory_mib=1024");
+        INFO(extra);
+        CHECK(l.code == 4);
+        CHECK(one_error_line(l.err));
+        CHECK(l.err.find("an array of 2000000001 float64 locations") != std::string::npos);
+        CHECK(l.err.find(extra.empty() ? "use smaller indices" : "use a smaller --locations") != std::string::npos);
+        CHECK(dir.count() == with_w);
+    }
     // The estimate in the parser, with entries bounded by the file's length: a small file announcing 10^12 entries is
     // truncated (exit 1), not refused for memory.
     CHECK(code_of([&] {
