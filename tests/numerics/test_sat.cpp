@@ -26,6 +26,7 @@
 #include "core/numerics/sat.hpp"
 #include "tests/numerics/sat_arrays.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 #include "io/arrays/image.hpp"
 #include "io/arrays/npy.hpp"
 #include "tests/cli_support.hpp"
@@ -716,4 +717,28 @@ TEST_CASE("swgpu sat and ihist refuse, before allocating, what would not fit the
     fs::remove(dir / "o.npy");
     r = testing::run_program("sat " + (dir / "small.png") + " --box-filter 2 -o " + (dir / "o.png") + " --backend cpu", small_memory);
     CHECK(r.code == 0);
+}
+
+TEST_CASE("an image header announcing more pixels than the memory holds is refused before decoding", "[sat]") {
+    temp_dir dir;
+    // A TIFF whose header says 100000 x 100000 grey pixels (10 GB decoded), with one row of data.
+    TIFF* t = TIFFOpen((dir / "huge.tif").c_str(), "w");
+    REQUIRE(t != nullptr);
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 100000u);
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 100000u);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_UINT);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 1u);
+    std::vector<std::uint8_t> row(100000, 7);
+    REQUIRE(TIFFWriteScanline(t, row.data(), 0, 0) >= 0);
+    TIFFClose(t);
+    const tuning::scoped_override small("host.memory_mib=64");
+    const auto e = caught([&] { io::read_array(dir / "huge.tif"); });
+    CHECK(e.code() == exit_code::out_of_memory);
+    CHECK(std::string(e.what()).find("huge.tif: the header announces a 100000 x 100000 image of 1 channel (8-bit), "
+                                     "decoded (10.0 GB); the memory allowed (host.memory_mib) is 67.1 MB: use a "
+                                     "smaller image") != std::string::npos);
 }
