@@ -120,7 +120,9 @@ int main(int argc, char** argv) {
     } catch (const swgpu::error& e) {
         return fail(e.code(), e.what());
     } catch (const std::bad_alloc&) {
-        return fail(swgpu::exit_code::out_of_memory, "out of memory; use a smaller --db-chunk or fewer queries per run");
+        if (align.selected() || makedb.selected())
+            return fail(swgpu::exit_code::out_of_memory, "out of memory; use a smaller --db-chunk or fewer queries per run");
+        return fail(swgpu::exit_code::out_of_memory, "out of memory; use a smaller input or smaller options");
     } catch (const std::exception& e) {
         return fail(swgpu::exit_code::runtime_failure, e.what());
     }

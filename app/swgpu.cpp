@@ -358,6 +358,7 @@ array summed_area_table(const array& image, backend where) {
                           std::to_string(shape.size()) + " dimensions");
     sat::array in(internal(image.type()), shape[0], shape[1], shape.size() == 3 ? shape[2] : 1);
     std::memcpy(in.raw(), image.data(), in.bytes());
+    sat::check_finite(in, "image");
     const sat::dtype table = sat::table_type(in.type, sat::precision::automatic);
     sat::check_table_fits(in, table, "image");
     sat::array out;
@@ -386,6 +387,7 @@ array integral_histogram(const array& image, int bins, const std::vector<double>
         throw input_error("image", "the image has 2^32 pixels or more; uint32 counts could overflow");
     sat::array in(internal(image.type()), shape[0], shape[1], 1);
     std::memcpy(in.raw(), image.data(), in.bytes());
+    sat::check_finite(in, "image");
     const auto bin = sat::bin_indices(in, binning);
     sat::array out;
     if (wants_gpu(where)) {

@@ -158,14 +158,15 @@ constexpr dtype array::type_of() {
 
 // The summed-area table of an image of shape (H, W) or (H, W, C), as `swgpu sat` computes it: S[i][j] is the sum over
 // rows 0..i and columns 0..j, per channel; uint64 for unsigned inputs, int64 for signed ones, float64 for floating
-// ones; exact for integers and byte-identical on every backend.
+// ones; exact for integers and byte-identical on every backend. A float image holding NaN or an infinity is refused
+// (swgpu::error, bad input), as by the command.
 array summed_area_table(const array& image, backend where = backend::automatic);
 
 // The integral histogram of a one-channel image of shape (H, W), as `swgpu ihist` computes it: uint32, shape
 // (H, W, B), H[i][j][b] the pixels of bin b in rows 0..i and columns 0..j. Bins: with `edges` (B + 1 increasing values)
 // bin b holds e_b <= v < e_{b+1}, the last also v == e_B (NumPy's histogram), values outside in no bin; without,
 // 8-bit v -> v·B/256, 16-bit v -> v·B/65536, other types B equal bins over [min, max]. B in 1..65535; the same on
-// every backend.
+// every backend. A float image holding NaN or an infinity is refused (swgpu::error, bad input), as by the command.
 array integral_histogram(const array& image, int bins, const std::vector<double>& edges = {},
                          backend where = backend::automatic);
 

@@ -14,6 +14,7 @@ enum class exit_code : int {
     runtime_failure = 3,
     out_of_memory = 4,
     output_failed = 5,
+    not_converged = 6,  // an iterative solve (swgpu sor) stopped above its tolerance; its result is still written
 };
 
 class error : public std::runtime_error {

@@ -38,6 +38,7 @@ constexpr setting known[] = {
     {"levels.chained", kind::flag, ""},
     {"levels.frontier_blocks", kind::integer, ""},
     {"levels.grid_blocks", kind::integer, ""},
+    {"host.memory_mib", kind::integer, ""},
 };
 
 const setting* find_setting(std::string_view key) {

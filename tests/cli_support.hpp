@@ -63,10 +63,11 @@ struct program_result {
     std::string out, err;
 };
 
-// Runs the built swgpu (SWGPU_BINARY) with `args` (a shell fragment), stdin from /dev/null.
-inline program_result run_program(const std::string& args) {
+// Runs the built swgpu (SWGPU_BINARY) with `args` (a shell fragment), stdin from /dev/null; `env` (e.g.
+// "SWGPU_TUNE=host.memory_mib=1024") is set for that run only.
+inline program_result run_program(const std::string& args, const std::string& env = "") {
     const temp_dir io("swgpu-run");
-    const std::string cmd =
+    const std::string cmd = (env.empty() ? std::string() : "env " + env + " ") +
         "'" + std::string(SWGPU_BINARY) + "' " + args + " </dev/null >'" + (io / "out") + "' 2>'" + (io / "err") + "'";
     const int status = std::system(cmd.c_str());
     program_result r;

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
 #include "gpu/numerics/sat.hpp"
+#include "io/memory.hpp"
 #include "io/output_file.hpp"
 #include "io/arrays/image.hpp"
 #include "io/arrays/npy.hpp"
@@ -23,8 +24,11 @@ const char* const ihist_footer =
     "Queries (--query FILE): one rectangle per line, 'top left bottom right' (0-based, inclusive); output one line\n"
     "  per rectangle: top left bottom right, then the B counts, tab-separated. Without -o, the GPU answers them from a\n"
     "  table that stays on the device.\n"
-    "Exit codes: 0 success, 1 bad input, 2 bad command line, 3 device failure, 4 out of memory, 5 output could not be\n"
-    "  written. A failed run leaves no output file.\n";
+    "Non-finite values: a float input holding NaN or an infinity is refused (exit 1), naming how many and where the\n"
+    "  first is (equal-width bins over [min, max] cannot hold an infinity, and --edges are finite).\n"
+    "Exit codes: 0 success, 1 bad input, 2 bad command line, 3 device failure, 4 out of memory (also refused before\n"
+    "  any work when the histogram would not fit the memory available), 5 output could not be written. A failed run\n"
+    "  leaves no output file.\n";
 
 }  // namespace
 
@@ -63,6 +67,15 @@ int ihist_command::run() {
                                       " channels; integral histograms take one channel (convert to grey first)");
     if (static_cast<unsigned __int128>(in.rows) * static_cast<unsigned __int128>(in.cols) >= (static_cast<unsigned __int128>(1) << 32))
         throw input_error(input_, "the image has 2^32 pixels or more; uint32 counts could overflow");
+    sat::check_finite(in, input_,
+                      edges_.empty() ? "equal-width bins over [min, max] of the data are impossible with them, and --edges "
+                                       "bins take finite values only: replace them with finite values"
+                                     : "replace them with finite values");
+    const double pixels = static_cast<double>(in.rows) * static_cast<double>(in.cols);
+    io::check_memory(pixels * 2 + (table_out || (query_file && !gpu) ? pixels * bins_ * 4.0 : 0.0),
+                     "the integral histogram of a " + std::to_string(in.rows) + " x " + std::to_string(in.cols) +
+                         " image with " + std::to_string(bins_) + " bins is uint32",
+                     "use fewer --bins or a smaller image");
     io::rect_list rects;
     if (!query_.empty()) {
         rects = io::read_rects(query_);

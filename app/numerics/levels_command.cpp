@@ -20,6 +20,7 @@
 #include "io/output_file.hpp"
 #include "io/arrays/matrix_market.hpp"
 #include "io/arrays/npy.hpp"
+#include "io/memory.hpp"
 
 namespace swgpu::app {
 
@@ -47,11 +48,14 @@ const char* const levels_footer =
     "  'inspector I ms, executor E ms, total T ms'; the GPU 'inspector I ms, inspector + executor E ms, total T ms,\n"
     "  with transfers X ms' (device times; the GPU finds the levels and runs them in one pass, inspecting later\n"
     "  iterations while earlier ones execute); --sequential 'sequential loop T ms'.\n"
+    "Non-finite values: a matrix value, b or A0 holding NaN or an infinity is refused (exit 1), naming how many and\n"
+    "  where the first is.\n"
     "Exit codes: 0 success, 1 bad input (malformed or truncated .mtx, array format, non-square, a missing or zero\n"
-    "  diagonal entry, an entry outside the triangle with --require-triangular, a vector of the wrong length, an\n"
+    "  diagonal entry, NaN or infinite values, an entry outside the triangle with --require-triangular, a vector of the wrong length, an\n"
     "  index out of range, mismatched lengths), 2 bad command line (also --coefficients that do not fit the body\n"
-    "  and the reads), 3 device failure (or --backend gpu without a GPU), 4 out of memory, 5 output could not be\n"
-    "  written. A failed run leaves no output file.\n";
+    "  and the reads), 3 device failure (or --backend gpu without a GPU), 4 out of memory (also refused before any\n"
+    "  work when the size line announces more than the memory available holds), 5 output could not be written.\n"
+    "  A failed run leaves no output file.\n";
 
 std::vector<double> read_vector(const std::string& path, std::int64_t n) {
     const sat::array a = io::read_npy(path);
@@ -60,6 +64,7 @@ std::vector<double> read_vector(const std::string& path, std::int64_t n) {
                                     std::to_string(a.rows) + ", " + std::to_string(a.cols) + ", " + std::to_string(a.lanes) + ")");
     if (n >= 0 && static_cast<std::int64_t>(a.elements()) != n)
         throw input_error(path, "has " + std::to_string(a.elements()) + " elements; the matrix has " + std::to_string(n) + " rows");
+    sat::check_finite(a, path);
     std::vector<double> v(a.elements());
     for (std::size_t k = 0; k < v.size(); ++k) v[k] = a.value(k);
     return v;
@@ -300,6 +305,14 @@ levels::indirect_loop levels_command::read_loop(std::vector<double>& a) const {
         for (const auto v : loop.writes) top = std::max(top, v);
         for (const auto v : loop.reads) top = std::max(top, v);
         loop.locations = locations_ ? locations_ : top + 1;
+        // A (8 bytes a location) and the inspector's last writer and reader of each (8 more), before they are taken.
+        if (loop.locations > 0 && loop.locations < (1LL << 31))
+            io::check_memory(static_cast<double>(loop.locations) * 16,
+                             (locations_ ? "--locations " + std::to_string(locations_) + " makes"
+                                         : "the largest index, " + std::to_string(top) + ", makes") +
+                                 " an array of " + std::to_string(loop.locations) +
+                                 " float64 locations, with the inspector's state of each",
+                             locations_ ? "use a smaller --locations" : "use smaller indices");
         if (loop.locations > 0 && loop.locations < (1LL << 31)) a.assign(static_cast<std::size_t>(loop.locations), 1.0);
     }
     levels::check_loop(loop, writes_);

@@ -9,6 +9,7 @@
 #include "core/thread_pool.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/numerics/sat.hpp"
+#include "io/memory.hpp"
 #include "io/output_file.hpp"
 #include "io/arrays/image.hpp"
 #include "io/arrays/npy.hpp"
@@ -29,9 +30,13 @@ const char* const sat_footer =
     "Box filter (--box-filter R): the mean over the (2R+1)x(2R+1) window, OpenCV's boxFilter with its defaults\n"
     "  (normalised, BORDER_REFLECT_101); same type and channels as the input, integers rounded to nearest; -o names\n"
     "  the image (.png, .tif, .pgm/.ppm, .npy). Computed on the CPU.\n"
-    "Exit codes: 0 success, 1 bad input (unreadable/truncated/unsupported file, empty image, sums that do not fit,\n"
-    "  rectangles outside the image), 2 bad command line, 3 device failure (or --backend gpu without a GPU),\n"
-    "  4 out of memory, 5 output could not be written. A failed run leaves no output file.\n";
+    "Non-finite values: a float input holding NaN or an infinity is refused (exit 1), naming how many and where the\n"
+    "  first is.\n"
+    "Exit codes: 0 success, 1 bad input (unreadable/truncated/unsupported file, empty image, NaN or infinite values,\n"
+    "  sums that do not fit, rectangles outside the image), 2 bad command line, 3 device failure (or --backend gpu\n"
+    "  without a GPU), 4 out of memory (also refused before any work when the table or the padded image of\n"
+    "  --box-filter would not fit the memory available), 5 output could not be written. A failed run leaves no output\n"
+    "  file.\n";
 
 void write_query_line(io::output_file& out, const sat::rect& r, std::span<const std::uint64_t> words, sat::dtype table) {
     const index_t area = r.area();
@@ -120,8 +125,23 @@ int sat_command::run() {
     if (!query_.empty()) query_file.emplace(query_out_);
 
     const sat::array in = io::read_array(input_);
+    sat::check_finite(in, input_);
     const sat::dtype table_type = sat::table_type(in.type, prec);
     sat::check_table_fits(in, table_type, input_);
+    const std::string shape = std::to_string(in.rows) + " x " + std::to_string(in.cols) +
+                              (in.lanes > 1 ? " x " + std::to_string(in.lanes) : "");
+    if (box) {
+        const std::string padded = std::to_string(in.rows + 2 * box_radius_) + " x " + std::to_string(in.cols + 2 * box_radius_);
+        io::check_memory(sat::box_filter_bytes(in, box_radius_),
+                         "--box-filter " + std::to_string(box_radius_) + " pads a " + shape + " image to " + padded +
+                             " and takes its table, in " + (sat::is_float(in.type) ? "float64" : "64-bit integers"),
+                         "use a smaller radius");
+    }
+    if (table_out || (query_file && !gpu))
+        io::check_memory(sat::table_bytes(in, table_type),
+                         "the table of a " + shape + " input is " + sat::name_of(table_type),
+                         table_type == sat::dtype::f32 ? "use a smaller input"
+                                                       : "use a smaller input (or --type float32 for a float input)");
     io::rect_list rects;
     if (!query_.empty()) {
         rects = io::read_rects(query_);

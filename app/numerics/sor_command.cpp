@@ -11,6 +11,7 @@
 #include "core/numerics/sor.hpp"
 #include "core/thread_pool.hpp"
 #include "gpu/numerics/sor.hpp"
+#include "io/memory.hpp"
 #include "io/output_file.hpp"
 #include "io/arrays/npy.hpp"
 
@@ -30,11 +31,16 @@ const char* const sor_footer =
     "  tiles run in parallel step by step (K defaults to min(A, B) / 2, the largest allowed; 2K <= A, B);\n"
     "  --forward-only: both halves sweep forward. --omega defaults to 2 / (1 + sin(pi h)), the optimum of SOR for the\n"
     "  model problem.\n"
-    "Stops when ||f - A u|| / ||f|| <= --tol (absolute when f = 0), or after --max-sweeps.\n"
+    "Stops when ||b - A u|| / ||b|| <= --tol (b: f plus the boundary values next to each interior point over h^2, the\n"
+    "  whole right-hand side; absolute only when b = 0), when --stagnation sweeps bring no 0.1 % fall of the smallest\n"
+    "  residual (a round-off floor above --tol), or after --max-sweeps.\n"
     "Output: U.npy (N, N) float64, boundary included; --history FILE: sweep, residual, seconds (TSV); --plot FILE:\n"
     "  SVG of the residual against sweeps and against time. One line on stdout: method, sweeps, residual, time.\n"
-    "Exit codes: 0 converged or max-sweeps reached, 1 bad input (not (N, N) float64, N < 3, a value not finite),\n"
-    "  2 bad command line, 3 device failure, 4 out of memory, 5 output could not be written.\n";
+    "Exit codes: 0 converged, 6 not converged (stagnated or --max-sweeps reached: U, --history and --plot are still\n"
+    "  written, and stderr says why it stopped), 1 bad input (not (N, N) float64, N < 3, NaN or an infinity in\n"
+    "  F or G: refused naming how many and where the first is), 2 bad command line (also --omega 0, --model 0),\n"
+    "  3 device failure, 4 out of memory (also refused before any work when the grid would not fit the memory\n"
+    "  available), 5 output could not be written.\n";
 
 std::vector<double> square_f64(const std::string& path, sor::index_t& n) {
     const sat::array a = io::read_npy(path);
@@ -42,6 +48,7 @@ std::vector<double> square_f64(const std::string& path, sor::index_t& n) {
     if (a.lanes != 1 || a.rows != a.cols)
         throw input_error(path, "must be a square (N, N) array (got " + std::to_string(a.rows) + " x " +
                                     std::to_string(a.cols) + (a.lanes != 1 ? " x " + std::to_string(a.lanes) : "") + ")");
+    sat::check_finite(a, path);
     n = a.rows;
     return std::vector<double>(a.data<double>(), a.data<double>() + a.elements());
 }
@@ -110,6 +117,9 @@ sor_command::sor_command(CLI::App& app) {
     sub_->add_flag("--forward-only", forward_only_, "mlssor: both halves of an iteration sweep forward");
     sub_->add_option("--tol", tol_, "Stop when the relative residual is at most this")->capture_default_str();
     sub_->add_option("--max-sweeps", max_sweeps_, "Stop after this many sweeps")->capture_default_str();
+    sub_->add_option("--stagnation", stagnation_,
+                     "Stop when this many sweeps bring no 0.1 % fall of the smallest residual (0: never)")
+        ->capture_default_str();
     sub_->add_option("--history", history_, "Write sweep, residual and seconds as TSV");
     sub_->add_option("--plot", plot_, "Write an SVG plot of the residual against sweeps and against time");
     backend_.add_options(sub_);
@@ -118,18 +128,35 @@ sor_command::sor_command(CLI::App& app) {
 
 // The problem: --model N, --problem NAME --size N, or --rhs and --boundary arrays.
 sor::problem sor_command::read_problem() const {
-    const int inputs = (model_ ? 1 : 0) + (!problem_.empty() ? 1 : 0) + (!rhs_.empty() || !boundary_.empty() ? 1 : 0);
+    // A value given counts as given, 0 included (then refused as any size below 3).
+    const bool model = sub_->count("--model") > 0, size = sub_->count("--size") > 0;
+    const int inputs = (model ? 1 : 0) + (!problem_.empty() ? 1 : 0) + (!rhs_.empty() || !boundary_.empty() ? 1 : 0);
     if (inputs > 1) throw usage_error("give one of --model N, --problem NAME --size N, or --rhs and --boundary");
-    if (!model_ && problem_.empty() && (rhs_.empty() || boundary_.empty()))
+    if (!model && problem_.empty() && (rhs_.empty() || boundary_.empty()))
         throw usage_error("give --rhs F.npy and --boundary G.npy (or --model N, or --problem NAME --size N)");
-    if (!problem_.empty() && size_ == 0) throw usage_error("--problem needs --size N");
-    if (problem_.empty() && size_ != 0) throw usage_error("--size is for --problem");
-    if (model_) return sor::model_problem(model_);
-    if (!problem_.empty()) return sor::builtin_problem(problem_, size_);
+    if (!problem_.empty() && !size) throw usage_error("--problem needs --size N");
+    if (problem_.empty() && size) throw usage_error("--size is for --problem");
+    // The run holds about five float64 arrays of the grid's size at once (f, the initial and the current u, h^2 f and
+    // the output); refused before any of them is taken when they cannot fit.
+    const auto check_grid = [](sor::index_t n, int arrays, const std::string& what, const std::string& advice) {
+        io::check_memory(static_cast<double>(n) * static_cast<double>(n) * 8.0 * arrays,
+                         what + " is a " + std::to_string(n) + " x " + std::to_string(n) + " grid, held in " +
+                             std::to_string(arrays) + " float64 arrays of its size",
+                         advice);
+    };
+    if (model) {
+        if (model_ >= 3) check_grid(model_, 5, "--model " + std::to_string(model_), "use a smaller N");
+        return sor::model_problem(model_);
+    }
+    if (!problem_.empty()) {
+        if (size_ >= 3) check_grid(size_, 5, "--problem " + problem_ + " --size " + std::to_string(size_), "use a smaller N");
+        return sor::builtin_problem(problem_, size_);
+    }
     sor::index_t n = 0, nb = 0;
     auto f = square_f64(rhs_, n);
     const auto g = square_f64(boundary_, nb);
     if (n != nb) throw input_error(boundary_, "must have the shape of " + rhs_);
+    check_grid(n, 4, rhs_, "use a smaller grid");  // f is read; four more arrays of its size to come
     return sor::from_arrays(n, std::move(f), g, rhs_);
 }
 
@@ -137,7 +164,7 @@ sor::problem sor_command::read_problem() const {
 sor::options sor_command::solver_options(const sor::problem& p) const {
     sor::options o;
     o.m = sor::parse_method(method_);
-    o.omega = omega_ != 0 ? omega_ : sor::optimal_omega(p.n);
+    o.omega = sub_->count("--omega") > 0 ? omega_ : sor::optimal_omega(p.n);  // --omega 0 is refused, not absent
     o.tol = tol_;
     o.max_sweeps = max_sweeps_;
     o.layers = layers_;
@@ -152,6 +179,7 @@ sor::options sor_command::solver_options(const sor::problem& p) const {
         }
     }
     o.forward_only = forward_only_;
+    o.stagnation = stagnation_;
     sor::check(o);
     return o;
 }
@@ -206,7 +234,27 @@ int sor_command::run() {
                                        std::to_string(p.n) + (gpu ? ", GPU" : ", CPU")));
         plot->commit();
     }
-    return 0;
+    if (s.converged) return 0;
+    // Not converged: the results are written, and the run says why it stopped (exit code 6).
+    char buf[320];
+    if (s.reason == sor::stop_reason::stagnated) {
+        double best = last.residual;
+        int at = last.sweep;
+        for (const auto& e : s.history)
+            if (e.residual < best) best = e.residual, at = e.sweep;
+        std::snprintf(buf, sizeof buf,
+                      "did not converge: the relative residual stagnated above --tol %.3g at sweep %d (smallest "
+                      "%.3e, at sweep %d; --stagnation %d sweeps without a 0.1 %% fall); a tolerance below the "
+                      "round-off floor cannot be reached",
+                      o.tol, last.sweep, best, at, o.stagnation);
+    } else {
+        std::snprintf(buf, sizeof buf,
+                      "did not converge: the relative residual %.3e is above --tol %.3g after --max-sweeps %d; raise "
+                      "--max-sweeps or --tol",
+                      last.residual, o.tol, o.max_sweeps);
+    }
+    std::fprintf(stderr, "swgpu: error: %s%s\n", buf, out ? ("; U is written to " + output_).c_str() : "");
+    return static_cast<int>(exit_code::not_converged);
 }
 
 }  // namespace swgpu::app

@@ -29,7 +29,7 @@ private:
     bool forward_only_ = false;
     CLI::Option* layers_option_ = nullptr;
     double omega_ = 0, tol_ = 1e-8;
-    int max_sweeps_ = 10000, layers_ = 3;
+    int max_sweeps_ = 10000, layers_ = 3, stagnation_ = 1000;
     table_backend backend_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/engine/executors.hpp"
+#include "core/numerics/finite.hpp"
 
 namespace swgpu::sat {
 
@@ -233,6 +234,33 @@ void check_table_fits(const array& in, dtype table, const std::string& where) {
                                          std::string(advice));
 }
 
+void check_finite(const array& a, const std::string& where, const std::string& advice) {
+    if (!is_float(a.type)) return;
+    const numerics::nonfinite bad =
+        a.type == dtype::f32 ? numerics::find_nonfinite(std::span(a.data<float>(), a.elements()))
+                             : numerics::find_nonfinite(std::span(a.data<double>(), a.elements()));
+    if (bad.count == 0) return;
+    const auto k = static_cast<index_t>(bad.first);
+    const index_t lanes = std::max<index_t>(a.lanes, 1), cols = std::max<index_t>(a.cols, 1);
+    const index_t pixel = k / lanes, c = k % lanes, i = pixel / cols, j = pixel % cols;
+    std::string position = a.rows == 1 && lanes == 1 ? "index " + std::to_string(j)
+                                                     : "row " + std::to_string(i) + ", column " + std::to_string(j);
+    if (lanes > 1) position += ", channel " + std::to_string(c);
+    throw input_error(where, numerics::nonfinite_message(bad, position, advice));
+}
+
+double table_bytes(const array& in, dtype table) {
+    return static_cast<double>(in.rows) * static_cast<double>(in.cols) * static_cast<double>(in.lanes) *
+           static_cast<double>(size_of(table));
+}
+
+double box_filter_bytes(const array& in, index_t radius) {
+    const double ph = static_cast<double>(in.rows) + 2.0 * static_cast<double>(radius),
+                 pw = static_cast<double>(in.cols) + 2.0 * static_cast<double>(radius);
+    // The accumulation type is 8 bytes for every input (uint64, int64 or float64).
+    return 2 * ph * pw * static_cast<double>(in.lanes) * 8 + static_cast<double>(in.bytes());
+}
+
 array summed_area_table_naive(const array& in, dtype table) {
     array out(table, in.rows, in.cols, in.lanes);
     visit(in.type, [&](auto iv) {
@@ -316,12 +344,20 @@ std::vector<std::uint16_t> bin_indices(const array& in, const binning& b) {
         return out;
     }
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    bool nan = false;
     for (std::size_t k = 0; k < n; ++k) {
         const double v = in.value(k);
-        if (std::isnan(v)) continue;
+        if (std::isnan(v)) {
+            nan = true;
+            continue;
+        }
         lo = std::min(lo, v);
         hi = std::max(hi, v);
     }
+    if (n > 0 && (nan || std::isinf(lo) || std::isinf(hi)))
+        throw input_error("", std::string("equal-width bins over [min, max] of the data are impossible: the data holds ") +
+                                  (nan ? "NaN" : "an infinity") +
+                                  "; give finite values, or bins by --edges (values outside the edges are in no bin)");
     for (std::size_t k = 0; k < n; ++k) {
         const double v = in.value(k);
         if (std::isnan(v) || std::isinf(lo)) {

@@ -88,6 +88,18 @@ dtype table_type(dtype input, precision p);
 // 32- and 64-bit inputs or more than 2^40 pixels), or when the array is empty.
 void check_table_fits(const array& in, dtype table, const std::string& where);
 
+// Throws input_error naming `where` when a floating array holds NaN or an infinity (core/numerics/finite.hpp): the
+// count, and the first one's position ("row i, column j[, channel c]", or "index k" for a one-row array, as a (W,)
+// .npy is). Integer arrays pass without a look. `advice` ends the message.
+void check_finite(const array& a, const std::string& where,
+                  const std::string& advice = "replace them with finite values");
+
+// The bytes a table of `in` in dtype `table` takes.
+double table_bytes(const array& in, dtype table);
+// The most bytes box_filter(in, radius) holds at once besides `in`: the padded image and its table in the
+// accumulation type, and the output.
+double box_filter_bytes(const array& in, index_t radius);
+
 // The wavefront problem of one lane of the table (core/engine/wavefront.hpp): run by run_naive/run_rowscan/run_tiled.
 // In is the input element, T the table element; `out` receives S (row-major, `lanes` apart).
 template <class In, class T>
@@ -143,7 +155,9 @@ struct binning {
 // Validates a binning (bins in 1..65535, edges increasing and bins + 1 of them); throws usage_error.
 void check_binning(const binning& b);
 
-// The bin of every element of a one-lane array; `bins` (one past the last bin) for a value in no bin.
+// The bin of every element of a one-lane array; `bins` (one past the last bin) for a value in no bin. Equal-width
+// bins over [min, max] of data holding NaN or an infinity are an input_error (naming --edges); with edges, such values
+// are outside every bin (the commands refuse them before: check_finite).
 std::vector<std::uint16_t> bin_indices(const array& in, const binning& b);
 
 // The integral histogram as a uint32 array (H, W, B). Throws input_error when H·W >= 2^32 (counts would not fit).

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/numerics/finite.hpp"
 
 namespace swgpu::sor {
 
@@ -51,8 +52,11 @@ problem from_arrays(index_t n, std::vector<double> f, const std::vector<double>&
     if (n < 3) throw input_error(where, "the grid needs at least 3 x 3 points (got " + std::to_string(n) + ")");
     const auto cells = static_cast<std::size_t>(n * n);
     if (f.size() != cells || boundary.size() != cells) throw input_error(where, "f and the boundary must both be N x N");
-    for (const double v : f)
-        if (!std::isfinite(v)) throw input_error(where, "f holds a value that is not finite");
+    if (const numerics::nonfinite bad = numerics::find_nonfinite(f); bad.count > 0) {
+        const auto N = static_cast<std::size_t>(n);
+        throw input_error(where, "f " + numerics::nonfinite_message(bad, "row " + std::to_string(bad.first / N) +
+                                                                            ", column " + std::to_string(bad.first % N)));
+    }
     problem p;
     p.n = n;
     p.f = std::move(f);
@@ -73,6 +77,7 @@ void check(const options& o) {
     if (!(o.omega > 0 && o.omega < 2)) throw usage_error("--omega must be in (0, 2)");
     if (!(o.tol > 0) || !std::isfinite(o.tol)) throw usage_error("--tol must be a positive number");
     if (o.max_sweeps < 1) throw usage_error("--max-sweeps must be at least 1");
+    if (o.stagnation < 0) throw usage_error("--stagnation must be 0 (never) or a number of sweeps");
     if (o.layers < 1 || o.layers > 1000) throw usage_error("--layers must be 1 to 1000");
     if (o.sub_rows != 0 || o.sub_cols != 0) {
         if (o.m != method::mlssor) throw usage_error("--subdomain is for --method mlssor");
@@ -361,27 +366,76 @@ void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double
     }
 }
 
-double residual(const problem& p, const std::vector<double>& u, thread_pool& pool) {
+bool stop_test::operator()(int sweep, double r) {
+    if (r <= o.tol) {
+        reason = stop_reason::converged;
+        return true;
+    }
+    if (!(r == r)) {  // NaN: nothing more to gain
+        reason = stop_reason::stagnated;
+        return true;
+    }
+    if (best_sweep == 0 || r < best * 0.999) {
+        best = r;
+        best_sweep = sweep;
+    } else if (o.stagnation > 0 && sweep - best_sweep >= o.stagnation) {
+        reason = stop_reason::stagnated;
+        return true;
+    }
+    reason = stop_reason::max_sweeps;
+    return sweep >= o.max_sweeps;
+}
+
+double residual_scale(const problem& p) {
     const index_t n = p.n;
     const double inv_h2 = double(n - 1) * double(n - 1);
-    std::vector<double> r2(static_cast<std::size_t>(n), 0.0), f2(static_cast<std::size_t>(n), 0.0);
+    const auto N = static_cast<std::size_t>(n);
+    const auto edge = [&](index_t i, index_t j) { return i == 0 || j == 0 || i == n - 1 || j == n - 1; };
+    double b2 = 0;  // row by row, in the order residual_sum adds r^2 (so that u = 0 gives exactly 1 when b = f)
+    for (index_t i = 1; i < n - 1; ++i) {
+        double row = 0;
+        for (index_t j = 1; j < n - 1; ++j) {
+            const auto s = static_cast<std::size_t>(i * n + j);
+            double moved = 0;  // the boundary neighbours, known values moved to the right-hand side
+            if (edge(i - 1, j)) moved += p.u[s - N];
+            if (edge(i + 1, j)) moved += p.u[s + N];
+            if (edge(i, j - 1)) moved += p.u[s - 1];
+            if (edge(i, j + 1)) moved += p.u[s + 1];
+            const double b = p.f[s] + moved * inv_h2;
+            row += b * b;
+        }
+        b2 += row;
+    }
+    return b2 > 0 ? std::sqrt(b2) : 1.0;  // absolute when b is 0
+}
+
+namespace {
+
+// ||f - A u||^2 over the interior: rows on the pool's threads, their sums added in row order.
+double residual_sum(const problem& p, const std::vector<double>& u, thread_pool& pool) {
+    const index_t n = p.n;
+    const double inv_h2 = double(n - 1) * double(n - 1);
+    std::vector<double> r2(static_cast<std::size_t>(n), 0.0);
     pool.parallel_for(static_cast<std::size_t>(n - 2), [&](std::size_t row) {
         const index_t i = index_t(row) + 1;
-        double r_sum = 0, f_sum = 0;
+        double r_sum = 0;
         for (index_t j = 1; j < n - 1; ++j) {
             const auto s = static_cast<std::size_t>(i * n + j), N = static_cast<std::size_t>(n);
             const double au = (4 * u[s] - u[s - N] - u[s + N] - u[s - 1] - u[s + 1]) * inv_h2;
             const double r = p.f[s] - au;
             r_sum += r * r;
-            f_sum += p.f[s] * p.f[s];
         }
         r2[row] = r_sum;
-        f2[row] = f_sum;
     });
-    double r = 0, f = 0;
-    for (std::size_t row = 0; row < r2.size(); ++row) r += r2[row], f += f2[row];
-    const double scale = f > 0 ? std::sqrt(f) : 1.0;  // absolute when f is 0
-    return std::sqrt(r) / scale;
+    double r = 0;
+    for (std::size_t row = 0; row < r2.size(); ++row) r += r2[row];
+    return r;
+}
+
+}  // namespace
+
+double residual(const problem& p, const std::vector<double>& u, thread_pool& pool) {
+    return std::sqrt(residual_sum(p, u, pool)) / residual_scale(p);
 }
 
 solution solve(const problem& p, const options& o, thread_pool& pool) {
@@ -390,6 +444,8 @@ solution solve(const problem& p, const options& o, thread_pool& pool) {
     solution s;
     s.u = p.u;
     const auto h2f = scaled_rhs(p);
+    const double scale = residual_scale(p);
+    stop_test stop{o};
     for (int k = 1; k <= o.max_sweeps; ++k) {
         if (o.m == method::mlssor && o.sub_rows > 0) {
             mlssor_subdomain_sweep(p.n, s.u, h2f, o.omega, o.layers, o.sub_rows, o.sub_cols, pool, o.forward_only);
@@ -398,13 +454,12 @@ solution solve(const problem& p, const options& o, thread_pool& pool) {
         } else {
             sweep(o.m, p.n, s.u, h2f, o.omega, pool, o.layers);
         }
-        const double r = residual(p, s.u, pool);
+        const double r = std::sqrt(residual_sum(p, s.u, pool)) / scale;
         s.history.push_back({k, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
-        if (r <= o.tol) {
-            s.converged = true;
-            break;
-        }
+        if (stop(k, r)) break;
     }
+    s.reason = stop.reason;
+    s.converged = stop.reason == stop_reason::converged;
     return s;
 }
 

@@ -17,8 +17,11 @@
 //              iteration counts as one sweep here; `layers` = K). With subdomains (options::sub_rows x sub_cols), the
 //              paper's parallel MLSSOR instead (its section IV; see `tile_span` below): a different iteration, whose
 //              convergence depends on the subdomain size.
-// Residual: ||f - A u||_2 / ||f||_2 over the interior (absolute when f is 0), after every sweep; the run stops when
-// it is at most tol, or after max_sweeps.
+// Residual: ||b - A u||_2 / ||b||_2 over the interior, b the whole right-hand side of the interior's system (f plus the
+// boundary values the stencil reaches, divided by h^2), as SciPy's and PETSc's relative tolerances have it; absolute
+// only when b is 0 (then u = 0 is the solution). After every sweep; the run stops when it is at most tol (converged),
+// when the smallest residual so far has not fallen by 0.1 % in `stagnation` sweeps (stagnated: a round-off floor
+// above tol, or an iteration too slow to reach it), or after max_sweeps.
 #pragma once
 
 #include <cstdint>
@@ -76,8 +79,9 @@ struct options {
     // mlssor: the paper's subdomains of sub_rows x sub_cols points (0 x 0: whole sweeps); each needs 2K <= it.
     index_t sub_rows = 0, sub_cols = 0;
     bool forward_only = false;  // mlssor: both halves of an iteration sweep forward (the paper's bracketed column)
+    int stagnation = 1000;      // sweeps without a 0.1 % fall of the smallest residual that stop the run; 0: never
 };
-// usage_error: omega outside (0, 2), tol not positive, max_sweeps or layers < 1; subdomains for another method,
+// usage_error: omega outside (0, 2), tol not positive, max_sweeps or layers < 1, stagnation < 0; subdomains for another method,
 // subdomains smaller than 2K or given for one axis only, forward_only for another method.
 void check(const options& o);
 // "AxB" (A, B positive integers) as {A, B}; usage_error otherwise.
@@ -88,10 +92,24 @@ struct history_entry {
     double residual = 0;
     double seconds = 0;  // since the start of the solve
 };
+// Why a solve stopped.
+enum class stop_reason { converged, max_sweeps, stagnated };
 struct solution {
     std::vector<double> u;
     std::vector<history_entry> history;
     bool converged = false;
+    stop_reason reason = stop_reason::max_sweeps;
+};
+
+// The stopping test, fed each sweep's residual in order (every backend uses it): converged when r <= tol; stagnated
+// when `stagnation` sweeps have passed since the smallest residual last fell by 0.1 % (or r is not a number);
+// max_sweeps at the last sweep. Returns true when the run stops at this sweep, with `reason` set.
+struct stop_test {
+    const options& o;
+    double best = 0;
+    int best_sweep = 0;
+    stop_reason reason = stop_reason::max_sweeps;
+    bool operator()(int sweep, double r);
 };
 
 template <class T = double>
@@ -196,13 +214,17 @@ void lexicographic_sweep(index_t n, std::vector<double>& u, const std::vector<do
 // lexicographic_sweep.
 void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double>& h2f, double omega, thread_pool& pool,
            int layers = 1);
+// ||b||_2, b = f plus the boundary values next to each interior point over h^2 (the right-hand side of the system in
+// the interior's unknowns); 1 when b is 0. The relative residual is ||f - A u|| / this (f - A u over the whole
+// stencil is b - A u over the interior).
+double residual_scale(const problem& p);
 // The relative residual of u: rows on the pool's threads, their sums added in row order (the same value for any
 // number of threads).
 double residual(const problem& p, const std::vector<double>& u, thread_pool& pool);
 // h^2 f.
 std::vector<double> scaled_rhs(const problem& p);
 
-// Sweeps until converged or max_sweeps, on the CPU threads.
+// Sweeps until the stopping test stops the run (converged, stagnated or max_sweeps), on the CPU threads.
 solution solve(const problem& p, const options& o, thread_pool& pool);
 
 }  // namespace swgpu::sor

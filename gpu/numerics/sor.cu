@@ -501,7 +501,8 @@ struct device_problem {
     }
 };
 
-// The residual of every iterate of a solve: the grid's sums of r^2 and f^2 after the last sweep run.
+// The residual of every iterate of a solve: the grid's sums of r^2 and f^2 after the last sweep run (the solve divides
+// sqrt(r^2) by sor::residual_scale, ||b|| with the boundary terms, found once on the host; the f^2 sum is not used).
 struct residual_pass {
     index_t n;
     double inv_h2;
@@ -514,7 +515,6 @@ struct residual_pass {
         SWGPU_CUDA_CHECK_LAUNCH("sor residual");
     }
 };
-double relative(double r2, double f2) { return std::sqrt(r2) / (f2 > 0 ? std::sqrt(f2) : 1.0); }
 
 // A lex solve through the strips, in batches of sweeps run at once. The residuals of the iterates inside a batch come
 // from the strips themselves, that of its last from the residual pass; a batch's sweeps share its time evenly in the
@@ -533,6 +533,9 @@ sor::solution lex_solve_batched(const sor::problem& p, const sor::options& o, de
     if (limit > 1 && free_bytes > 2 * grid_bytes + (std::size_t(256) << 20)) before.allocate(d.u.size());
     else limit = 1;
     batch_residuals br{rp.inv_h2, res.data()};
+    const double scale = sor::residual_scale(p);  // ||b||: the residual relative to the whole right-hand side
+    sor::stop_test stop{o};
+    bool stopped = false;
     SWGPU_CUDA_CHECK(cudaDeviceSynchronize());
     const auto t0 = std::chrono::steady_clock::now();
     double seconds = 0;
@@ -557,22 +560,24 @@ sor::solution lex_solve_batched(const sor::problem& p, const sor::options& o, de
         const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         int last = batch;  // sweeps of this batch that count
         for (int q = 1; q <= batch; ++q) {
-            const double r = relative(q < batch ? inside[static_cast<std::size_t>(q)] : sums[0], sums[1]);
+            const double r = std::sqrt(q < batch ? inside[static_cast<std::size_t>(q)] : sums[0]) / scale;
             s.history.push_back({k + q - 1, r, seconds + (now - seconds) * q / batch});
-            if (r <= o.tol) {
-                s.converged = true;
+            if (stop(k + q - 1, r)) {
+                stopped = true;
                 last = q;
                 break;
             }
         }
-        if (last < batch) {  // back to the copy, then the sweeps up to the one that converged
+        if (last < batch) {  // back to the copy, then the sweeps up to the one that stopped the run
             SWGPU_CUDA_CHECK(cudaMemcpyAsync(d.u.data(), before.data(), grid_bytes, cudaMemcpyDeviceToDevice, nullptr));
             compensation_sweeps(p.n, d.u, d.h2f.data(), o.omega, false, last, lex_schedule::strips, ws);
         }
         seconds = now;
         k += batch;
-        if (s.converged) break;
+        if (stopped) break;
     }
+    s.reason = stop.reason;
+    s.converged = stop.reason == sor::stop_reason::converged;
     s.u = d.u.download(p.u.size());
     if (report) {
         report->sweeps_ms = sweeps_ms;
@@ -601,6 +606,8 @@ sor::solution sor_solve(const sor::problem& p, const sor::options& o, sor_report
     device_problem d(p);
     if (o.m == sor::method::lex && lex_schedule_asked() == lex_schedule::strips) return lex_solve_batched(p, o, d, report);
     residual_pass rp(p.n);
+    const double scale = sor::residual_scale(p);
+    sor::stop_test stop{o};
     SWGPU_CUDA_CHECK(cudaDeviceSynchronize());
     const auto t0 = std::chrono::steady_clock::now();  // the sweeps' time, not the copies
     sor::solution s;
@@ -616,13 +623,12 @@ sor::solution sor_solve(const sor::problem& p, const sor::options& o, sor_report
         const auto host = rp.sums.download(2);
         sweeps_ms += b.since(a);
         residual_ms += c.since(b);
-        const double r = relative(host[0], host[1]);
+        const double r = std::sqrt(host[0]) / scale;
         s.history.push_back({k, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
-        if (r <= o.tol) {
-            s.converged = true;
-            break;
-        }
+        if (stop(k, r)) break;
     }
+    s.reason = stop.reason;
+    s.converged = stop.reason == sor::stop_reason::converged;
     s.u = d.u.download(p.u.size());
     if (report) {
         report->sweeps_ms = sweeps_ms;

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "io/output_file.hpp"
 #include "io/arrays/npy.hpp"
+#include "io/memory.hpp"
 
 namespace swgpu::io {
 
@@ -193,6 +194,20 @@ sat::array read_array(const std::string& path) {
     throw input_error(path, "unrecognised file format");
 }
 
+namespace {
+
+// A compressed image's header can announce far more pixels than its file holds: the decoded array is checked against
+// the memory available before it is allocated (io/memory.hpp).
+void check_decoded_memory(const std::string& path, std::uint64_t h, std::uint64_t w, int channels, int bytes) {
+    check_memory(static_cast<double>(h) * static_cast<double>(w) * channels * bytes,
+                 path + ": the header announces a " + std::to_string(h) + " x " + std::to_string(w) + " image of " +
+                     std::to_string(channels) + " channel" + (channels == 1 ? "" : "s") + " (" +
+                     std::to_string(8 * bytes) + "-bit), decoded",
+                 "use a smaller image");
+}
+
+}  // namespace
+
 sat::array read_png(const std::string& path) {
     const std::string bytes = read_file_bytes(path);
     png_io io;
@@ -217,6 +232,7 @@ sat::array read_png(const std::string& path) {
     }
     sat::array a;
     try {
+        check_decoded_memory(path, h, w, channels, depth / 8);
         a = sat::array(depth == 16 ? sat::dtype::u16 : sat::dtype::u8, h, w, channels);
     } catch (...) {
         png_destroy_read_struct(&png, &info, nullptr);
@@ -286,6 +302,7 @@ sat::array read_tiff(const std::string& path) {
     if (photometric == PHOTOMETRIC_PALETTE) throw input_error(path, "palette TIFFs are not supported; save it as grey or RGB");
     if (planar != PLANARCONFIG_CONTIG) throw input_error(path, "planar (separate) TIFFs are not supported; save it with contiguous samples");
     if (TIFFIsTiled(t.t)) throw input_error(path, "tiled TIFFs are not supported; save it in strips");
+    check_decoded_memory(path, h, w, spp, bps / 8);
     sat::array a(type, h, w, spp);
     const std::size_t stride = static_cast<std::size_t>(w) * spp * (bps / 8);
     if (static_cast<std::size_t>(TIFFScanlineSize64(t.t)) != stride) throw input_error(path, "unexpected TIFF scanline size");

@@ -7,7 +7,9 @@
 //   PGM/PPM  binary P5/P6, maxval 1..255 (8-bit) or 256..65535 (16-bit, big-endian as the format says)
 //   .npy  see io/arrays/npy.hpp
 // Every image becomes an H x W x C array of uint8, uint16 or float32; the C channels stay apart (alpha included).
-// A file that is truncated, has an unsupported bit depth or layout, or is empty is an input_error naming it.
+// A file that is truncated, has an unsupported bit depth or layout, or is empty is an input_error naming it; a PNG or
+// TIFF header announcing more pixels than the memory available holds is an out_of_memory error (io/memory.hpp) before
+// the image is allocated.
 //
 // Write (the format is chosen by the extension of the name: .png, .tif/.tiff, .pgm/.ppm, .npy): atomically, as
 // io/output_file.hpp describes. PNG and PGM/PPM take uint8 or uint16 with 1-4 (PNG) or 1/3 (PGM/PPM) channels; TIFF

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "io/arrays/npy.hpp"
+#include "io/memory.hpp"
 
 namespace swgpu::io {
 
@@ -113,13 +114,15 @@ std::pair<std::int64_t, std::int64_t> read_size(line_reader& in, const std::func
 
 // The entries in the triangle `part` (a symmetric matrix's mirror entry where it falls in it), in file order; every
 // entry checked, their count against the size line.
-std::vector<triplet> read_entries(line_reader& in, const std::function<std::string()>& where, const banner& b,
-                                  std::int64_t rows, std::int64_t entries, levels::triangle part,
+std::vector<triplet> read_entries(line_reader& in, const std::function<std::string()>& where, const std::string& name,
+                                  const banner& b, std::int64_t rows, std::int64_t entries, levels::triangle part,
                                   bool require_triangular) {
     const bool upper = part == levels::triangle::upper;
     std::vector<triplet> kept;
-    kept.reserve(static_cast<std::size_t>(std::min<std::int64_t>(entries, 1 << 26)));
-    std::int64_t seen = 0;
+    kept.reserve(static_cast<std::size_t>(std::min<std::int64_t>({entries, 1 << 26, static_cast<std::int64_t>(in.text.size() / 4 + 1)})));
+    std::int64_t seen = 0, nonfinite = 0;
+    std::string first_nonfinite;  // "entry (i, j) is nan", on line first_line
+    std::int64_t first_line = 0;
     std::string_view line;
     while (in.next(line)) {
         if (line.empty() || line[0] == '%' || blank(line)) continue;
@@ -135,8 +138,14 @@ std::vector<triplet> read_entries(line_reader& in, const std::function<std::stri
             throw input_error(where(), "entry (" + std::to_string(i) + ", " + std::to_string(j) +
                                            ") is outside the " + std::to_string(rows) + " x " + std::to_string(rows) +
                                            " matrix");
-        if (!std::isfinite(v)) throw input_error(where(), "the value is not a finite number");
         ++seen;
+        if (!std::isfinite(v)) {  // counted, and the first named once the whole file is read
+            if (nonfinite++ == 0)
+                first_nonfinite = "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") is " +
+                                  (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+            if (nonfinite == 1) first_line = in.number;
+            continue;
+        }
         auto r = static_cast<std::int32_t>(i - 1), c = static_cast<std::int32_t>(j - 1);
         if (b.symmetric && (upper ? r > c : r < c)) std::swap(r, c);  // the mirror entry is the one in the triangle
         if (upper ? r > c : r < c) {
@@ -151,6 +160,11 @@ std::vector<triplet> read_entries(line_reader& in, const std::function<std::stri
     if (seen < entries)
         throw input_error(where(), "truncated: " + std::to_string(seen) + " of the " + std::to_string(entries) +
                                        " entries the size line announces");
+    if (nonfinite > 0)
+        throw input_error(name + ":" + std::to_string(first_line),
+                          first_nonfinite + ", the first of " + std::to_string(nonfinite) +
+                              (nonfinite == 1 ? " value" : " values") +
+                              " in the file that are not finite (NaN or infinity); give finite values");
     return kept;
 }
 
@@ -197,7 +211,15 @@ levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std
     const std::function<std::string()> where = [&] { return name + ":" + std::to_string(in.number); };
     const banner b = read_banner(in, where, name);
     const auto [rows, entries] = read_size(in, where);
-    levels::csr_matrix m = to_csr(read_entries(in, where, b, rows, entries, part, require_triangular), rows);
+    // The memory of the read (triplets, their sorted copy, the CSR arrays: about 48 bytes an entry, 16 a row) and
+    // of the solve (b, x, levels and the rows grouped by level: about 48 bytes a row), refused before it is taken.
+    // An entry line takes at least 4 bytes ("i j\n"), so the file's length bounds the entries a size line announces.
+    const auto possible = std::min<std::int64_t>(entries, static_cast<std::int64_t>((text.size() - std::min(text.size(), in.pos)) / 4 + 1));
+    check_memory(static_cast<double>(rows) * 64 + static_cast<double>(possible) * 48,
+                 where() + ": a matrix of " + std::to_string(rows) + " rows and " + std::to_string(entries) +
+                     " entries takes about this much memory to read and solve",
+                 "solve a smaller matrix");
+    levels::csr_matrix m = to_csr(read_entries(in, where, name, b, rows, entries, part, require_triangular), rows);
     levels::check_triangular(m, part, name);
     return m;
 }

@@ -9,7 +9,10 @@
 // Refused, as input_error naming FILE:LINE: a missing or foreign banner, the array (dense) format, complex or
 // Hermitian or skew-symmetric matrices, a non-square matrix, a malformed or truncated line, an index outside the
 // matrix, fewer or more entries than the size line announces, a missing or zero diagonal entry, an entry outside the
-// triangle with `require_triangular`, and matrices of 2^31 rows or more.
+// triangle with `require_triangular`, and matrices of 2^31 rows or more. Values that are NaN or infinite (anywhere in
+// the file, in the triangle or not) are refused once the file is read: FILE:LINE of the first, and their count.
+// A matrix whose reading and solve would need more memory than is available (io/memory.hpp; estimated from the size
+// line) is refused before it is allocated, as out_of_memory (exit 4) naming FILE:LINE of the size line.
 #pragma once
 
 #include <string>

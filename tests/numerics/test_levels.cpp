@@ -635,3 +635,80 @@ TEST_CASE("scripts/make_loops.py writes the workloads built here; swgpu runs the
         CHECK(slurp(cur_t3) == seq);
     }
 }
+
+TEST_CASE("swgpu levels: NaN and infinite values are refused, naming the line or element and the count", "[levels][cli]") {
+    // In the parser: every value of the file counts, in the triangle or not; the first is named by its line.
+    const std::string nan_mtx = "%%MatrixMarket matrix coordinate real general\n3 3 5\n1 1 1\n2 1 nan\n2 2 1\n1 3 -inf\n3 3 1\n";
+    std::string what;
+    try {
+        (void)io::parse_matrix_market_triangle(nan_mtx, "nan.mtx", levels::triangle::lower);
+    } catch (const swgpu::error& e) {
+        CHECK(e.code() == exit_code::bad_input);
+        what = e.what();
+    }
+    CHECK(what == "nan.mtx:4: entry (2, 1) is nan, the first of 2 values in the file that are not finite (NaN or "
+                  "infinity); give finite values");
+    temp_dir dir;
+    put(dir / "nan.mtx", nan_mtx);
+    put(dir / "inf.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1\n2 1 inf\n2 2 1\n");
+    put(dir / "ok.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n2 1 1\n2 2 1\n");
+    put(dir / "b.npy", npy_vector_f64({1, std::nan("")}));
+    put(dir / "a0.npy", npy_vector_f64({1, 2, INFINITY, 4}));
+    put(dir / "w.npy", npy_vector_i64({0, 1}, "(2,)"));
+    const std::size_t files_before = dir.count();
+    const std::string o = " -o " + (dir / "o.npy");
+    struct bad_case {
+        std::string args, message;
+    };
+    const std::vector<bad_case> cases = {
+        {"levels --matrix " + (dir / "nan.mtx") + o, "nan.mtx:4: entry (2, 1) is nan, the first of 2 values"},
+        {"levels --matrix " + (dir / "inf.mtx") + " --upper" + o, "inf.mtx:4: entry (2, 1) is inf, the first of 1 value"},
+        {"levels --matrix " + (dir / "ok.mtx") + " --rhs " + (dir / "b.npy") + o,
+         "b.npy: holds 1 value that is not finite (NaN or infinity), the first (nan) at index 1"},
+        {"levels --writes " + (dir / "w.npy") + " --array " + (dir / "a0.npy") + o,
+         "a0.npy: holds 1 value that is not finite (NaN or infinity), the first (inf) at index 2"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.args);
+        const auto r = run_swgpu(c.args + " --backend cpu");
+        CHECK(r.code == 1);
+        CHECK(one_error_line(r.err));
+        CHECK(r.err.find(c.message) != std::string::npos);
+        CHECK(dir.count() == files_before);
+    }
+}
+
+TEST_CASE("swgpu levels: a size line announcing more than the memory holds is refused before allocating", "[levels][cli]") {
+    temp_dir dir;
+    // Three lines declaring 2·10^9 rows: once the process was killed (exit 137) and left its temporary output.
+    put(dir / "huge.mtx", "%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 1\n1 1 1\n");
+    const std::size_t files_before = dir.count();
+    const auto r = testing::run_program("levels --matrix " + (dir / "huge.mtx") + " -o " + (dir / "x.npy") + " --backend cpu",
+                                        "SWGPU_TUNE=host.memory_mib=1024");
+    CHECK(r.code == 4);
+    CHECK(one_error_line(r.err));
+    CHECK(r.err.find("huge.mtx:2: a matrix of 2000000000 rows and 1 entries takes about this much memory to read and "
+                     "solve (128 GB); the memory allowed (host.memory_mib) is 1.07 GB: solve a smaller matrix") !=
+          std::string::npos);
+    CHECK(dir.count() == files_before);  // no x.npy, no hidden temporary file
+    // A loop whose array (--locations, or one large index) would not fit.
+    put(dir / "w.npy", npy_vector_i64({0, 2000000000}, "(2,)"));
+    const std::size_t with_w = dir.count();
+    for (const std::string& extra : {std::string(), std::string(" --locations 2000000001")}) {
+        const auto l = testing::run_program("levels --writes " + (dir / "w.npy") + extra + " -o " + (dir / "a.npy") +
+                                                " --backend cpu",
+                                            "SWGPU_TUNE=host.memory_mib=1024");
+        INFO(extra);
+        CHECK(l.code == 4);
+        CHECK(one_error_line(l.err));
+        CHECK(l.err.find("an array of 2000000001 float64 locations") != std::string::npos);
+        CHECK(l.err.find(extra.empty() ? "use smaller indices" : "use a smaller --locations") != std::string::npos);
+        CHECK(dir.count() == with_w);
+    }
+    // The estimate in the parser, with entries bounded by the file's length: a small file announcing 10^12 entries is
+    // truncated (exit 1), not refused for memory.
+    CHECK(code_of([&] {
+              (void)io::parse_matrix_market_triangle("%%MatrixMarket matrix coordinate real general\n3 3 1000000000000\n1 1 1\n",
+                                                     "t.mtx", levels::triangle::lower);
+          }) == exit_code::bad_input);
+}

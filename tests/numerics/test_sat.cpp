@@ -26,6 +26,7 @@
 #include "core/numerics/sat.hpp"
 #include "tests/numerics/sat_arrays.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 #include "io/arrays/image.hpp"
 #include "io/arrays/npy.hpp"
 #include "tests/cli_support.hpp"
@@ -285,8 +286,15 @@ TEST_CASE("bins: uniform 8- and 16-bit, range of the data, explicit edges", "[sa
     sat::array f(dtype::f32, 1, 5, 1);
     const float vf[] = {-1.0f, 0.0f, 0.49f, 1.0f, NAN};
     std::memcpy(f.raw(), vf, sizeof vf);
-    CHECK(sat::bin_indices(f, {4, {}}) == std::vector<std::uint16_t>{0, 2, 2, 3, 4});
+    // Equal-width bins over [min, max] of data holding NaN or an infinity are impossible: refused, naming --edges.
+    const auto nan_range = caught([&] { sat::bin_indices(f, {4, {}}); });
+    CHECK(nan_range.code() == exit_code::bad_input);
+    CHECK(std::string(nan_range.what()).find("--edges") != std::string::npos);
     CHECK(sat::bin_indices(f, {2, {0.0, 0.5, 1.0}}) == std::vector<std::uint16_t>{2, 0, 0, 1, 2});
+    f.data<float>()[4] = INFINITY;
+    CHECK(caught([&] { sat::bin_indices(f, {4, {}}); }).code() == exit_code::bad_input);
+    f.data<float>()[4] = 1.0f;
+    CHECK(sat::bin_indices(f, {4, {}}) == std::vector<std::uint16_t>{0, 2, 2, 3, 3});
     CHECK(caught([&] { sat::bin_indices(f, {2, {0.0, 1.0}}); }).code() == exit_code::bad_command_line);
     CHECK(caught([&] { sat::bin_indices(f, {2, {0.0, 1.0, 1.0}}); }).code() == exit_code::bad_command_line);
     CHECK(caught([&] { sat::bin_indices(f, {0, {}}); }).code() == exit_code::bad_command_line);
@@ -609,4 +617,128 @@ TEST_CASE("swgpu sat and ihist: bad inputs give one error line, the documented e
         CHECK(one_error_line(r.err));
         CHECK(dir.count() == files_before);  // no output, no temporary file
     }
+}
+
+// ---- non-finite values and memory ---------------------------------------------------------------------------------
+
+TEST_CASE("check_finite counts NaN and infinities and names the first one's position", "[sat]") {
+    sat::array f(dtype::f32, 4, 5, 1);
+    CHECK_NOTHROW(sat::check_finite(f, "f"));
+    f.data<float>()[2 * 5 + 3] = NAN;
+    f.data<float>()[3 * 5 + 4] = INFINITY;
+    const auto e = caught([&] { sat::check_finite(f, "f.tif"); });
+    CHECK(e.code() == exit_code::bad_input);
+    CHECK(std::string(e.what()) ==
+          "f.tif: holds 2 values that are not finite (NaN or infinity), the first (nan) at row 2, column 3; replace "
+          "them with finite values");
+    sat::array c(dtype::f64, 2, 3, 3);
+    c.data<double>()[(1 * 3 + 2) * 3 + 1] = -INFINITY;
+    CHECK(std::string(caught([&] { sat::check_finite(c, "c"); }).what()).find("1 value that is not finite (NaN or infinity), the first (-inf) at row 1, column 2, channel 1") != std::string::npos);
+    sat::array v(dtype::f64, 1, 9, 1);
+    v.data<double>()[6] = NAN;
+    CHECK(std::string(caught([&] { sat::check_finite(v, "v"); }).what()).find("at index 6") != std::string::npos);
+    // Every element position is scanned, the last one too, and integers pass without a look.
+    sat::array big(dtype::f64, 37, 41, 1);
+    big.data<double>()[big.elements() - 1] = INFINITY;
+    CHECK(std::string(caught([&] { sat::check_finite(big, "b"); }).what()).find("(inf) at row 36, column 40") != std::string::npos);
+    CHECK_NOTHROW(sat::check_finite(sat::array(dtype::u16, 3, 3, 1), "u"));
+}
+
+TEST_CASE("swgpu sat and ihist refuse NaN and infinite inputs: one line naming the file, the first and the count", "[sat][cli]") {
+    temp_dir dir;
+    // A 512 x 512 float32 TIFF with one NaN at (3, 7) and one +Inf at (100, 200): once 253,009 box-filter outputs
+    // and rectangle sums away from both printed nan.
+    std::vector<float> px(512 * 512, 0.25f);
+    px[3 * 512 + 7] = NAN;
+    px[100 * 512 + 200] = INFINITY;
+    make_tiff(dir / "bad.tif", px.data(), 512, 512, 1, 32, SAMPLEFORMAT_IEEEFP);
+    sat::array npy(dtype::f64, 6, 8, 1);
+    npy.data<double>()[5 * 8 + 2] = INFINITY;
+    io::write_npy(npy, dir / "inf.npy");
+    put(dir / "q.tsv", "0 0 1 1\n");
+    const std::vector<std::string> bad_tif = {
+        "sat " + (dir / "bad.tif") + " -o " + (dir / "o.npy"),
+        "sat " + (dir / "bad.tif") + " --box-filter 3 -o " + (dir / "o.tif"),
+        "sat " + (dir / "bad.tif") + " --query " + (dir / "q.tsv") + " --query-out " + (dir / "o.tsv"),
+        "ihist " + (dir / "bad.tif") + " --bins 8 -o " + (dir / "o.npy"),
+        "ihist " + (dir / "bad.tif") + " --edges 0,0.5,1 --query " + (dir / "q.tsv") + " --query-out " + (dir / "o.tsv"),
+    };
+    const std::size_t files_before = dir.count();
+    for (const auto& args : bad_tif) {
+        INFO(args);
+        const auto r = run_swgpu(args + " --backend cpu");
+        CHECK(r.code == 1);
+        CHECK(one_error_line(r.err));
+        CHECK(r.err.find(dir / "bad.tif") != std::string::npos);
+        CHECK(r.err.find("holds 2 values that are not finite (NaN or infinity), the first (nan) at row 3, column 7") !=
+              std::string::npos);
+        CHECK(dir.count() == files_before);
+    }
+    const auto r = run_swgpu("ihist " + (dir / "inf.npy") + " --bins 4 -o " + (dir / "o.npy") + " --backend cpu");
+    CHECK(r.code == 1);
+    CHECK(one_error_line(r.err));
+    CHECK(r.err.find("holds 1 value that is not finite (NaN or infinity), the first (inf) at row 5, column 2") != std::string::npos);
+    CHECK(r.err.find("--edges") != std::string::npos);
+    CHECK(run_swgpu("sat " + (dir / "inf.npy") + " -o " + (dir / "o.npy") + " --backend cpu").code == 1);
+    CHECK(dir.count() == files_before);
+}
+
+TEST_CASE("swgpu sat and ihist refuse, before allocating, what would not fit the memory available", "[sat][cli]") {
+    temp_dir dir;
+    std::mt19937_64 rng(13);
+    io::write_png(random_array(dtype::u8, 5, 5, 1, rng), dir / "small.png");
+    io::write_npy(random_array(dtype::f32, 5, 5, 1, rng), dir / "small.npy");
+    const std::size_t files_before = dir.count();
+    const std::string small_memory = "SWGPU_TUNE=host.memory_mib=1024";
+    // The padded image of --box-filter 20000 is 40005 x 40005: 25.6 GB with its table, more than 1 GiB allowed.
+    auto r = testing::run_program("sat " + (dir / "small.png") + " --box-filter 20000 -o " + (dir / "o.png") + " --backend cpu", small_memory);
+    CHECK(r.code == 4);
+    CHECK(one_error_line(r.err));
+    CHECK(r.err.find("--box-filter 20000 pads a 5 x 5 image to 40005 x 40005") != std::string::npos);
+    CHECK(r.err.find("(25.6 GB); the memory allowed (host.memory_mib) is 1.07 GB: use a smaller radius") != std::string::npos);
+    r = testing::run_program("sat " + (dir / "small.npy") + " --box-filter 20000 -o " + (dir / "o.npy") + " --backend cpu", small_memory);
+    CHECK(r.code == 4);
+    CHECK(r.err.find("in float64") != std::string::npos);
+    // The largest radius pads to 2097157 x 2097157 (70 TB): more than any machine holds, without a limit set.
+    r = run_swgpu("sat " + (dir / "small.png") + " --box-filter 1048576 -o " + (dir / "o.png") + " --backend cpu");
+    CHECK(r.code == 4);
+    CHECK(one_error_line(r.err));
+    CHECK(r.err.find("use a smaller radius") != std::string::npos);
+    // 5 x 5 pixels with 65535 bins fit; a limit of 1 MiB does not hold the histogram of a 300 x 300 image in 65535.
+    io::write_png(random_array(dtype::u8, 300, 300, 1, rng), dir / "mid.png");
+    r = testing::run_program("ihist " + (dir / "mid.png") + " --bins 65535 -o " + (dir / "o.npy") + " --backend cpu",
+                             "SWGPU_TUNE=host.memory_mib=1");
+    CHECK(r.code == 4);
+    CHECK(one_error_line(r.err));
+    CHECK(r.err.find("use fewer --bins or a smaller image") != std::string::npos);
+    r = testing::run_program("sat " + (dir / "mid.png") + " -o " + (dir / "o.npy") + " --backend cpu", "SWGPU_TUNE=host.memory_mib=1");
+    CHECK(r.code == 0);  // 300 x 300 x 8 bytes: 0.72 MB
+    CHECK(dir.count() == files_before + 2);  // mid.png and o.npy; no temporary file of the refused runs
+    fs::remove(dir / "o.npy");
+    r = testing::run_program("sat " + (dir / "small.png") + " --box-filter 2 -o " + (dir / "o.png") + " --backend cpu", small_memory);
+    CHECK(r.code == 0);
+}
+
+TEST_CASE("an image header announcing more pixels than the memory holds is refused before decoding", "[sat]") {
+    temp_dir dir;
+    // A TIFF whose header says 100000 x 100000 grey pixels (10 GB decoded), with one row of data.
+    TIFF* t = TIFFOpen((dir / "huge.tif").c_str(), "w");
+    REQUIRE(t != nullptr);
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 100000u);
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 100000u);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_UINT);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 1u);
+    std::vector<std::uint8_t> row(100000, 7);
+    REQUIRE(TIFFWriteScanline(t, row.data(), 0, 0) >= 0);
+    TIFFClose(t);
+    const tuning::scoped_override small("host.memory_mib=64");
+    const auto e = caught([&] { io::read_array(dir / "huge.tif"); });
+    CHECK(e.code() == exit_code::out_of_memory);
+    CHECK(std::string(e.what()).find("huge.tif: the header announces a 100000 x 100000 image of 1 channel (8-bit), "
+                                     "decoded (10.0 GB); the memory allowed (host.memory_mib) is 67.1 MB: use a "
+                                     "smaller image") != std::string::npos);
 }

@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -443,7 +444,7 @@ TEST_CASE("swgpu sor --subdomain and --problem: runs, and bad values refused wit
     CHECK(printed.find("method mlssor") == 0);
     CHECK(printed.find("converged") != std::string::npos);
     CHECK(printed.find(" layers 3 subdomain 8x6") != std::string::npos);  // K = min(A, B) / 2 by default
-    REQUIRE(run("--model 20 --method mlssor --subdomain 8x8 --layers 2 --forward-only --max-sweeps 3", &printed) == 0);
+    REQUIRE(run("--model 20 --method mlssor --subdomain 8x8 --layers 2 --forward-only --max-sweeps 3", &printed) == 6);
     CHECK(printed.find(" layers 2 subdomain 8x8 forward-only") != std::string::npos);
     for (const char* bad : {"4", "4x", "x4", "0x4", "4x0", "4x4x4", "-4x4", "axb", "4 x 4", "99999999999x4"})
         CHECK(run(std::string("--model 20 --method mlssor --subdomain '") + bad + "'") == 2);
@@ -456,4 +457,134 @@ TEST_CASE("swgpu sor --subdomain and --problem: runs, and bad values refused wit
     CHECK(run("--model 20 --size 20") == 2);
     CHECK(run("--problem rough --size 20 --model 20") == 2);
     CHECK(run("--problem rough --size 2") == 2);
+}
+
+TEST_CASE("swgpu sor: NaN and infinities refused with their position and count, sizes past the memory refused first", "[sor][cli]") {
+    namespace fs = std::filesystem;
+    const testing::temp_dir tmp("swgpu-sor");
+    const fs::path dir = tmp.path;
+    const auto file = [&](const char* name) { return "'" + (dir / name).string() + "'"; };
+    sat::array f(sat::dtype::f64, 9, 9, 1), g(sat::dtype::f64, 9, 9, 1);
+    f.data<double>()[4 * 9 + 5] = std::nan("");
+    f.data<double>()[6 * 9 + 1] = INFINITY;
+    g.data<double>()[8 * 9 + 3] = INFINITY;  // on the bottom edge
+    io::write_npy(f, (dir / "f.npy").string());
+    io::write_npy(g, (dir / "g.npy").string());
+    io::write_npy(sat::array(sat::dtype::f64, 9, 9, 1), (dir / "zero.npy").string());
+    const std::size_t files_before = tmp.count();
+    struct bad_case {
+        std::string args, env, message;
+        int code;
+    };
+    const std::string small_memory = "SWGPU_TUNE=host.memory_mib=1024";
+    const std::vector<bad_case> cases = {
+        {"--rhs " + file("f.npy") + " --boundary " + file("zero.npy"), "",
+         "f.npy: holds 2 values that are not finite (NaN or infinity), the first (nan) at row 4, column 5", 1},
+        {"--rhs " + file("zero.npy") + " --boundary " + file("g.npy"), "",
+         "g.npy: holds 1 value that is not finite (NaN or infinity), the first (inf) at row 8, column 3", 1},
+        {"--model 50000", small_memory,
+         "--model 50000 is a 50000 x 50000 grid, held in 5 float64 arrays of its size (100 GB); the memory allowed "
+         "(host.memory_mib) is 1.07 GB: use a smaller N",
+         4},
+        {"--problem rough --size 50000", small_memory, "use a smaller N", 4},
+        {"--model 10000000", "", "--model 10000000 is a 10000000 x 10000000 grid", 4},  // 4 PB: no machine holds it
+        {"--model 0", "", "at least 3 x 3 points (got 0)", 2},
+        {"--model 9 --omega 0", "", "--omega must be in (0, 2)", 2},
+        {"--problem rough --size 0", "", "at least 3 x 3 points (got 0)", 2},
+    };
+    for (const auto& c : cases) {
+        INFO(c.args);
+        const auto r = testing::run_program("sor " + c.args + " -o " + file("u.npy") + " --history " + file("h.tsv") +
+                                                 " --backend cpu",
+                                             c.env);
+        CHECK(r.code == c.code);
+        CHECK(testing::one_error_line(r.err));
+        CHECK(r.err.find(c.message) != std::string::npos);
+        CHECK(tmp.count() == files_before);
+    }
+}
+
+TEST_CASE("sor: the residual is relative to the whole right-hand side, runs that stop above --tol exit 6 and say why", "[sor][cli]") {
+    namespace fs = std::filesystem;
+    const testing::temp_dir tmp("swgpu-sor");
+    const fs::path dir = tmp.path;
+    const auto file = [&](const char* name) { return "'" + (dir / name).string() + "'"; };
+    // Laplace's equation with boundary values in kelvin: f = 0, so a residual divided by ||f|| was absolute and
+    // never came near 1e-10 (its scale is the boundary's over h^2).
+    const index_t n = 21;
+    sat::array f(sat::dtype::f64, n, n, 1), g(sat::dtype::f64, n, n, 1);
+    for (index_t k = 0; k < n * n; ++k) g.data<double>()[k] = k < n ? 400.0 : 300.0;  // the top edge at 400 K
+    io::write_npy(f, (dir / "f.npy").string());
+    io::write_npy(g, (dir / "g.npy").string());
+    auto r = testing::run_program("sor --rhs " + file("f.npy") + " --boundary " + file("g.npy") + " --tol 1e-10 -o " +
+                                  file("u.npy") + " --backend cpu");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find(" converged") != std::string::npos);
+    // ||b - A u|| / ||b|| over the interior, b = f plus the boundary neighbours over h^2, computed here.
+    const auto u = io::read_npy((dir / "u.npy").string());
+    const double* U = u.data<double>();
+    const double h2 = double(n - 1) * double(n - 1);
+    const auto edge = [&](index_t i, index_t j) { return i == 0 || j == 0 || i == n - 1 || j == n - 1; };
+    double r2 = 0, b2 = 0;
+    for (index_t i = 1; i < n - 1; ++i)
+        for (index_t j = 1; j < n - 1; ++j) {
+            double b = 0, au = 4 * U[i * n + j];
+            const std::initializer_list<std::pair<index_t, index_t>> neighbours = {{i - 1, j}, {i + 1, j}, {i, j - 1}, {i, j + 1}};
+            for (const auto& [a, c] : neighbours) {
+                if (edge(a, c)) b += U[a * n + c];  // a known value, moved to the right-hand side
+                else au -= U[a * n + c];
+            }
+            b *= h2;
+            au *= h2;
+            r2 += (b - au) * (b - au);
+            b2 += b * b;
+        }
+    const double rel = std::sqrt(r2) / std::sqrt(b2);
+    CHECK(rel <= 1e-10);
+    CHECK(rel > 0);
+    CHECK(U[10 * n + 10] > 300.0);
+    CHECK(U[10 * n + 10] < 400.0);
+    // The library's residual is the same quantity.
+    {
+        thread_pool pool(2);
+        sor::problem p = sor::from_arrays(n, std::vector<double>(static_cast<std::size_t>(n * n), 0.0),
+                                          std::vector<double>(g.data<double>(), g.data<double>() + n * n), "g");
+        std::vector<double> w(U, U + n * n);
+        CHECK(std::abs(sor::residual(p, w, pool) - rel) <= 1e-6 * rel);
+    }
+
+    // --max-sweeps reached: exit 6, U and the history written, the reason on stderr.
+    r = testing::run_program("sor --model 17 --max-sweeps 3 -o " + file("m.npy") + " --history " + file("m.tsv") +
+                             " --backend cpu");
+    CHECK(r.code == 6);
+    CHECK(testing::one_error_line(r.err));
+    CHECK(r.err.find("did not converge: the relative residual") != std::string::npos);
+    CHECK(r.err.find("after --max-sweeps 3") != std::string::npos);
+    CHECK(r.out.find("not-converged") != std::string::npos);
+    CHECK(fs::exists(dir / "m.npy"));
+    CHECK(fs::exists(dir / "m.tsv"));
+    // A tolerance below the round-off floor: the run stops when the residual stagnates, long before --max-sweeps.
+    r = testing::run_program("sor --model 33 --tol 1e-18 --stagnation 40 --max-sweeps 100000 --backend cpu");
+    CHECK(r.code == 6);
+    CHECK(testing::one_error_line(r.err));
+    CHECK(r.err.find("stagnated above --tol 1e-18") != std::string::npos);
+    const auto sweeps_at = r.out.find(" sweeps ");
+    REQUIRE(sweeps_at != std::string::npos);
+    CHECK(std::stoi(r.out.substr(sweeps_at + 8)) < 2000);
+    // The stopping test itself.
+    sor::options o;
+    o.tol = 1e-6;
+    o.max_sweeps = 100;
+    o.stagnation = 3;
+    sor::stop_test stop{o};
+    CHECK(!stop(1, 1.0));
+    CHECK(!stop(2, 0.5));
+    CHECK(!stop(3, 0.4999));  // not a 0.1 % fall
+    CHECK(!stop(4, 0.6));
+    CHECK(stop(5, 0.5));      // three sweeps since 0.5
+    CHECK(stop.reason == sor::stop_reason::stagnated);
+    sor::stop_test again{o};
+    CHECK(again(1, 1e-6));
+    CHECK(again.reason == sor::stop_reason::converged);
+    CHECK(testing::run_program("sor --model 9 --stagnation -1 --backend cpu").code == 2);
 }
