@@ -331,7 +331,7 @@ TEST_CASE("default gap costs: NUC.4.4 10/6, DNA matrix files DNA defaults", "[sc
     CHECK(f.out == builtin.out);
 }
 
-TEST_CASE("messages: an input error is one line whatever the backend; the CPU fallback is said once, after success",
+TEST_CASE("messages: an input error is one line whatever the backend, the CPU fallback is said once, after success",
           "[cli]") {
     temp_dir dir("swgpu-messages");
     const std::string protein = random_protein(300, 73);

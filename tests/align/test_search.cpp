@@ -352,7 +352,7 @@ TEST_CASE("search_cpu: ties are ordered by subject, max_hits and min_score cut t
     }
 }
 
-TEST_CASE("search_cpu: any thread count gives the same hits; merged chunks equal one search", "[search]") {
+TEST_CASE("search_cpu: any thread count gives the same hits, merged chunks equal one search", "[search]") {
     std::mt19937_64 rng(5);
     const auto m = substitution_matrix::builtin("BLOSUM62");
     const scoring sc{m, {11, 1}, seq_type::protein};

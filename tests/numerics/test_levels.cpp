@@ -327,7 +327,7 @@ TEST_CASE("out-of-range indices and mismatched lengths are refused", "[levels]")
     CHECK(code_of([&] { levels::check_loop(loop, "w.npy"); }) == exit_code::success);
 }
 
-TEST_CASE("Laplacian factors: level counts are the grid's diagonals; solves equal substitution exactly", "[levels]") {
+TEST_CASE("Laplacian factors: level counts are the grid's diagonals, solves equal substitution exactly", "[levels]") {
     thread_pool pool(3);
     for (const auto& dims : std::vector<std::vector<int>>{{1}, {7, 5}, {40, 33}, {6, 5, 4}, {20, 17, 9}}) {
         for (const bool upper : {false, true}) {
@@ -573,7 +573,7 @@ TEST_CASE("swgpu levels: --sequential, wsum and dot bodies, --coefficients throu
     CHECK(r.code == 2);
 }
 
-TEST_CASE("scripts/make_loops.py writes the workloads built here; swgpu runs them as the sequential loop does", "[levels][cli]") {
+TEST_CASE("scripts/make_loops.py writes the workloads built here, swgpu runs them as the sequential loop does", "[levels][cli]") {
     // The interpreter Debian's python3-numpy belongs to (the set-up installs it); `python3` on the PATH may be another
     // one without NumPy (a pyenv shim, say).
     const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";

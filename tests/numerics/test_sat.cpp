@@ -302,7 +302,7 @@ TEST_CASE("bins: uniform 8- and 16-bit, range of the data, explicit edges", "[sa
 
 // ---- queries and the box filter -----------------------------------------------------------------------------------
 
-TEST_CASE("rectangle sums equal direct sums; rectangles outside are refused", "[sat]") {
+TEST_CASE("rectangle sums equal direct sums, rectangles outside are refused", "[sat]") {
     std::mt19937_64 rng(9);
     thread_pool pool(2);
     const auto in = random_array(dtype::i16, 40, 50, 2, rng);
@@ -383,7 +383,7 @@ TEST_CASE("box filter equals a direct window mean with BORDER_REFLECT_101", "[sa
 
 // ---- file formats -------------------------------------------------------------------------------------------------
 
-TEST_CASE(".npy: every dtype round-trips; version 2.0 reads; Fortran order and foreign dtypes are refused", "[sat]") {
+TEST_CASE(".npy: every dtype round-trips, version 2.0 reads, Fortran order and foreign dtypes are refused", "[sat]") {
     temp_dir dir;
     std::mt19937_64 rng(1);
     for (const auto t : {dtype::u8, dtype::u16, dtype::u32, dtype::u64, dtype::i8, dtype::i16, dtype::i32, dtype::i64, dtype::f32, dtype::f64}) {
@@ -423,7 +423,7 @@ TEST_CASE(".npy: every dtype round-trips; version 2.0 reads; Fortran order and f
     CHECK(caught([&] { io::parse_npy(header("{'descr': '<u1', 'fortran_order': False, 'shape': (2, 2, 2, 2), }"), "d.npy"); }).code() == exit_code::bad_input);
 }
 
-TEST_CASE("PNG: 8/16-bit grey and colour round-trip; files made by libpng read; bad files are refused", "[sat]") {
+TEST_CASE("PNG: 8/16-bit grey and colour round-trip, files made by libpng read, bad files are refused", "[sat]") {
     temp_dir dir;
     std::mt19937_64 rng(2);
     for (const auto t : {dtype::u8, dtype::u16})
@@ -463,7 +463,7 @@ TEST_CASE("PNG: 8/16-bit grey and colour round-trip; files made by libpng read; 
     CHECK(caught([&] { io::write_png(random_array(dtype::f32, 2, 2, 1, rng), dir / "f.png"); }).code() == exit_code::bad_command_line);
 }
 
-TEST_CASE("TIFF: 8/16-bit and float32 round-trip; files made by libtiff read; unsupported depths are refused", "[sat]") {
+TEST_CASE("TIFF: 8/16-bit and float32 round-trip, files made by libtiff read, unsupported depths are refused", "[sat]") {
     temp_dir dir;
     std::mt19937_64 rng(3);
     for (const auto t : {dtype::u8, dtype::u16, dtype::f32})
@@ -488,7 +488,7 @@ TEST_CASE("TIFF: 8/16-bit and float32 round-trip; files made by libtiff read; un
     CHECK(std::string(e.what()).find("bit depth 4") != std::string::npos);
 }
 
-TEST_CASE("PGM/PPM: P5 8/16-bit and P6 read; empty and truncated ones are refused", "[sat]") {
+TEST_CASE("PGM/PPM: P5 8/16-bit and P6 read, empty and truncated ones are refused", "[sat]") {
     const auto g = io::parse_pnm(std::string("P5\n# c\n3 2\n255\n") + std::string("\x01\x02\x03\x04\x05\xff", 6), "g.pgm");
     CHECK(g.type == dtype::u8);
     CHECK(g.rows == 2);

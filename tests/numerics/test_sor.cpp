@@ -185,7 +185,7 @@ TEST_CASE("sor: lex, red-black and ssor converge on the model problem to its sol
     CHECK(sor::solve(p, gs, pool).history.size() > 3 * sor::solve(p, best, pool).history.size());
 }
 
-TEST_CASE("swgpu sor: solution, history and plot; bad input refused with its exit code", "[sor][cli]") {
+TEST_CASE("swgpu sor: solution, history and plot, bad input refused with its exit code", "[sor][cli]") {
     namespace fs = std::filesystem;
     const testing::temp_dir tmp("swgpu-sor");
     const fs::path dir = tmp.path;
