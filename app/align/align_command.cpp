@@ -57,7 +57,8 @@ std::string conventions_text() {
            "  E-values and bit scores as blastp -comp_based_stats 0 -seg no (Spouge's finite-size correction,\n"
            "    NCBI's parameters), from the whole database's size; --no-evalue prints NA instead.\n"
            "  No masking by default; --seg yes (protein) and --dust yes (DNA) mask the queries as BLAST does.\n"
-           "  --comp-based-stats 1: composition-based statistics as blastp -comp_based_stats 1 (BLOSUM62).\n"
+           "  --comp-based-stats 1: composition-based statistics as blastp -comp_based_stats 1\n"
+           "    (BLOSUM45/50/62/80/90, PAM30/70/250).\n"
            "  --db-chunk only bounds memory: the database is read once, in chunks, with the same result.\n"
            "Output (--outfmt, names in any case): 6 | \"6 COLUMN ...\" | 7 | \"7 COLUMN ...\" | sam | paf | pair | json |\n"
            "  \"json COLUMN ...\"\n"
@@ -167,7 +168,8 @@ align_command::align_command(CLI::App& app) {
         ->check(CLI::IsMember({"yes", "no"}))
         ->capture_default_str();
     sub->add_option("--comp-based-stats", s_.comp_based_stats,
-                    "Protein, BLOSUM62: 0 = standard statistics (blastp -comp_based_stats 0); 1 = composition-based "
+                    "Protein, BLOSUM45/50/62/80/90 or PAM30/70/250: 0 = standard statistics (blastp -comp_based_stats 0); "
+                    "1 = composition-based "
                     "statistics (Schaffer et al. 2001): each hit realigned with the matrix rescaled to the pair's "
                     "amino-acid compositions, its score and E-value from that alignment, as blastp "
                     "-comp_based_stats 1 (docs/align.md)")

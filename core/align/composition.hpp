@@ -4,9 +4,9 @@
 // For a query and a subject with amino-acid compositions q and s (the 20 standard letters; X, masked residues and
 // other letters are not counted), the matrix is rescaled so that its ungapped λ in that context is the λ it has for
 // the standard background:
-//   λ_pair    solves Σ_ij q_i s_j e^{λ M_ij} = 1, M the matrix of BLOSUM62's frequency ratios scaled by 32:
-//             M_ij = round(ln(f_ij) / (λ_ideal/32)), λ_ideal the ungapped λ of BLOSUM62's integer scores on the
-//             Robinson & Robinson background frequencies (0.3176);
+//   λ_pair    solves Σ_ij q_i s_j e^{λ M_ij} = 1, M the matrix of the frequency ratios scaled by 32:
+//             M_ij = round(ln(f_ij) / (λ_ideal/32)), λ_ideal the ungapped λ of the matrix's integer scores on the
+//             Robinson & Robinson background frequencies (BLOSUM62: 0.3176);
 //   r         = λ_pair / (λ_ideal/32), clamped to [0.5, 1];
 //   M'_ij     = round(r · ln(f_ij) / (λ_ideal/32)) for the letters with frequency ratios; X (and U) score the
 //             expected score of their row or column in this context (at most −1); '*' keeps M.
@@ -60,11 +60,16 @@ struct wide_matrix {
 
 class composition_adjustment {
 public:
-    // Only BLOSUM62 (NCBI's frequency ratios are built in for it alone); `m` is recognised by its scores.
+    // The matrices blastp supports in this mode: BLOSUM45, BLOSUM50, BLOSUM62, BLOSUM80, BLOSUM90, PAM30, PAM70 and
+    // PAM250 (NCBI's frequency ratios are built in for them). `m` is recognised by its scores on the 20 standard
+    // letters (the rounded frequency ratios), so a copy read from a file works too.
     static bool supported(const substitution_matrix& m);
+    // NCBI's name of the matrix `m` is recognised as, or nullptr.
+    static const char* ncbi_matrix(const substitution_matrix& m);
     // Throws usage_error unless supported(m).
     explicit composition_adjustment(const substitution_matrix& m);
 
+    const char* matrix_name() const { return name_; }      // NCBI's name of the recognised matrix
     double ideal_lambda() const { return ideal_lambda_; }  // ungapped λ of the integer matrix, standard background
     // λ of the ×32 frequency-ratio matrix for these compositions, over ideal_lambda()/32 (unclamped; −1 when there
     // is no λ).
@@ -87,7 +92,12 @@ public:
                   std::span<const std::uint8_t> subject, const alignment& standard, const gap_costs& gaps) const;
 
 private:
+    // The frequency ratio of two NCBIstdaa letters (gap letter excluded: 0 is A).
+    double freq_ratio(int a, int b) const { return ratios_[a * 27 + b]; }
+
     const substitution_matrix* m_;
+    const char* name_ = nullptr;
+    const double* ratios_ = nullptr;  // 27 × 27, row-major
     double ideal_lambda_ = 0;
     std::array<int, substitution_matrix::max_letters> stdaa_{};  // code -> NCBIstdaa index (X for unknown)
     std::array<double, 400> start_{};                              // M over the 20 letters, for λ_pair

@@ -101,10 +101,72 @@ struct temp_dir {
 
 }  // namespace
 
-TEST_CASE("composition: BLOSUM62's frequency ratios give its scores, and only BLOSUM62 is supported", "[composition]") {
-    CHECK(composition_adjustment::supported(substitution_matrix::builtin("BLOSUM62")));
-    CHECK_FALSE(composition_adjustment::supported(substitution_matrix::builtin("BLOSUM45")));
-    CHECK_THROWS(composition_adjustment(substitution_matrix::builtin("PAM30")));
+namespace {
+
+// NCBI's matrices with frequency ratios (matrix_freq_ratios.c) and their ungapped λ (blast_stat.c's tables).
+const std::vector<std::pair<std::string, double>> ncbi_matrices = {
+    {"BLOSUM45", 0.2291}, {"BLOSUM50", 0.2318}, {"BLOSUM62", 0.3176}, {"BLOSUM80", 0.3430},
+    {"BLOSUM90", 0.3346}, {"PAM30", 0.3400},    {"PAM70", 0.3345},    {"PAM250", 0.2252},
+};
+
+// BLOSUM62 as text with W/W scoring 10 instead of 11: a matrix no NCBI matrix matches.
+std::string altered_blosum62() {
+    std::stringstream in(slurp(fs::path(source_dir) / "data/matrices/BLOSUM62")), out;
+    std::vector<std::string> header;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#') {
+            out << line << "\n";
+            continue;
+        }
+        std::stringstream words(line);
+        std::vector<std::string> w;
+        for (std::string x; words >> x;) w.push_back(x);
+        if (header.empty()) header = w;
+        else if (w[0] == "W")
+            w[static_cast<std::size_t>(std::find(header.begin(), header.end(), "W") - header.begin()) + 1] = "10";
+        for (const auto& x : w) out << x << ' ';
+        out << "\n";
+    }
+    return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("composition: NCBI's eight matrices are recognised by their frequency ratios, others are refused",
+          "[composition]") {
+    // Each matrix's scores on the 20 standard letters are its frequency ratios rounded at its own scale
+    // (round(k·log2 f): k = 3 for BLOSUM45, BLOSUM50 and PAM250, 2 for the others): that is how it is recognised.
+    for (const auto& [name, lambda] : ncbi_matrices) {
+        INFO(name);
+        const substitution_matrix m = substitution_matrix::builtin(name);
+        CHECK(composition_adjustment::supported(m));
+        REQUIRE(composition_adjustment::ncbi_matrix(m) != nullptr);
+        CHECK(std::string(composition_adjustment::ncbi_matrix(m)) == name);
+        CHECK(std::string(composition_adjustment(m).matrix_name()) == name);
+    }
+    // A copy read from a file is recognised; a matrix with no NCBI counterpart is not.
+    const auto copy = substitution_matrix::parse_ncbi(slurp(fs::path(source_dir) / "data/matrices/PAM70"), "mine", "mine");
+    CHECK(std::string(composition_adjustment::ncbi_matrix(copy)) == "PAM70");
+    const auto altered = substitution_matrix::parse_ncbi(altered_blosum62(), "altered", "altered");
+    CHECK(altered.score(altered.code('W'), altered.code('W')) == 10);
+    CHECK_FALSE(composition_adjustment::supported(altered));
+    CHECK(composition_adjustment::ncbi_matrix(altered) == nullptr);
+    CHECK_THROWS(composition_adjustment(altered));
+    CHECK_FALSE(composition_adjustment::supported(substitution_matrix::builtin("NUC.4.4")));
+}
+
+TEST_CASE("composition: each matrix's ideal lambda is NCBI's ungapped lambda", "[composition]") {
+    const auto& bg = standard_aa_frequencies();
+    aa_composition standard;
+    standard.p = bg;
+    standard.residues = 1000;
+    for (const auto& [name, lambda] : ncbi_matrices) {
+        INFO(name);
+        const composition_adjustment adj(substitution_matrix::builtin(name));
+        CHECK(std::abs(adj.ideal_lambda() - lambda) < 1e-3);
+        // The ×32 frequency-ratio matrix has about that λ per 32 units on the standard background too.
+        CHECK(std::abs(adj.raw_lambda_ratio(standard, standard) - 1.0) < 0.05);
+    }
 }
 
 TEST_CASE("composition: the standard composition gives the matrix's ungapped lambda", "[composition]") {
@@ -216,7 +278,7 @@ TEST_CASE("composition: the subject is SEG-masked unless the hit is near-identic
     CHECK(m.aln.score > 0);
 }
 
-TEST_CASE("composition: --comp-based-stats 0 is the default, 1 refuses DNA and other matrices", "[composition]") {
+TEST_CASE("composition: --comp-based-stats 0 is the default, 1 refuses DNA and matrices without frequency ratios", "[composition]") {
     temp_dir tmp;
     const auto out0 = tmp.path / "default.tsv", out1 = tmp.path / "zero.tsv";
     const std::string base = "cd '" + source_dir + "' && '" + binary + "' align data/demo_queries.fa data/demo_db.fa -q";
@@ -228,7 +290,11 @@ TEST_CASE("composition: --comp-based-stats 0 is the default, 1 refuses DNA and o
     std::ofstream(dna) << ">d\nACGTACGTACGGTACGATCGATCGATCGTAGCTAGCTAGCTAGCATCGATCG\n";
     CHECK(shell("'" + binary + "' align '" + dna.string() + "' '" + dna.string() +
                 "' --comp-based-stats 1 -q 2>/dev/null >/dev/null") == 2);
-    CHECK(shell(base + " --comp-based-stats 1 --matrix BLOSUM45 2>/dev/null >/dev/null") == 2);
+    // A matrix file with no NCBI counterpart (no frequency ratios, and no E-value parameters either).
+    const fs::path altered = tmp.path / "altered";
+    std::ofstream(altered) << altered_blosum62();
+    CHECK(shell(base + " --comp-based-stats 1 --matrix '" + altered.string() + "' 2>/dev/null >/dev/null") == 2);
+    CHECK(shell(base + " --comp-based-stats 1 --matrix BLOSUM45 -o /dev/null") == 0);
     CHECK(shell(base + " --comp-based-stats 1 --no-evalue 2>/dev/null >/dev/null") == 2);
     CHECK(shell(base + " --comp-based-stats 2 2>/dev/null >/dev/null") == 2);
 }
@@ -333,4 +399,60 @@ TEST_CASE("composition: weak hits too, where BLAST finds the optimal standard al
     CHECK(compared >= 1600);
     CHECK(same >= 1500);
     CHECK(weakest_disagreement > 10);
+}
+
+TEST_CASE("composition: the other matrices against blastp -matrix M -comp_based_stats 1", "[composition]") {
+    if (!installed("blastp") || !installed("makeblastdb")) {
+        WARN("blastp or makeblastdb is not installed (Debian package ncbi-blast+): the comparison with "
+             "blastp -matrix M -comp_based_stats 1 is skipped");
+        return;
+    }
+    const blast_inputs in;
+    REQUIRE(in.made());
+    for (const auto& [name, lambda] : ncbi_matrices) {
+        if (name == "BLOSUM62") continue;  // above
+        INFO(name);
+        // Each side with the matrix's default gap costs (BLAST's), with standard and with composition-based statistics.
+        std::map<std::pair<std::string, std::string>, row> blast[2], ours[2];
+        for (int mode = 0; mode < 2; ++mode) {
+            const std::string tag = name + std::to_string(mode);
+            const fs::path b = in.tmp.path / (tag + ".blastp"), o = in.tmp.path / (tag + ".swgpu");
+            REQUIRE(shell("blastp -matrix " + name + " -comp_based_stats " + std::to_string(mode) + " -seg no -query '" +
+                          in.queries.string() + "' -db '" + in.blast_db.string() + "' -evalue 10 -max_target_seqs 500 "
+                          "-max_hsps 1 -outfmt '6 qseqid sseqid evalue score' -out '" + b.string() + "' 2>/dev/null") == 0);
+            REQUIRE(shell("'" + binary + "' align '" + in.queries.string() + "' '" + in.db.string() + "' --matrix " +
+                          name + " --comp-based-stats " + std::to_string(mode) +
+                          " -e 10 -k 500 --outfmt '6 qseqid sseqid evalue score' -q -o '" + o.string() + "'") == 0);
+            blast[mode] = read_rows(b);
+            ours[mode] = read_rows(o);
+        }
+        // Pairs whose standard alignment BLAST finds optimally (equal -comp_based_stats 0 scores) must agree; where
+        // BLAST's heuristic misses the best alignment, swgpu's E-value is the lower one.
+        std::size_t both = 0, same = 0, optimal = 0, optimal_same = 0, ours_better = 0;
+        for (const auto& [pair, r] : blast[1]) {
+            const auto it = ours[1].find(pair);
+            if (it == ours[1].end()) continue;
+            ++both;
+            const bool equal = it->second.score == r.score && it->second.evalue == r.evalue;
+            same += equal;
+            const auto b0 = blast[0].find(pair), o0 = ours[0].find(pair);
+            if (b0 != blast[0].end() && o0 != ours[0].end() && b0->second.score == o0->second.score) {
+                ++optimal;
+                optimal_same += equal;
+            } else if (!equal) {
+                ours_better += it->second.score >= r.score && std::stod(it->second.evalue) < std::stod(r.evalue);
+            }
+        }
+        WARN(name << ": blastp -comp_based_stats 1 " << blast[1].size() << " pairs, swgpu " << ours[1].size()
+                  << "; in both " << both << ", equal scores and E-values " << same << "; of the " << optimal
+                  << " whose standard alignment BLAST finds optimally, " << optimal_same << " equal");
+        // Measured with BLAST+ 2.12: every pair blastp reports is reported by swgpu; 68/68 equal for BLOSUM45,
+        // 78/78 BLOSUM50, 71/72 BLOSUM80, 76/78 BLOSUM90, 70/72 PAM30, 67/69 PAM70, 67/67 PAM250, each difference a
+        // pair whose standard alignment BLAST does not find optimally.
+        CHECK(!blast[1].empty());
+        CHECK(both == blast[1].size());
+        CHECK(optimal_same == optimal);
+        CHECK(ours_better == both - same);
+        CHECK(same + 2 >= both);
+    }
 }
