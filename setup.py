@@ -58,6 +58,7 @@ setup(
     license="MIT",
     packages=["swgpu"],
     package_dir={"swgpu": "app/python/swgpu"},
+    package_data={"swgpu": ["__init__.pyi", "py.typed"]},  # the type stubs (PEP 561)
     ext_modules=[CMakeExtension("swgpu._swgpu")],
     cmdclass={"build_ext": CMakeBuild},
     python_requires=">=3.8",

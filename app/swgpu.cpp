@@ -15,10 +15,17 @@
 #include "core/align/sequence.hpp"
 #include "core/align/statistics.hpp"
 #include "core/align/strand.hpp"
+#include "core/numerics/finite.hpp"
+#include "core/numerics/levels.hpp"
 #include "core/numerics/sat.hpp"
+#include "core/numerics/sor.hpp"
+#include "core/numerics/sweep3d.hpp"
 #include "core/thread_pool.hpp"
 #include "gpu/gpu.hpp"
+#include "gpu/numerics/levels.hpp"
 #include "gpu/numerics/sat.hpp"
+#include "gpu/numerics/sor.hpp"
+#include "gpu/numerics/sweep3d.hpp"
 #include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
 #include "io/align/sequence_reader.hpp"
@@ -398,6 +405,152 @@ array integral_histogram(const array& image, int bins, const std::vector<double>
     }
     array result(dtype::uint32, {shape[0], shape[1], static_cast<std::int64_t>(binning.bins)});
     std::memcpy(result.data(), out.raw(), out.bytes());
+    return result;
+}
+
+// ---- sparse triangular solves, SOR, the 3-D sweep ------------------------------------------------------------------
+
+namespace {
+
+// The triangle `part` of a CSR matrix as levels::csr_matrix (columns ascending, duplicates summed, entries outside the
+// triangle dropped), checked as `swgpu levels` checks a Matrix Market file.
+levels::csr_matrix triangle_of(const csr_matrix& m, levels::triangle part) {
+    const std::string where = "triangular_solve";
+    if (m.rows < 0 || m.cols < 0) throw input_error(where, "a negative matrix extent");
+    if (m.rows != m.cols)
+        throw input_error(where, "the matrix is " + std::to_string(m.rows) + " x " + std::to_string(m.cols) +
+                                     "; a triangular solve needs a square matrix");
+    if (m.rows == 0) throw input_error(where, "the matrix is empty (0 x 0)");
+    if (m.rows >= std::numeric_limits<std::int32_t>::max()) throw input_error(where, "2^31 rows or more are not supported");
+    const auto rows = static_cast<std::size_t>(m.rows);
+    if (m.indptr.size() != rows + 1)
+        throw input_error(where, "indptr has " + std::to_string(m.indptr.size()) + " entries; " +
+                                     std::to_string(rows + 1) + " expected (rows + 1)");
+    if (m.indices.size() != m.data.size())
+        throw input_error(where, "indices and data differ in length");
+    if (m.indptr[0] != 0 || m.indptr[rows] != static_cast<std::int64_t>(m.indices.size()))
+        throw input_error(where, "indptr must start at 0 and end at the number of entries");
+    for (std::size_t r = 0; r < rows; ++r)
+        if (m.indptr[r + 1] < m.indptr[r]) throw input_error(where, "indptr must not decrease");
+    if (const numerics::nonfinite bad = numerics::find_nonfinite(std::span<const double>(m.data)); bad.count > 0)
+        throw input_error(where, "the matrix " + numerics::nonfinite_message(bad, "entry " + std::to_string(bad.first) +
+                                                                                      " of data"));
+    const bool upper = part == levels::triangle::upper;
+    levels::csr_matrix t;
+    t.rows = m.rows;
+    t.row_ptr.assign(rows + 1, 0);
+    std::vector<std::pair<std::int32_t, double>> row;
+    for (std::size_t r = 0; r < rows; ++r) {
+        row.clear();
+        for (auto k = static_cast<std::size_t>(m.indptr[r]); k < static_cast<std::size_t>(m.indptr[r + 1]); ++k) {
+            const std::int64_t c = m.indices[k];
+            if (c < 0 || c >= m.cols)
+                throw input_error(where, "row " + std::to_string(r + 1) + " has an entry in column " +
+                                             std::to_string(c + 1) + ", outside the " + std::to_string(m.rows) + " x " +
+                                             std::to_string(m.cols) + " matrix");
+            const auto i = static_cast<std::int64_t>(r);
+            if (upper ? c < i : c > i) continue;
+            row.emplace_back(static_cast<std::int32_t>(c), m.data[k]);
+        }
+        std::stable_sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        for (std::size_t k = 0; k < row.size(); ++k) {
+            if (k > 0 && row[k].first == row[k - 1].first) {
+                t.val.back() += row[k].second;
+                continue;
+            }
+            t.col.push_back(row[k].first);
+            t.val.push_back(row[k].second);
+        }
+        t.row_ptr[r + 1] = static_cast<std::int64_t>(t.col.size());
+    }
+    levels::check_triangular(t, part, where);
+    return t;
+}
+
+const char* reason_name(sor::stop_reason r) {
+    switch (r) {
+        case sor::stop_reason::converged: return "converged";
+        case sor::stop_reason::stagnated: return "stagnated";
+        case sor::stop_reason::max_sweeps: break;
+    }
+    return "max_sweeps";
+}
+
+}  // namespace
+
+std::vector<double> triangular_solve(const csr_matrix& matrix, const std::vector<double>& b, bool lower,
+                                     backend where) {
+    const levels::triangle part = lower ? levels::triangle::lower : levels::triangle::upper;
+    const levels::csr_matrix t = triangle_of(matrix, part);
+    if (static_cast<std::int64_t>(b.size()) != t.rows)
+        throw input_error("triangular_solve", "b has " + std::to_string(b.size()) + " elements; the matrix has " +
+                                                  std::to_string(t.rows) + " rows");
+    if (const numerics::nonfinite bad = numerics::find_nonfinite(std::span<const double>(b)); bad.count > 0)
+        throw input_error("triangular_solve", "b " + numerics::nonfinite_message(bad, "element " + std::to_string(bad.first)));
+    if (wants_gpu(where)) {
+        gpu::triangular_solver solver(t, part, b);
+        return solver.first_solution();
+    }
+    std::vector<double> x(b.size());
+    thread_pool pool(0);
+    const levels::level_sets sets = levels::group_by_level(levels::triangular_levels(t, part));
+    levels::triangular_solve(t, part, sets, b, x, pool);
+    return x;
+}
+
+sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::vector<double>& boundary,
+                       const sor_settings& settings) {
+    if (n < 3) throw input_error("sor", "the grid needs at least 3 x 3 points (got " + std::to_string(n) + ")");
+    if (n > (std::int64_t{1} << 20)) throw input_error("sor", "a grid of more than 2^20 x 2^20 points");
+    const sor::problem p = sor::from_arrays(n, f, boundary, "sor");
+    sor::options o;
+    o.m = sor::parse_method(settings.method);
+    o.omega = settings.omega == 0 ? sor::optimal_omega(n) : settings.omega;
+    o.tol = settings.tol;
+    o.max_sweeps = settings.max_sweeps;
+    o.layers = settings.layers;
+    o.stagnation = settings.stagnation;
+    sor::check(o);
+    sor::solution s;
+    if (wants_gpu(settings.where)) {
+        s = gpu::sor_solve(p, o);
+    } else {
+        thread_pool pool(0);
+        s = sor::solve(p, o, pool);
+    }
+    sor_result r;
+    r.u = std::move(s.u);
+    for (const auto& e : s.history) {
+        r.sweeps.push_back(e.sweep);
+        r.residuals.push_back(e.residual);
+        r.seconds.push_back(e.seconds);
+    }
+    r.converged = s.converged;
+    r.reason = reason_name(s.reason);
+    r.omega = o.omega;
+    return r;
+}
+
+array sweep3d_fmod(std::int64_t n, int loops, double c, dtype precision, backend where) {
+    if (precision != dtype::float32 && precision != dtype::float64)
+        throw usage_error("sweep3d: precision is float32 (single) or float64 (double)");
+    const sweep3d::fmod_params p{n, loops, c};
+    sweep3d::check(p);
+    const bool gpu = wants_gpu(where);
+    array result(precision, {n, n, n});
+    const auto fill = [&](auto zero) {
+        using T = decltype(zero);
+        std::vector<T> grid;
+        if (gpu) {
+            grid = gpu::sweep3d_fmod<T>(p);
+        } else {
+            thread_pool pool(0);
+            grid = sweep3d::fmod_tiled<T>(p, pool, 16);
+        }
+        std::memcpy(result.data(), grid.data(), grid.size() * sizeof(T));
+    };
+    if (precision == dtype::float32) fill(0.0f);
+    else fill(0.0);
     return result;
 }
 

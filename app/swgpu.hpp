@@ -170,4 +170,57 @@ array summed_area_table(const array& image, backend where = backend::automatic);
 array integral_histogram(const array& image, int bins, const std::vector<double>& edges = {},
                          backend where = backend::automatic);
 
+// ---- numerics: sparse triangular solves, SOR, the 3-D sweep ---------------------------------------------------------
+
+// A sparse matrix in compressed sparse row form (SciPy's csr_matrix): row i holds the entries
+// indices[indptr[i] .. indptr[i+1]) with values data[...], columns 0-based, in any order, duplicates summed.
+struct csr_matrix {
+    std::int64_t rows = 0, cols = 0;
+    std::vector<std::int64_t> indptr;   // rows + 1
+    std::vector<std::int64_t> indices;  // column of each entry
+    std::vector<double> data;           // value of each entry
+};
+
+// x with T x = b, T the lower (lower = true) or upper triangle of `matrix`, diagonal included, as `swgpu levels
+// --matrix ... [--upper]` solves it: entries outside the triangle are dropped, each row is
+// x[i] = (b[i] - sum_j T[i][j] x[j]) / T[i][i] summed in ascending column order (the same bits on every backend).
+// swgpu::error, bad input (exit code 1), for a matrix that is not square or is empty, an index out of range, a
+// missing or zero diagonal entry, a value or b[i] that is NaN or infinite, or b of another length than the rows.
+std::vector<double> triangular_solve(const csr_matrix& matrix, const std::vector<double>& b, bool lower = true,
+                                     backend where = backend::automatic);
+
+// SOR for -lap u = f on an N x N grid (spacing 1 / (N - 1), Dirichlet values on the edges), as `swgpu sor` solves it
+// (core/numerics/sor.hpp): method "lex", "redblack", "ssor" or "mlssor" (layers K); omega 0: the optimal
+// 2 / (1 + sin(pi h)). The run stops when the relative residual ||b - A u|| / ||b|| is at most tol (converged),
+// after `stagnation` sweeps without a 0.1 % fall of the smallest residual (stagnated; 0: never), or after max_sweeps.
+struct sor_settings {
+    std::string method = "lex";
+    double omega = 0;
+    double tol = 1e-8;
+    int max_sweeps = 10000;
+    int layers = 3;
+    int stagnation = 1000;
+    backend where = backend::automatic;
+};
+struct sor_result {
+    std::vector<double> u;                // N x N, row-major, the boundary included
+    std::vector<std::int64_t> sweeps;     // the history: sweep number,
+    std::vector<double> residuals;        //   the relative residual after it,
+    std::vector<double> seconds;          //   and the time since the start of the solve
+    bool converged = false;
+    std::string reason;                   // "converged", "max_sweeps" or "stagnated" (the CLI exits 6 for the last two)
+    double omega = 0;                     // the omega used
+};
+// f and boundary: N x N row-major (the boundary's interior is ignored), N >= 3, finite (swgpu::error, bad input);
+// settings out of range: swgpu::error, bad settings. A run that does not converge is no error: see `converged`.
+sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::vector<double>& boundary,
+                       const sor_settings& settings = {});
+
+// The fmod 3-D wavefront sweep of `swgpu sweep3d` (core/numerics/sweep3d.hpp): an (N, N, N) array, float32 or float64
+// (`precision`), A[i][j][k] initially ((i + 2j + 3k) mod 10) / 10, each point doing `loops` times
+// r = fmod(((r + A[i-1][j][k]) + A[i][j-1][k]) + A[i][j][k-1], c) with its neighbours' final values (0 outside).
+// The same bits on every backend. N in 1..4096, loops >= 1, c > 0 (else swgpu::error, bad settings).
+array sweep3d_fmod(std::int64_t n, int loops = 1, double c = 1.0, dtype precision = dtype::float64,
+                   backend where = backend::automatic);
+
 }  // namespace swgpu

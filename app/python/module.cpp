@@ -1,8 +1,9 @@
 // The Python module swgpu._swgpu (pybind11): the library face (app/swgpu.hpp) for the package swgpu, whose
 // __init__.py (app/python/swgpu/__init__.py) turns paths, tuples and NumPy arrays into what these calls take.
 //
-// Every call that works (search, database searches, align_pair, sat) runs without the GIL; errors are swgpu.Error
-// with the exit code the command line would exit with (std::bad_alloc: 4, out of memory).
+// Every call that works (search, database searches, align_pair, sat, ihist, triangular_solve, sor, sweep3d) runs
+// without the GIL; errors are swgpu.Error with the exit code the command line would exit with (std::bad_alloc: 4,
+// out of memory).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -212,6 +213,99 @@ py::array ihist(const py::array& image, int bins, const std::vector<double>& edg
     return py::array(dt, extents, {}, data, owner);
 }
 
+// A library array as a NumPy array that owns it (moved into the array's base).
+py::array owned(std::unique_ptr<swgpu::array> out) {
+    const py::dtype dt = numpy_type(out->type());
+    std::vector<py::ssize_t> extents(out->shape().begin(), out->shape().end());
+    if (out->size() == 0) return py::array(dt, extents);
+    void* data = out->data();
+    py::capsule owner(out.get(), [](void* p) { delete static_cast<swgpu::array*>(p); });
+    out.release();
+    return py::array(dt, extents, {}, data, owner);
+}
+
+using int64_array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+using float64_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+template <class T, class A>
+std::vector<T> to_vector(const A& a) {
+    return std::vector<T>(a.data(), a.data() + a.size());
+}
+
+// x with T x = b, T a triangle of the CSR matrix (indptr, indices, data) of shape (rows, cols).
+py::array_t<double> triangular_solve(const int64_array& indptr, const int64_array& indices, const float64_array& data,
+                                     std::int64_t rows, std::int64_t cols, const float64_array& b, bool lower,
+                                     const std::string& backend) {
+    const swgpu::backend where = parse_backend(backend);
+    if (b.ndim() != 1)
+        raise(swgpu::exit_code::bad_input, "triangular_solve: b must be a vector (one dimension), not of " +
+                                               std::to_string(b.ndim()) + " dimensions");
+    swgpu::csr_matrix m;
+    m.rows = rows;
+    m.cols = cols;
+    m.indptr = to_vector<std::int64_t>(indptr);
+    m.indices = to_vector<std::int64_t>(indices);
+    m.data = to_vector<double>(data);
+    const std::vector<double> rhs = to_vector<double>(b);
+    std::vector<double> x;
+    {
+        py::gil_scoped_release unlocked;
+        x = swgpu::triangular_solve(m, rhs, lower, where);
+    }
+    py::array_t<double> out(static_cast<py::ssize_t>(x.size()));
+    if (!x.empty()) std::memcpy(out.mutable_data(), x.data(), x.size() * sizeof(double));
+    return out;
+}
+
+// SOR on an (N, N) grid: (u, history) with history a dict of NumPy arrays and the run's outcome.
+py::tuple sor(const float64_array& f, const float64_array& g, const std::string& method, double omega, double tol,
+              int max_sweeps, int layers, int stagnation, const std::string& backend) {
+    swgpu::sor_settings s;
+    s.where = parse_backend(backend);
+    s.method = method;
+    s.omega = omega;
+    s.tol = tol;
+    s.max_sweeps = max_sweeps;
+    s.layers = layers;
+    s.stagnation = stagnation;
+    if (f.ndim() != 2 || f.shape(0) != f.shape(1))
+        raise(swgpu::exit_code::bad_input, "sor: f must be a square (N, N) array");
+    if (g.ndim() != 2 || g.shape(0) != f.shape(0) || g.shape(1) != f.shape(1))
+        raise(swgpu::exit_code::bad_input, "sor: the boundary g must have the shape of f");
+    const std::int64_t n = f.shape(0);
+    const std::vector<double> fv = to_vector<double>(f), gv = to_vector<double>(g);
+    swgpu::sor_result r;
+    {
+        py::gil_scoped_release unlocked;
+        r = swgpu::poisson_sor(n, fv, gv, s);
+    }
+    py::array_t<double> u({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n)});
+    std::memcpy(u.mutable_data(), r.u.data(), r.u.size() * sizeof(double));
+    py::dict history;
+    history["sweep"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.sweeps.size()), r.sweeps.data());
+    history["residual"] = py::array_t<double>(static_cast<py::ssize_t>(r.residuals.size()), r.residuals.data());
+    history["seconds"] = py::array_t<double>(static_cast<py::ssize_t>(r.seconds.size()), r.seconds.data());
+    history["converged"] = r.converged;
+    history["reason"] = r.reason;
+    history["omega"] = r.omega;
+    return py::make_tuple(u, history);
+}
+
+py::array sweep3d(std::int64_t n, int loops, double c, const std::string& precision, const std::string& backend) {
+    const swgpu::backend where = parse_backend(backend);
+    swgpu::dtype t = swgpu::dtype::float64;
+    if (precision == "single") t = swgpu::dtype::float32;
+    else if (precision != "double")
+        raise(swgpu::exit_code::bad_command_line,
+              "sweep3d: precision must be \"single\" or \"double\", not \"" + precision + "\"");
+    auto out = std::make_unique<swgpu::array>();
+    {
+        py::gil_scoped_release unlocked;
+        *out = swgpu::sweep3d_fmod(n, loops, c, t, where);
+    }
+    return owned(std::move(out));
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_swgpu, m) {
@@ -296,6 +390,15 @@ PYBIND11_MODULE(_swgpu, m) {
           "The integral histogram (uint32, H x W x B) of a C-contiguous native-order array; use swgpu.ihist.");
     m.def("_sat", &sat, py::arg("image"), py::arg("backend"),
           "swgpu::summed_area_table of a C-contiguous, native-order NumPy array of shape (H, W) or (H, W, C).");
+
+    m.def("_triangular_solve", &triangular_solve, py::arg("indptr"), py::arg("indices"), py::arg("data"),
+          py::arg("rows"), py::arg("cols"), py::arg("b"), py::arg("lower"), py::arg("backend"),
+          "swgpu::triangular_solve of a CSR matrix (indptr, indices, data, rows, cols); use swgpu.triangular_solve.");
+    m.def("_sor", &sor, py::arg("f"), py::arg("g"), py::arg("method"), py::arg("omega"), py::arg("tol"),
+          py::arg("max_sweeps"), py::arg("layers"), py::arg("stagnation"), py::arg("backend"),
+          "swgpu::poisson_sor of (N, N) float64 arrays: (u, history); use swgpu.sor.");
+    m.def("_sweep3d", &sweep3d, py::arg("n"), py::arg("loops"), py::arg("c"), py::arg("precision"), py::arg("backend"),
+          "swgpu::sweep3d_fmod: the (N, N, N) grid; use swgpu.sweep3d.");
 
     py::class_<swgpu::database>(m, "_Database", "swgpu::database: records kept encoded, the backend started once.")
         .def(py::init<const std::string&, const swgpu::search_settings&>(), py::arg("path"), py::arg("settings"),

@@ -1,10 +1,12 @@
 // The library face (app/swgpu.hpp) against the command line it shares its machinery with: the same hits, in the same
 // order, with the same column values; a database reused for two searches gives what two calls of search() give; a
-// pair aligned alone gives the CLI's best hit of that pair; summed-area tables equal the textbook sums.
+// pair aligned alone gives the CLI's best hit of that pair; summed-area tables equal the textbook sums; the numerics
+// calls (triangular_solve, poisson_sor, sweep3d_fmod) against small cases solved by hand or by the plain loop.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -207,4 +209,96 @@ TEST_CASE("library: integral histograms equal textbook counts, by the 8-bit rule
     CHECK(e.at<std::uint32_t>({5, 8, 1}) == high);
     CHECK_THROWS_AS(swgpu::integral_histogram(swgpu::array::zeros<std::uint8_t>({2, 2, 3}), 4), swgpu::error);
     CHECK_THROWS_AS(swgpu::integral_histogram(image, 0), swgpu::error);
+}
+
+namespace {
+
+swgpu::exit_code code_of(const std::function<void()>& call) {
+    try {
+        call();
+    } catch (const swgpu::error& e) {
+        return e.code();
+    }
+    return swgpu::exit_code::success;
+}
+
+}  // namespace
+
+TEST_CASE("library: triangular solves by substitution, the triangle cut from a CSR matrix, errors as levels'",
+          "[library]") {
+    // A = [[2, 9, 0], [1, 4, 0], [0, 3, 5]] with a duplicate (2, 2) entry split in two and columns out of order.
+    swgpu::csr_matrix a;
+    a.rows = a.cols = 3;
+    a.indptr = {0, 2, 4, 7};
+    a.indices = {1, 0, 1, 0, 2, 1, 2};
+    a.data = {9, 2, 4, 1, 2, 3, 3};
+    const std::vector<double> b = {2, 5, 13};
+    const auto lower = swgpu::triangular_solve(a, b, true, swgpu::backend::cpu);  // [[2,0,0],[1,4,0],[0,3,5]]
+    REQUIRE(lower.size() == 3);
+    CHECK(lower[0] == 1.0);
+    CHECK(lower[1] == 1.0);
+    CHECK(lower[2] == 2.0);
+    const auto upper = swgpu::triangular_solve(a, {11, 4, 5}, false, swgpu::backend::cpu);  // [[2,9,0],[0,4,0],[0,0,5]]
+    CHECK(upper == std::vector<double>{1, 1, 1});
+    using swgpu::exit_code;
+    swgpu::csr_matrix wide = a;
+    wide.cols = 4;
+    CHECK(code_of([&] { swgpu::triangular_solve(wide, b, true, swgpu::backend::cpu); }) == exit_code::bad_input);
+    CHECK(code_of([&] { swgpu::triangular_solve(a, {1, 2}, true, swgpu::backend::cpu); }) == exit_code::bad_input);
+    swgpu::csr_matrix zero = a;
+    zero.data[1] = 0;  // A[0][0]
+    CHECK(code_of([&] { swgpu::triangular_solve(zero, b, true, swgpu::backend::cpu); }) == exit_code::bad_input);
+    swgpu::csr_matrix nan = a;
+    nan.data[6] = std::nan("");
+    CHECK(code_of([&] { swgpu::triangular_solve(nan, b, true, swgpu::backend::cpu); }) == exit_code::bad_input);
+}
+
+TEST_CASE("library: SOR converges to the discrete solution, and sweep3d's fmod grid by the plain loop", "[library]") {
+    // u = x + y is harmonic and linear, so the 5-point scheme solves it exactly: f = 0, the boundary from u.
+    const std::int64_t n = 9;
+    std::vector<double> f(n * n, 0.0), g(n * n, 0.0);
+    for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < n; ++j) g[static_cast<std::size_t>(i * n + j)] = double(i + j) / double(n - 1);
+    swgpu::sor_settings s;
+    s.tol = 1e-12;
+    s.where = swgpu::backend::cpu;
+    const auto r = swgpu::poisson_sor(n, f, g, s);
+    CHECK(r.converged);
+    CHECK(r.reason == "converged");
+    REQUIRE(!r.residuals.empty());
+    CHECK(r.residuals.back() <= 1e-12);
+    CHECK(r.sweeps.size() == r.residuals.size());
+    for (std::size_t k = 0; k < g.size(); ++k) CHECK(std::abs(r.u[k] - g[k]) < 1e-10);
+    s.max_sweeps = 2;
+    const auto stopped = swgpu::poisson_sor(n, f, g, s);
+    CHECK(!stopped.converged);
+    CHECK(stopped.reason == "max_sweeps");
+    s.method = "jacobi";
+    CHECK(code_of([&] { swgpu::poisson_sor(n, f, g, s); }) == swgpu::exit_code::bad_command_line);
+    CHECK(code_of([&] { swgpu::poisson_sor(2, {0, 0, 0, 0}, {0, 0, 0, 0}); }) == swgpu::exit_code::bad_input);
+
+    const std::int64_t m = 4;
+    const auto grid = swgpu::sweep3d_fmod(m, 2, 1.0, swgpu::dtype::float64, swgpu::backend::cpu);
+    REQUIRE(grid.shape() == std::vector<std::int64_t>{m, m, m});
+    std::vector<double> a(static_cast<std::size_t>(m * m * m));
+    const auto at = [&](std::int64_t i, std::int64_t j, std::int64_t k) -> double& {
+        return a[static_cast<std::size_t>((i * m + j) * m + k)];
+    };
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < m; ++j)
+            for (std::int64_t k = 0; k < m; ++k) at(i, j, k) = double((i + 2 * j + 3 * k) % 10) / 10;
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < m; ++j)
+            for (std::int64_t k = 0; k < m; ++k) {
+                double r0 = at(i, j, k);
+                for (int l = 0; l < 2; ++l)
+                    r0 = std::fmod(r0 + (i ? at(i - 1, j, k) : 0.0) + (j ? at(i, j - 1, k) : 0.0) +
+                                       (k ? at(i, j, k - 1) : 0.0),
+                                   1.0);
+                at(i, j, k) = r0;
+                CHECK(grid.at<double>({i, j, k}) == r0);
+            }
+    CHECK(swgpu::sweep3d_fmod(3, 1, 1.0, swgpu::dtype::float32, swgpu::backend::cpu).type() == swgpu::dtype::float32);
+    CHECK(code_of([] { swgpu::sweep3d_fmod(0); }) == swgpu::exit_code::bad_command_line);
+    CHECK(code_of([] { swgpu::sweep3d_fmod(3, 1, 1.0, swgpu::dtype::int32); }) == swgpu::exit_code::bad_command_line);
 }

@@ -285,3 +285,224 @@ def test_ihist_refusals():
     with pytest.raises(swgpu.Error) as e:
         swgpu.ihist(numpy.zeros((3, 3), numpy.uint8))
     assert e.value.exit_code == 2
+
+
+def run_cli(*args):
+    """The command line's `swgpu ARGS...` (skipped without the program): its CompletedProcess."""
+    if not BINARY.exists():
+        pytest.skip("no swgpu program at %s" % BINARY)
+    return subprocess.run([str(BINARY), *map(str, args)], capture_output=True, text=True)
+
+
+def _triangular(n, seed, lower=True, density=0.004):
+    """A random well-conditioned triangular matrix (diagonally dominant) as scipy CSR, with the full matrix it is cut
+    from."""
+    import scipy.sparse
+
+    rng = numpy.random.default_rng(seed)
+    a = scipy.sparse.random(n, n, density=density, random_state=rng, format="csr") * 2 - \
+        scipy.sparse.random(n, n, density=density, random_state=rng, format="csr")
+    t = scipy.sparse.tril(a, -1) if lower else scipy.sparse.triu(a, 1)
+    d = numpy.asarray(abs(t).sum(axis=1)).ravel() + 1 + rng.random(n)
+    return (t + scipy.sparse.diags(d * numpy.where(rng.random(n) < 0.5, -1, 1))).tocsr(), a
+
+
+def _backward_error(t, x, b):
+    r = b - t @ x
+    return numpy.abs(r).max() / (abs(t).sum(axis=1).max() * numpy.abs(x).max() + numpy.abs(b).max())
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_triangular_solve_equals_scipy(lower):
+    import scipy.sparse.linalg
+
+    for n, seed in ((1, 1), (37, 2), (3000, 3)):
+        t, _ = _triangular(n, seed, lower)
+        b = numpy.random.default_rng(seed).standard_normal(n)
+        x = swgpu.triangular_solve(t, b, lower=lower)
+        assert x.dtype == numpy.float64 and x.shape == (n,)
+        expected = scipy.sparse.linalg.spsolve_triangular(t, b, lower=lower)
+        assert _backward_error(t, x, b) < 1e-12
+        numpy.testing.assert_allclose(x, expected, rtol=1e-10, atol=1e-12 * numpy.abs(expected).max())
+        assert numpy.array_equal(x, swgpu.triangular_solve(t, b, lower=lower, backend="cpu"))
+
+
+def test_triangular_solve_inputs():
+    import scipy.sparse
+
+    t, full = _triangular(200, 5, True)
+    b = numpy.linspace(-1, 1, 200)
+    x = swgpu.triangular_solve(t, b)
+    # the same from CSC, COO, a dense array, a CSR tuple and a full matrix whose upper part is dropped
+    assert numpy.array_equal(swgpu.triangular_solve(t.tocsc(), b), x)
+    assert numpy.array_equal(swgpu.triangular_solve(t.tocoo(), b), x)
+    assert numpy.array_equal(swgpu.triangular_solve(t.toarray(), b), x)
+    assert numpy.array_equal(swgpu.triangular_solve((t.indptr, t.indices, t.data, t.shape), b), x)
+    assert numpy.array_equal(swgpu.triangular_solve(t + scipy.sparse.triu(full, 1), b), x)
+    assert numpy.array_equal(swgpu.triangular_solve(t, list(b)), x)
+    # duplicates are summed, columns in any order
+    coo = t.tocoo()
+    dup = scipy.sparse.coo_matrix((numpy.concatenate([coo.data / 2, coo.data / 2]),
+                                   (numpy.concatenate([coo.row, coo.row]), numpy.concatenate([coo.col, coo.col]))),
+                                  shape=t.shape).tocsr(copy=False)
+    numpy.testing.assert_allclose(swgpu.triangular_solve(dup, b), x, rtol=1e-12)
+
+
+def test_triangular_solve_equals_command_line(tmp_path):
+    import scipy.io
+
+    for lower in (True, False):
+        t, _ = _triangular(500, 8, lower)
+        b = numpy.random.default_rng(9).standard_normal(500)
+        scipy.io.mmwrite(str(tmp_path / "t.mtx"), t.tocoo(), precision=17)
+        numpy.save(tmp_path / "b.npy", b)
+        r = run_cli("levels", "--matrix", tmp_path / "t.mtx", "--rhs", tmp_path / "b.npy", "-o", tmp_path / "x.npy",
+                    "--lower" if lower else "--upper", "-q", "--backend", "cpu")
+        assert r.returncode == 0, r.stderr
+        assert numpy.array_equal(numpy.load(tmp_path / "x.npy"), swgpu.triangular_solve(t, b, lower=lower))
+
+
+def test_triangular_solve_errors():
+    t, _ = _triangular(10, 4, True)
+    b = numpy.ones(10)
+    assert exit_code_of(lambda: swgpu.triangular_solve(numpy.ones((3, 4)), numpy.ones(3))) == 1
+    assert exit_code_of(lambda: swgpu.triangular_solve(numpy.zeros((0, 0)), numpy.ones(0))) == 1
+    z = t.toarray()
+    z[4, 4] = 0
+    assert exit_code_of(lambda: swgpu.triangular_solve(z, b)) == 1
+    assert exit_code_of(lambda: swgpu.triangular_solve(numpy.tril(numpy.ones((3, 3)))[:, ::-1], numpy.ones(3))) == 1
+    assert exit_code_of(lambda: swgpu.triangular_solve(t, numpy.ones(9))) == 1
+    assert exit_code_of(lambda: swgpu.triangular_solve(t, numpy.ones((10, 2)))) == 1
+    bad = t.copy()
+    bad.data[0] = numpy.nan
+    assert exit_code_of(lambda: swgpu.triangular_solve(bad, b)) == 1
+    assert exit_code_of(lambda: swgpu.triangular_solve(t, numpy.where(numpy.arange(10) == 3, numpy.inf, 1.0))) == 1
+    assert exit_code_of(lambda: swgpu.triangular_solve((t.indptr, t.indices + 20, t.data, t.shape), b)) == 1
+    assert exit_code_of(lambda: swgpu.triangular_solve(t, b, backend="y")) == 2
+
+
+def _poisson_problem(n, seed):
+    rng = numpy.random.default_rng(seed)
+    f = rng.standard_normal((n, n))
+    g = numpy.zeros((n, n))
+    g[0, :], g[-1, :], g[:, 0], g[:, -1] = rng.random(n), rng.random(n), rng.random(n), rng.random(n)
+    g[1:-1, 1:-1] = 1e9  # the boundary's interior is ignored
+    return f, g
+
+
+def _poisson_reference(f, g):
+    """The 5-point Laplacian's discrete solution by scipy.sparse.linalg.spsolve, boundary included."""
+    import scipy.sparse
+    import scipy.sparse.linalg
+
+    n = f.shape[0]
+    m = n - 2
+    h2 = (1.0 / (n - 1)) ** 2
+    one = scipy.sparse.diags([-numpy.ones(m - 1), 2 * numpy.ones(m), -numpy.ones(m - 1)], [-1, 0, 1])
+    a = scipy.sparse.kronsum(one, one).tocsc()  # 4u - neighbours, row-major interior unknowns
+    rhs = h2 * f[1:-1, 1:-1].copy()
+    rhs[0, :] += g[0, 1:-1]
+    rhs[-1, :] += g[-1, 1:-1]
+    rhs[:, 0] += g[1:-1, 0]
+    rhs[:, -1] += g[1:-1, -1]
+    u = g.copy()
+    u[1:-1, 1:-1] = scipy.sparse.linalg.spsolve(a, rhs.ravel()).reshape(m, m)
+    return u
+
+
+@pytest.mark.parametrize("method", ["lex", "redblack", "ssor", "mlssor"])
+def test_sor_equals_spsolve(method):
+    f, g = _poisson_problem(24, 3)
+    u, h = swgpu.sor(f, g, method=method, tol=1e-12)
+    assert h["converged"] and h["reason"] == "converged"
+    assert h["residual"][-1] <= 1e-12 and len(h["sweep"]) == len(h["residual"]) == len(h["seconds"])
+    assert h["sweep"].dtype == numpy.int64 and h["sweep"][-1] == len(h["sweep"])
+    expected = _poisson_reference(f, g)
+    assert numpy.abs(u - expected).max() <= 1e-9 * numpy.abs(expected).max()
+    assert numpy.array_equal(u[0], g[0]) and numpy.array_equal(u[:, -1], g[:, -1])
+
+
+def test_sor_equals_command_line(tmp_path):
+    f, g = _poisson_problem(19, 4)
+    numpy.save(tmp_path / "f.npy", f)
+    numpy.save(tmp_path / "g.npy", g)
+    for method, extra, keywords in (("lex", [], {}), ("redblack", ["--omega", "1.5"], {"omega": 1.5}),
+                                    ("mlssor", ["--layers", "2"], {"layers": 2})):
+        r = run_cli("sor", "--rhs", tmp_path / "f.npy", "--boundary", tmp_path / "g.npy", "-o", tmp_path / "u.npy",
+                    "--method", method, "--tol", "1e-10", "--backend", "cpu", *extra)
+        assert r.returncode == 0, r.stderr
+        u, h = swgpu.sor(f, g, method=method, tol=1e-10, backend="cpu", **keywords)
+        assert numpy.array_equal(numpy.load(tmp_path / "u.npy"), u)
+        assert " sweeps %d " % h["sweep"][-1] in r.stdout
+    # stopped above tol: exit code 6 on the command line, the result and the reason here
+    r = run_cli("sor", "--rhs", tmp_path / "f.npy", "--boundary", tmp_path / "g.npy", "-o", tmp_path / "u.npy",
+                "--max-sweeps", "3", "--backend", "cpu")
+    assert r.returncode == 6
+    u, h = swgpu.sor(f, g, max_sweeps=3, backend="cpu")
+    assert not h["converged"] and h["reason"] == "max_sweeps" and list(h["sweep"]) == [1, 2, 3]
+    assert numpy.array_equal(numpy.load(tmp_path / "u.npy"), u)
+
+
+def test_sor_errors():
+    f, g = _poisson_problem(8, 5)
+    assert exit_code_of(lambda: swgpu.sor(f[:, :7], g)) == 1
+    assert exit_code_of(lambda: swgpu.sor(f, g[:7, :7])) == 1
+    assert exit_code_of(lambda: swgpu.sor(f[:2, :2], g[:2, :2])) == 1
+    nan = f.copy()
+    nan[3, 3] = numpy.nan
+    assert exit_code_of(lambda: swgpu.sor(nan, g)) == 1
+    assert exit_code_of(lambda: swgpu.sor(f, g, method="jacobi")) == 2
+    assert exit_code_of(lambda: swgpu.sor(f, g, omega=2.5)) == 2
+    assert exit_code_of(lambda: swgpu.sor(f, g, tol=0)) == 2
+    assert exit_code_of(lambda: swgpu.sor(f, g, max_sweeps=0)) == 2
+    assert exit_code_of(lambda: swgpu.sor(f, g, backend="y")) == 2
+
+
+def _sweep3d_loop(n, loops, c):
+    a = numpy.fromfunction(lambda i, j, k: ((i + 2 * j + 3 * k) % 10) / 10, (n, n, n))
+    for i in range(n):
+        for j in range(n):
+            for k in range(n):
+                r = a[i, j, k]
+                top = a[i - 1, j, k] if i else 0.0
+                north = a[i, j - 1, k] if j else 0.0
+                west = a[i, j, k - 1] if k else 0.0
+                for _ in range(loops):
+                    r = math.fmod(((r + top) + north) + west, c)
+                a[i, j, k] = r
+    return a
+
+
+def test_sweep3d_equals_plain_loop():
+    for n, loops, c in ((1, 1, 1.0), (5, 1, 1.0), (7, 3, 0.7)):
+        a = swgpu.sweep3d(n, loops=loops, c=c)
+        assert a.shape == (n, n, n) and a.dtype == numpy.float64
+        assert numpy.array_equal(a, _sweep3d_loop(n, loops, c))
+    assert swgpu.sweep3d(6, precision="single").dtype == numpy.float32
+
+
+def test_sweep3d_equals_command_line(tmp_path):
+    for precision, loops in (("double", 2), ("single", 1)):
+        r = run_cli("sweep3d", "--n", 20, "--loops", loops, "--precision", precision, "--backend", "cpu", "-o",
+                    tmp_path / "a.npy")
+        assert r.returncode == 0, r.stderr
+        assert numpy.array_equal(numpy.load(tmp_path / "a.npy"), swgpu.sweep3d(20, loops=loops, precision=precision))
+
+
+def test_sweep3d_errors():
+    assert exit_code_of(lambda: swgpu.sweep3d(0)) == 2
+    assert exit_code_of(lambda: swgpu.sweep3d(5000)) == 2
+    assert exit_code_of(lambda: swgpu.sweep3d(4, loops=0)) == 2
+    assert exit_code_of(lambda: swgpu.sweep3d(4, c=0)) == 2
+    assert exit_code_of(lambda: swgpu.sweep3d(4, precision="half")) == 2
+    assert exit_code_of(lambda: swgpu.sweep3d(4, backend="y")) == 2
+
+
+def test_new_docstrings_and_stubs():
+    for f in (swgpu.triangular_solve, swgpu.sor, swgpu.sweep3d, swgpu.ihist):
+        assert f.__doc__ and f.__doc__.strip()
+    stub = pathlib.Path(swgpu.__file__).with_name("__init__.pyi")
+    assert stub.exists()
+    text = stub.read_text()
+    for name in swgpu.__all__:
+        assert ("def %s(" % name) in text or ("class %s" % name) in text, name

@@ -7,9 +7,13 @@ The calls give what the command line gives for the same input and settings (docs
     db = swgpu.Database("db.fa")                                     # read, encoded, backend started once
     more = db.search([("q1", "MKTAYIAKQR")])
     table = swgpu.sat(image)                                         # summed-area table of a NumPy array
+    x = swgpu.triangular_solve(scipy_matrix, b)                      # sparse triangular solve (`swgpu levels`)
+    u, history = swgpu.sor(f, g)                                     # SOR for the 2-D Poisson problem
+    grid = swgpu.sweep3d(64)                                         # the 3-D wavefront sweep
 
 Errors are swgpu.Error, whose exit_code is the command line's exit code (1 bad input, 2 bad settings, 3 device
-failure, 4 out of memory, 5 output).
+failure, 4 out of memory, 5 output; swgpu.sor does not raise for a run that stops above its tolerance, the command
+line's exit code 6: see its history["converged"]).
 """
 
 import os as _os
@@ -17,7 +21,8 @@ import os as _os
 from ._swgpu import Error, Hit, Sequence, read_sequences  # noqa: F401
 from . import _swgpu
 
-__all__ = ["Error", "Hit", "Sequence", "Database", "read_sequences", "search", "align_pair", "sat", "ihist"]
+__all__ = ["Error", "Hit", "Sequence", "Database", "read_sequences", "search", "align_pair", "sat", "ihist",
+           "triangular_solve", "sor", "sweep3d"]
 
 
 def _error(code, message):
@@ -223,3 +228,153 @@ def ihist(image, bins=None, *, edges=None, backend="auto"):
     except (TypeError, ValueError):
         raise _error(2, "ihist: bins must be an integer, not %r" % (bins,)) from None
     return _swgpu._ihist(a, b, e, backend)
+
+
+def _backend(backend):
+    if not isinstance(backend, str):
+        raise _error(2, "backend must be a str, not %r" % (backend,))
+    return backend
+
+
+def _csr(matrix):
+    """(indptr, indices, data, rows, cols) of a scipy.sparse matrix, a dense 2-D array or a CSR tuple."""
+    import numpy
+
+    if isinstance(matrix, tuple):
+        if len(matrix) != 4:
+            raise _error(1, "triangular_solve: a CSR tuple is (indptr, indices, data, shape)")
+        indptr, indices, data, shape = matrix
+        try:
+            rows, cols = (int(x) for x in shape)
+        except (TypeError, ValueError):
+            raise _error(1, "triangular_solve: the CSR tuple's shape must be (rows, cols)") from None
+    elif hasattr(matrix, "tocsr") and hasattr(matrix, "nnz"):  # any scipy.sparse matrix or array
+        m = matrix.tocsr()
+        indptr, indices, data = m.indptr, m.indices, m.data
+        rows, cols = m.shape
+    else:
+        try:
+            a = numpy.asarray(matrix)
+        except (TypeError, ValueError) as e:
+            raise _error(1, "triangular_solve: not a matrix: %s" % e) from None
+        if a.ndim != 2:
+            raise _error(1, "triangular_solve: a matrix has two dimensions, not %d" % a.ndim)
+        rows, cols = a.shape
+        r, c = numpy.nonzero(a)
+        data = a[r, c]
+        indices = c
+        indptr = numpy.concatenate(([0], numpy.cumsum(numpy.bincount(r, minlength=rows))))
+    try:
+        indptr = numpy.ascontiguousarray(indptr, dtype=numpy.int64)
+        indices = numpy.ascontiguousarray(indices, dtype=numpy.int64)
+        data = numpy.ascontiguousarray(data, dtype=numpy.float64)
+    except (TypeError, ValueError) as e:
+        raise _error(1, "triangular_solve: the matrix's arrays are not numbers: %s" % e) from None
+    if indptr.ndim != 1 or indices.ndim != 1 or data.ndim != 1:
+        raise _error(1, "triangular_solve: indptr, indices and data must be vectors")
+    return indptr, indices, data, int(rows), int(cols)
+
+
+def triangular_solve(matrix, b, *, lower=True, backend="auto"):
+    """x with T x = b, T the lower (lower=True) or upper triangle of matrix, as `swgpu levels` solves it.
+
+    matrix: any scipy.sparse matrix or array (converted to CSR), a dense 2-D array, or a CSR tuple
+    (indptr, indices, data, shape); square. Entries outside the triangle are ignored, duplicates summed. b: a vector
+    of the matrix's row count (converted to float64). Each row is x[i] = (b[i] - sum_j T[i][j] x[j]) / T[i][i],
+    summed in ascending column order: the same bits on every backend ("auto", "cpu", "gpu"). Returns a float64
+    numpy.ndarray of shape (n,).
+
+    Raises swgpu.Error with exit_code 1 (bad input) for a matrix that is not square or is empty, a missing or zero
+    diagonal entry, NaN or infinite values, or b of the wrong length; 2 for a bad backend.
+
+        >>> T = scipy.sparse.random(1000, 1000, density=0.01, format="csr") + scipy.sparse.eye(1000)
+        >>> x = swgpu.triangular_solve(T, numpy.ones(1000))    # scipy.sparse.linalg.spsolve_triangular(T, b)
+    """
+    import numpy
+
+    backend = _backend(backend)
+    indptr, indices, data, rows, cols = _csr(matrix)
+    try:
+        v = numpy.ascontiguousarray(b, dtype=numpy.float64)
+    except (TypeError, ValueError) as e:
+        raise _error(1, "triangular_solve: b is not a vector of numbers: %s" % e) from None
+    return _swgpu._triangular_solve(indptr, indices, data, rows, cols, v, bool(lower), backend)
+
+
+def sor(f, g, *, method="lex", omega=None, tol=1e-8, max_sweeps=None, layers=None, stagnation=1000, backend="auto"):
+    """SOR for -lap u = f on an N x N grid (spacing 1/(N-1)), u = g on the edges, as `swgpu sor` solves it.
+
+    f, g: (N, N) arrays (converted to float64), N >= 3; only g's edges are used. method: "lex" (lexicographic SOR),
+    "redblack", "ssor" or "mlssor" (K-layer SSOR, K = layers, default 3). omega: the relaxation factor in (0, 2)
+    (None: the optimal 2 / (1 + sin(pi h))). The run stops when the relative residual ||b - A u|| / ||b|| is at most
+    tol (converged), after `stagnation` sweeps without a 0.1 % fall of the smallest residual (0: never), or after
+    max_sweeps (None: 10000). backend: "auto", "cpu" or "gpu" (the same bits).
+
+    Returns (u, history): u the (N, N) float64 solution, boundary included; history a dict with the NumPy arrays
+    "sweep" (int64), "residual" and "seconds" (one entry per sweep), and "converged" (bool), "reason" ("converged",
+    "max_sweeps" or "stagnated") and "omega" (the factor used). A run that stops above tol is not an error here
+    (the command line exits 6 for it, still writing U): check history["converged"].
+
+    Raises swgpu.Error: exit_code 1 for arrays that are not square, of different shapes, smaller than 3 x 3, or hold
+    NaN or infinities; 2 for bad settings.
+
+        >>> u, h = swgpu.sor(f, g, tol=1e-10)
+        >>> h["converged"], h["sweep"][-1], h["residual"][-1]
+    """
+    import numpy
+
+    backend = _backend(backend)
+    if not isinstance(method, str):
+        raise _error(2, "method must be a str, not %r" % (method,))
+
+    def integer(value, name, low, default):
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)) or not low <= value <= 2**31 - 1:
+            raise _error(2, "%s must be an integer from %d to 2^31 - 1, not %r" % (name, low, value))
+        return int(value)
+
+    def number(value, name):
+        if isinstance(value, bool) or not isinstance(value, (int, float, numpy.integer, numpy.floating)):
+            raise _error(2, "%s must be a number, not %r" % (name, value))
+        return float(value)
+
+    if omega is None:
+        w = 0.0
+    else:
+        w = number(omega, "omega")
+        if not 0 < w < 2:
+            raise _error(2, "omega must lie in (0, 2), not %r" % (omega,))
+    try:
+        fa = numpy.ascontiguousarray(f, dtype=numpy.float64)
+        ga = numpy.ascontiguousarray(g, dtype=numpy.float64)
+    except (TypeError, ValueError) as e:
+        raise _error(1, "sor: f and g must be arrays of numbers: %s" % e) from None
+    return _swgpu._sor(fa, ga, method, w, number(tol, "tol"), integer(max_sweeps, "max_sweeps", 1, 10000),
+                       integer(layers, "layers", 1, 3), integer(stagnation, "stagnation", 0, 1000), backend)
+
+
+def sweep3d(n, *, loops=1, precision="double", c=1.0, backend="auto"):
+    """The fmod 3-D wavefront sweep of `swgpu sweep3d`: an (n, n, n) numpy.ndarray, C order [i, j, k].
+
+    A[i, j, k] starts as ((i + 2j + 3k) mod 10) / 10; swept from (0, 0, 0), each point does `loops` times
+    r = fmod(((r + A[i-1, j, k]) + A[i, j-1, k]) + A[i, j, k-1], c) with its neighbours' final values (0 outside the
+    grid). precision: "double" (float64) or "single" (float32). The same bits on every backend ("auto", "cpu", "gpu").
+    Raises swgpu.Error (exit_code 2) for n outside 1..4096, loops < 1, c not positive, or another precision.
+
+        >>> a = swgpu.sweep3d(32, loops=2)
+        >>> a.shape, a.dtype       # (32, 32, 32), float64
+    """
+    import numpy
+
+    backend = _backend(backend)
+    for name, value in (("n", n), ("loops", loops)):
+        if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)) or not -2**62 < value < 2**62:
+            raise _error(2, "sweep3d: %s must be an integer, not %r" % (name, value))
+    if not -2**31 <= loops < 2**31:
+        raise _error(2, "sweep3d: loops must be at least 1 and below 2^31, not %r" % (loops,))
+    if isinstance(c, bool) or not isinstance(c, (int, float, numpy.integer, numpy.floating)):
+        raise _error(2, "sweep3d: c must be a number, not %r" % (c,))
+    if not isinstance(precision, str):
+        raise _error(2, "sweep3d: precision must be \"single\" or \"double\", not %r" % (precision,))
+    return _swgpu._sweep3d(int(n), int(loops), float(c), precision, backend)
