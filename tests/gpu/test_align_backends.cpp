@@ -90,6 +90,10 @@ GPU_TEST("align: GPU output equals CPU output in every format on the bundled pro
         same_output(in + " -k 20 --outfmt " + fmt, dir);
     same_output(in + " -k 7 --matrix BLOSUM45 -e 100", dir);
     same_output(in + " -k 5 --no-evalue --gap-open 3 --gap-extend 2", dir);
+    // masking, composition-based statistics, SAM for read tools, accession and title columns (issue-28 options)
+    same_output(in + " -k 20 --seg yes --comp-based-stats 1", dir);
+    same_output(in + " -k 3 -e 10 --outfmt sam --read-group 'ID:r1\\tSM:s1'", dir);
+    same_output(in + " -k 20 --outfmt '6 std qaccver saccver stitle'", dir);
     // a budget that forces slices, and small database chunks: the same output
     same_output(in + " -k 20", dir, "--gpu-mem 16M");
     same_output(in + " -k 20 --db-chunk 20000", dir);
