@@ -157,62 +157,6 @@ py::dtype numpy_type(swgpu::dtype t) {
     return py::dtype::of<double>();
 }
 
-// The summed-area table of a C-contiguous, native-order NumPy image; the result owns its memory (the library's array,
-// moved into the NumPy array's base).
-py::array sat(const py::array& image, const std::string& backend) {
-    const swgpu::backend where = parse_backend(backend);
-    if (image.ndim() != 2 && image.ndim() != 3)
-        raise(swgpu::exit_code::bad_command_line, "sat: an image of shape (H, W) or (H, W, C), not of " +
-                                                      std::to_string(image.ndim()) + " dimensions");
-    if (!(image.flags() & py::array::c_style))
-        raise(swgpu::exit_code::bad_command_line, "sat: the image must be C-contiguous");
-    if (!py::cast<bool>(image.dtype().attr("isnative")))
-        raise(swgpu::exit_code::bad_command_line, "sat: the image must be in the machine's byte order");
-    const swgpu::dtype type = element_type(image.dtype());
-    std::vector<std::int64_t> shape(image.shape(), image.shape() + image.ndim());
-    swgpu::array in(type, shape);
-    if (image.nbytes() > 0) std::memcpy(in.data(), image.data(), static_cast<std::size_t>(image.nbytes()));
-    auto out = std::make_unique<swgpu::array>();
-    {
-        py::gil_scoped_release unlocked;
-        *out = swgpu::summed_area_table(in, where);
-    }
-    const py::dtype dt = numpy_type(out->type());
-    std::vector<py::ssize_t> extents(out->shape().begin(), out->shape().end());
-    if (out->size() == 0) return py::array(dt, extents);
-    void* data = out->data();
-    py::capsule owner(out.get(), [](void* p) { delete static_cast<swgpu::array*>(p); });
-    out.release();
-    return py::array(dt, extents, {}, data, owner);
-}
-
-py::array ihist(const py::array& image, int bins, const std::vector<double>& edges, const std::string& backend) {
-    const swgpu::backend where = parse_backend(backend);
-    if (image.ndim() != 2)
-        raise(swgpu::exit_code::bad_command_line, "ihist: a one-channel image of shape (H, W), not of " +
-                                                      std::to_string(image.ndim()) + " dimensions");
-    if (!(image.flags() & py::array::c_style))
-        raise(swgpu::exit_code::bad_command_line, "ihist: the image must be C-contiguous");
-    if (!py::cast<bool>(image.dtype().attr("isnative")))
-        raise(swgpu::exit_code::bad_command_line, "ihist: the image must be in the machine's byte order");
-    const swgpu::dtype type = element_type(image.dtype());
-    std::vector<std::int64_t> shape(image.shape(), image.shape() + image.ndim());
-    swgpu::array in(type, shape);
-    if (image.nbytes() > 0) std::memcpy(in.data(), image.data(), static_cast<std::size_t>(image.nbytes()));
-    auto out = std::make_unique<swgpu::array>();
-    {
-        py::gil_scoped_release unlocked;
-        *out = swgpu::integral_histogram(in, bins, edges, where);
-    }
-    std::vector<py::ssize_t> extents(out->shape().begin(), out->shape().end());
-    const py::dtype dt = numpy_type(out->type());
-    if (out->size() == 0) return py::array(dt, extents);
-    void* data = out->data();
-    py::capsule owner(out.get(), [](void* p) { delete static_cast<swgpu::array*>(p); });
-    out.release();
-    return py::array(dt, extents, {}, data, owner);
-}
-
 // A library array as a NumPy array that owns it (moved into the array's base).
 py::array owned(std::unique_ptr<swgpu::array> out) {
     const py::dtype dt = numpy_type(out->type());
@@ -222,6 +166,48 @@ py::array owned(std::unique_ptr<swgpu::array> out) {
     py::capsule owner(out.get(), [](void* p) { delete static_cast<swgpu::array*>(p); });
     out.release();
     return py::array(dt, extents, {}, data, owner);
+}
+
+// A C-contiguous, native-order NumPy image as a library array (copied once); `what` names the call in messages.
+swgpu::array library_image(const py::array& image, const char* what) {
+    if (!(image.flags() & py::array::c_style))
+        raise(swgpu::exit_code::bad_command_line, std::string(what) + ": the image must be C-contiguous");
+    if (!py::cast<bool>(image.dtype().attr("isnative")))
+        raise(swgpu::exit_code::bad_command_line,
+              std::string(what) + ": the image must be in the machine's byte order");
+    std::vector<std::int64_t> shape(image.shape(), image.shape() + image.ndim());
+    swgpu::array in(element_type(image.dtype()), shape);
+    if (image.nbytes() > 0) std::memcpy(in.data(), image.data(), static_cast<std::size_t>(image.nbytes()));
+    return in;
+}
+
+// The summed-area table of a NumPy image; the result owns its memory.
+py::array sat(const py::array& image, const std::string& backend) {
+    const swgpu::backend where = parse_backend(backend);
+    if (image.ndim() != 2 && image.ndim() != 3)
+        raise(swgpu::exit_code::bad_command_line, "sat: an image of shape (H, W) or (H, W, C), not of " +
+                                                      std::to_string(image.ndim()) + " dimensions");
+    const swgpu::array in = library_image(image, "sat");
+    auto out = std::make_unique<swgpu::array>();
+    {
+        py::gil_scoped_release unlocked;
+        *out = swgpu::summed_area_table(in, where);
+    }
+    return owned(std::move(out));
+}
+
+py::array ihist(const py::array& image, int bins, const std::vector<double>& edges, const std::string& backend) {
+    const swgpu::backend where = parse_backend(backend);
+    if (image.ndim() != 2)
+        raise(swgpu::exit_code::bad_command_line, "ihist: a one-channel image of shape (H, W), not of " +
+                                                      std::to_string(image.ndim()) + " dimensions");
+    const swgpu::array in = library_image(image, "ihist");
+    auto out = std::make_unique<swgpu::array>();
+    {
+        py::gil_scoped_release unlocked;
+        *out = swgpu::integral_histogram(in, bins, edges, where);
+    }
+    return owned(std::move(out));
 }
 
 using int64_array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;

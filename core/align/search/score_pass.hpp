@@ -73,10 +73,9 @@ struct search_options {
 // A hit of a query of `query_length` residues against a subject of `subject_length`, ranked as `opt` asks.
 inline score_hit ranked_hit(int score, std::uint32_t subject, std::size_t query_length, std::size_t subject_length,
                             const search_options& opt) {
-    const double rank = opt.rank_by_evalue ? evalue_rank(*opt.rank_by_evalue, score, double(query_length == 0 ? 1 : query_length),
-                                                         double(subject_length == 0 ? 1 : subject_length))
-                                           : 0.0;
-    return {score, subject, rank};
+    if (!opt.rank_by_evalue) return {score, subject, 0.0};
+    const double m = double(query_length == 0 ? 1 : query_length), n = double(subject_length == 0 ? 1 : subject_length);
+    return {score, subject, evalue_rank(*opt.rank_by_evalue, score, m, n)};
 }
 
 // One vector per query, each sorted by better() and at most max_hits long. Queries and db must be encoded with the
