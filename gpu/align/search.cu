@@ -102,7 +102,8 @@ public:
         const std::size_t capacity = order.on ? order.capacity : k;
         hits_.reserve(rows * capacity);
         counts_.reserve(rows);
-        kernels::select_top_hits<<<static_cast<unsigned>(rows), kernels::select_threads, 0, stream_.get()>>>(
+        const auto kernel = order.on ? kernels::select_top_hits<true> : kernels::select_top_hits<false>;
+        kernel<<<static_cast<unsigned>(rows), kernels::select_threads, 0, stream_.get()>>>(
             scores, stride, static_cast<std::uint32_t>(stride), static_cast<std::uint32_t>(k), std::max(1, opt.min_score),
             order, hits_.data(), counts_.data());
         SWGPU_CUDA_CHECK_LAUNCH("select_top_hits");

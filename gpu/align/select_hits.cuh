@@ -41,14 +41,17 @@ inline constexpr unsigned capped_keys = 1u << 30;  // keys from here on: the ran
 inline constexpr unsigned key_margin = 4;          // units of 2^-20 in the key: far above the device's rounding
 inline constexpr std::uint32_t ranked_on_host = 0xffffffffu;  // out_count of a row the host must rank
 
+// Ranked: the E-value order's key (a template parameter, so that the score order's kernel carries none of it).
+template <bool Ranked>
 __device__ __forceinline__ unsigned order_key(const evalue_order& order, int v, std::uint32_t j) {
-    if (!order.on) return static_cast<unsigned>(v);
+    if constexpr (!Ranked) return static_cast<unsigned>(v);
     const double rank = evalue_rank(order.shape, v, order.row_lengths[blockIdx.x], order.subject_lengths[j]);
     if (rank == 0) return capped_keys + static_cast<unsigned>(v);
     const double q = (rank_cap + 64.0 - rank) * 1048576.0;
     return q <= 0 ? 0u : static_cast<unsigned>(q);
 }
 
+template <bool Ranked>
 __global__ void __launch_bounds__(select_threads)
     select_top_hits(const int* __restrict__ scores, std::size_t stride, std::uint32_t subjects, std::uint32_t k,
                     int min_score, evalue_order order, int2* __restrict__ out, std::uint32_t* __restrict__ out_count) {
@@ -61,7 +64,7 @@ __global__ void __launch_bounds__(select_threads)
     __shared__ unsigned histogram[256];
     __shared__ unsigned shared_prefix, shared_need, shared_count;
     const int* row = scores + blockIdx.x * stride;
-    const std::uint32_t capacity = order.on ? order.capacity : k;
+    const std::uint32_t capacity = Ranked ? order.capacity : k;
     int2* hits = out + static_cast<std::size_t>(blockIdx.x) * capacity;
 
     unsigned eligible = 0;
@@ -81,7 +84,7 @@ __global__ void __launch_bounds__(select_threads)
             for (std::uint32_t j = threadIdx.x; j < subjects; j += select_threads) {
                 const int v = row[j];
                 if (v < min_score) continue;
-                const unsigned key = order_key(order, v, j);
+                const unsigned key = order_key<Ranked>(order, v, j);
                 if ((key & mask) == prefix) atomicAdd(&histogram[(key >> shift) & 255u], 1u);
             }
             __syncthreads();
@@ -100,7 +103,7 @@ __global__ void __launch_bounds__(select_threads)
         }
     }
     const unsigned threshold = prefix;  // the k-th largest key (keep_all: unused)
-    if (order.on && !keep_all && threshold >= capped_keys) {
+    if (Ranked && !keep_all && threshold >= capped_keys) {
         if (threadIdx.x == 0) out_count[blockIdx.x] = ranked_on_host;
         return;
     }
@@ -113,12 +116,12 @@ __global__ void __launch_bounds__(select_threads)
         const std::uint32_t j = base + threadIdx.x;
         const int v = j < subjects ? row[j] : -1;
         const bool eligible_here = v >= min_score;
-        const unsigned key = eligible_here && !keep_all ? order_key(order, v, j) : 0u;
-        const bool tie = !keep_all && eligible_here && !order.on && key == threshold;
+        const unsigned key = eligible_here && !keep_all ? order_key<Ranked>(order, v, j) : 0u;
+        const bool tie = !keep_all && eligible_here && !Ranked && key == threshold;
         unsigned tie_rank, tie_total;
         scan(tmp.scan).ExclusiveSum(tie ? 1u : 0u, tie_rank, tie_total);
         __syncthreads();
-        const bool keep = eligible_here && (keep_all || key > threshold || (order.on && key >= band_floor) ||
+        const bool keep = eligible_here && (keep_all || key > threshold || (Ranked && key >= band_floor) ||
                                             (tie && ties_before + tie_rank < need));
         unsigned place, kept_total;
         scan(tmp.scan).ExclusiveSum(keep ? 1u : 0u, place, kept_total);
