@@ -74,9 +74,20 @@ std::string conventions_text() {
            "  --backend gpu without a usable GPU), 4 out of memory, 5 output could not be written.\n";
 }
 
+// The options in the order --help lists them, by group.
 align_command::align_command(CLI::App& app) {
     sub_ = app.add_subcommand("align", "Search every query against every database sequence (Smith-Waterman-Gotoh)");
-    auto* sub = sub_;
+    add_input_options(sub_);
+    add_scoring_options(sub_);
+    add_hit_options(sub_);
+    add_run_options(sub_);
+    add_masking_options(sub_);
+    add_report_options(sub_);
+    sub_->footer(conventions_text());
+}
+
+// QUERY, DB, --batch.
+void align_command::add_input_options(CLI::App* sub) {
     sub->add_option("QUERY", s_.query, "Query sequences: FASTA/FASTQ, plain or gzip/bgzip, '-' for stdin, or "
                                        "FILE:NAME:BEG-END for a region of an indexed FASTA (not with --batch)");
     sub->add_option("DB", s_.db, "Database sequences (same forms as QUERY), or a database made by swgpu makedb (PREFIX.swdb)");
@@ -86,6 +97,10 @@ align_command::align_command(CLI::App& app) {
                     "writes (OUTPUT, else the query file's name with .out appended, in the -o directory, default "
                     "the current one). Then give only DB");
 
+}
+
+// The scoring: matrix, gap costs, DNA scores, sequence type, strands.
+void align_command::add_scoring_options(CLI::App* sub) {
     matrix_ = sub->add_option("--matrix", s_.matrix,
                               "Substitution matrix: a built-in name (" + [] {
                                   std::string l;
@@ -109,6 +124,10 @@ align_command::align_command(CLI::App& app) {
     strand_ = sub->add_option("--strand", s_.strand, "DNA strands of the query to search")
                   ->check(CLI::IsMember({"both", "plus", "minus"}))
                   ->capture_default_str();
+}
+
+// Which hits are printed, and where: -k, -e, --no-evalue, --outfmt, -o.
+void align_command::add_hit_options(CLI::App* sub) {
     max_target_seqs_ = sub->add_option("-k,--max-target-seqs", s_.max_target_seqs,
                                        "Hits kept per query [default: 500; sam: 1, the primary record]");
     auto* evalue = sub->add_option("-e,--evalue", s_.evalue,
@@ -121,6 +140,10 @@ align_command::align_command(CLI::App& app) {
     sub->add_option("--outfmt", s_.outfmt, "Output format: 6, \"6 COLUMN ...\", 7, sam, paf, pair, json (see below)")
         ->capture_default_str();
     sub->add_option("-o,--out", s_.out, "Output file, written atomically [default: stdout]");
+}
+
+// How the search runs: threads, backend, memory, GPUs, long pairs.
+void align_command::add_run_options(CLI::App* sub) {
     sub->add_option("-t,--threads", s_.threads, "CPU threads; 0 = one per hardware thread")->capture_default_str();
     sub->add_option("--backend", s_.backend,
                     "auto: the GPU when one is usable, else the CPU (with a notice); gpu without a usable GPU is "
@@ -157,6 +180,10 @@ align_command::align_command(CLI::App& app) {
                     "data/long_pair_policy.tsv. Same output either way")
         ->check(CLI::IsMember({"auto", "antidiagonal", "compensation"}))
         ->capture_default_str();
+}
+
+// BLAST's masking and composition-based statistics.
+void align_command::add_masking_options(CLI::App* sub) {
     sub->add_option("--seg", s_.seg,
                     "Protein queries: mask low-complexity regions found by SEG (window 12, locut 2.2, hicut 2.5) as "
                     "X for the search and the alignments, as blastp -seg yes does; output shows the query's letters")
@@ -175,6 +202,10 @@ align_command::align_command(CLI::App& app) {
                     "-comp_based_stats 1 (docs/align.md)")
         ->check(CLI::IsMember({0, 1}))
         ->capture_default_str();
+}
+
+// SAM read groups, CIGAR style, dot plot, bad records, messages.
+void align_command::add_report_options(CLI::App* sub) {
     sub->add_option("--read-group", s_.read_group,
                     "SAM: an @RG header line's fields as bwa mem -R takes them, e.g. 'ID:run1\\tSM:sample1' (\\t or "
                     "tabs between fields); every record gets RG:Z: with its ID");
@@ -184,7 +215,6 @@ align_command::align_command(CLI::App& app) {
     auto* verbose = sub->add_flag("-v,--verbose", s_.verbose, "Report what is done on stderr");
     auto* quiet = sub->add_flag("-q,--quiet", s_.quiet, "Only errors on stderr");
     verbose->excludes(quiet);
-    sub->footer(conventions_text());
 }
 
 int align_command::run(const std::string& command_line) {

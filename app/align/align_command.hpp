@@ -50,6 +50,12 @@ public:
     int run(const std::string& command_line);
 
 private:
+    void add_input_options(CLI::App* sub);
+    void add_scoring_options(CLI::App* sub);
+    void add_hit_options(CLI::App* sub);
+    void add_run_options(CLI::App* sub);
+    void add_masking_options(CLI::App* sub);
+    void add_report_options(CLI::App* sub);
     CLI::App* sub_ = nullptr;
     align_settings s_;
     CLI::Option *gap_open_ = nullptr, *gap_extend_ = nullptr, *match_ = nullptr, *mismatch_ = nullptr,
