@@ -338,6 +338,94 @@ struct sequence_reader::impl {
         quality.resize(kept);
     }
 
+    // The header line: the record's name and title, and what is wrong with it.
+    void take_header(std::string_view header, std::uint64_t header_line, std::string& problem) {
+        std::size_t b = 1;
+        while (b < header.size() && is_space(static_cast<unsigned char>(header[b]))) ++b;
+        std::size_t e = b;
+        while (e < header.size() && !is_space(static_cast<unsigned char>(header[e]))) ++e;
+        name.assign(header.substr(b, e - b));
+        std::size_t t = header.size();
+        while (t > e && is_space(static_cast<unsigned char>(header[t - 1]))) --t;
+        title.assign(header.substr(b, t - b));
+        if (b > 1 && !name.empty() && ++without_id == 1 && opt.on_warning)
+            opt.on_warning(record_where(header_line) + ": the header has no id ('" + std::string(1, header[0]) +
+                           "' is followed by a blank), so the first word of its description is taken as the id");
+        if (header.find('\r') != std::string_view::npos)
+            throw input_error(record_where(header_line),
+                              "the header holds a carriage return: the file has old Mac (CR-only) line ends; convert "
+                              "them with tr '\\r' '\\n'");
+        if (header.find('\0') != std::string_view::npos)
+            content_problem(problem, header_line, "NUL byte in the header: the file is binary or corrupt");
+        if (name.empty())
+            content_problem(problem, header_line,
+                            std::string("the header has no name; write one right after '") + header[0] + "'");
+
+    }
+
+    // The sequence lines up to the next header (FASTA) or the '+' line (FASTQ); returns their characters, which a
+    // FASTQ quality must match.
+    std::uint64_t read_sequence_lines(bool fastq, std::string& problem) {
+        std::uint64_t sequence_chars = 0;
+        for (;;) {
+            if (!next_line()) {
+                if (fastq)
+                    throw input_error(record_where(line_no),
+                                      "the FASTQ record ends without a '+' line: a FASTQ record is a '@NAME' line, "
+                                      "sequence, a '+' line and a quality of the same length");
+                break;
+            }
+            const std::string_view l = current();
+            if (!l.empty() && (l[0] == '>' || l[0] == '@')) {
+                if (fastq)
+                    throw input_error(record_where(line_no),
+                                      "'" + printable(l, 30) +
+                                          "' comes before this FASTQ record's '+' line: a FASTQ record is a '@NAME' "
+                                          "line, sequence, a '+' line and a quality of the same length");
+                pending = true;
+                break;
+            }
+            if (fastq && !l.empty() && l[0] == '+') break;
+            sequence_chars += l.size();
+            if (fastq && opt.keep_qualities) raw += l;
+            append_residues(problem);
+        }
+        return sequence_chars;
+    }
+
+    // A FASTQ record's quality lines, as many characters as the sequence had.
+    void read_quality(std::uint64_t sequence_chars, std::string& problem) {
+        std::uint64_t quality_chars = 0, quality_lines = 0;
+        while (quality_chars < sequence_chars) {
+            if (!next_line())
+                throw input_error(record_where(line_no),
+                                  "the quality ends after " + std::to_string(quality_chars) +
+                                      " characters at the end of the input, but the sequence has " +
+                                      std::to_string(sequence_chars) +
+                                      ": the file is truncated or the quality is missing");
+            ++quality_lines;
+            const std::string_view q = current();
+            for (std::size_t k = 0; k < q.size(); ++k)
+                if (q[k] < '!' || q[k] > '~') {
+                    const auto c = static_cast<unsigned char>(q[k]);
+                    content_problem(problem, line_no,
+                                    "quality character " +
+                                        (c > ' ' && c < 0x7f ? "'" + std::string(1, q[k]) + "'" : hex_byte(c)) +
+                                        " at column " + std::to_string(k + 1) +
+                                        " is outside '!'..'~' (Phred+33)");
+                    break;
+                }
+            quality_chars += q.size();
+            if (opt.keep_qualities) quality += q;
+        }
+        if (quality_chars != sequence_chars)
+            throw input_error(record_where(line_no),
+                              "the quality has " + std::to_string(quality_chars) + " characters over " +
+                                  std::to_string(quality_lines) + " line(s), the sequence " +
+                                  std::to_string(sequence_chars) +
+                                  ": a quality line is too short or too long, or a line is missing");
+    }
+
     enum class outcome { record, bad, end };
 
     outcome parse_record(std::string& problem) {
@@ -363,84 +451,9 @@ struct sequence_reader::impl {
         in_record = true;
         const bool fastq = header[0] == '@';
         const std::uint64_t header_line = line_no;
-
-        std::size_t b = 1;
-        while (b < header.size() && is_space(static_cast<unsigned char>(header[b]))) ++b;
-        std::size_t e = b;
-        while (e < header.size() && !is_space(static_cast<unsigned char>(header[e]))) ++e;
-        name.assign(header.substr(b, e - b));
-        std::size_t t = header.size();
-        while (t > e && is_space(static_cast<unsigned char>(header[t - 1]))) --t;
-        title.assign(header.substr(b, t - b));
-        if (b > 1 && !name.empty() && ++without_id == 1 && opt.on_warning)
-            opt.on_warning(record_where(header_line) + ": the header has no id ('" + std::string(1, header[0]) +
-                           "' is followed by a blank), so the first word of its description is taken as the id");
-        if (header.find('\r') != std::string_view::npos)
-            throw input_error(record_where(header_line),
-                              "the header holds a carriage return: the file has old Mac (CR-only) line ends; convert "
-                              "them with tr '\\r' '\\n'");
-        if (header.find('\0') != std::string_view::npos)
-            content_problem(problem, header_line, "NUL byte in the header: the file is binary or corrupt");
-        if (name.empty())
-            content_problem(problem, header_line,
-                            std::string("the header has no name; write one right after '") + header[0] + "'");
-
-        std::uint64_t sequence_chars = 0;  // characters of the sequence lines, which the quality must match
-        for (;;) {
-            if (!next_line()) {
-                if (fastq)
-                    throw input_error(record_where(line_no),
-                                      "the FASTQ record ends without a '+' line: a FASTQ record is a '@NAME' line, "
-                                      "sequence, a '+' line and a quality of the same length");
-                break;
-            }
-            const std::string_view l = current();
-            if (!l.empty() && (l[0] == '>' || l[0] == '@')) {
-                if (fastq)
-                    throw input_error(record_where(line_no),
-                                      "'" + printable(l, 30) +
-                                          "' comes before this FASTQ record's '+' line: a FASTQ record is a '@NAME' "
-                                          "line, sequence, a '+' line and a quality of the same length");
-                pending = true;
-                break;
-            }
-            if (fastq && !l.empty() && l[0] == '+') break;
-            sequence_chars += l.size();
-            if (fastq && opt.keep_qualities) raw += l;
-            append_residues(problem);
-        }
-
-        if (fastq) {
-            std::uint64_t quality_chars = 0, quality_lines = 0;
-            while (quality_chars < sequence_chars) {
-                if (!next_line())
-                    throw input_error(record_where(line_no),
-                                      "the quality ends after " + std::to_string(quality_chars) +
-                                          " characters at the end of the input, but the sequence has " +
-                                          std::to_string(sequence_chars) +
-                                          ": the file is truncated or the quality is missing");
-                ++quality_lines;
-                const std::string_view q = current();
-                for (std::size_t k = 0; k < q.size(); ++k)
-                    if (q[k] < '!' || q[k] > '~') {
-                        const auto c = static_cast<unsigned char>(q[k]);
-                        content_problem(problem, line_no,
-                                        "quality character " +
-                                            (c > ' ' && c < 0x7f ? "'" + std::string(1, q[k]) + "'" : hex_byte(c)) +
-                                            " at column " + std::to_string(k + 1) +
-                                            " is outside '!'..'~' (Phred+33)");
-                        break;
-                    }
-                quality_chars += q.size();
-                if (opt.keep_qualities) quality += q;
-            }
-            if (quality_chars != sequence_chars)
-                throw input_error(record_where(line_no),
-                                  "the quality has " + std::to_string(quality_chars) + " characters over " +
-                                      std::to_string(quality_lines) + " line(s), the sequence " +
-                                      std::to_string(sequence_chars) +
-                                      ": a quality line is too short or too long, or a line is missing");
-        }
+        take_header(header, header_line, problem);
+        const std::uint64_t sequence_chars = read_sequence_lines(fastq, problem);
+        if (fastq) read_quality(sequence_chars, problem);
 
         if (problem.empty() && residues.empty())
             content_problem(problem, header_line,
