@@ -292,11 +292,8 @@ py::array sweep3d(std::int64_t n, int loops, double c, const std::string& precis
     return owned(std::move(out));
 }
 
-}  // namespace
-
-PYBIND11_MODULE(_swgpu, m) {
-    m.doc() = "swgpu's compiled core: the library face of swgpu (app/swgpu.hpp). Use the package swgpu.";
-
+// swgpu.Error with the command line's exit code, for every swgpu::error (and out of memory).
+void bind_errors(py::module_& m) {
     static py::exception<swgpu::error> error(m, "Error");
     error_type = error.ptr();
     error.attr("exit_code") = py::none();
@@ -316,7 +313,10 @@ PYBIND11_MODULE(_swgpu, m) {
             set(static_cast<int>(swgpu::exit_code::out_of_memory), "out of memory");
         }
     });
+}
 
+// swgpu.Sequence and swgpu.Hit.
+void bind_types(py::module_& m) {
     py::class_<swgpu::sequence>(m, "Sequence", "One record of a FASTA/FASTQ file: .name (the header's first word) and "
                                                ".residues (its letters, a str).")
         .def(py::init<>(), "An empty sequence.")
@@ -358,7 +358,10 @@ PYBIND11_MODULE(_swgpu, m) {
         .def_readonly("slen", &swgpu::hit::slen, "Subject length.")
         .def_readonly("sstrand", &swgpu::hit::sstrand, "\"plus\" or \"minus\" for DNA, \"N/A\" for protein.")
         .def("__repr__", &hit_repr, "Every column, by name.");
+}
 
+// Reading, searching, pairs and the resident database.
+void bind_search(py::module_& m) {
     py::class_<swgpu::search_settings>(m, "_Settings", "Search settings (made by swgpu's functions from keywords).");
     m.def("_settings", &make_settings, py::arg("matrix"), py::arg("gap_open"), py::arg("gap_extend"), py::arg("match"),
           py::arg("mismatch"), py::arg("max_target_seqs"), py::arg("evalue"), py::arg("evalues"), py::arg("strand"),
@@ -372,6 +375,19 @@ PYBIND11_MODULE(_swgpu, m) {
           py::call_guard<py::gil_scoped_release>(), "swgpu::search over lists of Sequence.");
     m.def("_align_pair", &swgpu::align_pair, py::arg("query"), py::arg("subject"), py::arg("settings"),
           py::call_guard<py::gil_scoped_release>(), "swgpu::align_pair over two Sequence.");
+    py::class_<swgpu::database>(m, "_Database", "swgpu::database: records kept encoded, the backend started once.")
+        .def(py::init<const std::string&, const swgpu::search_settings&>(), py::arg("path"), py::arg("settings"),
+             py::call_guard<py::gil_scoped_release>(), "A FASTA/FASTQ file, a region or a makedb database.")
+        .def(py::init<const std::vector<swgpu::sequence>&, const swgpu::search_settings&>(), py::arg("records"),
+             py::arg("settings"), py::call_guard<py::gil_scoped_release>(), "A list of Sequence.")
+        .def("search", &swgpu::database::search, py::arg("queries"), py::call_guard<py::gil_scoped_release>(),
+             "Every query against the database: what swgpu.search gives.")
+        .def("__len__", &swgpu::database::size, "The number of records.")
+        .def_property_readonly("residues", &swgpu::database::residues, "The number of residues of all records.");
+}
+
+// The tables, solvers and sweep over NumPy arrays.
+void bind_numerics(py::module_& m) {
     m.def("_ihist", &ihist, py::arg("image"), py::arg("bins"), py::arg("edges"), py::arg("backend"),
           "The integral histogram (uint32, H x W x B) of a C-contiguous native-order array; use swgpu.ihist.");
     m.def("_sat", &sat, py::arg("image"), py::arg("backend"),
@@ -385,16 +401,16 @@ PYBIND11_MODULE(_swgpu, m) {
           "swgpu::poisson_sor of (N, N) float64 arrays: (u, history); use swgpu.sor.");
     m.def("_sweep3d", &sweep3d, py::arg("n"), py::arg("loops"), py::arg("c"), py::arg("precision"), py::arg("backend"),
           "swgpu::sweep3d_fmod: the (N, N, N) grid; use swgpu.sweep3d.");
+}
 
-    py::class_<swgpu::database>(m, "_Database", "swgpu::database: records kept encoded, the backend started once.")
-        .def(py::init<const std::string&, const swgpu::search_settings&>(), py::arg("path"), py::arg("settings"),
-             py::call_guard<py::gil_scoped_release>(), "A FASTA/FASTQ file, a region or a makedb database.")
-        .def(py::init<const std::vector<swgpu::sequence>&, const swgpu::search_settings&>(), py::arg("records"),
-             py::arg("settings"), py::call_guard<py::gil_scoped_release>(), "A list of Sequence.")
-        .def("search", &swgpu::database::search, py::arg("queries"), py::call_guard<py::gil_scoped_release>(),
-             "Every query against the database: what swgpu.search gives.")
-        .def("__len__", &swgpu::database::size, "The number of records.")
-        .def_property_readonly("residues", &swgpu::database::residues, "The number of residues of all records.");
+}  // namespace
+
+PYBIND11_MODULE(_swgpu, m) {
+    m.doc() = "swgpu's compiled core: the library face of swgpu (app/swgpu.hpp). Use the package swgpu.";
+    bind_errors(m);
+    bind_types(m);
+    bind_search(m);
+    bind_numerics(m);
 
     // Shown as swgpu.Error, swgpu.Hit, swgpu.Sequence: the names the package exports.
     for (const char* name : {"Error", "Hit", "Sequence"}) m.attr(name).attr("__module__") = "swgpu";
