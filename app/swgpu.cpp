@@ -10,11 +10,13 @@
 #include <optional>
 #include <string_view>
 
+#include "app/align/refinements.hpp"
 #include "app/align/search_session.hpp"
 #include "core/align/search/pipeline.hpp"
 #include "core/align/sequence.hpp"
 #include "core/align/statistics.hpp"
 #include "core/align/strand.hpp"
+#include "core/cancel.hpp"
 #include "core/numerics/finite.hpp"
 #include "core/numerics/levels.hpp"
 #include "core/numerics/sat.hpp"
@@ -65,6 +67,21 @@ void check(const search_settings& s) {
     if (s.gap_extend < -1 || s.gap_extend == 0) throw usage_error("gap_extend must be >= 1 (or -1: the matrix's default)");
     if (s.threads < 0 || s.threads > 4096) throw usage_error("threads must lie within 0..4096");
     if (s.gpus < 0) throw usage_error("gpus must be 0 (every GPU) or more");
+    if (s.comp_based_stats != 0 && s.comp_based_stats != 1)
+        throw usage_error("comp_based_stats must be 0 or 1 (got " + std::to_string(s.comp_based_stats) + ")");
+    if (s.comp_based_stats == 1 && !s.evalues)
+        throw usage_error("comp_based_stats 1 adjusts E-values; it does not go with evalues off");
+    if (s.seg && s.dust) throw usage_error("seg masks protein and dust masks DNA; set one of them");
+}
+
+// What the settings ask of one type of sequences (the command line's messages, named as the settings).
+void check_for_type(const search_settings& s, seq_type type) {
+    if (type == seq_type::protein && s.dust)
+        throw usage_error("dust masks DNA, but the sequences are protein; use seg, or type dna");
+    if (type == seq_type::dna && s.seg)
+        throw usage_error("seg masks protein, but the sequences are DNA; use dust, or type protein");
+    if (type == seq_type::dna && s.comp_based_stats == 1)
+        throw usage_error("comp_based_stats 1 applies to protein, but the sequences are DNA");
 }
 
 bool wants_gpu(backend where) {
@@ -75,12 +92,15 @@ bool wants_gpu(backend where) {
 
 // A scoring and a search session composed for it: what one type of sequences needs to be searched.
 struct searcher {
+    search_settings settings;
     scoring sc;
+    std::optional<composition_adjustment> composition;  // comp_based_stats 1
     std::unique_ptr<app::search_session> session;
     bool search_minus = false, search_plus = true;
 
-    searcher(const search_settings& s, seq_type type) {
+    searcher(const search_settings& s, seq_type type) : settings(s) {
         check(s);
+        check_for_type(s, type);
         app::scoring_request r;
         r.type = type;
         r.matrix = s.matrix;
@@ -90,6 +110,7 @@ struct searcher {
         r.mismatch = s.mismatch;
         r.evalues = s.evalues;
         sc = app::make_scoring(r);
+        if (s.comp_based_stats == 1) composition.emplace(sc.matrix);
         app::search_session::options o;
         o.use_gpu = wants_gpu(s.where);
         o.gpu.gpus = s.gpus;
@@ -100,6 +121,10 @@ struct searcher {
         o.max_hits = s.max_target_seqs;
         o.evalues = s.evalues;
         o.max_evalue = s.evalue;
+        if (composition) {  // the preliminary hits that composition-based statistics then rescore
+            o.max_hits = app::composition_preliminary_hits(o.max_hits);
+            o.max_evalue = app::composition_preliminary_evalue(s.evalue);
+        }
         session = std::make_unique<app::search_session>(std::move(o), std::chrono::steady_clock::now());
         session->compose(sc);
         search_plus = type == seq_type::protein || s.strand != strands::minus;
@@ -183,10 +208,18 @@ private:
 };
 
 std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resident_records& db) {
-    const query_strands queries = s.encode_queries(query_letters);
+    query_strands queries = s.encode_queries(query_letters);
+    app::query_masking masker;
+    if (s.settings.seg || s.settings.dust)
+        masker.mask(queries, s.sc.matrix, s.settings.seg ? masking::seg : masking::dust,
+                     s.settings.seg ? "seg" : "dust");
     db.rewind();
-    const search_results r = s.session->search(queries, db, 0);
-    return to_hits(r, queries, s.sc);
+    search_results r = s.session->search(queries, db, 0);
+    if (s.composition)
+        app::adjust_composition(r, queries, s.sc, *s.composition, s.settings.max_target_seqs, s.settings.evalue,
+                                s.settings.threads);
+    masker.unmask_hits(r, s.sc.matrix, true);
+    return to_hits(r, masker.shown(queries), s.sc);
 }
 
 }  // namespace
@@ -284,6 +317,9 @@ hit align_pair(const sequence& query, const sequence& subject, const search_sett
     none.slen = static_cast<long>(subject.residues.size());
     return none;
 }
+
+stop_calls::stop_calls() { request_cancel(); }
+stop_calls::~stop_calls() { withdraw_cancel(); }
 
 // ---- arrays and summed-area tables ----------------------------------------------------------------------------------
 

@@ -54,6 +54,9 @@ struct search_settings {
     std::size_t gpu_memory = 0;          // bytes of device memory each GPU may use (0: what is free)
     int threads = 0;                     // CPU threads (0: one per hardware thread)
     pair_mode mode = pair_mode::automatic;
+    bool seg = false;                    // protein: mask the queries' low-complexity residues as X (blastp -seg yes)
+    bool dust = false;                   // DNA: mask them as N (blastn -dust yes -soft_masking false)
+    int comp_based_stats = 0;            // 1: composition-based statistics (blastp -comp_based_stats 1); protein
     static search_settings defaults() { return {}; }
 };
 
@@ -100,6 +103,18 @@ private:
 // E-values are computed as for a database of this one subject.
 hit align_pair(const sequence& query, const sequence& subject,
                const search_settings& settings = search_settings::defaults());
+
+// Stopping long calls from another thread (Ctrl-C in Python does this): while a stop_calls object lives, every
+// running call of this library stops at its next check (between database chunks, batches of queries or alignments,
+// bands of a long pair, sweeps of a solver) and throws swgpu::error with exit_code::interrupted. A GPU kernel that is
+// running finishes first (a long pair's forward pass is one kernel). Destroy it once the calls have returned.
+class stop_calls {
+public:
+    stop_calls();
+    ~stop_calls();
+    stop_calls(const stop_calls&) = delete;
+    stop_calls& operator=(const stop_calls&) = delete;
+};
 
 // An n-dimensional array, C order (the last index fastest), of one element type, owning its elements.
 enum class dtype { uint8, uint16, uint32, uint64, int8, int16, int32, int64, float32, float64 };

@@ -15,6 +15,7 @@ enum class exit_code : int {
     out_of_memory = 4,
     output_failed = 5,
     not_converged = 6,  // an iterative solve (swgpu sor) stopped above its tolerance; its result is still written
+    interrupted = 130,  // a long library call stopped at the caller's request (core/cancel.hpp): Ctrl-C in Python
 };
 
 class error : public std::runtime_error {

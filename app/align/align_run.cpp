@@ -18,6 +18,7 @@
 #include "app/align/search_session.hpp"
 #include "app/align/gpu_share.hpp"
 #include "app/align/process_group.hpp"
+#include "app/align/refinements.hpp"
 #include "core/align/composition.hpp"
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/masking.hpp"
@@ -300,8 +301,8 @@ void align_run::choose_backend() {
     o.evalues = !s_.no_evalue;
     o.max_evalue = s_.evalue;
     if (s_.comp_based_stats == 1) {  // the preliminary hits that composition-based statistics then rescore
-        o.max_hits = 2 * o.max_hits + 50;
-        o.max_evalue = 5 * s_.evalue;
+        o.max_hits = composition_preliminary_hits(o.max_hits);
+        o.max_evalue = composition_preliminary_evalue(s_.evalue);
     }
     o.progress = !s_.quiet;
     o.info = [this](const std::string& text) { info(text); };
@@ -503,85 +504,23 @@ void align_run::mask_queries() {
     const bool seg = s_.seg == "yes", dust = s_.dust == "yes";
     if (!seg && !dust) return;
     const substitution_matrix& m = sc_->matrix;
-    if (m.fallback_code() == substitution_matrix::no_code)
-        throw usage_error(std::string(seg ? "--seg" : "--dust") + " masks residues as " + (seg ? "X" : "N") +
-                          ", which the matrix " + m.name() + " has no row for; use another matrix");
-    unmasked_ = queries_;
-    masked_ = true;
-    const std::uint64_t n = mask_low_complexity(queries_.plus, queries_.search_minus ? &queries_.minus : nullptr, m,
-                                                seg ? masking::seg : masking::dust, m.fallback_code());
+    const std::uint64_t n =
+        masking_.mask(queries_, m, seg ? masking::seg : masking::dust, seg ? "--seg" : "--dust");
     info(std::string(seg ? "SEG" : "DUST") + " masked " + std::to_string(n) + " of the queries' " +
          std::to_string(queries_.plus.total_residues()) + " residues as " + std::string(1, m.letter(m.fallback_code())));
 }
 
-// The printed hits' identities and positives counted on the query's letters as read (BLAST counts a masked residue
-// that matches as an identity, though it scored as X).
+// The printed hits' identities and positives counted on the query's letters as read (app/align/refinements.hpp).
 void align_run::unmask_hits(search_results& results) const {
-    if (!masked_ || !session_->pipeline().alignments) return;
-    for (std::size_t q = 0; q < results.hits.size(); ++q)
-        for (printed_hit& h : results.hits[q])
-            h.stats = stats_of(h.aln, unmasked_.residues(q, h.str), results.scan.subjects.at(h.subject).span(),
-                               sc_->matrix);
+    masking_.unmask_hits(results, sc_->matrix, session_->pipeline().alignments);
 }
 
-// --comp-based-stats 1: every kept hit realigned with the matrix rescaled to its pair's compositions
-// (core/align/composition.hpp), its score, bit score and E-value from that alignment; then -e and -k again, in the
-// order of better() (E-value asc, score desc, subject asc). Hits were kept for this wider (2k + 50 hits, E-value up
-// to 5 × -e), as BLAST keeps its preliminary hits.
+// --comp-based-stats 1 (app/align/refinements.hpp): hits were kept for this wider (2k + 50 hits, E-value up to
+// 5 × -e), as BLAST keeps its preliminary hits; -e and -k are applied again in E-value order.
 void align_run::adjust_composition(search_results& results) const {
-    if (!composition_ || !results.statistics) return;
-    const scoring& sc = *sc_;
-    const evalue_calculator& stats = *results.statistics;
-    const std::size_t k = static_cast<std::size_t>(s_.max_target_seqs);
-    // Every hit on its own, on -t threads.
-    std::vector<aa_composition> compositions(results.hits.size());
-    std::vector<std::pair<std::size_t, std::size_t>> pairs;
-    std::vector<std::vector<char>> aligned(results.hits.size());
-    for (std::size_t q = 0; q < results.hits.size(); ++q) {
-        compositions[q] = composition_of(queries_.residues(q, strand::plus), sc.matrix);
-        aligned[q].assign(results.hits[q].size(), 0);
-        for (std::size_t i = 0; i < results.hits[q].size(); ++i) pairs.emplace_back(q, i);
-    }
-    std::atomic<std::size_t> next{0};
-    const auto work = [&] {
-        for (std::size_t t; (t = next++) < pairs.size();) {
-            const auto [q, i] = pairs[t];
-            printed_hit& h = results.hits[q][i];
-            const auto query = queries_.residues(q, strand::plus);
-            const auto subject = results.scan.subjects.at(h.subject).span();
-            const alignment standard = h.aln.ops.empty() ? sw_align(query, subject, sc) : h.aln;
-            composition_adjustment::result r =
-                composition_->adjust(query, compositions[q], subject, standard, sc.gaps);
-            if (!r.aligned) continue;
-            aligned[q][i] = 1;
-            h.score = unscale_score(r.aln.score);
-            h.evalue = stats.evalue_of_score(double(r.aln.score) / composition_scale, query.size(), subject.size());
-            h.bit_score = stats.bit_score(h.score);
-            h.has_statistics = true;
-            h.aln = std::move(r.aln);
-            h.aln.score = h.score;
-            h.stats = stats_of(h.aln, query, subject, sc.matrix);
-        }
-    };
-    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-    const std::size_t threads =
-        std::min<std::size_t>(pairs.size(), s_.threads > 0 ? static_cast<std::size_t>(s_.threads) : hardware);
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-    for (std::size_t q = 0; q < results.hits.size(); ++q) {
-        std::vector<printed_hit> kept;
-        for (std::size_t i = 0; i < results.hits[q].size(); ++i)
-            if (aligned[q][i] && results.hits[q][i].evalue <= s_.evalue) kept.push_back(std::move(results.hits[q][i]));
-        std::stable_sort(kept.begin(), kept.end(), [](const printed_hit& a, const printed_hit& b) {
-            if (a.evalue != b.evalue) return a.evalue < b.evalue;
-            if (a.score != b.score) return a.score > b.score;
-            return a.subject < b.subject;
-        });
-        if (kept.size() > k) kept.resize(k);
-        results.hits[q] = std::move(kept);
-    }
+    if (!composition_) return;
+    app::adjust_composition(results, queries_, *sc_, *composition_, static_cast<std::size_t>(s_.max_target_seqs),
+                            s_.evalue, s_.threads);
 }
 
 // The score pass (search_session.hpp: the backend's, with windows and long pairs) over the database's chunks;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/align/align_command.hpp"
+#include "app/align/refinements.hpp"
 #include "core/align/composition.hpp"
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
@@ -103,9 +104,8 @@ private:
     query_strands queries_;
     std::vector<std::size_t> batch_first_{0}, batch_files_;
     // With --seg or --dust, queries_ are searched and aligned masked; the output shows the queries as read.
-    query_strands unmasked_;
-    bool masked_ = false;
-    const query_strands& shown() const { return masked_ ? unmasked_ : queries_; }
+    query_masking masking_;
+    const query_strands& shown() const { return masking_.shown(queries_); }
 
     std::optional<scoring> sc_;
     std::optional<composition_adjustment> composition_;  // --comp-based-stats 1

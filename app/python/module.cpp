@@ -2,19 +2,22 @@
 // __init__.py (app/python/swgpu/__init__.py) turns paths, tuples and NumPy arrays into what these calls take.
 //
 // Every call that works (search, database searches, align_pair, sat, ihist, triangular_solve, sor, sweep3d) runs
-// without the GIL; errors are swgpu.Error with the exit code the command line would exit with (std::bad_alloc: 4,
+// without the GIL and stops on Ctrl-C (interruptible below); errors are swgpu.Error with the exit code the command line would exit with (std::bad_alloc: 4,
 // out of memory).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <new>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -68,7 +71,8 @@ swgpu::search_settings make_settings(const py::object& matrix, const py::object&
                                      const py::object& match, const py::object& mismatch, long long max_target_seqs,
                                      double evalue, bool evalues, const std::string& strand, const std::string& seqtype,
                                      const std::string& backend, const py::object& gpus, long long gpu_memory,
-                                     long long threads, const std::string& mode) {
+                                     long long threads, const std::string& mode, bool seg, bool dust,
+                                     long long comp_based_stats) {
     swgpu::search_settings s;
     if (!matrix.is_none()) {
         if (!py::isinstance<py::str>(matrix))
@@ -102,6 +106,12 @@ swgpu::search_settings make_settings(const py::object& matrix, const py::object&
     if (threads < 0 || threads > 4096) raise(swgpu::exit_code::bad_command_line, "threads must lie within 0..4096");
     s.threads = static_cast<int>(threads);
     s.mode = parse_mode(mode);
+    s.seg = seg;
+    s.dust = dust;
+    if (comp_based_stats != 0 && comp_based_stats != 1)
+        raise(swgpu::exit_code::bad_command_line,
+              "comp_based_stats must be 0 or 1, not " + std::to_string(comp_based_stats));
+    s.comp_based_stats = static_cast<int>(comp_based_stats);
     return s;
 }
 
@@ -182,6 +192,40 @@ swgpu::array library_image(const py::array& image, const char* what) {
 }
 
 // The summed-area table of a NumPy image; the result owns its memory.
+// Runs `work` (which touches no Python object) without the GIL on a thread of its own, while this thread wakes every
+// 50 ms, takes the GIL and runs Python's signal handlers: when one raises (Ctrl-C: KeyboardInterrupt), the library is
+// asked to stop (swgpu::stop_calls), the call is waited for, and that exception is raised here, the process as it was
+// before the call. Otherwise the call's result, or its error, comes back as if it had run here.
+template <class F>
+auto interruptible(F&& work) -> decltype(work()) {
+    using result_type = decltype(work());
+    std::packaged_task<result_type()> task(std::forward<F>(work));
+    std::future<result_type> result = task.get_future();
+    std::thread worker(std::move(task));
+    const auto join = [&] {
+        py::gil_scoped_release unlocked;
+        worker.join();
+    };
+    for (;;) {
+        bool ready = false;
+        {
+            py::gil_scoped_release unlocked;
+            ready = result.wait_for(std::chrono::milliseconds(50)) == std::future_status::ready;
+        }
+        if (ready) break;
+        if (PyErr_CheckSignals() != 0) {
+            py::error_already_set raised;  // the handler's exception, taken from Python's error state
+            {
+                const swgpu::stop_calls stop;
+                join();
+            }
+            throw raised;
+        }
+    }
+    join();
+    return result.get();
+}
+
 py::array sat(const py::array& image, const std::string& backend) {
     const swgpu::backend where = parse_backend(backend);
     if (image.ndim() != 2 && image.ndim() != 3)
@@ -189,10 +233,7 @@ py::array sat(const py::array& image, const std::string& backend) {
                                                       std::to_string(image.ndim()) + " dimensions");
     const swgpu::array in = library_image(image, "sat");
     auto out = std::make_unique<swgpu::array>();
-    {
-        py::gil_scoped_release unlocked;
-        *out = swgpu::summed_area_table(in, where);
-    }
+    *out = interruptible([&] { return swgpu::summed_area_table(in, where); });
     return owned(std::move(out));
 }
 
@@ -203,10 +244,7 @@ py::array ihist(const py::array& image, int bins, const std::vector<double>& edg
                                                       std::to_string(image.ndim()) + " dimensions");
     const swgpu::array in = library_image(image, "ihist");
     auto out = std::make_unique<swgpu::array>();
-    {
-        py::gil_scoped_release unlocked;
-        *out = swgpu::integral_histogram(in, bins, edges, where);
-    }
+    *out = interruptible([&] { return swgpu::integral_histogram(in, bins, edges, where); });
     return owned(std::move(out));
 }
 
@@ -234,10 +272,7 @@ py::array_t<double> triangular_solve(const int64_array& indptr, const int64_arra
     m.data = to_vector<double>(data);
     const std::vector<double> rhs = to_vector<double>(b);
     std::vector<double> x;
-    {
-        py::gil_scoped_release unlocked;
-        x = swgpu::triangular_solve(m, rhs, lower, where);
-    }
+    x = interruptible([&] { return swgpu::triangular_solve(m, rhs, lower, where); });
     py::array_t<double> out(static_cast<py::ssize_t>(x.size()));
     if (!x.empty()) std::memcpy(out.mutable_data(), x.data(), x.size() * sizeof(double));
     return out;
@@ -261,10 +296,7 @@ py::tuple sor(const float64_array& f, const float64_array& g, const std::string&
     const std::int64_t n = f.shape(0);
     const std::vector<double> fv = to_vector<double>(f), gv = to_vector<double>(g);
     swgpu::sor_result r;
-    {
-        py::gil_scoped_release unlocked;
-        r = swgpu::poisson_sor(n, fv, gv, s);
-    }
+    r = interruptible([&] { return swgpu::poisson_sor(n, fv, gv, s); });
     py::array_t<double> u({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n)});
     std::memcpy(u.mutable_data(), r.u.data(), r.u.size() * sizeof(double));
     py::dict history;
@@ -285,10 +317,7 @@ py::array sweep3d(std::int64_t n, int loops, double c, const std::string& precis
         raise(swgpu::exit_code::bad_command_line,
               "sweep3d: precision must be \"single\" or \"double\", not \"" + precision + "\"");
     auto out = std::make_unique<swgpu::array>();
-    {
-        py::gil_scoped_release unlocked;
-        *out = swgpu::sweep3d_fmod(n, loops, c, t, where);
-    }
+    *out = interruptible([&] { return swgpu::sweep3d_fmod(n, loops, c, t, where); });
     return owned(std::move(out));
 }
 
@@ -366,22 +395,37 @@ void bind_search(py::module_& m) {
     m.def("_settings", &make_settings, py::arg("matrix"), py::arg("gap_open"), py::arg("gap_extend"), py::arg("match"),
           py::arg("mismatch"), py::arg("max_target_seqs"), py::arg("evalue"), py::arg("evalues"), py::arg("strand"),
           py::arg("seqtype"), py::arg("backend"), py::arg("gpus"), py::arg("gpu_memory"), py::arg("threads"),
-          py::arg("mode"), "search_settings from the keywords of swgpu.search (None: the default).");
+          py::arg("mode"), py::arg("seg"), py::arg("dust"), py::arg("comp_based_stats"),
+          "search_settings from the keywords of swgpu.search (None: the default).");
 
-    m.def("read_sequences", &swgpu::read_sequences, py::arg("path"), py::call_guard<py::gil_scoped_release>(),
+    m.def("read_sequences",
+          [](const std::string& path) { return interruptible([&] { return swgpu::read_sequences(path); }); },
+          py::arg("path"),
           "Every record of a FASTA/FASTQ file (plain, gzip or bgzip) or of a region of an indexed FASTA "
           "(\"genome.fa:chr1:1-500\"), as a list of Sequence.");
-    m.def("_search", &swgpu::search, py::arg("queries"), py::arg("database"), py::arg("settings"),
-          py::call_guard<py::gil_scoped_release>(), "swgpu::search over lists of Sequence.");
-    m.def("_align_pair", &swgpu::align_pair, py::arg("query"), py::arg("subject"), py::arg("settings"),
-          py::call_guard<py::gil_scoped_release>(), "swgpu::align_pair over two Sequence.");
+    m.def("_search",
+          [](const std::vector<swgpu::sequence>& q, const std::vector<swgpu::sequence>& db,
+             const swgpu::search_settings& s) { return interruptible([&] { return swgpu::search(q, db, s); }); },
+          py::arg("queries"), py::arg("database"), py::arg("settings"), "swgpu::search over lists of Sequence.");
+    m.def("_align_pair",
+          [](const swgpu::sequence& q, const swgpu::sequence& t, const swgpu::search_settings& s) {
+              return interruptible([&] { return swgpu::align_pair(q, t, s); });
+          },
+          py::arg("query"), py::arg("subject"), py::arg("settings"), "swgpu::align_pair over two Sequence.");
     py::class_<swgpu::database>(m, "_Database", "swgpu::database: records kept encoded, the backend started once.")
-        .def(py::init<const std::string&, const swgpu::search_settings&>(), py::arg("path"), py::arg("settings"),
-             py::call_guard<py::gil_scoped_release>(), "A FASTA/FASTQ file, a region or a makedb database.")
-        .def(py::init<const std::vector<swgpu::sequence>&, const swgpu::search_settings&>(), py::arg("records"),
-             py::arg("settings"), py::call_guard<py::gil_scoped_release>(), "A list of Sequence.")
-        .def("search", &swgpu::database::search, py::arg("queries"), py::call_guard<py::gil_scoped_release>(),
-             "Every query against the database: what swgpu.search gives.")
+        .def(py::init([](const std::string& path, const swgpu::search_settings& s) {
+                 return interruptible([&] { return std::make_unique<swgpu::database>(path, s); });
+             }),
+             py::arg("path"), py::arg("settings"), "A FASTA/FASTQ file, a region or a makedb database.")
+        .def(py::init([](const std::vector<swgpu::sequence>& records, const swgpu::search_settings& s) {
+                 return interruptible([&] { return std::make_unique<swgpu::database>(records, s); });
+             }),
+             py::arg("records"), py::arg("settings"), "A list of Sequence.")
+        .def("search",
+             [](swgpu::database& db, const std::vector<swgpu::sequence>& q) {
+                 return interruptible([&] { return db.search(q); });
+             },
+             py::arg("queries"), "Every query against the database: what swgpu.search gives.")
         .def("__len__", &swgpu::database::size, "The number of records.")
         .def_property_readonly("residues", &swgpu::database::residues, "The number of residues of all records.");
 }

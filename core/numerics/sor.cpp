@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/numerics/finite.hpp"
 
@@ -367,6 +368,7 @@ void sweep(method m, index_t n, std::vector<double>& u, const std::vector<double
 }
 
 bool stop_test::operator()(int sweep, double r) {
+    check_cancelled();  // a caller's request to stop (core/cancel.hpp), once per residual
     if (r <= o.tol) {
         reason = stop_reason::converged;
         return true;

@@ -506,3 +506,97 @@ def test_new_docstrings_and_stubs():
     text = stub.read_text()
     for name in swgpu.__all__:
         assert ("def %s(" % name) in text or ("class %s" % name) in text, name
+
+
+# ---- masking, composition-based statistics, Ctrl-C -------------------------------------------------------------------
+
+def test_seg_and_composition_statistics_equal_command_line(tmp_path):
+    first = swgpu.read_sequences(str(QUERIES))[0]
+    q = tmp_path / "q.fa"
+    q.write_text(">lowq\n%s%s\n" % (first.residues, "Q" * 40))
+    db = tmp_path / "db.fa"
+    db.write_text(DB.read_text() + ">polyQ\n%s\n" % ("Q" * 60))
+    plain = swgpu.search(q, db, max_target_seqs=5)
+    masked = swgpu.search(q, db, max_target_seqs=5, seg=True)
+    # The poly-Q subject matches the query's Q run (40 x Q:Q = 200) unless SEG masks that run as X.
+    assert "polyQ" in [h.sseqid for h in plain]
+    assert "polyQ" not in [h.sseqid for h in masked]
+    assert [as_columns(h) for h in masked] == cli(q, db, "--max-target-seqs", 5, "--seg", "yes")
+    resident = swgpu.Database(db, max_target_seqs=5, seg=True)
+    assert [key(h) for h in resident.search(q)] == [key(h) for h in masked]
+
+    cbs = swgpu.search(QUERIES, DB, max_target_seqs=5, comp_based_stats=1)
+    assert [as_columns(h) for h in cbs] == cli(QUERIES, DB, "--max-target-seqs", 5, "--comp-based-stats", 1)
+    standard = swgpu.search(QUERIES, DB, max_target_seqs=5)
+    assert [h.evalue for h in cbs] != [h.evalue for h in standard]
+
+
+def test_dust_equals_command_line(tmp_path):
+    rng = numpy.random.default_rng(11)
+    letters = numpy.array(list("ACGT"))
+
+    def dna(n):
+        return "".join(rng.choice(letters, n))
+
+    q = tmp_path / "q.fa"
+    q.write_text(">readq\n%s%s%s\n" % (dna(200), "CA" * 40, dna(100)))
+    db = tmp_path / "db.fa"
+    db.write_text("".join(">s%d\n%s\n" % (k, dna(400)) for k in range(20)) + ">repeat\n%s%s\n" % (dna(50), "CA" * 80))
+    plain = swgpu.search(q, db, max_target_seqs=5)
+    masked = swgpu.search(q, db, max_target_seqs=5, dust=True)
+    assert "repeat" in [h.sseqid for h in plain]
+    assert "repeat" not in [h.sseqid for h in masked]
+    assert [as_columns(h) for h in masked] == cli(q, db, "--max-target-seqs", 5, "--dust", "yes")
+
+
+def test_masking_and_composition_settings_refused():
+    for settings in ({"dust": True}, {"comp_based_stats": 2}, {"comp_based_stats": 1, "evalues": False},
+                     {"seg": "yes"}):
+        with pytest.raises(swgpu.Error) as e:
+            swgpu.search(QUERIES, DB, **settings)
+        assert e.value.exit_code == 2, settings
+
+
+def interrupt_after(seconds):
+    """Sends this process SIGINT (Ctrl-C) from another thread after `seconds`."""
+    import signal
+    timer = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    return timer
+
+
+def test_ctrl_c_stops_a_long_pair_and_the_module_goes_on():
+    rng = numpy.random.default_rng(3)
+    letters = numpy.frombuffer(b"ACGT", dtype=numpy.uint8)
+    a, b = (letters[rng.integers(0, 4, 300000)].tobytes().decode() for _ in range(2))
+    import time
+    timer = interrupt_after(0.5)
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        swgpu.align_pair(a, b, backend="cpu", strand="plus")  # 9e10 cells: a minute or more on a few cores
+    timer.join()
+    assert time.monotonic() - started < 10
+    h = swgpu.align_pair("ACGTTGCAAGGCTTAA", "TTAAGCCTTGCAACGT", backend="cpu")
+    assert h.sstrand == "minus" and h.length == 16 and h.mismatch == 0
+
+
+def test_ctrl_c_stops_a_database_search_and_the_database_goes_on():
+    rng = numpy.random.default_rng(4)
+    letters = numpy.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=numpy.uint8)
+
+    def proteins(count, prefix):
+        text = letters[rng.integers(0, 20, count * 400)].tobytes().decode()
+        return [("%s%d" % (prefix, k), text[400 * k:400 * (k + 1)]) for k in range(count)]
+
+    records, queries = proteins(20000, "s"), proteins(300, "q")
+    db = swgpu.Database(records, max_target_seqs=3, backend="cpu")
+    import time
+    timer = interrupt_after(0.5)
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        db.search(queries)  # 9.6e11 cells
+    timer.join()
+    assert time.monotonic() - started < 10
+    one = [records[7]]
+    hits = db.search(one)
+    assert hits[0].sseqid == "s7" and hits[0].qstart == 1 and hits[0].qend == 400

@@ -33,7 +33,7 @@ def _error(code, message):
 
 def _settings(matrix=None, gap_open=None, gap_extend=None, match=None, mismatch=None, max_target_seqs=500,
               evalue=10.0, evalues=True, strand="both", seqtype="auto", backend="auto", gpus=None, gpu_memory=0,
-              threads=0, mode="auto"):
+              threads=0, mode="auto", seg=False, dust=False, comp_based_stats=0):
     def number(value, name, kind):
         if isinstance(value, bool) or not isinstance(value, kind):
             raise _error(2, "%s must be a number, not %r" % (name, value))
@@ -42,12 +42,16 @@ def _settings(matrix=None, gap_open=None, gap_extend=None, match=None, mismatch=
     for name, value in (("strand", strand), ("seqtype", seqtype), ("backend", backend), ("mode", mode)):
         if not isinstance(value, str):
             raise _error(2, "%s must be a str, not %r" % (name, value))
+    for name, value in (("seg", seg), ("dust", dust)):
+        if not isinstance(value, bool):
+            raise _error(2, "%s must be True or False, not %r" % (name, value))
     if matrix is not None:
         matrix = _os.fspath(matrix) if isinstance(matrix, _os.PathLike) else matrix
     return _swgpu._settings(matrix, gap_open, gap_extend, match, mismatch,
                             number(max_target_seqs, "max_target_seqs", int), float(number(evalue, "evalue", (int, float))),
                             bool(evalues), strand, seqtype, backend, gpus, number(gpu_memory, "gpu_memory", int),
-                            number(threads, "threads", int), mode)
+                            number(threads, "threads", int), mode, seg, dust,
+                            number(comp_based_stats, "comp_based_stats", int))
 
 
 def _is_path(x):
@@ -92,7 +96,12 @@ def search(queries, database, *, matrix=None, gap_open=None, gap_extend=None, ma
     match/mismatch (DNA without a matrix; 2/-3), max_target_seqs (hits kept per query), evalue (threshold),
     strand ("both", "plus", "minus"), seqtype ("auto", "protein", "dna"), backend ("auto", "cpu", "gpu"), gpus (how
     many GPUs; None: every visible one), threads (CPU threads; 0: one per hardware thread); also evalues (False: no
-    statistics), gpu_memory (bytes per GPU; 0: what is free) and mode ("auto", "search", "pairwise").
+    statistics), gpu_memory (bytes per GPU; 0: what is free), mode ("auto", "search", "pairwise"), seg (True: mask
+    the protein queries' low-complexity residues, as blastp -seg yes), dust (True: the same for DNA, as blastn -dust
+    yes) and comp_based_stats (1: composition-based statistics, as blastp -comp_based_stats 1).
+
+    Long calls run without the GIL; Ctrl-C stops them (KeyboardInterrupt), and calls running on other threads at that
+    moment raise swgpu.Error with exit_code 130.
 
     Returns a list of Hit. Raises swgpu.Error (exit_code 1 bad input, 2 bad settings, 3 device failure, 4 memory).
 

@@ -74,7 +74,8 @@ def search(queries: _Records, database: _Records, *, matrix: Optional[Union[str,
            gap_open: Optional[int] = ..., gap_extend: Optional[int] = ..., match: Optional[int] = ...,
            mismatch: Optional[int] = ..., max_target_seqs: int = ..., evalue: float = ..., strand: str = ...,
            seqtype: str = ..., backend: _Backend = ..., gpus: Optional[int] = ..., threads: int = ...,
-           evalues: bool = ..., gpu_memory: int = ..., mode: str = ...) -> List[Hit]:
+           evalues: bool = ..., gpu_memory: int = ..., mode: str = ..., seg: bool = ..., dust: bool = ...,
+           comp_based_stats: int = ...) -> List[Hit]:
     """Every query against every database sequence: the hits `swgpu align` prints, in its order."""
     ...
 
@@ -85,7 +86,8 @@ class Database:
                  gap_open: Optional[int] = ..., gap_extend: Optional[int] = ..., match: Optional[int] = ...,
                  mismatch: Optional[int] = ..., max_target_seqs: int = ..., evalue: float = ...,
                  evalues: bool = ..., strand: str = ..., seqtype: str = ..., backend: _Backend = ...,
-                 gpus: Optional[int] = ..., gpu_memory: int = ..., threads: int = ..., mode: str = ...) -> None: ...
+                 gpus: Optional[int] = ..., gpu_memory: int = ..., threads: int = ..., mode: str = ...,
+                 seg: bool = ..., dust: bool = ..., comp_based_stats: int = ...) -> None: ...
     def search(self, queries: _Records) -> List[Hit]: ...
     def __len__(self) -> int: ...
     @property

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/align/simd/long_pair_rows.hpp"
 
@@ -134,6 +135,7 @@ public:
             return;
         }
         while (!w.stopped && w.i >= area.r0 && w.j >= area.c0) {
+            check_cancelled();
             const std::int64_t a = (w.i - area.r0) / g.K, bc = (w.j - area.c0) / g.K;
             const auto t0 = clock::now();
             const borders inner = g.block_borders(a, bc, b);
@@ -150,6 +152,7 @@ public:
         std::map<std::pair<std::int64_t, std::int64_t>, trace> traced;
         const std::int64_t depth = static_cast<std::int64_t>(std::max<std::size_t>(be_.trace_batch() / 3, 1));
         while (!w.stopped && w.i >= area.r0 && w.j >= area.c0) {
+            check_cancelled();
             const std::int64_t a = (w.i - area.r0) / g.K, bc = (w.j - area.c0) / g.K;
             auto it = traced.find({a, bc});
             if (it == traced.end()) {
@@ -193,6 +196,7 @@ public:
     void walk_trace(const trace& tr, const Borders& border_of, walker& w) {
         const rect& a = tr.area;
         while (!w.stopped && w.i >= a.r0 && w.j >= a.c0) {
+            check_cancelled();
             const int nib = tr.at(w.i, w.j);
             if (w.state == 'H') {
                 switch (nib & 3) {
@@ -551,6 +555,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     std::int64_t tiles_done = 0;
     auto last_report = clock::now();
     for (std::int64_t d = 0; d < nti + ntj - 1; ++d) {
+        check_cancelled();
         const std::int64_t lo = std::max<std::int64_t>(0, d - (ntj - 1)), hi = std::min(d, nti - 1);
         pool_.parallel_for(idx(hi - lo + 1), [&](std::size_t k) {
             const std::int64_t ti = lo + static_cast<std::int64_t>(k);

@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/align/strand.hpp"
 #include "core/align/simd/align_scored.hpp"
@@ -101,6 +102,7 @@ void align_printed(std::vector<align_job>& jobs, std::vector<std::vector<printed
     };
     // aln: computed elsewhere, or nullopt to compute it here.
     const auto finish_one = [&](const align_job& j, std::optional<alignment> aln) {
+        check_cancelled();
         auto& p = out[j.query][j.slot];
         const scored_pair pair = pair_of(j);
         if (!aln && opt.backend) aln = opt.backend->align_here(pair);
@@ -502,6 +504,7 @@ database_scan scanner::run(const std::function<void(const scan_progress&)>& prog
     std::future<fetched_chunk> ahead = std::async(std::launch::async, [this] { return fetch(); });
     std::future<void> dropped;  // a searched chunk is freed on another thread too
     for (;;) {
+        check_cancelled();
         fetched_chunk f;
         const double waited = timed([&] { f = ahead.get(); });
         scan_.reader_wait_s += waited;

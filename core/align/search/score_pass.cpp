@@ -13,6 +13,7 @@
 #include <numeric>
 #include <string>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/align/smith_waterman.hpp"
 #include "core/align/simd/interseq.hpp"
@@ -112,6 +113,7 @@ std::vector<std::vector<score_hit>> search_scalar(const sequence_set& queries, c
     const int floor = std::max(1, opt.min_score);
     std::vector<std::vector<score_hit>> task_hits(tasks.size());
     pool.parallel_for(tasks.size(), [&](std::size_t k) {
+        check_cancelled();
         const task& tk = tasks[k];
         auto& hits = task_hits[k];
         for (std::size_t s = bounds[tk.block]; s < bounds[tk.block + 1]; ++s) {
@@ -169,6 +171,7 @@ std::vector<std::vector<score_hit>> search_interseq(const interseq::kernel_set& 
 
     std::vector<std::vector<score_hit>> task_hits(tasks.size());
     pool.parallel_for(tasks.size(), [&](std::size_t k) {
+        check_cancelled();
         const task& tk = tasks[k];
         const auto query = queries[tk.query];
         auto& hits = task_hits[k];

@@ -1,0 +1,89 @@
+#include "app/align/refinements.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/align/alignment.hpp"
+#include "core/align/smith_waterman.hpp"
+#include "core/align/statistics.hpp"
+#include "core/error.hpp"
+
+namespace swgpu::app {
+
+std::uint64_t query_masking::mask(query_strands& queries, const substitution_matrix& m, masking kind,
+                                  const std::string& option) {
+    const bool seg = kind == masking::seg;
+    if (m.fallback_code() == substitution_matrix::no_code)
+        throw usage_error(option + " masks residues as " + (seg ? "X" : "N") + ", which the matrix " + m.name() +
+                          " has no row for; use another matrix");
+    unmasked_ = queries;
+    active_ = true;
+    return mask_low_complexity(queries.plus, queries.search_minus ? &queries.minus : nullptr, m, kind,
+                               m.fallback_code());
+}
+
+void query_masking::unmask_hits(search_results& results, const substitution_matrix& m, bool alignments) const {
+    if (!active_ || !alignments) return;
+    for (std::size_t q = 0; q < results.hits.size(); ++q)
+        for (printed_hit& h : results.hits[q])
+            h.stats = stats_of(h.aln, unmasked_.residues(q, h.str), results.scan.subjects.at(h.subject).span(), m);
+}
+
+void adjust_composition(search_results& results, const query_strands& queries, const scoring& sc,
+                        const composition_adjustment& adjustment, std::size_t k, double max_evalue, int threads) {
+    if (!results.statistics) return;
+    const evalue_calculator& stats = *results.statistics;
+    // Every hit on its own, on the threads.
+    std::vector<aa_composition> compositions(results.hits.size());
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    std::vector<std::vector<char>> aligned(results.hits.size());
+    for (std::size_t q = 0; q < results.hits.size(); ++q) {
+        compositions[q] = composition_of(queries.residues(q, strand::plus), sc.matrix);
+        aligned[q].assign(results.hits[q].size(), 0);
+        for (std::size_t i = 0; i < results.hits[q].size(); ++i) pairs.emplace_back(q, i);
+    }
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+        for (std::size_t t; (t = next++) < pairs.size();) {
+            const auto [q, i] = pairs[t];
+            printed_hit& h = results.hits[q][i];
+            const auto query = queries.residues(q, strand::plus);
+            const auto subject = results.scan.subjects.at(h.subject).span();
+            const alignment standard = h.aln.ops.empty() ? sw_align(query, subject, sc) : h.aln;
+            composition_adjustment::result r = adjustment.adjust(query, compositions[q], subject, standard, sc.gaps);
+            if (!r.aligned) continue;
+            aligned[q][i] = 1;
+            h.score = unscale_score(r.aln.score);
+            h.evalue = stats.evalue_of_score(double(r.aln.score) / composition_scale, query.size(), subject.size());
+            h.bit_score = stats.bit_score(h.score);
+            h.has_statistics = true;
+            h.aln = std::move(r.aln);
+            h.aln.score = h.score;
+            h.stats = stats_of(h.aln, query, subject, sc.matrix);
+        }
+    };
+    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t n_threads =
+        std::min<std::size_t>(pairs.size(), threads > 0 ? static_cast<std::size_t>(threads) : hardware);
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < n_threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    for (std::size_t q = 0; q < results.hits.size(); ++q) {
+        std::vector<printed_hit> kept;
+        for (std::size_t i = 0; i < results.hits[q].size(); ++i)
+            if (aligned[q][i] && results.hits[q][i].evalue <= max_evalue) kept.push_back(std::move(results.hits[q][i]));
+        std::stable_sort(kept.begin(), kept.end(), [](const printed_hit& a, const printed_hit& b) {
+            if (a.evalue != b.evalue) return a.evalue < b.evalue;
+            if (a.score != b.score) return a.score > b.score;
+            return a.subject < b.subject;
+        });
+        if (kept.size() > k) kept.resize(k);
+        results.hits[q] = std::move(kept);
+    }
+}
+
+}  // namespace swgpu::app

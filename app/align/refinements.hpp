@@ -1,0 +1,50 @@
+// What `swgpu align` and the library do around the search when asked: the queries' low-complexity residues masked
+// (SEG for protein, DNA's DUST; BLAST's hard masking) and composition-based statistics (blastp -comp_based_stats 1:
+// every kept hit realigned with the matrix rescaled to its pair's compositions). One home for both faces, so the
+// library's hits are the command line's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/align/composition.hpp"
+#include "core/align/masking.hpp"
+#include "core/align/scoring.hpp"
+#include "core/align/search/pipeline.hpp"
+
+namespace swgpu::app {
+
+// The preliminary hits that composition-based statistics then rescore, as BLAST keeps them: 2k + 50 hits per query,
+// E-values up to 5 times the threshold.
+inline std::size_t composition_preliminary_hits(std::size_t k) { return 2 * k + 50; }
+inline double composition_preliminary_evalue(double evalue) { return 5 * evalue; }
+
+// The queries as searched (masked) and as read (for the output, which shows their letters, identities and positives
+// as BLAST does).
+class query_masking {
+public:
+    // Masks the low-complexity residues of `queries` (both strands as searched) as the matrix's X (N); `option` names
+    // the setting in messages ("--seg" or "seg"). Returns the residues masked. Throws usage_error when the matrix has
+    // no X (N) row.
+    std::uint64_t mask(query_strands& queries, const substitution_matrix& m, masking kind, const std::string& option);
+
+    bool active() const { return active_; }
+    // The queries as read: `searched` itself when nothing was masked.
+    const query_strands& shown(const query_strands& searched) const { return active_ ? unmasked_ : searched; }
+    // The printed hits' identities, mismatches and positives counted on the letters as read (BLAST counts a masked
+    // residue that matches as an identity, though it scored as X); hits without alignments are left as they are.
+    void unmask_hits(search_results& results, const substitution_matrix& m, bool alignments) const;
+
+private:
+    query_strands unmasked_;
+    bool active_ = false;
+};
+
+// Composition-based statistics over the kept hits of `results` (searched with the widened limits above): each hit
+// realigned, its score, bit score and E-value from that alignment, then the hits with E <= max_evalue, at most k per
+// query, in E-value order (then score, subject). On `threads` threads (0: one per hardware thread).
+void adjust_composition(search_results& results, const query_strands& queries, const scoring& sc,
+                        const composition_adjustment& adjustment, std::size_t k, double max_evalue, int threads);
+
+}  // namespace swgpu::app
