@@ -210,7 +210,7 @@ GPU_TEST("sor: a batched lex solve stops at the sweep one sweep at a time stops 
                 CHECK(batched.converged == one.converged);
                 REQUIRE(batched.history.size() == one.history.size());
                 for (std::size_t k = 0; k < one.history.size(); ++k) {
-                    CHECK(batched.history[k].sweep == one.history[k].sweep);
+                    CHECK(batched.history[k].iteration == one.history[k].iteration);
                     CHECK(std::abs(batched.history[k].residual - one.history[k].residual) <=
                           1e-9 * one.history[k].residual + 1e-14);
                 }
