@@ -365,7 +365,7 @@ TEST_CASE("sor: the subdomain MLSSOR converges on the model problem and the roug
         o.m = sor::method::mlssor;
         o.omega = 1.5;
         o.tol = 1e-11;
-        o.max_sweeps = 2000;
+        o.max_sweeps = 2000 * 2 * s.layers;  // sweeps over the grid: 2000 iterations
         o.layers = s.layers;
         o.sub_rows = s.a;
         o.sub_cols = s.b;
