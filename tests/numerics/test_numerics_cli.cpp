@@ -359,3 +359,35 @@ assert np.allclose(b, cv2.boxFilter(f, -1, (3, 3), borderType=cv2.BORDER_REFLECT
     INFO(py.err);
     CHECK(py.code == 0);
 }
+
+TEST_CASE("CPU choices from measured data: sor's threads on small grids, levels' sequential substitution on narrow levels", "[sor][levels][cli]") {
+    const temp_dir dir("swgpu-items");
+    // sor -t 0 below sor.cpu_one_thread_below runs one thread; -t 2 is obeyed; the key moves the boundary.
+    auto r = run_program("sor --problem rough --size 33 --tol 1e-6 --backend cpu -o " + q(dir / "u1.npy"));
+    REQUIRE(r.code == 0);
+    CHECK(number_after(r.out, "threads") == 1);
+    r = run_program("sor --problem rough --size 33 --tol 1e-6 --backend cpu -t 2 -o " + q(dir / "u2.npy"));
+    REQUIRE(r.code == 0);
+    CHECK(number_after(r.out + " ", "threads") == 2);
+    CHECK(slurp(dir / "u1.npy") == slurp(dir / "u2.npy"));  // the same bits either way
+    r = run_program("sor --problem rough --size 33 --tol 1e-6 --backend cpu -t 0", "SWGPU_TUNE=sor.cpu_one_thread_below=3");
+    CHECK(number_after(r.out + " ", "threads") >= 1);
+    // levels: a bidiagonal matrix has one row per level: the sequential substitution runs, with the same bits as the
+    // levels (forced with a threshold of 0) and as --sequential.
+    {
+        std::ofstream m(dir / "bi.mtx");
+        m << "%%MatrixMarket matrix coordinate real general\n300 300 599\n";
+        for (int i = 1; i <= 300; ++i) m << i << " " << i << " " << 2 + i % 3 << "\n";
+        for (int i = 2; i <= 300; ++i) m << i << " " << i - 1 << " -1\n";
+    }
+    r = run_program("levels --matrix " + q(dir / "bi.mtx") + " -o " + q(dir / "a.npy") + " --backend cpu -t 2");
+    REQUIRE(r.code == 0);
+    CHECK(r.err.find("sequential substitution: 1.0 rows per level") != std::string::npos);
+    r = run_program("levels --matrix " + q(dir / "bi.mtx") + " -o " + q(dir / "b.npy") + " --backend cpu -t 2",
+                    "SWGPU_TUNE=levels.cpu_sequential_width=0");
+    REQUIRE(r.code == 0);
+    CHECK(r.err.find("by levels on 2 threads") != std::string::npos);
+    REQUIRE(run_program("levels --matrix " + q(dir / "bi.mtx") + " -o " + q(dir / "c.npy") + " --sequential -q").code == 0);
+    CHECK(slurp(dir / "a.npy") == slurp(dir / "b.npy"));
+    CHECK(slurp(dir / "a.npy") == slurp(dir / "c.npy"));
+}
