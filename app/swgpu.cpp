@@ -556,8 +556,10 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
     }
     sor_result r;
     r.u = std::move(s.u);
+    const int per = sor::sweeps_per_iteration(o);
     for (const auto& e : s.history) {
-        r.sweeps.push_back(e.sweep);
+        r.sweeps.push_back(static_cast<std::int64_t>(e.iteration) * per);
+        r.iterations.push_back(e.iteration);
         r.residuals.push_back(e.residual);
         r.seconds.push_back(e.seconds);
     }

@@ -207,7 +207,8 @@ std::vector<double> triangular_solve(const csr_matrix& matrix, const std::vector
 // SOR for -lap u = f on an N x N grid (spacing 1 / (N - 1), Dirichlet values on the edges), as `swgpu sor` solves it
 // (core/numerics/sor.hpp): method "lex", "redblack", "ssor" or "mlssor" (layers K); omega 0: the optimal
 // 2 / (1 + sin(pi h)). The run stops when the relative residual ||b - A u|| / ||b|| is at most tol (converged),
-// after `stagnation` sweeps without a 0.1 % fall of the smallest residual (stagnated; 0: never), or after max_sweeps.
+// after `stagnation` sweeps without a 0.1 % fall of the smallest residual (stagnated; 0: never), or at the end of
+// the iteration that reaches max_sweeps (counts are sweeps over the grid: an ssor iteration is 2, an mlssor one 2K).
 struct sor_settings {
     std::string method = "lex";
     double omega = 0;
@@ -219,7 +220,8 @@ struct sor_settings {
 };
 struct sor_result {
     std::vector<double> u;                // N x N, row-major, the boundary included
-    std::vector<std::int64_t> sweeps;     // the history: sweep number,
+    std::vector<std::int64_t> sweeps;     // the history, one entry per iteration: sweeps done (2 per ssor iteration,
+    std::vector<std::int64_t> iterations; //   2K per mlssor one), the iteration,
     std::vector<double> residuals;        //   the relative residual after it,
     std::vector<double> seconds;          //   and the time since the start of the solve
     bool converged = false;

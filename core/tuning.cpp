@@ -30,6 +30,7 @@ constexpr setting known[] = {
     {"long.split_forced", kind::flag, ""},
     {"sor.lex", kind::text, "strips|tiled|rowsync|diagonal"},
     {"sor.batch", kind::integer, ""},
+    {"sor.cpu_one_thread_below", kind::integer, ""},
     {"sweep.schedule", kind::text, "auto|tiles|grid|launch"},
     {"sweep.tile", kind::integer, "0|8|16"},
     {"sweep.block", kind::integer, ""},
@@ -38,6 +39,7 @@ constexpr setting known[] = {
     {"levels.chained", kind::flag, ""},
     {"levels.frontier_blocks", kind::integer, ""},
     {"levels.grid_blocks", kind::integer, ""},
+    {"levels.cpu_sequential_width", kind::real, ""},
     {"host.memory_mib", kind::integer, ""},
 };
 

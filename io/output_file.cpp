@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -246,6 +247,22 @@ void refuse_overwriting(const std::vector<named_file>& outputs, const std::vecto
         if (const auto [it, fresh] = by_path.emplace(ec ? out.path : normal, k); !fresh)
             throw same(outputs[it->second], out);
     }
+}
+
+void require_extension(const std::string& path, const std::string& option, const std::vector<std::string>& extensions,
+                       const std::string& what) {
+    if (path.empty() || path == "-") return;
+    const auto slash = path.find_last_of('/');
+    const auto dot = path.find_last_of('.');
+    std::string e;
+    if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) e = path.substr(dot + 1);
+    for (auto& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const auto& x : extensions)
+        if (e == x) return;
+    std::string names;
+    for (std::size_t k = 0; k < extensions.size(); ++k)
+        names += (k == 0 ? "." : k + 1 == extensions.size() ? " or ." : ", .") + extensions[k];
+    throw usage_error(option + " " + path + ": " + what + "; name it " + names);
 }
 
 }  // namespace swgpu::io

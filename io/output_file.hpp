@@ -53,4 +53,10 @@ struct named_file {
 // nothing).
 void refuse_overwriting(const std::vector<named_file>& outputs, const std::vector<named_file>& inputs);
 
+// Refuses (usage error, exit 2, one line) an output whose name ends in an extension other than `extensions` (each
+// without its dot, compared ignoring case), so that `--plot p.png` does not write SVG into a .png: "--plot p.png: the
+// plot is SVG; name it .svg". "-" (stdout) and an empty name pass.
+void require_extension(const std::string& path, const std::string& option, const std::vector<std::string>& extensions,
+                       const std::string& what);
+
 }  // namespace swgpu::io

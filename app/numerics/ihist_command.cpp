@@ -16,9 +16,11 @@ namespace swgpu::app {
 namespace {
 
 const char* const ihist_footer =
-    "Output: uint32 array (H, W, B); OUT[i][j][b] counts the pixels of bin b in rows 0..i and columns 0..j.\n"
+    "Output: uint32 array (H, W, B); OUT[i][j][b] counts the pixels of bin b in rows 0..i and columns 0..j ((W, B)\n"
+    "  for a (W,) input). INPUT - reads stdin.\n"
     "Bins: 8-bit input: bin of v is v*B/256 (integer division); 16-bit: v*B/65536; other types: B equal bins over\n"
-    "  [min, max] of the data. --edges E0,...,EB (B+1 increasing values): bin b holds E_b <= v < E_{b+1}, the last\n"
+    "  [min, max] of the data, edges and bins exactly as np.histogram(a, B) computes them (its edges\n"
+    "  np.linspace(min, max, B + 1), float32 for float32 data; min = max widens to [min - 0.5, max + 0.5]). --edges E0,...,EB (B+1 increasing values): bin b holds E_b <= v < E_{b+1}, the last\n"
     "  bin also v == E_B (NumPy's histogram); values outside the edges are counted in no bin.\n"
     "  The input must have one channel (grey image, (H, W) .npy).\n"
     "Queries (--query FILE): one rectangle per line, 'top left bottom right' (0-based, inclusive); output one line\n"
@@ -106,6 +108,7 @@ int ihist_command::run() {
         }
     }
     if (table_out) {
+        table->one_dimensional = in.one_dimensional;  // a (W,) input: (W, B)
         io::write_npy(*table, *table_out, true);
         table_out->commit();
     }

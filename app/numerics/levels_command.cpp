@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/numerics/levels.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/numerics/levels.hpp"
 #include "io/output_file.hpp"
@@ -27,7 +28,8 @@ namespace swgpu::app {
 namespace {
 
 const char* const levels_footer =
-    "Triangular solves: T x = b with T the lower (default) or upper triangle of A, diagonal included; A in Matrix\n"
+    "Triangular solves: T x = b with T the lower (default) or upper triangle of A, diagonal included (entries of a\n"
+    "  general file outside it are left out, with a warning counting them); A in Matrix\n"
     "  Market coordinate format (real, integer or pattern; general or symmetric, a symmetric file meaning both\n"
     "  triangles; duplicate entries summed). b: a float64 .npy vector (any numeric dtype is converted; (n,), (n, 1) or\n"
     "  (1, n)), all ones without --rhs. x: float64 .npy of shape (n,). Each row is\n"
@@ -43,7 +45,8 @@ const char* const levels_footer =
     "--sequential runs the plain sequential loop (solves: the substitution row after row) on one thread instead of\n"
     "  the levels: the reference every backend is checked against, timed on the summary line; no levels computed.\n"
     "Levels: an iteration's level is 1 + the highest level of an iteration it depends on (true, anti and output\n"
-    "  dependences through A; rows read for a solve). --stats writes 'level<TAB>width' lines after a '#' header.\n"
+    "  dependences through A; rows read for a solve). --stats writes a 'level<TAB>width' header line, a line per level\n"
+    "  and a closing '#' comment (np.genfromtxt(F, names=True) and np.loadtxt(F, skiprows=1) read it).\n"
     "  A summary (levels, widths, analysis and per-solve times) goes to stderr unless -q. Loops: the CPU reports\n"
     "  'inspector I ms, executor E ms, total T ms'; the GPU 'inspector I ms, inspector + executor E ms, total T ms,\n"
     "  with transfers X ms' (device times; the GPU finds the levels and runs them in one pass, inspecting later\n"
@@ -97,10 +100,12 @@ void write_vector(io::output_file& out, std::span<const double> x) {
     out.write(std::string_view(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(double)));
 }
 
+// A header line of names first, then the widths, then what they describe as a '#' comment at the end: a comment
+// before the names made np.genfromtxt(F, names=True) take it for the names and np.loadtxt(F, skiprows=1) fail.
 void write_stats(io::output_file& out, const std::vector<std::int64_t>& widths, std::int64_t n, const std::string& what) {
-    std::string s = "# " + what + ": " + std::to_string(n) + " iterations, " + std::to_string(widths.size()) + " levels\n";
-    s += "level\twidth\n";
+    std::string s = "level\twidth\n";
     for (std::size_t l = 0; l < widths.size(); ++l) s += std::to_string(l + 1) + '\t' + std::to_string(widths[l]) + '\n';
+    s += "# " + what + ": " + std::to_string(n) + " iterations, " + std::to_string(widths.size()) + " levels\n";
     out.write(s);
 }
 
@@ -186,6 +191,7 @@ int levels_command::run() {
     if (output_.empty() && stats_.empty()) throw usage_error("nothing to do: give -o OUT.npy and/or --stats FILE.tsv");
     if (!output_.empty() && (output_.size() < 4 || output_.substr(output_.size() - 4) != ".npy"))
         throw usage_error("the result is written as .npy; name the output '" + output_ + "' .npy");
+    io::require_extension(stats_, "--stats", {"tsv", "txt"}, "the level widths are tab-separated text");
     if (!matrix_.empty() && (!writes_.empty() || !reads_.empty() || !array_.empty() || locations_ != 0))
         throw usage_error("--reads, --array and --locations belong to a generic loop (--writes), not to --matrix");
     if (!writes_.empty() && (!rhs_.empty() || lower_ || upper_ || require_triangular_))
@@ -208,13 +214,25 @@ int levels_command::run_solve() {
     if (!output_.empty()) out.emplace(output_);
     if (!stats_.empty()) stats.emplace(stats_);
 
-    const levels::csr_matrix t = io::read_matrix_market_triangle(matrix_, part, require_triangular_);
+    io::dropped_entries dropped;
+    const levels::csr_matrix t = io::read_matrix_market_triangle(matrix_, part, require_triangular_, &dropped);
+    if (dropped.count > 0 && !backend_.quiet) {
+        // An upper factor solved without --upper would otherwise be solved with its diagonal only, without a word.
+        const char* side = upper_ ? "upper" : "lower";
+        std::cerr << "swgpu: warning: " << matrix_ << ":" << dropped.line << ": entry (" << dropped.row << ", "
+                  << dropped.col << ") is outside the " << side << " triangle; " << dropped.count
+                  << (dropped.count == 1 ? " entry" : " entries") << " outside it are left out of the solve (give "
+                  << (upper_ ? "--lower" : "--upper") << " to solve with the other triangle, --require-triangular to "
+                  << "refuse them)\n";
+    }
     const std::vector<double> b = rhs_.empty() ? std::vector<double>(static_cast<std::size_t>(t.rows), 1.0) : read_vector(rhs_, t.rows);
 
     std::vector<double> x(static_cast<std::size_t>(t.rows));
     std::vector<std::int64_t> widths;
     double analysis_ms = 0;
     std::vector<double> solve_ms;
+    bool cpu_sequential = false;  // the CPU chose the sequential substitution after the analysis
+    unsigned threads = 1;
     if (sequential_) {
         for (long long r = 0; r < repeat_; ++r) {
             const auto t1 = std::chrono::steady_clock::now();
@@ -241,12 +259,19 @@ int levels_command::run_solve() {
         const auto t0 = std::chrono::steady_clock::now();
         const levels::level_sets sets = levels::group_by_level(levels::triangular_levels(t, part));
         analysis_ms = ms_since(t0);
+        // Few rows per level: the levels' bookkeeping costs more than their parallelism gains, and the sequential
+        // substitution (the same bits) is faster. The threshold is measured data (tuning key levels.cpu_sequential_width,
+        // docs/levels.md).
+        const double mean_width = static_cast<double>(t.rows) / static_cast<double>(std::max<levels::level_t>(1, sets.count()));
+        cpu_sequential = mean_width < tuning::real("levels.cpu_sequential_width");
         for (long long r = 0; r < repeat_; ++r) {
             const auto t1 = std::chrono::steady_clock::now();
-            levels::triangular_solve(t, part, sets, b, x, pool);
+            if (cpu_sequential) levels::triangular_solve_sequential(t, part, b, x);
+            else levels::triangular_solve(t, part, sets, b, x, pool);
             solve_ms.push_back(ms_since(t1));
         }
         widths = widths_of(sets);
+        threads = pool.size();
     }
     if (!backend_.quiet && sequential_) {
         char buf[200];
@@ -265,8 +290,15 @@ int levels_command::run_solve() {
                   << t.nonzeros() << " nonzeros, " << summary(t.rows, widths) << buf;
     } else if (!backend_.quiet) {
         char buf[200];
+        char how[160];
+        if (cpu_sequential)
+            std::snprintf(how, sizeof how, "CPU, sequential substitution: %.1f rows per level, below levels.cpu_sequential_width %g",
+                          static_cast<double>(t.rows) / static_cast<double>(std::max<std::size_t>(1, widths.size())),
+                          tuning::real("levels.cpu_sequential_width"));
+        else
+            std::snprintf(how, sizeof how, "CPU, by levels on %u thread%s", threads, threads == 1 ? "" : "s");
         std::snprintf(buf, sizeof buf, "; analysis %.3f ms, solve %.3f ms (median of %lld, %s)\n", analysis_ms,
-                      median(solve_ms), repeat_, "CPU");
+                      median(solve_ms), repeat_, how);
         std::cerr << "swgpu: levels: " << (upper_ ? "upper" : "lower") << " triangle of " << matrix_ << ", "
                   << t.nonzeros() << " nonzeros, " << summary(t.rows, widths) << buf;
     }

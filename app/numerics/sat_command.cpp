@@ -24,7 +24,8 @@ const char* const sat_footer =
     "  Unsigned-integer input: uint64 (<u8), exact; signed: int64; floating: float64, or float32 with --type float32.\n"
     "  Shape (H, W) for one channel, (H, W, C) for C channels (colour images: one table per channel).\n"
     "  Inputs: PNG and TIFF (8/16-bit grey or colour, TIFF float32), binary PGM/PPM (P5/P6), NumPy .npy\n"
-    "  (C order, little-endian u1..u8, i1..i8, f4, f8; (W,), (H, W) or (H, W, C)).\n"
+    "  (C order, little-endian u1..u8, i1..i8, f4, f8; (W,), (H, W) or (H, W, C)); INPUT - reads stdin. A (W,)\n"
+    "  input is one row, and its table is (W,) (or (W, C)) again.\n"
     "Queries (--query FILE): one rectangle per line, 'top left bottom right' (0-based, inclusive); output one line\n"
     "  per rectangle: top left bottom right area, then sum and mean of each channel, tab-separated.\n"
     "Box filter (--box-filter R): the mean over the (2R+1)x(2R+1) window, OpenCV's boxFilter with its defaults\n"
@@ -109,6 +110,8 @@ sat_command::sat_command(CLI::App& app) {
 int sat_command::run() {
     if (backend_.threads > 4096) throw usage_error("-t/--threads must be at most 4096");
     const bool box = box_radius_ >= 0;
+    if (box && sub_->count("--type") > 0)
+        throw usage_error("--type sets the table's type; --box-filter writes an image of the input's type: drop --type");
     if (output_.empty() && query_.empty())
         throw usage_error(box ? "--box-filter needs -o OUT (an image or .npy)" : "nothing to do: give -o OUT.npy and/or --query FILE");
     if (!output_.empty() && !box && io::format_for_name(output_) != io::image_format::npy)
@@ -159,8 +162,13 @@ int sat_command::run() {
         for (std::size_t k = 0; k < rects.rects.size(); ++k)
             write_query_line(*query_file, rects.rects[k], std::span(words).subspan(k * L, L), word_type);
     }
-    if (box) io::write_array(sat::box_filter(in, box_radius_, pool), output_);
+    if (box) {
+        sat::array filtered = sat::box_filter(in, box_radius_, pool);
+        filtered.one_dimensional = in.one_dimensional;  // (W,) in, (W,) out
+        io::write_array(filtered, output_);
+    }
     if (table_out) {
+        table->one_dimensional = in.one_dimensional;
         io::write_npy(*table, *table_out);
         table_out->commit();
     }

@@ -10,6 +10,7 @@
 #include "core/numerics/sat.hpp"
 #include "core/numerics/sor.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 #include "gpu/numerics/sor.hpp"
 #include "io/memory.hpp"
 #include "io/output_file.hpp"
@@ -34,8 +35,13 @@ const char* const sor_footer =
     "Stops when ||b - A u|| / ||b|| <= --tol (b: f plus the boundary values next to each interior point over h^2, the\n"
     "  whole right-hand side; absolute only when b = 0), when --stagnation sweeps bring no 0.1 % fall of the smallest\n"
     "  residual (a round-off floor above --tol), or after --max-sweeps.\n"
-    "Output: U.npy (N, N) float64, boundary included; --history FILE: sweep, residual, seconds (TSV); --plot FILE:\n"
-    "  SVG of the residual against sweeps and against time. One line on stdout: method, sweeps, residual, time.\n"
+    "Counts are sweeps over the grid (--max-sweeps, --stagnation, the output): an iteration of ssor is 2 sweeps, of\n"
+    "  mlssor 2K; the residual is checked after each iteration, and a run stops at the end of the iteration that\n"
+    "  reaches --max-sweeps.\n"
+    "Output: U.npy (N, N) float64, boundary included; --history FILE.tsv: sweep, iteration, residual, seconds (TSV\n"
+    "  with a header line; seconds from the start of the sweeps); --plot FILE.svg: the residual against sweeps and\n"
+    "  against time, with the tolerance. One line on stdout: method, sweeps, iterations, residual, time (and the\n"
+    "  threads on the CPU: -t 0 takes one thread for N below the measured tuning value sor.cpu_one_thread_below).\n"
     "Exit codes: 0 converged, 6 not converged (stagnated or --max-sweeps reached: U, --history and --plot are still\n"
     "  written, and stderr says why it stopped), 1 bad input (not (N, N) float64, N < 3, NaN or an infinity in\n"
     "  F or G: refused naming how many and where the first is), 2 bad command line (also --omega 0, --model 0),\n"
@@ -53,42 +59,52 @@ std::vector<double> square_f64(const std::string& path, sor::index_t& n) {
     return std::vector<double>(a.data<double>(), a.data<double>() + a.elements());
 }
 
-// The residual against sweeps (left) and against seconds (right), log scale.
-std::string history_svg(const sor::solution& s, const std::string& title) {
-    const double w = 360, h = 260, margin = 50;
-    double lo = 1e300, hi = 0, t_max = 0;
+// The residual against sweeps (left) and against seconds (right), log scale, each panel with its axis labels and the
+// tolerance as a dashed line.
+std::string history_svg(const sor::solution& s, int per, double tol, const std::string& title) {
+    const double w = 360, h = 260, margin = 60;
+    double lo = tol, hi = tol, t_max = 0;
     for (const auto& e : s.history) {
         if (e.residual > 0) lo = std::min(lo, e.residual), hi = std::max(hi, e.residual);
         t_max = std::max(t_max, e.seconds);
     }
-    if (!(hi > 0)) lo = 1, hi = 10;
     const double l_lo = std::floor(std::log10(lo)), l_hi = std::max(std::ceil(std::log10(hi)), l_lo + 1);
-    const int sweeps = std::max(1, s.history.empty() ? 1 : s.history.back().sweep);
+    const long long sweeps = std::max<long long>(1, s.history.empty() ? 1 : static_cast<long long>(s.history.back().iteration) * per);
+    const auto y_of = [&](double l) { return margin + h - (l - l_lo) / (l_hi - l_lo) * h; };
     std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(int(2 * w + 3 * margin)) +
                       "\" height=\"" + std::to_string(int(h + 2 * margin)) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
     svg += "<text x=\"" + std::to_string(int(margin)) + "\" y=\"20\">" + title + "</text>\n";
-    char buf[160];
+    char buf[200];
     for (int panel = 0; panel < 2; ++panel) {
         const double x0 = margin + panel * (w + margin), y0 = margin;
         std::snprintf(buf, sizeof buf, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"black\"/>\n", x0, y0, w, h);
         svg += buf;
-        std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x0 + w / 2 - 20, y0 + h + 30,
+        std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", x0 + w / 2, y0 + h + 30,
                       panel == 0 ? "sweeps" : "seconds");
         svg += buf;
+        std::snprintf(buf, sizeof buf,
+                      "<text class=\"ylabel\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\" transform=\"rotate(-90 %.0f %.0f)\">"
+                      "relative residual ||b - Au|| / ||b||</text>\n",
+                      x0 - 42, y0 + h / 2, x0 - 42, y0 + h / 2);
+        svg += buf;
         for (double l = l_lo; l <= l_hi; l += 1) {
-            const double y = y0 + h - (l - l_lo) / (l_hi - l_lo) * h;
-            std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\">1e%d</text>\n", x0 - 40, y + 4, int(l));
+            std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">1e%d</text>\n", x0 - 4, y_of(l) + 4, int(l));
             svg += buf;
         }
-        std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x0 + w - 60, y0 + h + 15,
+        std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%s</text>\n", x0 + w, y0 + h + 15,
                       panel == 0 ? std::to_string(sweeps).c_str() : (std::to_string(t_max).substr(0, 6) + " s").c_str());
+        svg += buf;
+        const double ty = y_of(std::log10(tol));
+        std::snprintf(buf, sizeof buf,
+                      "<line class=\"tol\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"firebrick\" "
+                      "stroke-dasharray=\"6 4\"/>\n<text x=\"%.0f\" y=\"%.0f\" fill=\"firebrick\">--tol %.3g</text>\n",
+                      x0, ty, x0 + w, ty, x0 + 4, ty - 4, tol);
         svg += buf;
         svg += "<polyline fill=\"none\" stroke=\"steelblue\" points=\"";
         for (const auto& e : s.history) {
             if (!(e.residual > 0)) continue;
-            const double fx = panel == 0 ? double(e.sweep) / sweeps : (t_max > 0 ? e.seconds / t_max : 0);
-            const double y = y0 + h - (std::log10(e.residual) - l_lo) / (l_hi - l_lo) * h;
-            std::snprintf(buf, sizeof buf, "%.1f,%.1f ", x0 + fx * w, y);
+            const double fx = panel == 0 ? double(e.iteration) * per / double(sweeps) : (t_max > 0 ? e.seconds / t_max : 0);
+            std::snprintf(buf, sizeof buf, "%.1f,%.1f ", x0 + fx * w, y_of(std::log10(e.residual)));
             svg += buf;
         }
         svg += "\"/>\n";
@@ -120,8 +136,8 @@ sor_command::sor_command(CLI::App& app) {
     sub_->add_option("--stagnation", stagnation_,
                      "Stop when this many sweeps bring no 0.1 % fall of the smallest residual (0: never)")
         ->capture_default_str();
-    sub_->add_option("--history", history_, "Write sweep, residual and seconds as TSV");
-    sub_->add_option("--plot", plot_, "Write an SVG plot of the residual against sweeps and against time");
+    sub_->add_option("--history", history_, "Write sweep, iteration, residual and seconds as TSV (.tsv or .txt)");
+    sub_->add_option("--plot", plot_, "Write an SVG plot (.svg) of the residual against sweeps and against time");
     backend_.add_options(sub_);
     sub_->footer(sor_footer);
 }
@@ -178,6 +194,8 @@ sor::options sor_command::solver_options(const sor::problem& p) const {
             o.layers = int(k);
         }
     }
+    if (layers_option_->count() && o.m != sor::method::mlssor)
+        throw usage_error("--layers is for --method mlssor (" + method_ + " has no layers)");
     o.forward_only = forward_only_;
     o.stagnation = stagnation_;
     sor::check(o);
@@ -187,6 +205,9 @@ sor::options sor_command::solver_options(const sor::problem& p) const {
 int sor_command::run() {
     const sor::problem p = read_problem();
     const sor::options o = solver_options(p);
+    io::require_extension(output_, "-o", {"npy"}, "U is written as .npy");
+    io::require_extension(history_, "--history", {"tsv", "txt"}, "the history is tab-separated text");
+    io::require_extension(plot_, "--plot", {"svg"}, "the plot is SVG");
     // Outputs fail before the solve when they cannot be written.
     std::optional<io::output_file> out, history, plot;
     if (!output_.empty()) out.emplace(output_);
@@ -196,22 +217,31 @@ int sor_command::run() {
     const bool gpu = backend_.use_gpu();
     sor::solution s;
     gpu::sor_report report;
+    unsigned cpu_threads = 0;
     if (gpu) {
         s = gpu::sor_solve(p, o, &report);
     } else {
-        thread_pool pool(backend_.threads);
+        // -t 0 (one thread per hardware thread) takes one thread for grids too small for more to gain: measured data,
+        // tuning key sor.cpu_one_thread_below (docs/sor.md).
+        unsigned threads = backend_.threads;
+        if (threads == 0 && p.n < tuning::integer("sor.cpu_one_thread_below")) threads = 1;
+        thread_pool pool(threads);
+        cpu_threads = pool.size();
         s = sor::solve(p, o, pool);
     }
     const auto& last = s.history.back();
+    const int per = sor::sweeps_per_iteration(o);
+    const long long last_sweep = static_cast<long long>(last.iteration) * per;
     std::string extra;
     if (o.m == sor::method::mlssor) {
         extra = " layers " + std::to_string(o.layers);
         if (o.sub_rows > 0) extra += " subdomain " + std::to_string(o.sub_rows) + "x" + std::to_string(o.sub_cols);
         if (o.forward_only) extra += " forward-only";
     }
-    std::printf("method %s omega %.6f n %lld sweeps %d residual %.6e %s time %.6f s%s\n", sor::method_name(o.m), o.omega,
-                static_cast<long long>(p.n), last.sweep, last.residual, s.converged ? "converged" : "not-converged",
-                last.seconds, extra.c_str());
+    if (!gpu) extra += " threads " + std::to_string(cpu_threads);
+    std::printf("method %s omega %.6f n %lld sweeps %lld iterations %d residual %.6e %s time %.6f s%s\n",
+                sor::method_name(o.m), o.omega, static_cast<long long>(p.n), last_sweep, last.iteration, last.residual,
+                s.converged ? "converged" : "not-converged", last.seconds, extra.c_str());
     if (out) {
         sat::array a(sat::dtype::f64, p.n, p.n, 1);
         std::copy(s.u.begin(), s.u.end(), a.data<double>());
@@ -219,19 +249,22 @@ int sor_command::run() {
         out->commit();
     }
     if (history) {
-        std::string text = "sweep\tresidual\tseconds\n";
-        char buf[96];
+        // A header line of names and no comments: np.genfromtxt(H, names=True) and np.loadtxt(H, skiprows=1) read it.
+        std::string text = "sweep\titeration\tresidual\tseconds\n";
+        char buf[128];
         for (const auto& e : s.history) {
-            std::snprintf(buf, sizeof buf, "%d\t%.9e\t%.6f\n", e.sweep, e.residual, e.seconds);
+            std::snprintf(buf, sizeof buf, "%lld\t%d\t%.9e\t%.6f\n", static_cast<long long>(e.iteration) * per, e.iteration,
+                          e.residual, e.seconds);
             text += buf;
         }
         history->write(text);
         history->commit();
     }
     if (plot) {
-        plot->write(history_svg(s, std::string("swgpu sor --method ") + sor::method_name(o.m) +
-                                       (o.sub_rows > 0 ? " --subdomain " + subdomain_ : std::string()) + ", N = " +
-                                       std::to_string(p.n) + (gpu ? ", GPU" : ", CPU")));
+        plot->write(history_svg(s, per, o.tol,
+                                std::string("swgpu sor --method ") + sor::method_name(o.m) +
+                                    (o.sub_rows > 0 ? " --subdomain " + subdomain_ : std::string()) + ", N = " +
+                                    std::to_string(p.n) + (gpu ? ", GPU" : ", CPU")));
         plot->commit();
     }
     if (s.converged) return 0;
@@ -239,19 +272,19 @@ int sor_command::run() {
     char buf[320];
     if (s.reason == sor::stop_reason::stagnated) {
         double best = last.residual;
-        int at = last.sweep;
+        long long at = last_sweep;
         for (const auto& e : s.history)
-            if (e.residual < best) best = e.residual, at = e.sweep;
+            if (e.residual < best) best = e.residual, at = static_cast<long long>(e.iteration) * per;
         std::snprintf(buf, sizeof buf,
-                      "did not converge: the relative residual stagnated above --tol %.3g at sweep %d (smallest "
-                      "%.3e, at sweep %d; --stagnation %d sweeps without a 0.1 %% fall); a tolerance below the "
+                      "did not converge: the relative residual stagnated above --tol %.3g at sweep %lld (smallest "
+                      "%.3e, at sweep %lld; --stagnation %d sweeps without a 0.1 %% fall); a tolerance below the "
                       "round-off floor cannot be reached",
-                      o.tol, last.sweep, best, at, o.stagnation);
+                      o.tol, last_sweep, best, at, o.stagnation);
     } else {
         std::snprintf(buf, sizeof buf,
-                      "did not converge: the relative residual %.3e is above --tol %.3g after --max-sweeps %d; raise "
-                      "--max-sweeps or --tol",
-                      last.residual, o.tol, o.max_sweeps);
+                      "did not converge: the relative residual %.3e is above --tol %.3g after %lld sweeps (--max-sweeps "
+                      "%d); raise --max-sweeps or --tol",
+                      last.residual, o.tol, last_sweep, o.max_sweeps);
     }
     std::fprintf(stderr, "swgpu: error: %s%s\n", buf, out ? ("; U is written to " + output_).c_str() : "");
     return static_cast<int>(exit_code::not_converged);

@@ -26,6 +26,9 @@ const char* const sweep3d_footer =
     "  cross-section --sigma, uniform --source; the grid is the scalar flux (the mean of the angular fluxes).\n"
     "Output: one line 'checksum C time T s' (the grid's sum in double, in index order; the sweep's time), and with -o\n"
     "  the grid as .npy, shape (N, N, N), C order [i][j][k], float32 (single) or float64 (double).\n"
+    "  The A directions (mu, eta, xi) of the octant: xi = (a + 1/2) / A, azimuth phi = (1/2 + (7a mod A)) / A * pi/2,\n"
+    "  mu = sqrt(1 - xi^2) cos phi, eta = sqrt(1 - xi^2) sin phi, weights 1/A (not a level-symmetric S_N set).\n"
+    "  --loops and --c belong to fmod, --angles, --sigma and --source to dd: given to the other kernel, exit 2.\n"
     "Exit codes: 0 success, 2 bad command line, 3 device failure (or --backend gpu without a GPU), 4 out of memory,\n"
     "  5 output could not be written. A failed run leaves no output file.\n";
 
@@ -82,6 +85,14 @@ sweep3d_command::sweep3d_command(CLI::App& app) {
 
 int sweep3d_command::run() {
     if (tile_ < 1) throw usage_error("--tile must be at least 1");
+    // Options of the other kernel would be ignored without a word: refused.
+    for (const char* o : {"--loops", "--c"})
+        if (kernel_ == "dd" && sub_->count(o) > 0)
+            throw usage_error(std::string(o) + " is for --kernel fmod; the dd kernel takes --angles, --sigma and --source");
+    for (const char* o : {"--angles", "--sigma", "--source"})
+        if (kernel_ == "fmod" && sub_->count(o) > 0)
+            throw usage_error(std::string(o) + " is for --kernel dd; the fmod kernel takes --loops and --c");
+    io::require_extension(output_, "-o", {"npy"}, "the grid is written as .npy");
     sweep3d::fmod_params fp{n_, loops_, c_};
     sweep3d::dd_params dp{n_, angles_, sigma_, source_};
     const bool fmod = kernel_ == "fmod";

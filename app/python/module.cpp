@@ -301,6 +301,7 @@ py::tuple sor(const float64_array& f, const float64_array& g, const std::string&
     std::memcpy(u.mutable_data(), r.u.data(), r.u.size() * sizeof(double));
     py::dict history;
     history["sweep"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.sweeps.size()), r.sweeps.data());
+    history["iteration"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.iterations.size()), r.iterations.data());
     history["residual"] = py::array_t<double>(static_cast<py::ssize_t>(r.residuals.size()), r.residuals.data());
     history["seconds"] = py::array_t<double>(static_cast<py::ssize_t>(r.seconds.size()), r.seconds.data());
     history["converged"] = r.converged;

@@ -316,6 +316,55 @@ void check_binning(const binning& b) {
     }
 }
 
+namespace {
+
+// Equal-width bins as np.histogram(a, bins) computes them (NumPy 1.24, lib/histograms.py, its fast path for equal
+// bins), in T: the type of the edges, float32 for float32 data and float64 for the rest. Outer edges: min and max,
+// widened by 0.5 each way when equal (in T: np.float32(v) - 0.5 is float32). Edges: np.linspace(lo, hi, B + 1) in T,
+// that is y_i = i * step + lo with delta = hi - lo and step = delta / B (i / B * delta when step underflows to 0), the
+// last edge hi itself. A value's bin: f = (v - lo) * (B / (hi - lo)), truncated; B moved to B - 1; then one bin down
+// when v < edge[bin] and one up when v >= edge[bin + 1] (except in the last bin, which holds hi).
+template <class T>
+void numpy_equal_bins(const array& in, double min, double max, int bins, std::vector<std::uint16_t>& out) {
+    T lo = static_cast<T>(min), hi = static_cast<T>(max);  // exact: min and max are values of the data
+    if (lo == hi) {
+        lo = static_cast<T>(lo - T(0.5));
+        hi = static_cast<T>(hi + T(0.5));
+    }
+    const auto B = static_cast<std::size_t>(bins);
+    std::vector<T> edge(B + 1);
+    {
+        const T delta = hi - lo;  // each operation rounded on its own in T (ISO C++ mode: no contraction into an FMA)
+        const T step = delta / static_cast<T>(B);
+        for (std::size_t i = 0; i <= B; ++i) {
+            T y = static_cast<T>(i);
+            if (step == T(0)) {
+                y = static_cast<T>(y / static_cast<T>(B));
+                y = static_cast<T>(y * delta);
+            } else {
+                y = static_cast<T>(y * step);
+            }
+            edge[i] = static_cast<T>(y + lo);
+        }
+        edge[B] = hi;
+    }
+    const T width = hi - lo;
+    const T norm = static_cast<T>(static_cast<T>(B) / width);
+    const std::size_t n = in.elements();
+    for (std::size_t k = 0; k < n; ++k) {
+        const T v = in.type == dtype::f32 ? static_cast<T>(in.data<float>()[k]) : static_cast<T>(in.value(k));
+        const T d = v - lo;
+        const T f = static_cast<T>(d * norm);
+        auto index = static_cast<std::size_t>(static_cast<std::int64_t>(f));
+        if (index >= B) index = B - 1;  // v == hi (f can pass B only by rounding)
+        if (v < edge[index] && index > 0) --index;
+        else if (index + 1 < B && v >= edge[index + 1]) ++index;
+        out[k] = static_cast<std::uint16_t>(index);
+    }
+}
+
+}  // namespace
+
 std::vector<std::uint16_t> bin_indices(const array& in, const binning& b) {
     check_binning(b);
     const std::size_t n = in.elements();
@@ -358,17 +407,9 @@ std::vector<std::uint16_t> bin_indices(const array& in, const binning& b) {
         throw input_error("", std::string("equal-width bins over [min, max] of the data are impossible: the data holds ") +
                                   (nan ? "NaN" : "an infinity") +
                                   "; give finite values, or bins by --edges (values outside the edges are in no bin)");
-    for (std::size_t k = 0; k < n; ++k) {
-        const double v = in.value(k);
-        if (std::isnan(v) || std::isinf(lo)) {
-            out[k] = none;
-        } else if (hi == lo) {
-            out[k] = 0;
-        } else {
-            const double f = std::floor((v - lo) / (hi - lo) * static_cast<double>(B));
-            out[k] = static_cast<std::uint16_t>(std::clamp<double>(f, 0, static_cast<double>(B - 1)));
-        }
-    }
+    if (n == 0) return out;
+    if (in.type == dtype::f32) numpy_equal_bins<float>(in, lo, hi, b.bins, out);
+    else numpy_equal_bins<double>(in, lo, hi, b.bins, out);
     return out;
 }
 

@@ -60,6 +60,9 @@ struct uninitialized_allocator : std::allocator<T> {
 struct array {
     dtype type = dtype::u8;
     index_t rows = 0, cols = 0, lanes = 1;
+    // Read from a 1-D (W,) .npy (rows = lanes = 1): .npy outputs derived from it leave the rows out again, (W,) or
+    // (W, C), as NumPy would (io::write_npy).
+    bool one_dimensional = false;
     std::vector<std::uint64_t, uninitialized_allocator<std::uint64_t>> storage;  // 8-byte words: every dtype aligned
 
     array() = default;

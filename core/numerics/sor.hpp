@@ -12,14 +12,15 @@
 //              updated anti-diagonal by anti-diagonal, which is the lexicographic result exactly.
 //   redblack   the points with i + j even, then the odd ones: a different iteration (its own convergence), fully
 //              parallel.
-//   ssor       a lexicographic sweep, then one in reverse order (one SSOR iteration counts as one sweep here).
-//   mlssor     the K-layer SSOR method of the K-layer paper: K lexicographic sweeps, then K in reverse order (one
-//              iteration counts as one sweep here; `layers` = K). With subdomains (options::sub_rows x sub_cols), the
+//   ssor       a lexicographic sweep, then one in reverse order: an iteration of 2 sweeps.
+//   mlssor     the K-layer SSOR method of the K-layer paper: K lexicographic sweeps, then K in reverse order (an
+//              iteration of 2K sweeps; `layers` = K). With subdomains (options::sub_rows x sub_cols), the
 //              paper's parallel MLSSOR instead (its section IV; see `tile_span` below): a different iteration, whose
 //              convergence depends on the subdomain size.
 // Residual: ||b - A u||_2 / ||b||_2 over the interior, b the whole right-hand side of the interior's system (f plus the
 // boundary values the stencil reaches, divided by h^2), as SciPy's and PETSc's relative tolerances have it; absolute
-// only when b is 0 (then u = 0 is the solution). After every sweep; the run stops when it is at most tol (converged),
+// only when b is 0 (then u = 0 is the solution). After every iteration (every sweep for lex and redblack, every 2 or 2K
+// sweeps for ssor and mlssor); the run stops when it is at most tol (converged),
 // when the smallest residual so far has not fallen by 0.1 % in `stagnation` sweeps (stagnated: a round-off floor
 // above tol, or an iteration too slow to reach it), or after max_sweeps.
 #pragma once
@@ -74,23 +75,30 @@ struct options {
     method m = method::lex;
     double omega = 1.0;
     double tol = 1e-8;
-    int max_sweeps = 10000;
+    int max_sweeps = 10000;  // sweeps over the grid (see sweeps_per_iteration): the run stops at the end of the
+                             // iteration that reaches them
     int layers = 3;  // K of mlssor
     // mlssor: the paper's subdomains of sub_rows x sub_cols points (0 x 0: whole sweeps); each needs 2K <= it.
     index_t sub_rows = 0, sub_cols = 0;
     bool forward_only = false;  // mlssor: both halves of an iteration sweep forward (the paper's bracketed column)
     int stagnation = 1000;      // sweeps without a 0.1 % fall of the smallest residual that stop the run; 0: never
 };
+// Sweeps over the grid in one iteration of the method (the residual is checked after each iteration): 1 for lex and
+// redblack (a red-black iteration updates every point once), 2 for ssor, 2K for mlssor (with subdomains too: each of
+// its 2K layers updates every point once).
+int sweeps_per_iteration(const options& o);
 // usage_error: omega outside (0, 2), tol not positive, max_sweeps or layers < 1, stagnation < 0; subdomains for another method,
 // subdomains smaller than 2K or given for one axis only, forward_only for another method.
 void check(const options& o);
 // "AxB" (A, B positive integers) as {A, B}; usage_error otherwise.
 void parse_subdomain(const std::string& text, index_t& rows, index_t& cols);
 
+// One entry per iteration (solvers fill it positionally: {iteration, residual, seconds}); its sweeps are
+// iteration * sweeps_per_iteration(o).
 struct history_entry {
-    int sweep = 0;
+    int iteration = 0;
     double residual = 0;
-    double seconds = 0;  // since the start of the solve
+    double seconds = 0;  // since the sweeping started (setup and copies to a device not counted)
 };
 // Why a solve stopped.
 enum class stop_reason { converged, max_sweeps, stagnated };
@@ -101,15 +109,16 @@ struct solution {
     stop_reason reason = stop_reason::max_sweeps;
 };
 
-// The stopping test, fed each sweep's residual in order (every backend uses it): converged when r <= tol; stagnated
-// when `stagnation` sweeps have passed since the smallest residual last fell by 0.1 % (or r is not a number);
-// max_sweeps at the last sweep. Returns true when the run stops at this sweep, with `reason` set.
+// The stopping test, fed each iteration's residual in order (every backend uses it): converged when r <= tol;
+// stagnated when `stagnation` sweeps have passed since the smallest residual last fell by 0.1 % (or r is not a
+// number); max_sweeps at the iteration that reaches o.max_sweeps sweeps. Returns true when the run stops at this
+// iteration, with `reason` set.
 struct stop_test {
     const options& o;
     double best = 0;
-    int best_sweep = 0;
+    int best_iteration = 0;
     stop_reason reason = stop_reason::max_sweeps;
-    bool operator()(int sweep, double r);
+    bool operator()(int iteration, double r);
 };
 
 template <class T = double>

@@ -68,7 +68,17 @@ bool png_begin(png_structp png, png_infop info, png_uint_32* w, png_uint_32* h, 
     if (setjmp(png_jmpbuf(png))) return false;
     png_read_info(png, info);
     const int color = png_get_color_type(png, info), bd = png_get_bit_depth(png, info);
-    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color == PNG_COLOR_TYPE_PALETTE) {
+        // A palette of greys only (r = g = b in every entry) reads as grey, one channel (grey and alpha with a tRNS
+        // chunk), as the image it shows; a colour palette as RGB (RGBA with tRNS).
+        png_colorp palette = nullptr;
+        int entries = 0;
+        bool grey = png_get_PLTE(png, info, &palette, &entries) != 0;
+        for (int k = 0; grey && k < entries; ++k)
+            grey = palette[k].red == palette[k].green && palette[k].red == palette[k].blue;
+        png_set_palette_to_rgb(png);  // tRNS becomes an alpha channel
+        if (grey) png_set_rgb_to_gray_fixed(png, 1, -1, -1);  // exact: every pixel has r = g = b
+    }
     if (color == PNG_COLOR_TYPE_GRAY && bd < 8) png_set_expand_gray_1_2_4_to_8(png);
     if (bd == 16) png_set_swap(png);  // PNG stores big-endian samples
     png_set_interlace_handling(png);
@@ -151,15 +161,39 @@ toff_t tiff_mem_seek(thandle_t h, toff_t off, int whence) {
     else m->pos = m->bytes.size() + off;
     return m->pos;
 }
+// A TIFF read from bytes in memory (a file or stdin), without a copy.
+struct tiff_source {
+    std::string_view bytes;
+    toff_t pos = 0;
+};
+tsize_t tiff_src_read(thandle_t h, tdata_t buf, tsize_t n) {
+    auto* m = static_cast<tiff_source*>(h);
+    const auto avail = m->pos < m->bytes.size() ? m->bytes.size() - m->pos : 0;
+    const auto k = std::min<std::size_t>(static_cast<std::size_t>(n), avail);
+    std::memcpy(buf, m->bytes.data() + m->pos, k);
+    m->pos += k;
+    return static_cast<tsize_t>(k);
+}
+tsize_t tiff_src_write(thandle_t, tdata_t, tsize_t) { return 0; }
+toff_t tiff_src_seek(thandle_t h, toff_t off, int whence) {
+    auto* m = static_cast<tiff_source*>(h);
+    if (whence == SEEK_SET) m->pos = off;
+    else if (whence == SEEK_CUR) m->pos += off;
+    else m->pos = m->bytes.size() + off;
+    return m->pos;
+}
+toff_t tiff_src_size(thandle_t h) { return static_cast<tiff_source*>(h)->bytes.size(); }
 int tiff_mem_close(thandle_t) { return 0; }
 toff_t tiff_mem_size(thandle_t h) { return static_cast<tiff_memory*>(h)->bytes.size(); }
 int tiff_mem_map(thandle_t, tdata_t*, toff_t*) { return 0; }
 void tiff_mem_unmap(thandle_t, tdata_t, toff_t) {}
 
 void require_image_dtype(const sat::array& a, bool allow_float, const std::string& path, const char* format) {
-    if (a.type == sat::dtype::u8 || a.type == sat::dtype::u16 || (allow_float && a.type == sat::dtype::f32)) return;
+    if (a.type == sat::dtype::u8 || a.type == sat::dtype::u16 ||
+        (allow_float && (a.type == sat::dtype::f32 || a.type == sat::dtype::f64)))
+        return;
     throw usage_error(std::string(format) + " cannot hold " + sat::name_of(a.type) + " samples (" + path +
-                      "); write .npy, or .tif/.tiff for float32");
+                      "); write .npy, or .tif/.tiff for float32 and float64");
 }
 
 }  // namespace
@@ -184,14 +218,16 @@ image_format format_for_name(const std::string& path) {
 }
 
 sat::array read_array(const std::string& path) {
-    const std::string bytes = read_file_bytes(path);
-    switch (sniff_format(bytes, path)) {
-        case image_format::npy: return parse_npy(bytes, path);
-        case image_format::pnm: return parse_pnm(bytes, path);
-        case image_format::png: return read_png(path);
-        case image_format::tiff: return read_tiff(path);
+    const bool in = path == "-";
+    const std::string name = in ? "stdin" : path;
+    const std::string bytes = in ? read_stdin_bytes() : read_file_bytes(path);
+    switch (sniff_format(bytes, name)) {
+        case image_format::npy: return parse_npy(bytes, name);
+        case image_format::pnm: return parse_pnm(bytes, name);
+        case image_format::png: return decode_png(bytes, name);
+        case image_format::tiff: return decode_tiff(bytes, name);
     }
-    throw input_error(path, "unrecognised file format");
+    throw input_error(name, "unrecognised file format");
 }
 
 namespace {
@@ -208,8 +244,9 @@ void check_decoded_memory(const std::string& path, std::uint64_t h, std::uint64_
 
 }  // namespace
 
-sat::array read_png(const std::string& path) {
-    const std::string bytes = read_file_bytes(path);
+sat::array read_png(const std::string& path) { return decode_png(read_file_bytes(path), path); }
+
+sat::array decode_png(std::string_view bytes, const std::string& path) {
     png_io io;
     io.data = reinterpret_cast<const unsigned char*>(bytes.data());
     io.size = bytes.size();
@@ -276,10 +313,18 @@ void write_png(const sat::array& a, const std::string& path) {
     out.commit();
 }
 
-sat::array read_tiff(const std::string& path) {
+sat::array read_tiff(const std::string& path) { return decode_tiff(read_file_bytes(path), path); }
+
+sat::array decode_tiff(std::string_view bytes, const std::string& path) {
     tiff_handlers handlers;
-    tiff_closer t{TIFFOpen(path.c_str(), "r")};
+    tiff_source src{bytes};
+    tiff_closer t{TIFFClientOpen(path.c_str(), "r", &src, tiff_src_read, tiff_src_write, tiff_src_seek, tiff_mem_close,
+                                 tiff_src_size, tiff_mem_map, tiff_mem_unmap)};
     if (!t.t) throw input_error(path, "not a valid TIFF: " + tiff_message);
+    // A stack or a series of pages: which page is meant is not ours to guess.
+    if (const auto pages = TIFFNumberOfDirectories(t.t); pages > 1)
+        throw input_error(path, "the TIFF holds " + std::to_string(pages) +
+                                    " pages (images); one page is read: save the page you mean as a TIFF of its own");
     uint32_t w = 0, h = 0;
     uint16_t spp = 1, bps = 1, format = SAMPLEFORMAT_UINT, planar = PLANARCONFIG_CONTIG, photometric = PHOTOMETRIC_MINISBLACK;
     TIFFGetField(t.t, TIFFTAG_IMAGEWIDTH, &w);
@@ -294,10 +339,11 @@ sat::array read_tiff(const std::string& path) {
     if (format == SAMPLEFORMAT_UINT && bps == 8) type = sat::dtype::u8;
     else if (format == SAMPLEFORMAT_UINT && bps == 16) type = sat::dtype::u16;
     else if (format == SAMPLEFORMAT_IEEEFP && bps == 32) type = sat::dtype::f32;
+    else if (format == SAMPLEFORMAT_IEEEFP && bps == 64) type = sat::dtype::f64;
     else
         throw input_error(path, "unsupported TIFF bit depth " + std::to_string(bps) +
                                     (format == SAMPLEFORMAT_IEEEFP ? " (floating point)" : format == SAMPLEFORMAT_INT ? " (signed)" : "") +
-                                    "; supported: 8- and 16-bit unsigned, 32-bit float");
+                                    "; supported: 8- and 16-bit unsigned, 32- and 64-bit float");
     if (spp < 1 || spp > 4) throw input_error(path, "unsupported TIFF with " + std::to_string(spp) + " samples per pixel (1 to 4 are supported)");
     if (photometric == PHOTOMETRIC_PALETTE) throw input_error(path, "palette TIFFs are not supported; save it as grey or RGB");
     if (planar != PLANARCONFIG_CONTIG) throw input_error(path, "planar (separate) TIFFs are not supported; save it with contiguous samples");
@@ -327,7 +373,7 @@ void write_tiff(const sat::array& a, const std::string& path) {
         TIFFSetField(t.t, TIFFTAG_IMAGELENGTH, static_cast<uint32_t>(a.rows));
         TIFFSetField(t.t, TIFFTAG_BITSPERSAMPLE, bps);
         TIFFSetField(t.t, TIFFTAG_SAMPLESPERPIXEL, spp);
-        TIFFSetField(t.t, TIFFTAG_SAMPLEFORMAT, a.type == sat::dtype::f32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT);
+        TIFFSetField(t.t, TIFFTAG_SAMPLEFORMAT, sat::is_float(a.type) ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT);
         TIFFSetField(t.t, TIFFTAG_PHOTOMETRIC, spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
         TIFFSetField(t.t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
         TIFFSetField(t.t, TIFFTAG_COMPRESSION, COMPRESSION_NONE);

@@ -116,7 +116,7 @@ std::pair<std::int64_t, std::int64_t> read_size(line_reader& in, const std::func
 // entry checked, their count against the size line.
 std::vector<triplet> read_entries(line_reader& in, const std::function<std::string()>& where, const std::string& name,
                                   const banner& b, std::int64_t rows, std::int64_t entries, levels::triangle part,
-                                  bool require_triangular) {
+                                  bool require_triangular, dropped_entries* dropped) {
     const bool upper = part == levels::triangle::upper;
     std::vector<triplet> kept;
     kept.reserve(static_cast<std::size_t>(std::min<std::int64_t>({entries, 1 << 26, static_cast<std::int64_t>(in.text.size() / 4 + 1)})));
@@ -153,6 +153,7 @@ std::vector<triplet> read_entries(line_reader& in, const std::function<std::stri
                 throw input_error(where(), "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the " +
                                                (upper ? "upper" : "lower") +
                                                " triangle, and a triangular matrix was required (--require-triangular)");
+            if (dropped && dropped->count++ == 0) *dropped = {1, i, j, in.number};
             continue;
         }
         kept.push_back({r, c, v});
@@ -206,7 +207,7 @@ levels::csr_matrix to_csr(std::vector<triplet> kept, std::int64_t rows) {
 }  // namespace
 
 levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std::string& name, levels::triangle part,
-                                                bool require_triangular) {
+                                                bool require_triangular, dropped_entries* dropped) {
     line_reader in{text};
     const std::function<std::string()> where = [&] { return name + ":" + std::to_string(in.number); };
     const banner b = read_banner(in, where, name);
@@ -219,13 +220,14 @@ levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std
                  where() + ": a matrix of " + std::to_string(rows) + " rows and " + std::to_string(entries) +
                      " entries takes about this much memory to read and solve",
                  "solve a smaller matrix");
-    levels::csr_matrix m = to_csr(read_entries(in, where, name, b, rows, entries, part, require_triangular), rows);
+    levels::csr_matrix m = to_csr(read_entries(in, where, name, b, rows, entries, part, require_triangular, dropped), rows);
     levels::check_triangular(m, part, name);
     return m;
 }
 
-levels::csr_matrix read_matrix_market_triangle(const std::string& path, levels::triangle part, bool require_triangular) {
-    return parse_matrix_market_triangle(read_file_bytes(path), path, part, require_triangular);
+levels::csr_matrix read_matrix_market_triangle(const std::string& path, levels::triangle part, bool require_triangular,
+                                               dropped_entries* dropped) {
+    return parse_matrix_market_triangle(read_file_bytes(path), path, part, require_triangular, dropped);
 }
 
 }  // namespace swgpu::io

@@ -15,6 +15,7 @@
 // line) is refused before it is allocated, as out_of_memory (exit 4) naming FILE:LINE of the size line.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -22,9 +23,16 @@
 
 namespace swgpu::io {
 
+// The entries of a general file outside the triangle asked for, which the solve leaves out: how many, and the first
+// (1-based, as in the file) with its line. A symmetric file's mirrored entries are not counted.
+struct dropped_entries {
+    std::int64_t count = 0;
+    std::int64_t row = 0, col = 0, line = 0;
+};
+
 levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std::string& name, levels::triangle part,
-                                                bool require_triangular = false);
+                                                bool require_triangular = false, dropped_entries* dropped = nullptr);
 levels::csr_matrix read_matrix_market_triangle(const std::string& path, levels::triangle part,
-                                               bool require_triangular = false);
+                                               bool require_triangular = false, dropped_entries* dropped = nullptr);
 
 }  // namespace swgpu::io

@@ -1,6 +1,7 @@
 #include "io/arrays/npy.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -95,6 +96,18 @@ std::string read_file_bytes(const std::string& path) {
     return std::move(ss).str();
 }
 
+std::string read_stdin_bytes() {
+    std::string out;
+    char buf[1 << 16];
+    for (;;) {
+        const std::size_t n = std::fread(buf, 1, sizeof buf, stdin);
+        out.append(buf, n);
+        if (n < sizeof buf) break;
+    }
+    if (std::ferror(stdin)) throw input_error("stdin", std::string("read failed (") + std::strerror(errno) + ")");
+    return out;
+}
+
 sat::array parse_npy(std::string_view bytes, const std::string& name) {
     if (!is_npy(bytes)) throw input_error(name, "not a .npy file (no \\x93NUMPY magic)");
     if (bytes.size() < 10) throw input_error(name, "truncated .npy header");
@@ -141,6 +154,7 @@ sat::array parse_npy(std::string_view bytes, const std::string& name) {
     a.rows = dims.size() == 1 ? 1 : dims[0];
     a.cols = dims.size() == 1 ? dims[0] : dims[1];
     a.lanes = dims.size() == 3 ? dims[2] : 1;
+    a.one_dimensional = dims.size() == 1;
     if (a.rows == 0 || a.cols == 0 || a.lanes == 0)
         throw input_error(name, "the .npy array is empty (shape " + shape + ")");
     const unsigned __int128 need = static_cast<unsigned __int128>(a.rows) * static_cast<unsigned __int128>(a.cols) *
@@ -180,10 +194,14 @@ std::string npy_header(sat::dtype type, const std::string& shape) {
 
 void write_npy(const sat::array& a, output_file& out, bool always_3d) {
     std::string shape = "(";  // appended piecewise: GCC 12 warns falsely (-Wrestrict) on "(" + std::string
-    shape += std::to_string(a.rows);
-    shape += ", ";
+    const bool one_d = a.one_dimensional && a.rows == 1;  // (W,) in, (W,) or (W, C) out
+    if (!one_d) {
+        shape += std::to_string(a.rows);
+        shape += ", ";
+    }
     shape += std::to_string(a.cols);
     if (a.lanes != 1 || always_3d) shape += ", " + std::to_string(a.lanes);
+    else if (one_d) shape += ",";
     shape += ")";
     out.write(npy_header(a.type, shape));
     const char* p = static_cast<const char*>(a.raw());

@@ -1,9 +1,10 @@
 // NumPy .npy arrays in and out (format versions 1.0, 2.0 and 3.0 read; 1.0 written, 2.0 when the header needs it).
 //
 // Read: C order only, little-endian (or byte-order-free one-byte) dtypes u1 u2 u4 u8 i1 i2 i4 i8 f4 f8, one to three
-// dimensions: (W,) is one row, (H, W) one lane, (H, W, C) C interleaved lanes. Anything else (Fortran order, big-endian,
+// dimensions: (W,) is one row (marked one_dimensional), (H, W) one lane, (H, W, C) C interleaved lanes. Anything else (Fortran order, big-endian,
 // bool, complex, structured dtypes, a truncated body) is an input_error naming the file and what to do.
-// Written: (H, W) for one lane, (H, W, C) otherwise (`always_3d` forces the third axis, as integral histograms have).
+// Written: (H, W) for one lane, (H, W, C) otherwise (`always_3d` forces the third axis, as integral histograms have);
+// an array marked one_dimensional (one row) without its rows axis: (W,), or (W, C).
 #pragma once
 
 #include <string>
@@ -28,5 +29,7 @@ void write_npy(const sat::array& a, const std::string& path, bool always_3d = fa
 
 // The whole file as bytes; input_error naming it when it cannot be read.
 std::string read_file_bytes(const std::string& path);
+// All of stdin, as bytes (input_error naming "stdin" when it fails).
+std::string read_stdin_bytes();
 
 }  // namespace swgpu::io

@@ -7,7 +7,7 @@
 #   fasta     classic20 x uniprot_db20k.fasta.gz (the FASTA reader)
 #   longpair  a 1 Mbp DNA pair and its relative (make_long_pair.py), --mode pairwise, one strand, alignment printed
 #   sat       the summed-area table of an 8192 x 8192 8-bit image (PGM)
-#   sor       SOR on the 4096 x 4096 model problem, 200 lexicographic sweeps
+#   sor       SOR on the 4096 x 4096 rough problem (--problem rough), 200 lexicographic sweeps
 #   sweep3d   the fmod demonstrator at N = 192, L = 10
 #   levels    the triangular solve of the IC(0) factor of the 3-D Laplacian on a 100^3 grid (make_matrices.py)
 # Prints the wall times of every run and one "summary:" line per workload with both medians and their ratio.
@@ -67,7 +67,7 @@ if [[ " $ONLY " == *" sat "* && ! -s $inputs/img.pgm ]]; then
   { printf 'P5\n8192 8192\n255\n'; head -c $((8192 * 8192)) /dev/urandom; } > "$inputs/img.pgm"
 fi
 compare sat npy "sat, 8192 x 8192 uint8" sat "$inputs/img.pgm" -q
-compare sor npy "sor --model 4096 --method lex, 200 sweeps" sor --model 4096 --method lex --tol 1e-300 --max-sweeps 200
+compare sor npy "sor --problem rough --size 4096 --method lex, 200 sweeps" sor --problem rough --size 4096 --method lex --tol 1e-300 --max-sweeps 200
 compare sweep3d npy "sweep3d --n 192 --loops 10" sweep3d --n 192 --loops 10
 if [[ " $ONLY " == *" levels "* && ! -s $inputs/lap3d.mtx ]]; then
   python3 "$here/../../scripts/make_matrices.py" lap3d 100 100 100 -o "$inputs/lap3d.mtx" || exit 1

@@ -44,20 +44,20 @@ declare -A paper=(
 
 # run INPUT METHOD_ARGS... -> "sweeps seconds state" (sweeps over the grid)
 run() {
-  local input=$1 per=$2 cap_sweeps=$3
+  local input=$1 cap_sweeps=$3  # $2, the sweeps of an iteration, is swgpu's business since it counts sweeps itself
   shift 3
-  local cap=$(( (cap_sweeps + per - 1) / per ))
   local line rc
   # exit code 6: stopped above the tolerance (the cap): the line is printed all the same
   line=$("$SWGPU" sor --problem "${problems[$input]}" --size "$N" --omega "$OMEGA" --tol "${tols[$input]}" \
-      --max-sweeps "$cap" --stagnation 0 --backend "$BACKEND" "$@" 2>/dev/null)
+      --max-sweeps "$cap_sweeps" --stagnation 0 --backend "$BACKEND" "$@" 2>/dev/null)
   rc=$?
   if (( rc != 0 && rc != 6 )); then
     echo "0 0 failed"
     echo "bench_sor_table2: swgpu sor --problem ${problems[$input]} $*: exit code $rc" >&2
     return
   fi
-  echo "$line" | awk -v per="$per" '{ state = $11 == "converged" ? "" : "cap"; printf "%d %s %s\n", $8 * per, $13, state }'
+  # method M omega W n N sweeps S iterations I residual R STATE time T s ...
+  echo "$line" | awk '{ state = $13 == "converged" ? "" : "cap"; printf "%d %s %s\n", $8, $15, state }'
 }
 
 cell() {  # sweeps seconds state -> "sweeps | ms per sweep | total s"

@@ -320,7 +320,8 @@ def sor(f, g, *, method="lex", omega=None, tol=1e-8, max_sweeps=None, layers=Non
     max_sweeps (None: 10000). backend: "auto", "cpu" or "gpu" (the same bits).
 
     Returns (u, history): u the (N, N) float64 solution, boundary included; history a dict with the NumPy arrays
-    "sweep" (int64), "residual" and "seconds" (one entry per sweep), and "converged" (bool), "reason" ("converged",
+    "sweep" (int64, sweeps over the grid done: 2 per ssor iteration, 2K per mlssor one), "iteration" (int64),
+    "residual" and "seconds" (one entry per iteration), and "converged" (bool), "reason" ("converged",
     "max_sweeps" or "stagnated") and "omega" (the factor used). A run that stops above tol is not an error here
     (the command line exits 6 for it, still writing U): check history["converged"].
 
