@@ -394,26 +394,41 @@ std::size_t array::offset(const std::vector<std::int64_t>& index) const {
     return at;
 }
 
-array summed_area_table(const array& image, backend where) {
-    const auto& shape = image.shape();
+namespace {
+
+// The image as the tables take it: one copy into the core's array (its checks and the CPU's bands read it there).
+sat::array sat_input(dtype type, const std::vector<std::int64_t>& shape, const void* image) {
     if (shape.size() != 2 && shape.size() != 3)
         throw usage_error("summed_area_table: an image of shape (H, W) or (H, W, C), not of " +
                           std::to_string(shape.size()) + " dimensions");
-    sat::array in(internal(image.type()), shape[0], shape[1], shape.size() == 3 ? shape[2] : 1);
-    std::memcpy(in.raw(), image.data(), in.bytes());
+    sat::array in = sat::array::uninitialized(internal(type), shape[0], shape[1], shape.size() == 3 ? shape[2] : 1);
+    if (in.bytes() > 0) std::memcpy(in.raw(), image, in.bytes());
     sat::check_finite(in, "image");
-    const sat::dtype table = sat::table_type(in.type, sat::precision::automatic);
-    sat::check_table_fits(in, table, "image");
-    sat::array out;
+    sat::check_table_fits(in, sat::table_type(in.type, sat::precision::automatic), "image");
+    return in;
+}
+
+}  // namespace
+
+dtype summed_area_table_type(dtype image) { return external(sat::table_type(internal(image), sat::precision::automatic)); }
+
+array summed_area_table(const array& image, backend where) {
+    array result(summed_area_table_type(image.type()), image.shape());
+    summed_area_table_into(image.type(), image.shape(), image.data(), result.data(), where);
+    return result;
+}
+
+void summed_area_table_into(dtype type, const std::vector<std::int64_t>& shape, const void* image, void* table,
+                            backend where) {
+    const sat::array in = sat_input(type, shape, image);
+    const sat::dtype table_type = sat::table_type(in.type, sat::precision::automatic);
     if (wants_gpu(where)) {
-        out = gpu::summed_area_table(in, table);
+        gpu::summed_area_table_into(in, table_type, table);
     } else {
         thread_pool pool(0);
-        out = sat::summed_area_table(in, table, pool);
+        const sat::array out = sat::summed_area_table(in, table_type, pool);
+        if (out.bytes() > 0) std::memcpy(table, out.raw(), out.bytes());
     }
-    array result(external(out.type), shape);
-    std::memcpy(result.data(), out.raw(), out.bytes());
-    return result;
 }
 
 array integral_histogram(const array& image, int bins, const std::vector<double>& edges, backend where) {

@@ -176,6 +176,13 @@ constexpr dtype array::type_of() {
 // ones; exact for integers and byte-identical on every backend. A float image holding NaN or an infinity is refused
 // (swgpu::error, bad input), as by the command.
 array summed_area_table(const array& image, backend where = backend::automatic);
+// The table's element type for an image's: uint64 for unsigned integers, int64 for signed ones, float64 for floats.
+dtype summed_area_table_type(dtype image);
+// The same table for memory the caller owns (NumPy arrays): `image` holds the elements of `shape` ((H, W) or
+// (H, W, C), C order) in `type`, read in place; `table` receives the table, summed_area_table_type(type) elements of
+// the same shape. No host copy of the table is made.
+void summed_area_table_into(dtype type, const std::vector<std::int64_t>& shape, const void* image, void* table,
+                            backend where = backend::automatic);
 
 // The integral histogram of a one-channel image of shape (H, W), as `swgpu ihist` computes it: uint32, shape
 // (H, W, B), H[i][j][b] the pixels of bin b in rows 0..i and columns 0..j. Bins: with `edges` (B + 1 increasing values)

@@ -97,6 +97,7 @@ sw_gpu_result sw_score(std::span<const std::uint8_t>, std::span<const std::uint8
 sat::array summed_area_table(const sat::array&, sat::dtype, table_schedule, table_report*, int) {
     no_cuda("a summed-area table on the GPU");
 }
+void summed_area_table_into(const sat::array&, sat::dtype, void*) { no_cuda("a summed-area table on the GPU"); }
 sat::array integral_histogram(std::span<const std::uint16_t>, index_t, index_t, int, table_schedule, table_report*, int) {
     no_cuda("an integral histogram on the GPU");
 }

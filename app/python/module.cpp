@@ -231,10 +231,22 @@ py::array sat(const py::array& image, const std::string& backend) {
     if (image.ndim() != 2 && image.ndim() != 3)
         raise(swgpu::exit_code::bad_command_line, "sat: an image of shape (H, W) or (H, W, C), not of " +
                                                       std::to_string(image.ndim()) + " dimensions");
-    const swgpu::array in = library_image(image, "sat");
-    auto out = std::make_unique<swgpu::array>();
-    *out = interruptible([&] { return swgpu::summed_area_table(in, where); });
-    return owned(std::move(out));
+    if (!(image.flags() & py::array::c_style))
+        raise(swgpu::exit_code::bad_command_line, "sat: the image must be C-contiguous");
+    if (!py::cast<bool>(image.dtype().attr("isnative")))
+        raise(swgpu::exit_code::bad_command_line, "sat: the image must be in the machine's byte order");
+    // The image read in place and the table written straight into the NumPy array returned.
+    const swgpu::dtype type = element_type(image.dtype());
+    const std::vector<std::int64_t> shape(image.shape(), image.shape() + image.ndim());
+    py::array table(numpy_type(swgpu::summed_area_table_type(type)),
+                    std::vector<py::ssize_t>(image.shape(), image.shape() + image.ndim()));
+    const void* in = image.data();
+    void* out = table.mutable_data();
+    interruptible([&] {
+        swgpu::summed_area_table_into(type, shape, in, out, where);
+        return 0;
+    });
+    return table;
 }
 
 py::array ihist(const py::array& image, int bins, const std::vector<double>& edges, const std::string& backend) {

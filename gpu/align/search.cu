@@ -102,11 +102,35 @@ public:
         const std::size_t capacity = order.on ? order.capacity : k;
         hits_.reserve(rows * capacity);
         counts_.reserve(rows);
-        const auto kernel = order.on ? kernels::select_top_hits<true> : kernels::select_top_hits<false>;
-        kernel<<<static_cast<unsigned>(rows), kernels::select_threads, 0, stream_.get()>>>(
-            scores, stride, static_cast<std::uint32_t>(stride), static_cast<std::uint32_t>(k), std::max(1, opt.min_score),
-            order, hits_.data(), counts_.data());
-        SWGPU_CUDA_CHECK_LAUNCH("select_top_hits");
+        const int min_score = std::max(1, opt.min_score);
+        if (order.on) {
+            // The E-value keys of a group of rows at a time (at most key_budget of them), by a grid over the group,
+            // then one block per row selects from them.
+            constexpr std::size_t key_budget = std::size_t(32) << 20;
+            const std::size_t group = std::clamp<std::size_t>(key_budget / stride, 1, rows);
+            keys_.reserve(group * stride);
+            const auto subjects = static_cast<std::uint32_t>(stride);
+            const unsigned x_blocks = static_cast<unsigned>(
+                std::min<std::size_t>((stride + kernels::select_threads - 1) / kernels::select_threads, 1024));
+            for (std::size_t r0 = 0; r0 < rows; r0 += group) {
+                const std::size_t n = std::min(group, rows - r0);
+                kernels::evalue_order part = order;
+                part.row_lengths += r0;
+                kernels::order_keys<<<dim3(x_blocks, static_cast<unsigned>(n)), kernels::select_threads, 0,
+                                      stream_.get()>>>(scores + r0 * stride, stride, subjects, min_score, part,
+                                                       keys_.data());
+                SWGPU_CUDA_CHECK_LAUNCH("order_keys");
+                kernels::select_top_keys<<<static_cast<unsigned>(n), kernels::select_threads, 0, stream_.get()>>>(
+                    scores + r0 * stride, stride, keys_.data(), subjects, static_cast<std::uint32_t>(k),
+                    static_cast<std::uint32_t>(capacity), hits_.data() + r0 * capacity, counts_.data() + r0);
+                SWGPU_CUDA_CHECK_LAUNCH("select_top_keys");
+            }
+        } else {
+            kernels::select_top_hits<false><<<static_cast<unsigned>(rows), kernels::select_threads, 0, stream_.get()>>>(
+                scores, stride, static_cast<std::uint32_t>(stride), static_cast<std::uint32_t>(k), min_score, order,
+                hits_.data(), counts_.data());
+            SWGPU_CUDA_CHECK_LAUNCH("select_top_hits");
+        }
         host_counts_.resize(rows);
         host_hits_.resize(rows * capacity);
         SWGPU_CUDA_CHECK(cudaMemcpyAsync(host_counts_.data(), counts_.data(), rows * sizeof(std::uint32_t),
@@ -156,6 +180,7 @@ private:
     cuda_stream stream_;  // waits on nothing: the rows were complete before select() was called
     device_buffer<int2> hits_;
     device_buffer<std::uint32_t> counts_;
+    device_buffer<unsigned> keys_;  // E-value keys of a group of rows (select)
     device_buffer<std::uint32_t> query_lengths_, subject_lengths_;
     const sequence_set* queries_ = nullptr;
     const sequence_set* db_ = nullptr;

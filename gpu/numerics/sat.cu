@@ -169,19 +169,32 @@ void histogram_on_device(std::span<const std::uint16_t> bin, index_t rows, index
 
 }  // namespace
 
-sat::array summed_area_table(const sat::array& in, sat::dtype table, table_schedule s, table_report* report, int repeats) {
-    sat::array out(table, in.rows, in.cols, in.lanes);
-    if (in.elements() == 0) return out;
+namespace {
+
+void table_into(const sat::array& in, sat::dtype table, void* out, table_schedule s, table_report* report, int repeats) {
+    if (in.elements() == 0) return;
     cuda_stream stream;
     visit_table_type(table, [&](auto tv) {
         using Out = decltype(tv);
         with_device_table<Out>(in, s, repeats, stream.get(), [&](device_buffer<Out>& d, table_report& rep) {
-            SWGPU_CUDA_CHECK(cudaMemcpyAsync(out.raw(), d.data(), out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+            SWGPU_CUDA_CHECK(cudaMemcpyAsync(out, d.data(), in.elements() * sizeof(Out), cudaMemcpyDeviceToHost,
+                                             stream.get()));
             stream.synchronize();
             if (report) *report = rep;
         });
     });
+}
+
+}  // namespace
+
+sat::array summed_area_table(const sat::array& in, sat::dtype table, table_schedule s, table_report* report, int repeats) {
+    sat::array out = sat::array::uninitialized(table, in.rows, in.cols, in.lanes);  // every element is written
+    table_into(in, table, out.raw(), s, report, repeats);
     return out;
+}
+
+void summed_area_table_into(const sat::array& in, sat::dtype table, void* out) {
+    table_into(in, table, out, table_schedule::hybrid, nullptr, 1);
 }
 
 sat::array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins, table_schedule s,

@@ -45,6 +45,9 @@ struct table_report {
 // The caller checks the table fits (sat::check_table_fits).
 sat::array summed_area_table(const sat::array& in, sat::dtype table, table_schedule s = table_schedule::hybrid,
                              table_report* report = nullptr, int repeats = 1);
+// The same table written into `out`, memory the caller owns of in.elements() elements of `table`'s type (a NumPy
+// array: no host copy of the table).
+void summed_area_table_into(const sat::array& in, sat::dtype table, void* out);
 
 // The integral histogram (uint32, H x W x B) of per-pixel bins (sat::bin_indices; `bins` means no bin).
 sat::array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins,
