@@ -2,12 +2,14 @@
 
 #include <png.h>
 #include <tiffio.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <vector>
 
 #include "core/error.hpp"
@@ -89,6 +91,12 @@ bool png_rows(png_structp png, png_bytepp rows) {
 
 int png_encode(png_structp png, png_infop info, png_uint_32 w, png_uint_32 h, int depth, int color, png_bytepp rows) {
     if (const int r = setjmp(png_jmpbuf(png))) return r;
+    // OpenCV's cv::imwrite defaults (grfmt_png.cpp, no IMWRITE_PNG_COMPRESSION given): the Sub filter alone, zlib level 1
+    // (Z_BEST_SPEED) and the run-length strategy (Z_RLE). libpng's own defaults (every filter tried on every row, level
+    // 6) wrote a 4096 x 4096 8-bit image about 10 times slower for files a few percent smaller.
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB);
+    png_set_compression_level(png, Z_BEST_SPEED);
+    png_set_compression_strategy(png, Z_RLE);
     png_set_IHDR(png, info, w, h, depth, color, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
     if (depth == 16) png_set_swap(png);
@@ -184,11 +192,17 @@ image_format format_for_name(const std::string& path) {
 }
 
 sat::array read_array(const std::string& path) {
+    {
+        // A .npy file is read straight into its array (read_npy); its first bytes say so.
+        std::ifstream f(path, std::ios::binary);
+        char head[8] = {};
+        if (f && f.read(head, sizeof head) && is_npy(std::string_view(head, sizeof head))) return read_npy(path);
+    }
     const std::string bytes = read_file_bytes(path);
     switch (sniff_format(bytes, path)) {
         case image_format::npy: return parse_npy(bytes, path);
         case image_format::pnm: return parse_pnm(bytes, path);
-        case image_format::png: return read_png(path);
+        case image_format::png: return decode_png(bytes, path);
         case image_format::tiff: return read_tiff(path);
     }
     throw input_error(path, "unrecognised file format");
@@ -208,8 +222,9 @@ void check_decoded_memory(const std::string& path, std::uint64_t h, std::uint64_
 
 }  // namespace
 
-sat::array read_png(const std::string& path) {
-    const std::string bytes = read_file_bytes(path);
+sat::array read_png(const std::string& path) { return decode_png(read_file_bytes(path), path); }
+
+sat::array decode_png(std::string_view bytes, const std::string& path) {
     png_io io;
     io.data = reinterpret_cast<const unsigned char*>(bytes.data());
     io.size = bytes.size();

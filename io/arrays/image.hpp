@@ -34,6 +34,7 @@ image_format format_for_name(const std::string& path);
 sat::array read_array(const std::string& path);
 
 sat::array read_png(const std::string& path);
+sat::array decode_png(std::string_view bytes, const std::string& path);  // the file's bytes, already read
 sat::array read_tiff(const std::string& path);
 sat::array parse_pnm(std::string_view bytes, const std::string& name);
 
