@@ -129,7 +129,7 @@ TEST_CASE("box filter: float64 and float32 within 1 ulp of the exact window mean
             sat::array in;
             std::vector<index_t> radii;
             switch (kind) {
-                case 0: in = filled(t, 64, 4096, 1); radii = {1, 5, 12}; break;
+                case 0: in = filled(t, 64, 4096, 1); radii = {1, 5}; break;
                 case 1: in = filled(t, 37, 53, 1); radii = {1, 2, 8, 9, 30}; break;
                 case 2: in = filled(t, 19, 23, 3); radii = {3, 11}; break;
                 case 3: in = filled(t, 1, 41, 1); radii = {4, 50}; break;
