@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -159,14 +160,19 @@ output_file::~output_file() {
 
 void output_file::write(std::string_view text) {
     if (committed_) throw output_error(name_, "written after it was completed");
+    if (text.size() >= buffer_limit) {  // a large block (an array's body) goes out as it is, not through the buffer
+        flush();
+        write_all(text);
+        return;
+    }
     buffer_.append(text);
     if (buffer_.size() >= buffer_limit) flush();
 }
 
-void output_file::flush() {
+void output_file::write_all(std::string_view text) {
     std::size_t done = 0;
-    while (done < buffer_.size()) {
-        const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd_, text.data() + done, std::min<std::size_t>(text.size() - done, std::size_t(1) << 30));
         if (n < 0) {
             if (errno == EINTR) continue;
             const int err = errno;
@@ -175,6 +181,10 @@ void output_file::flush() {
         }
         done += static_cast<std::size_t>(n);
     }
+}
+
+void output_file::flush() {
+    write_all(buffer_);
     buffer_.clear();
 }
 

@@ -31,6 +31,7 @@ public:
 
 private:
     void flush();
+    void write_all(std::string_view text);  // unbuffered, every byte or an output_error
 
     std::string path_, name_, temp_path_;
     int temp_slot_ = -1;  // registration for removal on SIGINT/SIGTERM/SIGHUP (atomic_file.cpp)

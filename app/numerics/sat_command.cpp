@@ -29,14 +29,15 @@ const char* const sat_footer =
     "Queries (--query FILE): one rectangle per line, 'top left bottom right' (0-based, inclusive); output one line\n"
     "  per rectangle: top left bottom right area, then sum and mean of each channel, tab-separated.\n"
     "Box filter (--box-filter R): the mean over the (2R+1)x(2R+1) window, OpenCV's boxFilter with its defaults\n"
-    "  (normalised, BORDER_REFLECT_101); same type and channels as the input, integers rounded to nearest; -o names\n"
-    "  the image (.png, .tif, .pgm/.ppm, .npy). Computed on the CPU.\n"
+    "  (normalised, BORDER_REFLECT_101); same type and channels as the input, from exact window sums: integers are\n"
+    "  the mean rounded to nearest, floats within 1 ulp of it; -o names the image (.png, .tif, .pgm/.ppm, .npy).\n"
+    "  Computed on the CPU threads.\n"
     "Non-finite values: a float input holding NaN or an infinity is refused (exit 1), naming how many and where the\n"
     "  first is.\n"
     "Exit codes: 0 success, 1 bad input (unreadable/truncated/unsupported file, empty image, NaN or infinite values,\n"
     "  sums that do not fit, rectangles outside the image), 2 bad command line, 3 device failure (or --backend gpu\n"
-    "  without a GPU), 4 out of memory (also refused before any work when the table or the padded image of\n"
-    "  --box-filter would not fit the memory available), 5 output could not be written. A failed run leaves no output\n"
+    "  without a GPU), 4 out of memory (also refused before any work when the table or the output of --box-filter\n"
+    "  would not fit the memory available), 5 output could not be written. A failed run leaves no output\n"
     "  file.\n";
 
 void write_query_line(io::output_file& out, const sat::rect& r, std::span<const std::uint64_t> words, sat::dtype table) {
@@ -130,16 +131,17 @@ int sat_command::run() {
     const sat::array in = io::read_array(input_);
     sat::check_finite(in, input_);
     const sat::dtype table_type = sat::table_type(in.type, prec);
-    sat::check_table_fits(in, table_type, input_);
+    const bool needs_table = table_out || query_file;
+    if (needs_table) sat::check_table_fits(in, table_type, input_);  // the box filter's sums are sized by the window
     const std::string shape = std::to_string(in.rows) + " x " + std::to_string(in.cols) +
                               (in.lanes > 1 ? " x " + std::to_string(in.lanes) : "");
-    if (box) {
-        const std::string padded = std::to_string(in.rows + 2 * box_radius_) + " x " + std::to_string(in.cols + 2 * box_radius_);
-        io::check_memory(sat::box_filter_bytes(in, box_radius_),
-                         "--box-filter " + std::to_string(box_radius_) + " pads a " + shape + " image to " + padded +
-                             " and takes its table, in " + (sat::is_float(in.type) ? "float64" : "64-bit integers"),
-                         "use a smaller radius");
-    }
+    thread_pool pool(backend_.threads);
+    if (box)
+        io::check_memory(sat::box_filter_bytes(in, box_radius_, pool.size()),
+                         "--box-filter " + std::to_string(box_radius_) + " of a " + shape + " " + sat::name_of(in.type) +
+                             " image takes its output and, per thread, rows of " +
+                             std::to_string(in.cols + 2 * box_radius_) + " window sums",
+                         "use a smaller image or radius");
     if (table_out || (query_file && !gpu))
         io::check_memory(sat::table_bytes(in, table_type),
                          "the table of a " + shape + " input is " + sat::name_of(table_type),
@@ -150,7 +152,6 @@ int sat_command::run() {
         rects = io::read_rects(query_);
         sat::check_rects(rects.rects, in.rows, in.cols, query_, rects.lines);
     }
-    thread_pool pool(backend_.threads);
 
     std::optional<sat::array> table;
     if (table_out || (query_file && !gpu))

@@ -254,13 +254,6 @@ double table_bytes(const array& in, dtype table) {
            static_cast<double>(size_of(table));
 }
 
-double box_filter_bytes(const array& in, index_t radius) {
-    const double ph = static_cast<double>(in.rows) + 2.0 * static_cast<double>(radius),
-                 pw = static_cast<double>(in.cols) + 2.0 * static_cast<double>(radius);
-    // The accumulation type is 8 bytes for every input (uint64, int64 or float64).
-    return 2 * ph * pw * static_cast<double>(in.lanes) * 8 + static_cast<double>(in.bytes());
-}
-
 array summed_area_table_naive(const array& in, dtype table) {
     array out(table, in.rows, in.cols, in.lanes);
     visit(in.type, [&](auto iv) {
@@ -475,7 +468,7 @@ array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, index
     return out;
 }
 
-// ---- queries and the box filter -----------------------------------------------------------------------------------
+// ---- queries ------------------------------------------------------------------------------------------------------
 
 void check_rects(std::span<const rect> rects, index_t rows, index_t cols, const std::string& where,
                  std::span<const std::size_t> line_of) {
@@ -532,73 +525,6 @@ std::vector<std::uint32_t> rect_counts(const array& h, std::span<const rect> rec
                              table_at<std::uint32_t>(h, r.bottom, r.left - 1, lane) + table_at<std::uint32_t>(h, r.top - 1, r.left - 1, lane);
         }
     }
-    return out;
-}
-
-index_t reflect101(index_t p, index_t n) {
-    if (n <= 1) return 0;
-    const index_t period = 2 * (n - 1);
-    p = p < 0 ? -p : p;
-    p %= period;
-    return p >= n ? period - p : p;
-}
-
-array box_filter(const array& in, index_t radius, thread_pool& pool) {
-    if (radius < 0) throw usage_error("--box-filter needs a radius of 0 or more");
-    if (in.elements() == 0) throw input_error("", "the image is empty; nothing to filter");
-    const index_t R = radius, ph = in.rows + 2 * R, pw = in.cols + 2 * R, L = in.lanes;
-    const dtype acc = is_float(in.type) ? dtype::f64 : is_signed(in.type) ? dtype::i64 : dtype::u64;
-    // The padded image in the accumulation type, then its table.
-    array padded(acc, ph, pw, L);
-    visit(in.type, [&](auto iv) {
-        using In = decltype(iv);
-        visit_table(acc, [&](auto av) {
-            using A = decltype(av);
-            A* p = padded.data<A>();
-            const In* s = in.data<In>();
-            pool.parallel_for(static_cast<std::size_t>(ph), [&](std::size_t pi) {
-                const index_t si = reflect101(static_cast<index_t>(pi) - R, in.rows);
-                for (index_t pj = 0; pj < pw; ++pj) {
-                    const index_t sj = reflect101(pj - R, in.cols);
-                    for (index_t c = 0; c < L; ++c)
-                        p[(static_cast<index_t>(pi) * pw + pj) * L + c] = static_cast<A>(s[(si * in.cols + sj) * L + c]);
-                }
-            });
-        });
-    });
-    if (!is_float(in.type)) check_table_fits(padded, acc, "box filter");
-    const array table = summed_area_table(padded, acc, pool);
-    array out(in.type, in.rows, in.cols, L);
-    const auto area = static_cast<__int128>((2 * R + 1) * (2 * R + 1));
-    visit(in.type, [&](auto ov) {
-        using O = decltype(ov);
-        visit_table(acc, [&](auto av) {
-            using A = decltype(av);
-            O* o = out.data<O>();
-            pool.parallel_for(static_cast<std::size_t>(in.rows), [&](std::size_t ii) {
-                const auto i = static_cast<index_t>(ii);
-                for (index_t j = 0; j < in.cols; ++j)
-                    for (index_t c = 0; c < L; ++c) {
-                        // Window rows i..i+2R and columns j..j+2R of the padded image.
-                        const A a = table_at<A>(table, i + 2 * R, j + 2 * R, c), b = table_at<A>(table, i - 1, j + 2 * R, c);
-                        const A d = table_at<A>(table, i + 2 * R, j - 1, c), e = table_at<A>(table, i - 1, j - 1, c);
-                        O v;
-                        if constexpr (std::is_floating_point_v<A>) {
-                            v = static_cast<O>(((a - b) - (d - e)) / static_cast<double>(area));
-                        } else {
-                            using U = std::make_unsigned_t<A>;
-                            const auto sum = static_cast<A>(U(U(U(a) - U(b)) - U(d)) + U(e));
-                            // round(sum / area) = floor((2·sum + area) / (2·area)); no ties since area is odd.
-                            const __int128 num = 2 * static_cast<__int128>(sum) + area, den = 2 * area;
-                            __int128 q = num / den;
-                            if ((num % den != 0) && (num < 0)) --q;
-                            v = static_cast<O>(q);
-                        }
-                        o[(i * in.cols + j) * L + c] = v;
-                    }
-            });
-        });
-    });
     return out;
 }
 

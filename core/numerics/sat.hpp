@@ -99,9 +99,10 @@ void check_finite(const array& a, const std::string& where,
 
 // The bytes a table of `in` in dtype `table` takes.
 double table_bytes(const array& in, dtype table);
-// The most bytes box_filter(in, radius) holds at once besides `in`: the padded image and its table in the
-// accumulation type, and the output.
-double box_filter_bytes(const array& in, index_t radius);
+// The most bytes box_filter(in, radius) on `threads` threads holds at once besides `in`: the output, and per thread
+// a row of column sums padded by the radius on both sides and a row of window sums, in the accumulation type (4, 8 or
+// 16 bytes).
+double box_filter_bytes(const array& in, index_t radius, unsigned threads);
 
 // The wavefront problem of one lane of the table (core/engine/wavefront.hpp): run by run_naive/run_rowscan/run_tiled.
 // In is the input element, T the table element; `out` receives S (row-major, `lanes` apart).
@@ -188,8 +189,10 @@ std::vector<std::uint32_t> rect_counts(const array& histogram, std::span<const r
 
 // Box filter of radius R (window (2R+1)²) with normalisation, as OpenCV's cv::boxFilter(src, dst, -1, {2R+1, 2R+1})
 // with its defaults (anchor at the centre, normalize=true, BORDER_DEFAULT = BORDER_REFLECT_101: ...cb|abcd|cb...).
-// The output has the input's dtype and shape; integers are rounded to nearest (no ties: the window area is odd) and
-// saturated, floats are the mean in double rounded to the dtype. Computed from the table of the padded image.
+// The output has the input's dtype and shape; integers are the exact mean rounded to nearest (no ties: the window
+// area is odd), floats within 1 ulp of the exact mean (radius 0: the input itself). Computed by running window sums,
+// vertical then horizontal, in exact integer arithmetic (core/numerics/box_filter.cpp); bands of rows on the pool.
+// A float input holding NaN or an infinity is an input_error (the commands refuse it before: check_finite).
 array box_filter(const array& in, index_t radius, thread_pool& pool);
 
 // The source index of position p (may be outside 0..n-1) under BORDER_REFLECT_101; n == 1 gives 0.

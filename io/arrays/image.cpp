@@ -2,12 +2,14 @@
 
 #include <png.h>
 #include <tiffio.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <vector>
 
 #include "core/error.hpp"
@@ -99,6 +101,13 @@ bool png_rows(png_structp png, png_bytepp rows) {
 
 int png_encode(png_structp png, png_infop info, png_uint_32 w, png_uint_32 h, int depth, int color, png_bytepp rows) {
     if (const int r = setjmp(png_jmpbuf(png))) return r;
+    // OpenCV's cv::imwrite defaults (grfmt_png.cpp, no IMWRITE_PNG_COMPRESSION given): the Sub filter alone, zlib level 1
+    // (Z_BEST_SPEED) and the run-length strategy (Z_RLE). With libpng's own defaults (every filter tried on every row,
+    // level 6) the 4096 x 4096 8-bit box-filtered noise of tests/bench/bench_box_filter.sh took 20.5 s instead of
+    // 1.0 s (the 2-core development machine, 2026-11-27) for a file 13 % smaller.
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB);
+    png_set_compression_level(png, Z_BEST_SPEED);
+    png_set_compression_strategy(png, Z_RLE);
     png_set_IHDR(png, info, w, h, depth, color, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
     if (depth == 16) png_set_swap(png);
@@ -220,6 +229,12 @@ image_format format_for_name(const std::string& path) {
 sat::array read_array(const std::string& path) {
     const bool in = path == "-";
     const std::string name = in ? "stdin" : path;
+    if (!in) {
+        // A .npy file is read straight into its array (read_npy); its first bytes say so.
+        std::ifstream f(path, std::ios::binary);
+        char head[8] = {};
+        if (f && f.read(head, sizeof head) && is_npy(std::string_view(head, sizeof head))) return read_npy(path);
+    }
     const std::string bytes = in ? read_stdin_bytes() : read_file_bytes(path);
     switch (sniff_format(bytes, name)) {
         case image_format::npy: return parse_npy(bytes, name);

@@ -37,6 +37,7 @@ image_format format_for_name(const std::string& path);
 sat::array read_array(const std::string& path);
 
 sat::array read_png(const std::string& path);
+sat::array decode_png(std::string_view bytes, const std::string& path);  // the file's bytes, already read
 sat::array read_tiff(const std::string& path);
 // The same from the file's bytes, `name` in messages.
 sat::array decode_png(std::string_view bytes, const std::string& name);

@@ -1,9 +1,14 @@
 #include "io/arrays/npy.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -108,7 +113,17 @@ std::string read_stdin_bytes() {
     return out;
 }
 
-sat::array parse_npy(std::string_view bytes, const std::string& name) {
+namespace {
+
+// A parsed header: the array's type and shape (no elements yet), where the body starts and how many bytes it needs.
+struct npy_layout {
+    sat::array a;
+    std::size_t start = 0, need = 0;
+    std::string shape;
+};
+
+// The header of `bytes` (the file's first bytes: all of the header, perhaps not all of the body).
+npy_layout parse_npy_header(std::string_view bytes, const std::string& name) {
     if (!is_npy(bytes)) throw input_error(name, "not a .npy file (no \\x93NUMPY magic)");
     if (bytes.size() < 10) throw input_error(name, "truncated .npy header");
     const auto major = static_cast<unsigned char>(bytes[6]);
@@ -149,7 +164,8 @@ sat::array parse_npy(std::string_view bytes, const std::string& name) {
     if (dims.empty() || dims.size() > 3)
         throw input_error(name, "the .npy array has " + std::to_string(dims.size()) +
                                     " dimensions; expected (W,), (H, W) or (H, W, C)");
-    sat::array a;
+    npy_layout l;
+    sat::array& a = l.a;
     a.type = type;
     a.rows = dims.size() == 1 ? 1 : dims[0];
     a.cols = dims.size() == 1 ? dims[0] : dims[1];
@@ -159,17 +175,81 @@ sat::array parse_npy(std::string_view bytes, const std::string& name) {
         throw input_error(name, "the .npy array is empty (shape " + shape + ")");
     const unsigned __int128 need = static_cast<unsigned __int128>(a.rows) * static_cast<unsigned __int128>(a.cols) *
                                    static_cast<unsigned __int128>(a.lanes) * sat::size_of(type);
-    const std::size_t body = bytes.size() - start - header_len;
-    if (need > body)
-        throw input_error(name, "the .npy body is truncated: the shape " + shape + " needs " +
-                                    std::to_string(static_cast<unsigned long long>(need)) + " bytes, the file has " +
-                                    std::to_string(body));
-    a.storage.resize((static_cast<std::size_t>(need) + 7) / 8);
-    std::memcpy(a.raw(), bytes.data() + start + header_len, static_cast<std::size_t>(need));
-    return a;
+    if (need > std::numeric_limits<std::size_t>::max() / 2)
+        throw input_error(name, "the .npy shape " + shape + " is too large");
+    l.start = start + header_len;
+    l.need = static_cast<std::size_t>(need);
+    l.shape = shape;
+    return l;
 }
 
-sat::array read_npy(const std::string& path) { return parse_npy(read_file_bytes(path), path); }
+void check_body(const npy_layout& l, std::size_t file_size, const std::string& name) {
+    const std::size_t body = file_size - l.start;
+    if (l.need > body)
+        throw input_error(name, "the .npy body is truncated: the shape " + l.shape + " needs " + std::to_string(l.need) +
+                                    " bytes, the file has " + std::to_string(body));
+}
+
+struct fd_closer {
+    int fd;
+    ~fd_closer() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+// Reads up to n bytes at `offset` into p; returns how many (fewer only at the end of the file).
+std::size_t read_at(int fd, char* p, std::size_t n, std::size_t offset, const std::string& path) {
+    std::size_t done = 0;
+    while (done < n) {
+        const ssize_t r = ::pread(fd, p + done, std::min<std::size_t>(n - done, std::size_t(1) << 30),
+                                  static_cast<off_t>(offset + done));
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            throw input_error(path, std::string("read failed (") + std::strerror(errno) + ")");
+        }
+        if (r == 0) break;
+        done += static_cast<std::size_t>(r);
+    }
+    return done;
+}
+
+}  // namespace
+
+sat::array parse_npy(std::string_view bytes, const std::string& name) {
+    npy_layout l = parse_npy_header(bytes, name);
+    check_body(l, bytes.size(), name);
+    l.a.storage.resize((l.need + 7) / 8);
+    std::memcpy(l.a.raw(), bytes.data() + l.start, l.need);
+    return std::move(l.a);
+}
+
+sat::array read_npy(const std::string& path) {
+    // A regular file is read straight into the array (no copy of the whole file on the way); anything else (a pipe)
+    // through read_file_bytes.
+    fd_closer f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (f.fd < 0) throw input_error(path, std::string("cannot open (") + std::strerror(errno) + ")");
+    struct stat st{};
+    if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return parse_npy(read_file_bytes(path), path);
+    const auto size = static_cast<std::size_t>(st.st_size);
+    std::string head(std::min<std::size_t>(size, 4096), '\0');
+    head.resize(read_at(f.fd, head.data(), head.size(), 0, path));
+    if (head.size() >= 12 && is_npy(head)) {  // a header longer than the first read: read all of it
+        const std::size_t len = head[6] == 1 ? 10 + (static_cast<unsigned char>(head[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(head[9])) << 8))
+                                             : 12 + (static_cast<unsigned char>(head[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(head[9])) << 8) |
+                                                     (static_cast<std::size_t>(static_cast<unsigned char>(head[10])) << 16) |
+                                                     (static_cast<std::size_t>(static_cast<unsigned char>(head[11])) << 24));
+        if (len > head.size() && len <= size) {
+            head.resize(len);
+            head.resize(read_at(f.fd, head.data(), len, 0, path));
+        }
+    }
+    npy_layout l = parse_npy_header(head, path);
+    check_body(l, size, path);
+    l.a.storage.resize((l.need + 7) / 8);  // uninitialised: the read fills it
+    if (read_at(f.fd, static_cast<char*>(l.a.raw()), l.need, l.start, path) != l.need)
+        throw input_error(path, "the .npy body is truncated (the file shrank while it was read)");
+    return std::move(l.a);
+}
 
 std::string npy_header(sat::dtype type, const std::string& shape) {
     std::string dict = std::string("{'descr': '") + descr_of(type) + "', 'fortran_order': False, 'shape': " + shape + ", }";
@@ -204,9 +284,7 @@ void write_npy(const sat::array& a, output_file& out, bool always_3d) {
     else if (one_d) shape += ",";
     shape += ")";
     out.write(npy_header(a.type, shape));
-    const char* p = static_cast<const char*>(a.raw());
-    const std::size_t n = a.bytes(), chunk = std::size_t(1) << 24;
-    for (std::size_t at = 0; at < n; at += chunk) out.write(std::string_view(p + at, std::min(chunk, n - at)));
+    out.write(std::string_view(static_cast<const char*>(a.raw()), a.bytes()));  // one block, unbuffered
 }
 
 void write_npy(const sat::array& a, const std::string& path, bool always_3d) {
