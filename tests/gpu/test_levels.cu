@@ -71,7 +71,8 @@ GPU_TEST("levels: GPU levels and solves equal the CPU's exactly, every schedule,
             for (levels::level_t l = 1; l <= sets.count(); ++l) widths.push_back(sets.width(l));
             CHECK(solver.widths() == widths);
             for (const auto s : {gpu::solve_schedule::syncfree, gpu::solve_schedule::syncfree_by_level,
-                                 gpu::solve_schedule::level_sync, gpu::solve_schedule::level_grid})
+                                 gpu::solve_schedule::level_sync, gpu::solve_schedule::level_grid,
+                                 gpu::solve_schedule::level_p2p})
                 for (int rep = 0; rep < 2; ++rep) {  // a second solve reuses the analysis and the flags
                     const auto x = solver.solve(b, s);
                     CHECK(x.size() == ref.size() && std::memcmp(x.data(), ref.data(), x.size() * sizeof(double)) == 0);
@@ -184,7 +185,7 @@ GPU_TEST("levels: the analysis by frontiers, the sync-free pass and the frontier
 }
 
 GPU_TEST("levels: the first solve that comes with the analysis equals the CPU solve, whichever way the levels are found") {
-    // The fused sync-free pass, the frontiers then level_grid, and the frontiers stopped by their cap (the sync-free
+    // The fused sync-free pass, the frontiers then level_p2p, and the frontiers stopped by their cap (the sync-free
     // pass finishing the levels): x bit for bit, and the levels still the definition's.
     using namespace swgpu;
     std::mt19937_64 rng(18);
