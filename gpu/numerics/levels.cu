@@ -86,6 +86,15 @@ std::vector<double> triangular_solver::solve(std::span<const double> b, solve_sc
     return x;
 }
 
+std::vector<double> triangular_solver::solve_p2p(std::span<const double> b, p2p_launch l) {
+    auto& d = s_->dev;
+    const cudaStream_t st = s_->stream.get();
+    if (static_cast<std::int64_t>(b.size()) != d.m.n) throw runtime_failure("the right-hand side has the wrong length");
+    d.b.upload(b.data(), b.size(), st);
+    d.solve_by_levels_p2p(st, l.per_sm, l.threads, l.sleep_ns);
+    return d.x.download(b.size(), st);
+}
+
 // ---- generic loops ------------------------------------------------------------------------------------------------
 
 namespace {

@@ -60,6 +60,14 @@ public:
     // x = T^-1 b; `ms`, when given, receives the device time of the solve (transfers excluded).
     std::vector<double> solve(std::span<const double> b, solve_schedule s = solve_schedule::level_p2p, float* ms = nullptr);
 
+    // level_p2p with another launch shape (tests, measurements): `per_sm` blocks of `threads` (128 or 256) threads per
+    // SM, as far as they stay resident, and a warp's sleep of `sleep_ns` after a round in which no lane advanced.
+    struct p2p_launch {
+        int per_sm = 1, threads = 256;
+        unsigned sleep_ns = 0;
+    };
+    std::vector<double> solve_p2p(std::span<const double> b, p2p_launch l);
+
     struct state;
 
 private:

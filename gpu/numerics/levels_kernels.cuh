@@ -273,7 +273,7 @@ constexpr unsigned long long x_unset = ~0ull;
 constexpr int p2p_prefetch = 4;
 
 __global__ void __launch_bounds__(256) solve_levels_p2p(csr_view m, const std::int32_t* order, const double* b,
-                                                        double* x) {
+                                                        double* x, unsigned sleep_ns) {
     const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
     const auto* xb = reinterpret_cast<const unsigned long long*>(x);
     // A row on its way in: phase 0 its position known, 1 its row, 2 its extent, 3 its entries, b and diagonal (the
@@ -373,11 +373,16 @@ __global__ void __launch_bounds__(256) solve_levels_p2p(csr_view m, const std::i
             advanced = true;
         }
         if (next.phase >= 0 && next.phase < 3) step(next);
-        // No lane advanced: count the round; past the deadline (checked every 4096 idle rounds), trap.
+        // No lane advanced: the warp sleeps sleep_ns (fewer polls of rows far from done, which load L2 for everyone)
+        // and counts the round; past the deadline (checked every 4096 idle rounds), trap.
         if (__any_sync(0xffffffffu, advanced)) {
             idle = 0;
             since = 0;
-        } else if ((++idle & 4095u) == 0) {
+        } else if (sleep_ns > 0 && (__nanosleep(sleep_ns), (++idle & 4095u) == 0)) {
+            const std::uint64_t now = device_time_ns();
+            if (since == 0) since = now;
+            else if (now - since > spin_deadline_ns) __trap();
+        } else if (sleep_ns == 0 && (++idle & 4095u) == 0) {
             const std::uint64_t now = device_time_ns();
             if (since == 0) since = now;
             else if (now - since > spin_deadline_ns) __trap();
@@ -823,22 +828,24 @@ struct device_triangular {
     // Every level in one cooperative launch of solve_levels_p2p: x set to x_unset, then the rows in level order over
     // `per_sm` blocks of 256 threads per SM (0: p2p_blocks_per_sm; at most as many as stay resident). The
     // cooperative launch is for its guarantee that every block is resident at once, not for a grid barrier.
-    static constexpr int p2p_blocks_per_sm = 1;
-    void solve_by_levels_p2p(cudaStream_t s, int per_sm = 0) {
+    static constexpr int p2p_blocks_per_sm = 1, p2p_threads = 256;
+    static constexpr unsigned p2p_sleep_ns = 0;
+    void solve_by_levels_p2p(cudaStream_t s, int per_sm = 0, int threads = p2p_threads, unsigned sleep_ns = p2p_sleep_ns) {
         if (m.n == 0) return;
         (void)level_offsets(s);  // the rows in level order (order) come with the analysis
-        static int blocks_for[9] = {};  // by blocks per SM asked for (the occupancy query, once each)
+        static int blocks_for[9][2] = {};  // by blocks per SM asked for and 128/256 threads (occupancy query once)
         const int asked = std::clamp(per_sm > 0 ? per_sm : p2p_blocks_per_sm, 1, 8);
-        if (blocks_for[asked] == 0) blocks_for[asked] = resident_blocks(solve_levels_p2p, 256, asked);
-        const int blocks = blocks_for[asked];
+        const int t = threads == 128 ? 128 : 256;
+        int& blocks = blocks_for[asked][t == 256];
+        if (blocks == 0) blocks = resident_blocks(solve_levels_p2p, t, asked);
         SWGPU_CUDA_CHECK(cudaMemsetAsync(x.data(), 0xff, static_cast<std::size_t>(m.n) * sizeof(double), s));
         csr_view mv = m;
         const std::int32_t* ord = order.data();
         const double* bp = b.data();
         double* xp = x.data();
-        void* args[] = {&mv, &ord, &bp, &xp};
+        void* args[] = {&mv, &ord, &bp, &xp, &sleep_ns};
         SWGPU_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(solve_levels_p2p), dim3(blocks),
-                                                     dim3(256), args, 0, s));
+                                                     dim3(t), args, 0, s));
     }
 
     // One launch per level. A narrow level (at most chain_blocks blocks) is chained (programmatic dependent launch):

@@ -289,6 +289,18 @@ int main(int argc, char** argv) {
             t_p2p[q] = median_ms(reps, s, [&] { d.solve_by_levels_p2p(s, p2p_per_sm[q]); });
             all_same &= check("level_p2p");
         }
+        // level_p2p variants: blocks per SM, threads per block, a warp's sleep after a round without progress
+        struct variant {
+            int per_sm, threads;
+            unsigned sleep_ns;
+        };
+        const variant variants[] = {{1, 128, 0},   {1, 256, 100}, {1, 256, 250}, {1, 256, 500},
+                                    {1, 128, 250}, {2, 256, 250}, {2, 256, 500}, {4, 256, 500}};
+        std::vector<float> t_var;
+        for (const variant& v : variants) {
+            t_var.push_back(median_ms(reps, s, [&] { d.solve_by_levels_p2p(s, v.per_sm, v.threads, v.sleep_ns); }));
+            all_same &= check("level_p2p variant");
+        }
         const float t_p2p_default = median_ms(reps, s, [&] { d.solve_by_levels_p2p(s); });
         all_same &= check("level_p2p");
 
@@ -303,6 +315,9 @@ int main(int argc, char** argv) {
         for (int q = 0; q < 3; ++q)
             std::printf("solve alone: level_p2p, %d block(s) per SM %15.3f\n", p2p_per_sm[q], t_p2p[q]);
         std::printf("%-44s %10.3f\n", "solve alone: level_p2p (default)", t_p2p_default);
+        for (std::size_t q = 0; q < t_var.size(); ++q)
+            std::printf("solve alone: level_p2p, %d x %d threads per SM, sleep %u ns %8.3f\n", variants[q].per_sm,
+                        variants[q].threads, variants[q].sleep_ns, t_var[q]);
         std::printf("x == CPU solve bit for bit: %s\n", all_same ? "yes" : "NO");
 
         cusparse_api api;
@@ -360,7 +375,8 @@ int main(int argc, char** argv) {
             std::printf("cuSPARSE (%s): largest relative difference from the CPU solve %.3g\n", api.from.c_str(), worst);
         }
         const float best_total = std::min(t_an_solve, t_fused);
-        const float best_solve = std::min({t_sf, t_sfl, t_ls, t_lg, t_p2p[0], t_p2p[1], t_p2p[2], t_p2p_default});
+        float best_solve = std::min({t_sf, t_sfl, t_ls, t_lg, t_p2p[0], t_p2p[1], t_p2p[2], t_p2p_default});
+        for (const float v : t_var) best_solve = std::min(best_solve, v);
         std::printf("summary: %s: %zu rows, %d levels: swgpu analysis+solve %.3f ms (fused %.3f), solve %.3f ms "
                     "(syncfree %.3f, by_level %.3f, level_sync %.3f, level_grid %.3f, level_p2p %.3f / %.3f / %.3f, "
                     "default %.3f)",
