@@ -725,7 +725,8 @@ struct device_triangular {
     device_buffer<unsigned long long> dep_first, dep_cursor;
     device_buffer<int> dependents, open, queue, status;
     // solve: x for the right-hand side in b comes with the analysis: the fused sync-free pass, or after the frontiers
-    // the level_grid solve (solving each row as the frontiers take it was slower: 9.05 against 8.45 ms at 10^7 rows).
+    // the level_p2p solve (H100, 10^7 rows: 7.67 ms with it, 8.41 with level_grid; solving each row as the frontiers
+    // take it was slower: 9.05 against 8.45 ms, with level_grid).
     void analyze(cudaStream_t s, bool solve = false) {
         static const std::int64_t resident_rows = [] {
             int device = 0, sms = 0, threads = 0;
@@ -826,8 +827,11 @@ struct device_triangular {
     }
 
     // Every level in one cooperative launch of solve_levels_p2p: x set to x_unset, then the rows in level order over
-    // `per_sm` blocks of 256 threads per SM (0: p2p_blocks_per_sm; at most as many as stay resident). The
-    // cooperative launch is for its guarantee that every block is resident at once, not for a grid barrier.
+    // `per_sm` blocks of `threads` (128 or 256) per SM (0: p2p_blocks_per_sm; at most as many as stay resident), a warp
+    // sleeping sleep_ns after a round without progress. The cooperative launch is for its guarantee that every block
+    // is resident at once, not for a grid barrier. Defaults (H100, lap3d IC(0), bench_levels): 1, 2 and 4 blocks of
+    // 256 per SM took 0.63 / 0.75 / 1.01 ms at 10^6 rows and 2.07 / 2.20 / 2.86 ms at 10^7; 128 threads 0.65 and
+    // 2.96 ms; sleeps of 100-500 ns changed nothing measurable.
     static constexpr int p2p_blocks_per_sm = 1, p2p_threads = 256;
     static constexpr unsigned p2p_sleep_ns = 0;
     void solve_by_levels_p2p(cudaStream_t s, int per_sm = 0, int threads = p2p_threads, unsigned sleep_ns = p2p_sleep_ns) {
