@@ -20,6 +20,7 @@ const char* solve_schedule_name(solve_schedule s) {
         case solve_schedule::syncfree: return "syncfree";
         case solve_schedule::syncfree_by_level: return "syncfree_by_level";
         case solve_schedule::level_grid: return "level_grid";
+        case solve_schedule::level_p2p: return "level_p2p";
         case solve_schedule::level_sync: break;
     }
     return "level_sync";
@@ -71,16 +72,27 @@ std::vector<double> triangular_solver::solve(std::span<const double> b, solve_sc
     const cudaStream_t st = s_->stream.get();
     if (static_cast<std::int64_t>(b.size()) != d.m.n) throw runtime_failure("the right-hand side has the wrong length");
     d.b.upload(b.data(), b.size(), st);
-    if (sched == solve_schedule::level_sync || sched == solve_schedule::level_grid) (void)d.level_offsets(st);
+    if (sched == solve_schedule::level_sync || sched == solve_schedule::level_grid || sched == solve_schedule::level_p2p)
+        (void)d.level_offsets(st);
     cuda_event e0, e1;
     e0.record(st);
     if (sched == solve_schedule::level_sync) d.solve_by_levels(st);
     else if (sched == solve_schedule::level_grid) d.solve_by_levels_grid(st);
+    else if (sched == solve_schedule::level_p2p) d.solve_by_levels_p2p(st);
     else d.pass<false, true>(sched == solve_schedule::syncfree_by_level, st);
     e1.record(st);
     std::vector<double> x = d.x.download(b.size(), st);
     if (ms) *ms = e1.since(e0);
     return x;
+}
+
+std::vector<double> triangular_solver::solve_p2p(std::span<const double> b, p2p_launch l) {
+    auto& d = s_->dev;
+    const cudaStream_t st = s_->stream.get();
+    if (static_cast<std::int64_t>(b.size()) != d.m.n) throw runtime_failure("the right-hand side has the wrong length");
+    d.b.upload(b.data(), b.size(), st);
+    d.solve_by_levels_p2p(st, l.per_sm, l.threads, l.sleep_ns);
+    return d.x.download(b.size(), st);
 }
 
 // ---- generic loops ------------------------------------------------------------------------------------------------

@@ -24,8 +24,10 @@
 //   level_sync         one launch per level over that level's rows (the classic level-set executor); levels of at
 //                      most 32 blocks are chained to the one before (programmatic dependent launch)
 //   level_grid         every level in one cooperative launch of one block per SM, a grid barrier between levels (each
-//                      thread loads its next row's part of the matrix before the barrier). The default: the fastest
-//                      on the H100 at 10^6 and 10^7 rows (README)
+//                      thread loads its next row's part of the matrix before the barrier)
+//   level_p2p          every level in one launch without barriers: rows in level order, strided over the resident
+//                      threads, each waiting only for its own dependences, x its own flag (x starts as an unset
+//                      NaN pattern; a row polls x[j] until it is set). The default (docs/levels.md)
 #pragma once
 
 #include <cstdint>
@@ -37,13 +39,13 @@
 
 namespace swgpu::gpu {
 
-enum class solve_schedule { syncfree, syncfree_by_level, level_sync, level_grid };
+enum class solve_schedule { syncfree, syncfree_by_level, level_sync, level_grid, level_p2p };
 const char* solve_schedule_name(solve_schedule s);
 
 class triangular_solver {
 public:
     // Uploads T and runs the analysis. T must have passed levels::check_triangular. With first_b (T's row count), the
-    // analysis also solves T x = first_b (in the same sync-free pass, or by level_grid after the frontiers):
+    // analysis also solves T x = first_b (in the same sync-free pass, or by level_p2p after the frontiers):
     // first_solution() returns that x, and analysis_ms() counts both.
     triangular_solver(const levels::csr_matrix& t, levels::triangle part, std::span<const double> first_b = {});
     ~triangular_solver();
@@ -56,7 +58,15 @@ public:
     const std::vector<double>& first_solution() const;  // x for first_b (empty without it)
 
     // x = T^-1 b; `ms`, when given, receives the device time of the solve (transfers excluded).
-    std::vector<double> solve(std::span<const double> b, solve_schedule s = solve_schedule::level_grid, float* ms = nullptr);
+    std::vector<double> solve(std::span<const double> b, solve_schedule s = solve_schedule::level_p2p, float* ms = nullptr);
+
+    // level_p2p with another launch shape (tests, measurements): `per_sm` blocks of `threads` (128 or 256) threads per
+    // SM, as far as they stay resident, and a warp's sleep of `sleep_ns` after a round in which no lane advanced.
+    struct p2p_launch {
+        int per_sm = 1, threads = 256;
+        unsigned sleep_ns = 0;
+    };
+    std::vector<double> solve_p2p(std::span<const double> b, p2p_launch l);
 
     struct state;
 

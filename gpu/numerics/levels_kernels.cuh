@@ -258,6 +258,138 @@ __global__ void __launch_bounds__(256) solve_levels_grid(csr_view m, const std::
     }
 }
 
+// Every level in one launch without a barrier between levels: rows in level order, position p taken by thread
+// p mod T (T threads, all resident: a cooperative launch), and each row waits only for its own dependences. x is its
+// own flag: the solve starts with every x[j] = x_unset (all bits set, a NaN that no division returns: a quotient
+// with those bits is stored as the canonical NaN instead), a row stores x[row] with one 64-bit relaxed store, and a
+// dependent polls x[j] with relaxed 64-bit loads (single-copy atomic) until it is set: no fence, no flag, no
+// barrier; a link of the critical path costs the store's trip to L2 and the poll's. Deadlock-free: the thread
+// holding the smallest unfinished position has finished its earlier positions (smaller ones), and every dependence
+// of that position has a smaller one. Lanes advance in rounds (poll what is missing, finish what can be finished,
+// never wait inside a round), so a lane never spins on a lane of its own warp. A thread loads its next row's part
+// of the matrix (order, extent, b, diagonal, up to p2p_prefetch entries: three dependent loads, one a round) while
+// it waits for its current row's dependences. The sums and their order are those of levels::solve_row.
+constexpr unsigned long long x_unset = ~0ull;
+constexpr int p2p_prefetch = 4;
+
+__global__ void __launch_bounds__(256) solve_levels_p2p(csr_view m, const std::int32_t* order, const double* b,
+                                                        double* x, unsigned sleep_ns) {
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+    const auto* xb = reinterpret_cast<const unsigned long long*>(x);
+    // A row on its way in: phase 0 its position known, 1 its row, 2 its extent, 3 its entries, b and diagonal (the
+    // loads of one phase are used in the next round, so they overlap the polls of the row before), 4 waiting for
+    // its dependences; -1 past the end.
+    struct staged {
+        int phase = 0;
+        int row = 0;
+        std::int64_t pos = 0, k = 0, stop = 0;
+        double d = 1, s = 0;
+        int c[p2p_prefetch];
+        double v[p2p_prefetch];
+    };
+    const auto step = [&](staged& r) {
+        if (r.phase == 0) {
+            if (r.pos < m.n) {
+                r.row = __ldg(order + r.pos);
+                r.phase = 1;
+            } else {
+                r.phase = -1;
+            }
+        } else if (r.phase == 1) {
+            r.k = __ldg(m.row_ptr + r.row);
+            r.stop = __ldg(m.row_ptr + r.row + 1);
+            r.phase = 2;
+        } else if (r.phase == 2) {
+            const std::int64_t diag = m.upper ? r.k++ : --r.stop;
+            r.d = __ldg(m.val + diag);
+            r.s = __ldg(b + r.row);
+#pragma unroll
+            for (int q = 0; q < p2p_prefetch; ++q) {
+                r.c[q] = r.k + q < r.stop ? __ldg(m.col + r.k + q) : 0;
+                r.v[q] = r.k + q < r.stop ? __ldg(m.val + r.k + q) : 0.0;
+            }
+            r.phase = 3;
+        }
+    };
+    staged cur, next;
+    cur.pos = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    next.pos = cur.pos + stride;
+    // The current row's entries still missing (bit q: entry k + q) and their values; past the staged entries, the
+    // cursor `tail` takes the rest one at a time, in order, once the staged ones are summed.
+    unsigned pending = 0;
+    std::int64_t tail = 0;
+    bool summed = false;
+    double xv[p2p_prefetch];
+#pragma unroll
+    for (int q = 0; q < p2p_prefetch; ++q) xv[q] = 0;
+    unsigned idle = 0;
+    std::uint64_t since = 0;
+    while (__any_sync(0xffffffffu, cur.phase >= 0)) {
+        bool advanced = false;
+        if (cur.phase == 3) {
+            const std::int64_t e = cur.stop - cur.k;
+            pending = e >= p2p_prefetch ? (1u << p2p_prefetch) - 1u : (1u << e) - 1u;
+            tail = cur.k + p2p_prefetch;
+            summed = false;
+            cur.phase = 4;
+        }
+        if (cur.phase == 4) {
+#pragma unroll
+            for (int q = 0; q < p2p_prefetch; ++q)
+                if ((pending >> q) & 1u) {
+                    const unsigned long long u = load_relaxed(xb + cur.c[q]);
+                    if (u != x_unset) {
+                        xv[q] = __longlong_as_double(static_cast<long long>(u));
+                        pending &= ~(1u << q);
+                        advanced = true;
+                    }
+                }
+            if (pending == 0) {
+                if (!summed) {
+#pragma unroll
+                    for (int q = 0; q < p2p_prefetch; ++q)
+                        if (cur.k + q < cur.stop) cur.s = levels::mul_sub(cur.s, cur.v[q], xv[q]);
+                    summed = true;
+                }
+                while (tail < cur.stop) {
+                    const unsigned long long u = load_relaxed(xb + __ldg(m.col + tail));
+                    if (u == x_unset) break;
+                    cur.s = levels::mul_sub(cur.s, __ldg(m.val + tail), __longlong_as_double(static_cast<long long>(u)));
+                    ++tail;
+                    advanced = true;
+                }
+                if (tail >= cur.stop) {
+                    unsigned long long r = static_cast<unsigned long long>(__double_as_longlong(cur.s / cur.d));
+                    if (r == x_unset) r = 0x7fffffffffffffffull;
+                    store_relaxed(reinterpret_cast<unsigned long long*>(x) + cur.row, r);
+                    advanced = true;
+                    cur = next;
+                    next.phase = 0;
+                    next.pos = cur.pos + stride;
+                }
+            }
+        } else if (cur.phase >= 0) {
+            step(cur);
+            advanced = true;
+        }
+        if (next.phase >= 0 && next.phase < 3) step(next);
+        // No lane advanced: the warp sleeps sleep_ns (fewer polls of rows far from done, which load L2 for everyone)
+        // and counts the round; past the deadline (checked every 4096 idle rounds), trap.
+        if (__any_sync(0xffffffffu, advanced)) {
+            idle = 0;
+            since = 0;
+        } else if (sleep_ns > 0 && (__nanosleep(sleep_ns), (++idle & 4095u) == 0)) {
+            const std::uint64_t now = device_time_ns();
+            if (since == 0) since = now;
+            else if (now - since > spin_deadline_ns) __trap();
+        } else if (sleep_ns == 0 && (++idle & 4095u) == 0) {
+            const std::uint64_t now = device_time_ns();
+            if (since == 0) since = now;
+            else if (now - since > spin_deadline_ns) __trap();
+        }
+    }
+}
+
 __global__ void iota(std::int32_t* out, std::int64_t n) {
     for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < n;
          k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
@@ -593,7 +725,8 @@ struct device_triangular {
     device_buffer<unsigned long long> dep_first, dep_cursor;
     device_buffer<int> dependents, open, queue, status;
     // solve: x for the right-hand side in b comes with the analysis: the fused sync-free pass, or after the frontiers
-    // the level_grid solve (solving each row as the frontiers take it was slower: 9.05 against 8.45 ms at 10^7 rows).
+    // the level_p2p solve (H100, 10^7 rows: 7.67 ms with it, 8.41 with level_grid; solving each row as the frontiers
+    // take it was slower: 9.05 against 8.45 ms, with level_grid).
     void analyze(cudaStream_t s, bool solve = false) {
         static const std::int64_t resident_rows = [] {
             int device = 0, sms = 0, threads = 0;
@@ -659,7 +792,7 @@ struct device_triangular {
             pass<true, false>(false, s, true);
             group(s);
         }
-        if (solve) solve_by_levels_grid(s);
+        if (solve) solve_by_levels_p2p(s);
     }
 
     // Level offsets on the host (for level_sync); synchronizes the stream.
@@ -691,6 +824,32 @@ struct device_triangular {
         void* args[] = {&mv, &ord, &offp, &levels, &bp, &xp};
         SWGPU_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(solve_levels_grid), dim3(blocks),
                                                      dim3(256), args, 0, s));
+    }
+
+    // Every level in one cooperative launch of solve_levels_p2p: x set to x_unset, then the rows in level order over
+    // `per_sm` blocks of `threads` (128 or 256) per SM (0: p2p_blocks_per_sm; at most as many as stay resident), a warp
+    // sleeping sleep_ns after a round without progress. The cooperative launch is for its guarantee that every block
+    // is resident at once, not for a grid barrier. Defaults (H100, lap3d IC(0), bench_levels): 1, 2 and 4 blocks of
+    // 256 per SM took 0.63 / 0.75 / 1.01 ms at 10^6 rows and 2.07 / 2.20 / 2.86 ms at 10^7; 128 threads 0.65 and
+    // 2.96 ms; sleeps of 100-500 ns changed nothing measurable.
+    static constexpr int p2p_blocks_per_sm = 1, p2p_threads = 256;
+    static constexpr unsigned p2p_sleep_ns = 0;
+    void solve_by_levels_p2p(cudaStream_t s, int per_sm = 0, int threads = p2p_threads, unsigned sleep_ns = p2p_sleep_ns) {
+        if (m.n == 0) return;
+        (void)level_offsets(s);  // the rows in level order (order) come with the analysis
+        static int blocks_for[9][2] = {};  // by blocks per SM asked for and 128/256 threads (occupancy query once)
+        const int asked = std::clamp(per_sm > 0 ? per_sm : p2p_blocks_per_sm, 1, 8);
+        const int t = threads == 128 ? 128 : 256;
+        int& blocks = blocks_for[asked][t == 256];
+        if (blocks == 0) blocks = resident_blocks(solve_levels_p2p, t, asked);
+        SWGPU_CUDA_CHECK(cudaMemsetAsync(x.data(), 0xff, static_cast<std::size_t>(m.n) * sizeof(double), s));
+        csr_view mv = m;
+        const std::int32_t* ord = order.data();
+        const double* bp = b.data();
+        double* xp = x.data();
+        void* args[] = {&mv, &ord, &bp, &xp, &sleep_ns};
+        SWGPU_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(solve_levels_p2p), dim3(blocks),
+                                                     dim3(t), args, 0, s));
     }
 
     // One launch per level. A narrow level (at most chain_blocks blocks) is chained (programmatic dependent launch):

@@ -43,6 +43,103 @@ __global__ void colour_pass(index_t n, int colour, double* u, const double* h2f,
     if (j < n - 1) update(n, u, h2f, omega, i, j);
 }
 
+// A whole red-black sweep in one pass over the grid, from `old` into `out` (both full grids; the boundary of `out`
+// already holds the boundary). Red points ((i + j) even) take point() of their old black neighbours, black points
+// point() of their new red ones, as the CPU's two colour passes do, so the values are the CPU's bit for bit; reading
+// one grid and writing the other lets every block work alone. Block (x, y) writes columns [j0, j0 + rb_cols) of rows
+// [i0, i0 + rb_rows); thread t holds column c = j0 - 1 + t (t = 0 .. 255, one column of halo each side) and walks
+// down the rows: at step r it updates the red points of row r (old rows r-1..r+1, the row r neighbours from shared
+// memory) and the black points of row r-1 (the red-updated rows r-2..r, the row r-1 neighbours from shared memory),
+// then stores row r-1 whole (coalesced). The next rows of `old` and h^2 f are loaded one step ahead. One
+// __syncthreads per row: the shared rows alternate between two buffers. With Residual, the block also sums
+// r^2 = ((h^2 f - h^2 A u) / h^2)^2 over its points of the input iterate (as lex_strips does) into *res.
+constexpr int rb_threads = 256;
+constexpr index_t rb_cols = rb_threads - 2;
+constexpr index_t rb_rows = 64;
+
+template <bool Residual>
+__global__ void __launch_bounds__(rb_threads) redblack_sweep(index_t n, const double* __restrict__ old,
+                                                             double* __restrict__ out, const double* __restrict__ h2f,
+                                                             double omega, double inv_h2, double* res) {
+    __shared__ double s_old[2][rb_threads + 2];
+    __shared__ double s_mid[2][rb_threads];
+    const int t = static_cast<int>(threadIdx.x);
+    const index_t j0 = 1 + index_t(blockIdx.x) * rb_cols, i0 = 1 + index_t(blockIdx.y) * rb_rows;
+    const index_t c = j0 - 1 + t;
+    const bool in_grid = c <= n - 1;                       // a column this thread loads
+    const bool interior_c = c >= 1 && c <= n - 2;
+    const bool writes = t >= 1 && t <= rb_threads - 2 && interior_c;
+    const index_t last = min(i0 + rb_rows, n - 1);         // the last step's row
+    const auto ld = [&](const double* a, index_t r, index_t col) { return __ldg(a + r * n + col); };
+    // old rows r-1, r, r+1 and the one loaded ahead (r+2) at column c; edge columns j0-2 and j0+255 for threads 0, 255
+    double o_up = 0, o_cur = 0, o_dn = 0, o_nx = 0, e_nx = 0, h_prev = 0, h_cur = 0, h_nx = 0;
+    double m_a = 0, m_b = 0, m_c = 0;  // red-updated values of rows r-2, r-1, r at column c
+    const index_t edge = t == 0 ? c - 1 : c + 1;
+    const bool edge_ok = (t == 0 || t == rb_threads - 1) && edge >= 0 && edge <= n - 1;
+    index_t r = i0 - 1;
+    if (in_grid) {
+        o_cur = r >= 1 ? ld(old, r - 1, c) : 0.0;  // becomes o_up at the first step
+        o_dn = ld(old, r, c);
+        o_nx = ld(old, r + 1, c);
+        h_nx = ld(h2f, r, c);
+    }
+    if (edge_ok) e_nx = ld(old, r, edge);
+    double r2 = 0;
+    for (int buf = 0; r <= last; ++r, buf ^= 1) {
+        o_up = o_cur;
+        o_cur = o_dn;
+        o_dn = o_nx;
+        h_prev = h_cur;
+        h_cur = h_nx;
+        const double e_cur = e_nx;
+        o_nx = 0;
+        h_nx = 0;
+        e_nx = 0;
+        if (in_grid) {
+            if (r + 2 <= n - 1) o_nx = ld(old, r + 2, c);
+            if (r + 1 <= n - 1) h_nx = ld(h2f, r + 1, c);
+        }
+        if (edge_ok && r + 1 <= n - 1) e_nx = ld(old, r + 1, edge);
+        s_old[buf][t + 1] = o_cur;
+        if (t == 0) s_old[buf][0] = e_cur;
+        if (t == rb_threads - 1) s_old[buf][rb_threads + 1] = e_cur;
+        __syncthreads();
+        const bool interior = interior_c && r >= 1 && r <= n - 2;
+        const double left = s_old[buf][t], right = s_old[buf][t + 2];
+        double mid = o_cur;
+        if (interior && ((r + c) & 1) == 0) mid = sor::point(o_cur, o_up, o_dn, left, right, h_cur, omega);
+        if constexpr (Residual) {
+            if (interior && writes && r >= i0 && r < i0 + rb_rows) {
+                const double e = (h_cur - (4 * o_cur - o_up - o_dn - left - right)) * inv_h2;
+                r2 += e * e;
+            }
+        }
+        s_mid[buf][t] = mid;
+        m_a = m_b;
+        m_b = m_c;
+        m_c = mid;
+        const index_t rp = r - 1;  // the row finished at this step
+        if (rp >= i0 && writes) {
+            double v = m_b;
+            if (((rp + c) & 1) == 1)
+                v = sor::point(m_b, m_a, m_c, s_mid[buf ^ 1][t - 1], s_mid[buf ^ 1][t + 1], h_prev, omega);
+            out[rp * n + c] = v;
+        }
+    }
+    if constexpr (Residual) {
+        __shared__ double part[rb_threads / 32];
+#pragma unroll
+        for (int d = 16; d > 0; d /= 2) r2 += __shfl_down_sync(0xffffffffu, r2, d);
+        if ((t & 31) == 0) part[t >> 5] = r2;
+        __syncthreads();
+        if (t == 0) {
+            double total = 0;
+            for (int w = 0; w < rb_threads / 32; ++w) total += part[w];
+            atomicAdd(res, total);
+        }
+    }
+}
+
 // One step (row part pi, column part pj) of a half of the parallel MLSSOR: thread (x, y) runs the tile of subdomain
 // (y, x) (sor::mlssor_tile, the CPU's code); no two tiles of a step write a point that another reads or writes.
 __global__ void mlssor_step(index_t n, double* u, const double* h2f, double omega, int layers, index_t rows,
@@ -414,6 +511,27 @@ void compensation_sweeps(index_t n, device_buffer<double>& u, const double* h2f,
     }
 }
 
+// `count` red-black sweeps from u into u, one redblack_sweep launch each (u alternates with ws.other); with `r`,
+// r->res[q] receives the residual sums of the input of the q-th sweep for q >= 1 (q < count; zeroed by the caller).
+void redblack_sweeps(index_t n, device_buffer<double>& u, const double* h2f, double omega, int count,
+                     lex_workspace& ws, const batch_residuals* r = nullptr) {
+    if (n < 3) return;
+    if (ws.other.size() != u.size()) {
+        ws.other.allocate(u.size());
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(ws.other.data(), u.data(), u.size() * sizeof(double), cudaMemcpyDeviceToDevice,
+                                         nullptr));  // the boundary, which no sweep writes
+    }
+    const dim3 grid(static_cast<unsigned>((n - 2 + rb_cols - 1) / rb_cols), static_cast<unsigned>((n - 2 + rb_rows - 1) / rb_rows));
+    for (int q = 0; q < count; ++q) {
+        if (r && q > 0)
+            redblack_sweep<true><<<grid, rb_threads>>>(n, u.data(), ws.other.data(), h2f, omega, r->inv_h2, r->res + q);
+        else
+            redblack_sweep<false><<<grid, rb_threads>>>(n, u.data(), ws.other.data(), h2f, omega, 0.0, nullptr);
+        SWGPU_CUDA_CHECK_LAUNCH("sor redblack sweep");
+        std::swap(u, ws.other);
+    }
+}
+
 void run_sweep(sor::method m, index_t n, double* u, const double* h2f, double omega, int layers) {
     const auto diagonal_at = [&](index_t t) {
         const index_t i_lo = std::max<index_t>(1, t - (n - 2)), i_hi = std::min<index_t>(n - 2, t - 1);
@@ -468,6 +586,10 @@ void mlssor_subdomain_iteration(index_t n, double* u, const double* h2f, const s
 void sweeps_on_device(sor::method m, index_t n, device_buffer<double>& u, const double* h2f, double omega, int layers,
                       lex_workspace& ws, int iterations, bool forward_only = false) {
     const lex_schedule how = lex_schedule_asked();
+    if (m == sor::method::redblack && how != lex_schedule::diagonal) {
+        redblack_sweeps(n, u, h2f, omega, iterations, ws);
+        return;
+    }
     if (m == sor::method::redblack || how == lex_schedule::diagonal) {
         const sor::method one = m == sor::method::mlssor && forward_only ? sor::method::lex : m;
         const int per = m == sor::method::mlssor && forward_only ? 2 * layers : 1;
@@ -516,18 +638,25 @@ struct residual_pass {
     }
 };
 
-// A lex solve through the strips, in batches of sweeps run at once. The residuals of the iterates inside a batch come
-// from the strips themselves, that of its last from the residual pass; a batch's sweeps share its time evenly in the
-// history. A batch that passes the tolerance before its last sweep is run again, from a copy of the grid taken before
-// it, up to that sweep: the iterates are those of one sweep at a time, bit for bit (the same kernel code per sweep).
-// Without room for the copy, batches of one sweep.
-sor::solution lex_solve_batched(const sor::problem& p, const sor::options& o, device_problem& d, sor_report* report) {
+// A lex solve through the strips, or a red-black solve through redblack_sweep, in batches of sweeps run at once. The
+// residuals of the iterates inside a batch come from the sweeps themselves, that of its last from the residual pass;
+// a batch's sweeps share its time evenly in the history. A batch that passes the tolerance before its last sweep is
+// run again, from a copy of the grid taken before it, up to that sweep: the iterates are those of one sweep at a
+// time, bit for bit (the same kernel code per sweep). Without room for the copy, batches of one sweep. Red-black
+// batches are capped by the tuning key sor.batch only (its blocks never wait for each other).
+sor::solution solve_batched(const sor::problem& p, const sor::options& o, device_problem& d, sor_report* report) {
     residual_pass rp(p.n);
     lex_workspace ws;
     std::size_t free_bytes = 0, total_bytes = 0;
     SWGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     const std::size_t grid_bytes = d.u.size() * sizeof(double);
-    int limit = strip_batch_limit(p.n);
+    const bool redblack = o.m == sor::method::redblack;
+    int limit = redblack ? static_cast<int>(std::max<std::int64_t>(1, tuning::integer("sor.batch", device_arch())))
+                         : strip_batch_limit(p.n);
+    const auto sweeps = [&](int count, const batch_residuals* r) {
+        if (redblack) redblack_sweeps(p.n, d.u, d.h2f.data(), o.omega, count, ws, r);
+        else compensation_sweeps(p.n, d.u, d.h2f.data(), o.omega, false, count, lex_schedule::strips, ws, r);
+    };
     device_buffer<double> before, res(static_cast<std::size_t>(limit));
     // the copy, and ws.other if not there yet, with 256 MiB to spare
     if (limit > 1 && free_bytes > 2 * grid_bytes + (std::size_t(256) << 20)) before.allocate(d.u.size());
@@ -548,8 +677,7 @@ sor::solution lex_solve_batched(const sor::problem& p, const sor::options& o, de
             SWGPU_CUDA_CHECK(cudaMemcpyAsync(before.data(), d.u.data(), grid_bytes, cudaMemcpyDeviceToDevice, nullptr));
         a.record(nullptr);
         res.zero();
-        compensation_sweeps(p.n, d.u, d.h2f.data(), o.omega, false, batch, lex_schedule::strips, ws,
-                            batch > 1 ? &br : nullptr);
+        sweeps(batch, batch > 1 ? &br : nullptr);
         b.record(nullptr);
         rp.launch(d);
         c.record(nullptr);
@@ -570,7 +698,7 @@ sor::solution lex_solve_batched(const sor::problem& p, const sor::options& o, de
         }
         if (last < batch) {  // back to the copy, then the sweeps up to the one that stopped the run
             SWGPU_CUDA_CHECK(cudaMemcpyAsync(d.u.data(), before.data(), grid_bytes, cudaMemcpyDeviceToDevice, nullptr));
-            compensation_sweeps(p.n, d.u, d.h2f.data(), o.omega, false, last, lex_schedule::strips, ws);
+            sweeps(last, nullptr);
         }
         seconds = now;
         k += batch;
@@ -604,7 +732,8 @@ std::vector<double> sor_sweeps(const sor::problem& p, sor::method m, double omeg
 sor::solution sor_solve(const sor::problem& p, const sor::options& o, sor_report* report) {
     sor::check(o);
     device_problem d(p);
-    if (o.m == sor::method::lex && lex_schedule_asked() == lex_schedule::strips) return lex_solve_batched(p, o, d, report);
+    if ((o.m == sor::method::lex || o.m == sor::method::redblack) && lex_schedule_asked() == lex_schedule::strips)
+        return solve_batched(p, o, d, report);
     residual_pass rp(p.n);
     const double scale = sor::residual_scale(p);
     sor::stop_test stop{o};

@@ -12,7 +12,10 @@
 //               sub_rows x sub_cols) the K-layer paper's parallel MLSSOR as the paper maps it: one thread per
 //               subdomain, one launch per step of a half (four per half), each thread running its tile's K layers
 //               in order with the CPU's code (sor::mlssor_tile), so the iterates are the CPU's bit for bit
-//   redblack    one launch per colour (bit for bit the CPU's)
+//   redblack    one launch per sweep (redblack_sweep): red then black in one pass over the rows, from one grid
+//               into the other, bit for bit the CPU's two colour passes; a solve runs its sweeps in batches with the
+//               residuals inside a batch from the sweeps (as lex's strips); sor.lex=diagonal keeps one launch per
+//               colour
 // The residual is summed on the device after each sweep (its last digits may differ from the CPU's sum). The
 // history's seconds count from the first sweep (the copies to the device excluded). Throws swgpu::error on device
 // failure; stubs without CUDA.

@@ -71,7 +71,8 @@ GPU_TEST("levels: GPU levels and solves equal the CPU's exactly, every schedule,
             for (levels::level_t l = 1; l <= sets.count(); ++l) widths.push_back(sets.width(l));
             CHECK(solver.widths() == widths);
             for (const auto s : {gpu::solve_schedule::syncfree, gpu::solve_schedule::syncfree_by_level,
-                                 gpu::solve_schedule::level_sync, gpu::solve_schedule::level_grid})
+                                 gpu::solve_schedule::level_sync, gpu::solve_schedule::level_grid,
+                                 gpu::solve_schedule::level_p2p})
                 for (int rep = 0; rep < 2; ++rep) {  // a second solve reuses the analysis and the flags
                     const auto x = solver.solve(b, s);
                     CHECK(x.size() == ref.size() && std::memcmp(x.data(), ref.data(), x.size() * sizeof(double)) == 0);
@@ -184,7 +185,7 @@ GPU_TEST("levels: the analysis by frontiers, the sync-free pass and the frontier
 }
 
 GPU_TEST("levels: the first solve that comes with the analysis equals the CPU solve, whichever way the levels are found") {
-    // The fused sync-free pass, the frontiers then level_grid, and the frontiers stopped by their cap (the sync-free
+    // The fused sync-free pass, the frontiers then level_p2p, and the frontiers stopped by their cap (the sync-free
     // pass finishing the levels): x bit for bit, and the levels still the definition's.
     using namespace swgpu;
     std::mt19937_64 rng(18);
@@ -215,6 +216,43 @@ GPU_TEST("levels: the first solve that comes with the analysis equals the CPU so
                 CHECK(solver.levels() == lv);
                 const auto again = solver.solve(b);  // and a later solve still works
                 CHECK(std::memcmp(again.data(), ref.data(), ref.size() * sizeof(double)) == 0);
+            }
+        }
+}
+
+GPU_TEST("levels: level_p2p gives the CPU's x with every launch shape (blocks per SM, block size, sleep when idle)") {
+    // The schedule's correctness must not depend on how many threads share the rows or how often they poll: every
+    // shape the benchmark measures, on random lower and upper triangles (rows of more entries than are staged, long
+    // chains, wide levels), x bit for bit.
+    using namespace swgpu;
+    std::mt19937_64 rng(19);
+    thread_pool pool(2);
+    struct shape {
+        std::int64_t n;
+        int deps;
+        std::int64_t reach;
+    };
+    struct launch {
+        int per_sm, threads;
+        unsigned sleep_ns;
+    };
+    for (const shape sh : {shape{1, 1, 1}, shape{77, 3, 5}, shape{5000, 9, 40}, shape{300000, 3, 3000}, shape{20000, 1, 1}})
+        for (const bool upper : {false, true}) {
+            const auto part = upper ? levels::triangle::upper : levels::triangle::lower;
+            const auto t = random_triangle(sh.n, sh.deps, sh.reach, upper, rng);
+            const auto sets = levels::group_by_level(levels::triangular_levels(t, part));
+            std::vector<double> b(static_cast<std::size_t>(sh.n)), ref(b.size());
+            for (auto& v : b) v = static_cast<double>(rng() % 1000) / 7.0 - 60;
+            levels::triangular_solve(t, part, sets, b, ref, pool);
+            gpu::triangular_solver solver(t, part);
+            for (const launch l : {launch{1, 256, 0}, launch{1, 128, 0}, launch{1, 256, 100}, launch{1, 256, 500},
+                                   launch{1, 128, 250}, launch{2, 256, 250}, launch{4, 256, 500}}) {
+                const auto x = solver.solve_p2p(b, {l.per_sm, l.threads, l.sleep_ns});
+                const bool same = std::memcmp(x.data(), ref.data(), ref.size() * sizeof(double)) == 0;
+                if (!same)
+                    std::printf("  n %lld %s, %d x %d threads per SM, sleep %u: x differs\n", static_cast<long long>(sh.n),
+                                upper ? "upper" : "lower", l.per_sm, l.threads, l.sleep_ns);
+                CHECK(same);
             }
         }
 }

@@ -2,6 +2,7 @@
 // rounding); the subdomain MLSSOR gives the CPU's bits; the solve converges as the CPU's does.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -215,6 +216,67 @@ GPU_TEST("sor: a batched lex solve stops at the sweep one sweep at a time stops 
                           1e-9 * one.history[k].residual + 1e-14);
                 }
                 CHECK(std::memcmp(batched.u.data(), one.u.data(), one.u.size() * sizeof(double)) == 0);
+            }
+        }
+    }
+}
+
+GPU_TEST("sor: the one-pass red-black sweep gives the CPU's two colour passes bit for bit") {
+    // redblack_sweep reads one grid and writes the other, red then black in one pass over the rows; each point takes
+    // point() of the same values as in the CPU's passes. Grids smaller than, equal to and just past a block's 254
+    // columns and 64 rows, several blocks each way, odd and even sweep counts (the grids alternate).
+    using namespace swgpu;
+    thread_pool pool(4);
+    for (const sor::index_t n : {3, 4, 5, 17, 66, 67, 255, 256, 257, 300, 511, 1030}) {
+        const auto p = random_problem(n);
+        const auto h2f = sor::scaled_rhs(p);
+        auto cpu = p.u;
+        int done = 0;
+        for (const int sweeps : {1, 2, 5}) {
+            while (done < sweeps) {
+                sor::sweep(sor::method::redblack, n, cpu, h2f, 1.8, pool);
+                ++done;
+            }
+            const auto gpu_u = gpu::sor_sweeps(p, sor::method::redblack, 1.8, sweeps);
+            REQUIRE(gpu_u.size() == cpu.size());
+            const bool same = std::memcmp(cpu.data(), gpu_u.data(), cpu.size() * sizeof(double)) == 0;
+            if (!same) std::printf("  n %lld, %d sweeps: red-black differs\n", static_cast<long long>(n), sweeps);
+            CHECK(same);
+        }
+    }
+}
+
+GPU_TEST("sor: a batched red-black solve gives the CPU's iterates and stops where one sweep at a time stops") {
+    // The residuals inside a batch come from the sweeps (of their input iterate), that of its last iterate from the
+    // residual pass; a batch that converges before its end is run again up to the converged sweep.
+    using namespace swgpu;
+    thread_pool pool(4);
+    for (const sor::index_t n : {65, 700}) {
+        const auto p = sor::model_problem(n);
+        for (const int max_sweeps : {5, 37, 3000}) {
+            sor::options o;
+            o.m = sor::method::redblack;
+            o.omega = sor::optimal_omega(n);
+            o.tol = n == 65 ? 1e-10 : 1e-3;
+            o.max_sweeps = max_sweeps;
+            const auto cpu = sor::solve(p, o, pool);
+            const auto one = [&] {
+                const tuning::scoped_override single("sor.batch=1");
+                return gpu::sor_solve(p, o);
+            }();
+            REQUIRE(one.history.size() == cpu.history.size());
+            CHECK(std::memcmp(one.u.data(), cpu.u.data(), cpu.u.size() * sizeof(double)) == 0);
+            for (const char* cap : {"4", "32"}) {
+                const tuning::scoped_override batch(std::string("sor.batch=") + cap);
+                const auto batched = gpu::sor_solve(p, o);
+                CHECK(batched.converged == one.converged);
+                REQUIRE(batched.history.size() == one.history.size());
+                for (std::size_t k = 0; k < one.history.size(); ++k) {
+                    CHECK(batched.history[k].sweep == one.history[k].sweep);
+                    CHECK(std::abs(batched.history[k].residual - cpu.history[k].residual) <=
+                          1e-9 * cpu.history[k].residual + 1e-14);
+                }
+                CHECK(std::memcmp(batched.u.data(), cpu.u.data(), cpu.u.size() * sizeof(double)) == 0);
             }
         }
     }
