@@ -161,8 +161,9 @@ levels_command::levels_command(CLI::App& app) {
     sub_->add_option("--repeat", repeat_, "Solve R times reusing the analysis; report the time per solve")
         ->check(CLI::Range(1LL, 1000000LL))
         ->capture_default_str();
-    sub_->add_option("--schedule", schedule_, "GPU solve: syncfree, syncfree_by_level, level_sync or level_grid")
-        ->check(CLI::IsMember({"syncfree", "syncfree_by_level", "level_sync", "level_grid"}))
+    sub_->add_option("--schedule", schedule_,
+                     "GPU solve: level_p2p (default), syncfree, syncfree_by_level, level_sync or level_grid")
+        ->check(CLI::IsMember({"level_p2p", "syncfree", "syncfree_by_level", "level_sync", "level_grid"}))
         ->capture_default_str();
     sub_->add_option("--writes", writes_, "Generic loop: write indices W (.npy, integers, shape (n,))");
     sub_->add_option("--reads", reads_, "Generic loop: read indices R (.npy, integers, (n,) or (n, k)) [default: none]");
@@ -240,7 +241,8 @@ int levels_command::run_solve() {
             solve_ms.push_back(ms_since(t1));
         }
     } else if (gpu) {
-        const gpu::solve_schedule sched = schedule_ == "level_sync"          ? gpu::solve_schedule::level_sync
+        const gpu::solve_schedule sched = schedule_ == "level_p2p"           ? gpu::solve_schedule::level_p2p
+                                          : schedule_ == "level_sync"        ? gpu::solve_schedule::level_sync
                                           : schedule_ == "level_grid"        ? gpu::solve_schedule::level_grid
                                           : schedule_ == "syncfree_by_level" ? gpu::solve_schedule::syncfree_by_level
                                                                              : gpu::solve_schedule::syncfree;

@@ -32,7 +32,7 @@ private:
                              bool gpu, bool keep_levels, std::vector<std::int64_t>& widths) const;
 
     CLI::App* sub_ = nullptr;
-    std::string matrix_, rhs_, output_, stats_, writes_, reads_, array_, body_ = "sum", schedule_ = "level_grid";
+    std::string matrix_, rhs_, output_, stats_, writes_, reads_, array_, body_ = "sum", schedule_ = "level_p2p";
     std::vector<std::string> coefficients_;  // parsed with strtod (correctly rounded to double)
     bool lower_ = false, upper_ = false, require_triangular_ = false, sequential_ = false, pipeline_ = false;
     long long repeat_ = 1, locations_ = 0;

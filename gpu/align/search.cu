@@ -107,7 +107,7 @@ public:
             // The E-value keys of a group of rows at a time (at most key_budget of them), by a grid over the group,
             // then one block per row selects from them.
             constexpr std::size_t key_budget = std::size_t(32) << 20;
-            const std::size_t group = std::clamp<std::size_t>(key_budget / stride, 1, rows);
+            const std::size_t group = std::clamp<std::size_t>(key_budget / stride, 1, std::min<std::size_t>(rows, 65535));
             keys_.reserve(group * stride);
             const auto subjects = static_cast<std::uint32_t>(stride);
             const unsigned x_blocks = static_cast<unsigned>(
