@@ -2,7 +2,7 @@
 // time from libnppif when the host has it, skipped otherwise) and the device-to-device copy of the same bytes.
 // Everything is device-resident; each time is the median of `reps` launches (CUDA events).
 //
-//   bench_box_filter [--size 4096] [--radius 5] [--reps 21]
+//   bench_box_filter_gpu [--size 4096] [--radius 5] [--reps 21]
 //
 // NPP has no BORDER_REFLECT_101 (the filter's border, OpenCV's default): it runs with NPP_BORDER_REPLICATE, so only the
 // speeds compare; the pixels at least R from every edge are the same window means under either border, and the
@@ -160,14 +160,14 @@ int main(int argc, char** argv) {
         else if (a == "--radius") radius = next();
         else if (a == "--reps") reps = next();
         else {
-            std::fprintf(stderr, "usage: bench_box_filter [--size N] [--radius R] [--reps K]\n");
+            std::fprintf(stderr, "usage: bench_box_filter_gpu [--size N] [--radius R] [--reps K]\n");
             return 2;
         }
     }
     try {
         cudaDeviceProp prop{};
         SWGPU_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-        std::printf("# bench_box_filter on %s (%d SMs): %d^2, radius %d (window %d^2), median of %d\n", prop.name,
+        std::printf("# bench_box_filter_gpu on %s (%d SMs): %d^2, radius %d (window %d^2), median of %d\n", prop.name,
                     prop.multiProcessorCount, size, radius, 2 * radius + 1, reps);
         cuda_stream stream;
         const cudaStream_t s = stream.get();
@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
         if (f32_npp > 0) std::printf(" (%.2fx NPP 32f C1R %.4f ms)", f32_npp / f32_ours, f32_npp);
         std::printf("\n");
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "bench_box_filter: %s\n", e.what());
+        std::fprintf(stderr, "bench_box_filter_gpu: %s\n", e.what());
         return 1;
     }
     return 0;
