@@ -272,7 +272,7 @@ GPU_TEST("sor: a batched red-black solve gives the CPU's iterates and stops wher
                 CHECK(batched.converged == one.converged);
                 REQUIRE(batched.history.size() == one.history.size());
                 for (std::size_t k = 0; k < one.history.size(); ++k) {
-                    CHECK(batched.history[k].sweep == one.history[k].sweep);
+                    CHECK(batched.history[k].iteration == one.history[k].iteration);
                     CHECK(std::abs(batched.history[k].residual - cpu.history[k].residual) <=
                           1e-9 * cpu.history[k].residual + 1e-14);
                 }
