@@ -11,6 +11,7 @@
 #include "gpu/engine/engine.hpp"
 #include "gpu/engine/scan_instances.hpp"
 #include "gpu/gpu.hpp"
+#include "gpu/numerics/box_filter.hpp"
 #include "gpu/numerics/sat.hpp"
 #include "gpu/numerics/levels.hpp"
 #include "gpu/numerics/sor.hpp"
@@ -91,6 +92,16 @@ sw_gpu_result sw_score(std::span<const std::uint8_t>, std::span<const std::uint8
                        const schedule_choice&, int) {
     no_cuda("the GPU Smith-Waterman engine");
 }
+
+// ---- gpu/numerics/box_filter.hpp ------------------------------------------------------------------------------------------------
+
+bool box_filter_supported(sat::dtype, index_t, index_t, index_t, index_t) { return false; }
+sat::array box_filter(const sat::array&, index_t, float*) { no_cuda("the box filter on the GPU"); }
+std::size_t box_filter_workspace_bytes() { return 0; }
+void box_filter_device(sat::dtype, const void*, void*, index_t, index_t, index_t, index_t, void*, void*) {
+    no_cuda("the box filter on the GPU");
+}
+bool box_filter_input_was_finite(sat::dtype, const void*, void*) { no_cuda("the box filter on the GPU"); }
 
 // ---- gpu/numerics/sat.hpp -------------------------------------------------------------------------------------------------------
 

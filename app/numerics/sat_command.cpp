@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
 #include "gpu/gpu.hpp"
+#include "gpu/numerics/box_filter.hpp"
 #include "gpu/numerics/sat.hpp"
 #include "io/memory.hpp"
 #include "io/output_file.hpp"
@@ -31,7 +32,7 @@ const char* const sat_footer =
     "Box filter (--box-filter R): the mean over the (2R+1)x(2R+1) window, OpenCV's boxFilter with its defaults\n"
     "  (normalised, BORDER_REFLECT_101); same type and channels as the input, from exact window sums: integers are\n"
     "  the mean rounded to nearest, floats within 1 ulp of it; -o names the image (.png, .tif, .pgm/.ppm, .npy).\n"
-    "  Computed on the CPU threads.\n"
+    "  Computed on the GPU with --backend gpu or auto (the same bits as the CPU), else on the CPU threads.\n"
     "Non-finite values: a float input holding NaN or an infinity is refused (exit 1), naming how many and where the\n"
     "  first is.\n"
     "Exit codes: 0 success, 1 bad input (unreadable/truncated/unsupported file, empty image, NaN or infinite values,\n"
@@ -164,7 +165,11 @@ int sat_command::run() {
             write_query_line(*query_file, rects.rects[k], std::span(words).subspan(k * L, L), word_type);
     }
     if (box) {
-        sat::array filtered = sat::box_filter(in, box_radius_, pool);
+        // On the GPU where it takes the radius (the same bits as the CPU: gpu/numerics/box_filter.hpp); --backend gpu
+        // with a radius beyond it is a usage error there, auto falls back to the CPU.
+        const bool on_gpu = gpu && (backend_.name == "gpu" ||
+                                    gpu::box_filter_supported(in.type, in.rows, in.cols, in.lanes, box_radius_));
+        sat::array filtered = on_gpu ? gpu::box_filter(in, box_radius_) : sat::box_filter(in, box_radius_, pool);
         filtered.one_dimensional = in.one_dimensional;  // (W,) in, (W,) out
         io::write_array(filtered, output_);
     }
