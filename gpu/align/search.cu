@@ -73,13 +73,21 @@ public:
 
     // Before the first select() of a search ranked by E-value: the lengths of the queries in rank order and of the
     // subjects, uploaded once.
-    void rank_by_evalue(const search_options& opt, const sequence_set& ranked_queries, const sequence_set& db) {
+    // `device_subject_lengths`, when given, holds the subjects' lengths on the device already (a chunk prepared ahead).
+    void rank_by_evalue(const search_options& opt, const sequence_set& ranked_queries, const sequence_set& db,
+                        const std::uint32_t* device_subject_lengths = nullptr) {
         if (!opt.rank_by_evalue) return;
-        std::vector<std::uint32_t> q(ranked_queries.size()), s(db.size());
+        std::vector<std::uint32_t> q(ranked_queries.size());
         for (std::size_t r = 0; r < q.size(); ++r) q[r] = static_cast<std::uint32_t>(ranked_queries.length(r));
-        for (std::size_t j = 0; j < s.size(); ++j) s[j] = static_cast<std::uint32_t>(db.length(j));
         query_lengths_.upload(q, stream_.get());
-        subject_lengths_.upload(s, stream_.get());
+        subject_length_data_ = device_subject_lengths;
+        std::vector<std::uint32_t> s;
+        if (!subject_length_data_) {
+            s.resize(db.size());
+            for (std::size_t j = 0; j < s.size(); ++j) s[j] = static_cast<std::uint32_t>(db.length(j));
+            subject_lengths_.upload(s, stream_.get());
+            subject_length_data_ = subject_lengths_.data();
+        }
         stream_.synchronize();  // the host vectors go
         queries_ = &ranked_queries;
         db_ = &db;
@@ -96,7 +104,7 @@ public:
         }
         kernels::evalue_order order;
         if (opt.rank_by_evalue) {
-            order = {true, *opt.rank_by_evalue, subject_lengths_.data(), query_lengths_.data() + first,
+            order = {true, *opt.rank_by_evalue, subject_length_data_, query_lengths_.data() + first,
                      static_cast<std::uint32_t>(capacity(opt, stride))};
         }
         const std::size_t capacity = order.on ? order.capacity : k;
@@ -120,7 +128,7 @@ public:
                                       stream_.get()>>>(scores + r0 * stride, stride, subjects, min_score, part,
                                                        keys_.data());
                 SWGPU_CUDA_CHECK_LAUNCH("order_keys");
-                kernels::select_top_keys<<<static_cast<unsigned>(n), kernels::select_threads, 0, stream_.get()>>>(
+                kernels::select_top_keys<<<static_cast<unsigned>(n), kernels::key_select_threads, 0, stream_.get()>>>(
                     scores + r0 * stride, stride, keys_.data(), subjects, static_cast<std::uint32_t>(k),
                     static_cast<std::uint32_t>(capacity), hits_.data() + r0 * capacity, counts_.data() + r0);
                 SWGPU_CUDA_CHECK_LAUNCH("select_top_keys");
@@ -182,6 +190,7 @@ private:
     device_buffer<std::uint32_t> counts_;
     device_buffer<unsigned> keys_;  // E-value keys of a group of rows (select)
     device_buffer<std::uint32_t> query_lengths_, subject_lengths_;
+    const std::uint32_t* subject_length_data_ = nullptr;  // subject_lengths_, or a prepared chunk's
     const sequence_set* queries_ = nullptr;
     const sequence_set* db_ = nullptr;
     std::vector<int2> host_hits_;
@@ -234,6 +243,7 @@ struct packed_chunk final : prepared_chunk {
     stream_buffer<std::uint8_t> d_residues;
     stream_buffer<std::uint64_t> d_offset;
     stream_buffer<std::uint32_t> d_length, d_original;
+    stream_buffer<std::uint32_t> d_subject_lengths;  // in the chunk's own order: the E-value order's (select)
 };
 
 // The database and queries on the device, and the launcher of the DPX kernels over a plan.
@@ -575,7 +585,9 @@ void search_call::order_queries() {
     }
     searched_ = reordered_.size() == nq_ ? &reordered_ : &queries_;
     by_rank_.assign(nq_, {});
-    selector_.rank_by_evalue(opt_, *searched_, db_);
+    const auto* prepared = dynamic_cast<const packed_chunk*>(opt_.prepared);
+    const bool on_device = prepared && prepared->made_from(db_) && prepared->on_device;
+    selector_.rank_by_evalue(opt_, *searched_, db_, on_device ? prepared->d_subject_lengths.data() : nullptr);
 }
 
 // The size of the batch that starts at rank b0. With early delivery (on_final), each batch takes half of the queries
@@ -825,6 +837,9 @@ std::unique_ptr<prepared_chunk> prepare_chunk(const sequence_set& db, const scor
         p->d_offset.upload(p->pdb.offset);
         p->d_length.upload(p->pdb.length);
         p->d_original.upload(p->pdb.original);
+        std::vector<std::uint32_t> lengths(db.size());
+        for (std::size_t j = 0; j < lengths.size(); ++j) lengths[j] = static_cast<std::uint32_t>(db.length(j));
+        p->d_subject_lengths.upload(lengths);
         SWGPU_CUDA_CHECK(cudaStreamSynchronize(detail::chunk_copy_stream()));
         p->on_device = true;
     }
@@ -858,9 +873,13 @@ std::vector<std::vector<score_hit>> search(const sequence_set& queries, const se
             if (!fresh.empty()) opt.on_final(fresh, hits);
         };
     }
+    const auto started = detail::steady::now();
     for (int attempt = 0;; ++attempt) {
         try {
-            return budgeted_search(queries, db, sc, o, budget);
+            auto hits = budgeted_search(queries, db, sc, o, budget);
+            if (tuning::flag("search.profile", device_arch()))  // the call with its set-up and tear-down
+                std::fprintf(stderr, "swgpu: GPU search in all %.1f ms\n", detail::ms_since(started));
+            return hits;
         } catch (const error& e) {
             if (e.code() != exit_code::out_of_memory || attempt == 3) throw;
             (void)cudaGetLastError();

@@ -57,13 +57,26 @@ def bench_search(db_path, query_path, reps):
     first = timed(lambda: db.search(query), 1)[0]
     log = tempfile.mktemp(suffix=".log")
     median, best = with_stderr_to(log, lambda: timed(lambda: db.search(query), reps))
-    score = [float(x) for x in re.findall(r"score ([0-9.]+)", open(log).read())]
+    text = open(log).read()
     os.unlink(log)
-    kernel = statistics.median(score) if score else float("nan")
+
+    def med(pattern):
+        found = [float(x) for x in re.findall(pattern, text)]
+        return statistics.median(found) if found else float("nan")
+
+    score = re.findall(r"score ([0-9.]+)", text)
+    kernel = med(r"score ([0-9.]+)")
     print("Database.search: %d records, %d residues; query %s (%d residues); made in %.0f ms, first search %.1f ms"
           % (len(db), db.residues, query[0].name, len(query[0].residues), made, first))
     print("Database.search: median %.1f ms (min %.1f) per call; score kernels %.1f ms per call (median of %d); "
           "ratio %.2f" % (median, best, kernel, len(score), median / kernel))
+    print("Database.search, medians of the library's own report: GPU search with set-up and tear-down %.1f ms; "
+          % med(r"GPU search in all ([0-9.]+) ms"), end="")
+    print("GPU call %.1f ms (pack %.1f, select %.1f); "
+          "pipeline scan %.1f ms, after it %.1f ms; library search %.1f ms, hits as the face's %.1f ms"
+          % (med(r"total ([0-9.]+) ms"), med(r"pack ([0-9.]+) ms"), med(r"select ([0-9.]+)"),
+             med(r"pipeline: scan ([0-9.]+) ms"), med(r"(?:then|finishing) ([0-9.]+) ms"),
+             med(r"library search: ([0-9.]+) ms"), med(r"hits as the face's ([0-9.]+) ms")))
 
 
 def bench_sat(size, reps, kernel_ms):

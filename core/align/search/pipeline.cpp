@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -16,6 +17,7 @@
 
 #include "core/cancel.hpp"
 #include "core/error.hpp"
+#include "core/tuning.hpp"
 #include "core/align/strand.hpp"
 #include "core/align/simd/align_scored.hpp"
 
@@ -696,8 +698,17 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
     const std::optional<evalue_calculator> ranking =
         opt.evalues ? std::optional<evalue_calculator>(std::in_place, sc, 0, 0) : std::nullopt;
     const hit_selection selection(opt.max_hits, ranking ? ranking->ranking() : nullptr);
+    const auto started = std::chrono::steady_clock::now();
     res.scan = scanner(queries, sc, selection, database, backend, opt.searched_here)
                    .run(progress, overlap ? &early : nullptr, &res.score_pass_done);
+    // SWGPU_TUNE=search.profile=1 (a measurement switch): where the pipeline's time went, on stderr.
+    const auto profile = [&, profiled = tuning::flag("search.profile")](const char* finishing) {
+        if (!profiled) return;
+        const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+        std::fprintf(stderr, "swgpu: pipeline: scan %.1f ms (backend %.1f, keeping subjects %.1f), %s %.1f ms\n",
+                     ms(started, res.score_pass_done), res.scan.backend_s * 1e3, res.scan.keep_subjects_s * 1e3,
+                     finishing, ms(res.score_pass_done, std::chrono::steady_clock::now()));
+    };
     if (opt.combine) {
         auto merged = opt.combine(std::move(res.scan));
         res.score_pass_done = std::chrono::steady_clock::now();
@@ -712,6 +723,7 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
         res.statistics = std::move(early.statistics);
         res.hits = std::move(early.out);
         res.queries_finished_during_search = early.during_search;
+        profile("finished during the search, then");
         return res;
     }
     if (opt.evalues) res.statistics.emplace(sc, res.scan.residues, res.scan.sequences);
@@ -722,6 +734,7 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
     fopt.alignments = opt.alignments;
     fopt.backend = &backend;
     res.hits = finish_hits(res.scan, queries, sc, fopt, pool);
+    profile("finishing");
     return res;
 }
 
@@ -756,22 +769,28 @@ std::vector<std::vector<score_hit>> split_score_pass(const sequence_set& queries
                                                      const long_pair_split& split) {
     // Long subjects, and the shortest query that is long with one of them: queries from that length on are scored
     // as long pairs against every long subject, shorter ones by the search pass.
-    std::vector<std::size_t> long_subjects, short_subjects;
+    std::vector<std::size_t> long_subjects;
     std::size_t threshold = SIZE_MAX;
-    std::size_t longest_query = 0;
+    std::size_t longest_query = 0, longest_subject = 0;
     for (std::size_t q = 0; q < queries.size(); ++q) longest_query = std::max(longest_query, queries.length(q));
+    for (std::size_t s = 0; s < db.size(); ++s) longest_subject = std::max(longest_subject, db.length(s));
+    if (!split.long_pair(longest_query, longest_subject)) return search(queries, db, opt);  // monotone: none is long
     for (std::size_t s = 0; s < db.size(); ++s) {
-        if (!split.long_pair(longest_query, db.length(s))) {
-            short_subjects.push_back(s);
-            continue;
-        }
+        if (!split.long_pair(longest_query, db.length(s))) continue;
         long_subjects.push_back(s);
         for (std::size_t q = 0; q < queries.size(); ++q)
             if (queries.length(q) < threshold && split.long_pair(queries.length(q), db.length(s)))
                 threshold = queries.length(q);
     }
-    // No long pair in this chunk: the search pass alone, with early delivery as the caller asked.
+    // No long pair in this chunk: the search pass alone, with early delivery as the caller asked (the list of the
+    // short subjects is made only when there are long ones: a resident database is searched again and again).
     if (long_subjects.empty()) return search(queries, db, opt);
+    std::vector<std::size_t> short_subjects;
+    short_subjects.reserve(db.size() - long_subjects.size());
+    for (std::size_t s = 0, l = 0; s < db.size(); ++s) {
+        if (l < long_subjects.size() && long_subjects[l] == s) ++l;
+        else short_subjects.push_back(s);
+    }
     std::vector<std::vector<score_hit>> hits(queries.size());
     std::vector<std::size_t> all_q(queries.size()), short_q, long_q;
     for (std::size_t q = 0; q < queries.size(); ++q) {

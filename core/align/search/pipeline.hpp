@@ -257,6 +257,8 @@ search_results search_and_finish(const query_strands& queries, const scoring& sc
 // computation) instead of by the database-search pass. `long_pair(query length, subject length)` decides; it must
 // grow with both lengths (a pair that is long stays long when either sequence is longer).
 struct long_pair_split {
+    // Monotone: a pair that is long stays long when either side grows (so a chunk whose longest subject is not long
+    // with the longest query holds no long pair, found without asking about every subject).
     std::function<bool(std::size_t query_length, std::size_t subject_length)> long_pair;
     // The best local score of queries[q] against db[s].
     std::function<int(const sequence_set& queries, std::size_t q, const sequence_set& db, std::size_t s)> long_score;

@@ -35,9 +35,19 @@ std::vector<std::vector<score_hit>> subject_windows::search(const sequence_set& 
                                                             const search_options& opt, const score_pass& inner) {
     std::size_t longest = 0;
     for (std::size_t q = 0; q < queries.size(); ++q) longest = std::max(longest, queries.length(q));
-    std::vector<std::size_t> whole, cut;
-    for (std::size_t s = 0; s < db.size(); ++s) (windowed(db.length(s), longest) ? cut : whole).push_back(s);
+    // The long subjects first (few or none: a resident database of millions of records is searched again and again,
+    // so the list of the others is made only when there are some).
+    std::vector<std::size_t> cut;
+    const std::size_t cut_from = 4 * window(longest);  // windowed(), computed once
+    for (std::size_t s = 0; s < db.size(); ++s)
+        if (db.length(s) >= cut_from) cut.push_back(s);
     if (cut.empty()) return inner(queries, db, opt);
+    std::vector<std::size_t> whole;
+    whole.reserve(db.size() - cut.size());
+    for (std::size_t s = 0, c = 0; s < db.size(); ++s) {
+        if (c < cut.size() && cut[c] == s) ++c;
+        else whole.push_back(s);
+    }
 
     std::vector<std::vector<score_hit>> hits(queries.size());
     std::vector<std::size_t> all(queries.size());
