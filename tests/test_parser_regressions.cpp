@@ -171,7 +171,7 @@ TEST_CASE(".swdb: a length order out of order and a lying longest sequence are c
           std::string::npos);
 }
 
-TEST_CASE("--batch lists parse from text as from their file", "[fuzz][align]") {
+TEST_CASE("a --batch list parses from text as from its file", "[fuzz][align]") {
     const auto list = io::parse_batch_list("q1.fa\n# c\n\n q2.fa\tout2\r\n/a/q3.fa /abs/o3\n", "l.txt", "outs");
     REQUIRE(list.size() == 3);
     CHECK(list[0].query == "q1.fa");
