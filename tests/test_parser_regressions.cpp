@@ -18,6 +18,7 @@
 #include "core/tuning.hpp"
 #include "io/align/batch_list.hpp"
 #include "io/align/database_file.hpp"
+#include "io/align/sequence_reader.hpp"
 #include "io/arrays/image.hpp"
 #include "io/arrays/loop_indices.hpp"
 #include "io/arrays/matrix_market.hpp"
@@ -213,4 +214,30 @@ TEST_CASE("loop index arrays from .npy arrays in memory", "[fuzz][levels]") {
     const tuning::scoped_override memory("host.memory_mib=1024");
     CHECK(caught([&] { io::set_loop_locations(big, -1, 0, "w.npy"); }).code() == exit_code::out_of_memory);
     CHECK(std::string(caught([&] { io::set_loop_locations(big, 5, 0, "w.npy"); }).what()).find("w.npy: write index 2000000000") == 0);
+}
+
+TEST_CASE("regions: a nameless sequence cannot be selected, a region with a NUL byte is refused", "[fuzz][input]") {
+    temp_dir dir;
+    // faidx indexes '>' alone under the empty name; "{}" (and a region cut short by a NUL byte) selected it, and a
+    // record without a name came out, where reading the file whole refuses it.
+    std::ofstream(dir / "g.fa") << ">\r\nACGT\n>b\nAC\n";
+    const auto e = caught([&] { io::read_region(dir / "g.fa", "{}"); });
+    CHECK(e.code() == exit_code::bad_input);
+    CHECK(std::string(e.what()).find("g.fa:{}: the sequence's header has no name; write one right after '>'") !=
+          std::string::npos);
+    const auto nul = caught([&] { io::read_region(dir / "g.fa", std::string("b\0", 2)); });
+    CHECK(nul.code() == exit_code::bad_input);
+    CHECK(std::string(nul.what()).find("the region holds a NUL byte") != std::string::npos);
+    CHECK(one_line(nul));
+    CHECK(io::read_region(dir / "g.fa", "b:2").length(0) == 1);
+}
+
+TEST_CASE("loop index arrays: an index of 2^63 - 1 is refused without overflow", "[fuzz][levels]") {
+    std::string w = io::npy_header(sat::dtype::i64, "(2,)");
+    const std::int64_t v[2] = {0, INT64_MAX};
+    w.append(reinterpret_cast<const char*>(v), sizeof v);
+    levels::indirect_loop loop;
+    io::set_loop_writes(loop, io::parse_npy(w, "w.npy"), "w.npy");
+    CHECK(std::string(caught([&] { io::set_loop_locations(loop, -1, 0, "w.npy"); }).what()) ==
+          "w.npy: more than 2^31-1 iterations or array elements; split the loop");
 }

@@ -53,7 +53,8 @@ void set_loop_locations(levels::indirect_loop& loop, std::int64_t array_size, lo
         std::int64_t top = -1;
         for (const auto v : loop.writes) top = std::max(top, v);
         for (const auto v : loop.reads) top = std::max(top, v);
-        loop.locations = locations ? locations : top + 1;
+        // An index of 2^63 - 1 makes no array (check_loop refuses it): no overflow on the way.
+        loop.locations = locations ? locations : top == INT64_MAX ? top : top + 1;
         // A (8 bytes a location) and the inspector's last writer and reader of each (8 more), before they are taken.
         if (loop.locations > 0 && loop.locations < (1LL << 31))
             check_memory(static_cast<double>(loop.locations) * 16,
