@@ -5,7 +5,7 @@
 #
 #   scripts/fuzz.sh [--short] [SECONDS] [TARGET...]
 #
-# SECONDS per target (default 60; --short: 5, as CI runs it). TARGET: some of the names below (default: all).
+# SECONDS per target (default 60; --short: 3, as CI runs it). TARGET: some of the names below (default: all).
 # Targets (tests/fuzz/fuzz_<name>.cpp): sequence_reader, matrix_parser, fastq, region, database_file, npy, image,
 # matrix_market, rectangles, batch_list, loop_indices.
 #
@@ -32,7 +32,7 @@ for a in "$@"; do
            targets+=("$a") ;;
     esac
 done
-[ -n "$seconds" ] || seconds=$([ $short = 1 ] && echo 5 || echo 60)
+[ -n "$seconds" ] || seconds=$([ $short = 1 ] && echo 3 || echo 60)
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
