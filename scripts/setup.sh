@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh [program|all]: installs what a build of swgpu needs on Debian 12 (when missing), then configures and builds
 # into build/. `program` (scripts/demo.sh) installs and builds what the swgpu program needs and nothing else; `all`
-# (the default, scripts/test.sh) adds the test and cross-check packages and the Python module's (docs/python.md), and
-# builds the tests, the benchmarks and the Python module too.
+# (the default, scripts/test.sh) adds the test and cross-check packages, the Python module's (docs/python.md) and clang
+# with libFuzzer (scripts/fuzz.sh), and builds the tests, the benchmarks and the Python module too.
 # Run as root or as a user with sudo. The CUDA toolkit is optional: when nvcc is found (PATH or /usr/local/cuda), the
 # GPU backend is built too; without it everything else builds and the GPU tests report "skipped".
 set -euo pipefail
@@ -15,7 +15,7 @@ packages=(cmake make g++ pkg-config libhts-dev libcli11-dev zlib1g-dev patchelf 
 if [ "$what" = all ]; then
   packages+=(libseqan3-dev catch2 python3-numpy fasta3 ncbi-blast+ samtools libparasail-dev libopencv-core-dev
              libopencv-imgproc-dev python3-dev python3-pybind11 pybind11-dev python3-scipy python3-pytest
-             python3-setuptools python3-pip)
+             python3-setuptools python3-pip clang libclang-rt-14-dev)  # clang and its libFuzzer: scripts/fuzz.sh
 fi
 missing=()
 for p in "${packages[@]}"; do

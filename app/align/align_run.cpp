@@ -29,6 +29,7 @@
 #include "core/align/strand.hpp"
 #include "core/tuning.hpp"
 #include "gpu/engine/engine.hpp"
+#include "io/align/batch_list.hpp"
 #include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
 #include "io/align/dotplot.hpp"
@@ -87,45 +88,6 @@ std::string seconds(double s) {
     return buf;
 }
 std::string seconds(std::chrono::steady_clock::duration d) { return seconds(std::chrono::duration<double>(d).count()); }
-
-// Reads a --batch list: "QUERY [OUTPUT]" per line (fields split at a tab when the line has one, else at blanks),
-// blank lines and lines starting with # skipped. OUTPUT defaults to the query file's name with .out appended, in
-// `folder` (-o; the current folder when -o is absent or '-').
-std::vector<align_run::batch_entry> read_batch_list(const std::string& list, const std::string& folder) {
-    std::ifstream in(list);
-    if (!in) throw input_error(list, "cannot read the --batch list");
-    const std::filesystem::path dir = folder.empty() || folder == "-" ? std::filesystem::path(".") : std::filesystem::path(folder);
-    std::vector<align_run::batch_entry> out;
-    std::set<std::string> outputs;
-    std::size_t number = 0;
-    for (std::string line; std::getline(in, line);) {
-        ++number;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        const auto first = line.find_first_not_of(" \t");
-        if (first == std::string::npos || line[first] == '#') continue;
-        std::vector<std::string> fields;
-        const char* separators = line.find('\t') != std::string::npos ? "\t" : " ";
-        for (std::size_t at = 0; at < line.size();) {
-            const auto end = std::min(line.find_first_of(separators, at), line.size());
-            if (end > at) fields.push_back(line.substr(at, end - at));
-            at = end + 1;
-        }
-        if (fields.size() > 2)
-            throw input_error(list + ":" + std::to_string(number), "expected QUERY [OUTPUT], found " +
-                                                                       std::to_string(fields.size()) + " fields");
-        // OUTPUT, relative to the -o folder unless absolute; else QUERY's file name + ".out" there.
-        const std::filesystem::path given = fields.size() == 2 ? std::filesystem::path(fields[1])
-                                                               : std::filesystem::path(fields[0]).filename();
-        align_run::batch_entry e{fields[0], fields.size() == 2 ? (given.is_absolute() ? given : dir / given).string()
-                                                               : (dir / (given.string() + ".out")).string()};
-        if (e.query == "-") throw input_error(list + ":" + std::to_string(number), "stdin cannot be a --batch query file");
-        if (!outputs.insert(e.out).second)
-            throw input_error(list + ":" + std::to_string(number), "output " + e.out + " is listed twice");
-        out.push_back(std::move(e));
-    }
-    if (out.empty()) throw input_error(list, "the --batch list names no query file");
-    return out;
-}
 
 }  // namespace
 
@@ -222,7 +184,7 @@ void align_run::resolve_files() {
     if (!s_.batch.empty()) {
         if (!s_.out.empty() && s_.out != "-" && std::filesystem::exists(s_.out) && !std::filesystem::is_directory(s_.out))
             throw usage_error("with --batch, -o names the folder of the outputs; " + s_.out + " is a file");
-        batch_ = read_batch_list(s_.batch, s_.out);
+        batch_ = io::read_batch_list(s_.batch, s_.out);
     }
 
     std::vector<io::named_file> outputs, inputs;

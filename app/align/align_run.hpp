@@ -19,6 +19,7 @@
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
 #include "core/error.hpp"
+#include "io/align/batch_list.hpp"
 #include "io/align/output.hpp"
 
 namespace swgpu::io {
@@ -48,10 +49,8 @@ public:
     // The whole run; returns the exit code (0, or the first refused --batch file's) and throws swgpu::error.
     int run();
 
-    // One line of a --batch list: a query file and where its output goes.
-    struct batch_entry {
-        std::string query, out;
-    };
+    // One line of a --batch list: a query file and where its output goes (io/align/batch_list.hpp).
+    using batch_entry = io::batch_entry;
 
 private:
     void check_options();

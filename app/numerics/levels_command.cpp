@@ -19,6 +19,7 @@
 #include "gpu/gpu.hpp"
 #include "gpu/numerics/levels.hpp"
 #include "io/output_file.hpp"
+#include "io/arrays/loop_indices.hpp"
 #include "io/arrays/matrix_market.hpp"
 #include "io/arrays/npy.hpp"
 #include "io/memory.hpp"
@@ -70,28 +71,6 @@ std::vector<double> read_vector(const std::string& path, std::int64_t n) {
     sat::check_finite(a, path);
     std::vector<double> v(a.elements());
     for (std::size_t k = 0; k < v.size(); ++k) v[k] = a.value(k);
-    return v;
-}
-
-// An integer array as int64 values; `shape` receives (rows, cols) as read (a 1-D (n,) array reads as (1, n)).
-std::vector<std::int64_t> read_indices(const std::string& path, std::int64_t& rows, std::int64_t& cols) {
-    const sat::array a = io::read_npy(path);
-    if (sat::is_float(a.type)) throw input_error(path, std::string("index arrays must be integers, not ") + sat::name_of(a.type));
-    if (a.lanes != 1) throw input_error(path, "index arrays have one or two dimensions");
-    std::vector<std::int64_t> v(a.elements());
-    for (std::size_t k = 0; k < v.size(); ++k) {
-        switch (a.type) {
-            case sat::dtype::u64: {
-                const std::uint64_t u = a.data<std::uint64_t>()[k];
-                v[k] = u > static_cast<std::uint64_t>(INT64_MAX) ? -1 : static_cast<std::int64_t>(u);
-                break;
-            }
-            case sat::dtype::i64: v[k] = a.data<std::int64_t>()[k]; break;
-            default: v[k] = static_cast<std::int64_t>(a.value(k)); break;  // exact for 32-bit and narrower types
-        }
-    }
-    rows = a.rows;
-    cols = a.cols;
     return v;
 }
 
@@ -317,39 +296,11 @@ int levels_command::run_solve() {
 
 levels::indirect_loop levels_command::read_loop(std::vector<double>& a) const {
     levels::indirect_loop loop;
-    std::int64_t wr = 0, wc = 0;
-    loop.writes = read_indices(writes_, wr, wc);
-    if (wr != 1 && wc != 1) throw input_error(writes_, "write indices must be a vector (n,)");
-    const auto n = static_cast<std::int64_t>(loop.writes.size());
-    if (!reads_.empty()) {
-        std::int64_t rr = 0, rc = 0;
-        loop.reads = read_indices(reads_, rr, rc);
-        // A 1-D (n,) array reads as one row of n: one read per iteration. (n, k) is k reads per iteration.
-        if (rr == 1 && n != 1) rr = rc, rc = 1;
-        if (rr != n)
-            throw input_error(reads_, "has " + std::to_string(rr) + " rows of reads; --writes has " + std::to_string(n) +
-                                          " iterations (mismatched lengths)");
-        loop.reads_per_iteration = static_cast<int>(rc);
-    }
-    if (!array_.empty()) {
-        a = read_vector(array_, -1);
-        loop.locations = static_cast<std::int64_t>(a.size());
-    } else {
-        std::int64_t top = -1;
-        for (const auto v : loop.writes) top = std::max(top, v);
-        for (const auto v : loop.reads) top = std::max(top, v);
-        loop.locations = locations_ ? locations_ : top + 1;
-        // A (8 bytes a location) and the inspector's last writer and reader of each (8 more), before they are taken.
-        if (loop.locations > 0 && loop.locations < (1LL << 31))
-            io::check_memory(static_cast<double>(loop.locations) * 16,
-                             (locations_ ? "--locations " + std::to_string(locations_) + " makes"
-                                         : "the largest index, " + std::to_string(top) + ", makes") +
-                                 " an array of " + std::to_string(loop.locations) +
-                                 " float64 locations, with the inspector's state of each",
-                             locations_ ? "use a smaller --locations" : "use smaller indices");
-        if (loop.locations > 0 && loop.locations < (1LL << 31)) a.assign(static_cast<std::size_t>(loop.locations), 1.0);
-    }
-    levels::check_loop(loop, writes_);
+    io::set_loop_writes(loop, io::read_npy(writes_), writes_);
+    if (!reads_.empty()) io::set_loop_reads(loop, io::read_npy(reads_), reads_);
+    if (!array_.empty()) a = read_vector(array_, -1);
+    io::set_loop_locations(loop, array_.empty() ? -1 : static_cast<std::int64_t>(a.size()), locations_, writes_);
+    if (array_.empty()) a.assign(static_cast<std::size_t>(loop.locations), 1.0);  // checked: 1 to 2^31 - 1
     return loop;
 }
 

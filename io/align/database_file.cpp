@@ -195,6 +195,14 @@ database_file::database_file(const std::string& path) : p_(std::make_unique<impl
         if (d.off[k + 1] <= d.off[k] || d.name_off[k + 1] <= d.name_off[k]) throw fail("corrupt database offsets");
         if (d.order[k] >= d.n) throw fail("corrupt database length order");
     }
+    // The length order is strictly by (length descending, index ascending), so a permutation; its first record is the
+    // longest the header announces.
+    const auto length = [&](std::uint64_t k) { return d.off[k + 1] - d.off[k]; };
+    for (std::uint64_t k = 1; k < d.n; ++k) {
+        const std::uint64_t a = d.order[k - 1], b = d.order[k];
+        if (length(a) < length(b) || (length(a) == length(b) && a >= b)) throw fail("corrupt database length order");
+    }
+    if (d.longest != (d.n ? length(d.order[0]) : 0)) throw fail("corrupt database header (longest sequence)");
 }
 
 database_file::~database_file() {

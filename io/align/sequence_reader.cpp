@@ -499,6 +499,8 @@ struct sequence_reader::impl {
         } closer{fai};
 
         const std::string where = shown + ":" + printable(region);
+        // HTSlib reads the region as a C string: a NUL byte would cut it short (to an empty name, say).
+        if (region.find('\0') != std::string::npos) throw input_error(where, "the region holds a NUL byte");
         int tid = -1;
         hts_pos_t beg = 0, end = 0;
         const char* rest = fai_parse_region(fai, region.c_str(), &tid, &beg, &end, 0);
@@ -518,6 +520,10 @@ struct sequence_reader::impl {
             throw input_error(where, "positions are 1-based: END must be at least 1 (leave END out to read to the "
                                      "end of the sequence)");
         const char* seq_name = faidx_iseq(fai, tid);
+        // faidx indexes a header of no name ('>' alone) under the empty name, which "{}" selects; read whole, such a
+        // record is refused, and so it is here.
+        if (*seq_name == '\0')
+            throw input_error(where, "the sequence's header has no name; write one right after '>'");
         const hts_pos_t length = faidx_seq_len(fai, seq_name);
         if (beg >= length)
             throw input_error(where, "the region starts at " + std::to_string(beg + 1) + ", after the end of " +

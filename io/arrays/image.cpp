@@ -66,10 +66,12 @@ void png_write_output(png_structp png, png_bytep data, png_size_t n) {
 }
 void png_flush_output(png_structp) {}
 
-bool png_begin(png_structp png, png_infop info, png_uint_32* w, png_uint_32* h, int* channels, int* depth) {
+bool png_begin(png_structp png, png_infop info, png_uint_32* w, png_uint_32* h, int* channels, int* depth,
+               int* stored_bits) {
     if (setjmp(png_jmpbuf(png))) return false;
     png_read_info(png, info);
     const int color = png_get_color_type(png, info), bd = png_get_bit_depth(png, info);
+    *stored_bits = bd * png_get_channels(png, info);  // a pixel's bits in the file, before the transformations
     if (color == PNG_COLOR_TYPE_PALETTE) {
         // A palette of greys only (r = g = b in every entry) reads as grey, one channel (grey and alpha with a tRNS
         // chunk), as the image it shows; a colour palette as RGB (RGBA with tRNS).
@@ -257,6 +259,55 @@ void check_decoded_memory(const std::string& path, std::uint64_t h, std::uint64_
                  "use a smaller image");
 }
 
+// The compressed data of a PNG (its IDAT chunks) inflates to at least a bit per bit of its pixels (the rows' filter
+// bytes come on top), and deflate expands at most 1032 to 1: a header announcing more pixels than the data can hold
+// is a truncated or corrupt file, refused before the image is allocated.
+void check_png_data(std::string_view bytes, const std::string& path, std::uint64_t h, std::uint64_t w, int stored_bits) {
+    std::uint64_t idat = 0;
+    for (std::size_t at = 8; at + 8 <= bytes.size();) {
+        const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + at);
+        const std::uint64_t length = (std::uint64_t(p[0]) << 24) | (std::uint64_t(p[1]) << 16) | (std::uint64_t(p[2]) << 8) | p[3];
+        const std::uint64_t present = std::min<std::uint64_t>(length, bytes.size() - at - 8);
+        if (std::memcmp(p + 4, "IDAT", 4) == 0) idat += present;
+        if (std::memcmp(p + 4, "IEND", 4) == 0 || length > bytes.size() - at - 8) break;
+        at += 12 + static_cast<std::size_t>(length);
+    }
+    const double pixel_bytes = static_cast<double>(h) * static_cast<double>(w) * stored_bits / 8;
+    if (pixel_bytes > 1032.0 * static_cast<double>(idat) + 1032.0)
+        throw input_error(path, "not a valid PNG: the header announces a " + std::to_string(h) + " x " + std::to_string(w) +
+                                    " image, more than its " + std::to_string(idat) +
+                                    " bytes of image data can hold (the file is truncated or corrupt)");
+}
+
+// The strips of a TIFF hold its pixels, uncompressed or expanding at most by their compression's ratio (PackBits
+// 128:2, deflate 1032:1, LZW 4096 bytes a 9-bit code; 65536:1 bounds the others, zstd's and LZMA's included): a
+// header announcing more pixels than the strips present can hold is a truncated or corrupt file, refused before the
+// image is allocated.
+void check_tiff_strips(TIFF* t, std::size_t file_size, const std::string& path, double decoded) {
+    uint16_t compression = COMPRESSION_NONE;
+    TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &compression);
+    if (!TIFFIsCODECConfigured(compression))
+        throw input_error(path, "the TIFF's compression (" + std::to_string(compression) + ") is not supported");
+    const double ratio = compression == COMPRESSION_NONE       ? 1
+                         : compression == COMPRESSION_PACKBITS ? 64
+                         : compression == COMPRESSION_DEFLATE || compression == COMPRESSION_ADOBE_DEFLATE ? 1032
+                         : compression == COMPRESSION_LZW ? 3641
+                                                          : 65536;
+    const uint64_t* offsets = nullptr;
+    const uint64_t* counts = nullptr;
+    double present = 0;
+    if (TIFFGetField(t, TIFFTAG_STRIPOFFSETS, &offsets) && TIFFGetField(t, TIFFTAG_STRIPBYTECOUNTS, &counts) && offsets &&
+        counts) {
+        const uint32_t strips = TIFFNumberOfStrips(t);
+        for (uint32_t k = 0; k < strips; ++k)
+            if (offsets[k] < file_size) present += static_cast<double>(std::min<uint64_t>(counts[k], file_size - offsets[k]));
+    }
+    if (decoded > ratio * present + (compression == COMPRESSION_NONE ? 0 : 65536))
+        throw input_error(path, "not a valid TIFF: the header announces " + std::to_string(static_cast<std::uint64_t>(decoded)) +
+                                    " bytes of pixels, more than its strips' " + std::to_string(static_cast<std::uint64_t>(present)) +
+                                    " bytes hold (the file is truncated or corrupt)");
+}
+
 }  // namespace
 
 sat::array read_png(const std::string& path) { return decode_png(read_file_bytes(path), path); }
@@ -273,8 +324,8 @@ sat::array decode_png(std::string_view bytes, const std::string& path) {
     }
     png_set_read_fn(png, &io, png_read_memory);
     png_uint_32 w = 0, h = 0;
-    int channels = 0, depth = 0;
-    if (!png_begin(png, info, &w, &h, &channels, &depth)) {
+    int channels = 0, depth = 0, stored_bits = 0;
+    if (!png_begin(png, info, &w, &h, &channels, &depth, &stored_bits)) {
         png_destroy_read_struct(&png, &info, nullptr);
         throw input_error(path, std::string("not a valid PNG: ") + io.message);
     }
@@ -285,6 +336,7 @@ sat::array decode_png(std::string_view bytes, const std::string& path) {
     sat::array a;
     try {
         check_decoded_memory(path, h, w, channels, depth / 8);
+        check_png_data(bytes, path, h, w, stored_bits);
         a = sat::array(depth == 16 ? sat::dtype::u16 : sat::dtype::u8, h, w, channels);
     } catch (...) {
         png_destroy_read_struct(&png, &info, nullptr);
@@ -364,6 +416,7 @@ sat::array decode_tiff(std::string_view bytes, const std::string& path) {
     if (planar != PLANARCONFIG_CONTIG) throw input_error(path, "planar (separate) TIFFs are not supported; save it with contiguous samples");
     if (TIFFIsTiled(t.t)) throw input_error(path, "tiled TIFFs are not supported; save it in strips");
     check_decoded_memory(path, h, w, spp, bps / 8);
+    check_tiff_strips(t.t, bytes.size(), path, static_cast<double>(h) * w * spp * (bps / 8));
     sat::array a(type, h, w, spp);
     const std::size_t stride = static_cast<std::size_t>(w) * spp * (bps / 8);
     if (static_cast<std::size_t>(TIFFScanlineSize64(t.t)) != stride) throw input_error(path, "unexpected TIFF scanline size");
@@ -412,6 +465,19 @@ void write_tiff(const sat::array& a, const std::string& path) {
     out.commit();
 }
 
+namespace {
+
+std::string decimal(unsigned __int128 v) {
+    std::string s;
+    do {
+        s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+        v /= 10;
+    } while (v);
+    return s;
+}
+
+}  // namespace
+
 sat::array parse_pnm(std::string_view bytes, const std::string& name) {
     std::size_t at = 2;
     const bool colour = bytes.size() >= 2 && bytes[1] == '6';
@@ -442,10 +508,13 @@ sat::array parse_pnm(std::string_view bytes, const std::string& name) {
     if (maxval == 0 || maxval > 65535)
         throw input_error(name, "unsupported PGM/PPM maxval " + std::to_string(maxval) + " (1 to 65535)");
     const bool wide = maxval > 255;
+    // The samples are raw: the header's size is checked against the bytes present before the array is allocated (a
+    // width and height of up to 2^32 - 1 each announce up to 2^67 bytes).
+    const unsigned __int128 expected = static_cast<unsigned __int128>(w) * h * (colour ? 3 : 1) * (wide ? 2 : 1);
+    if (expected > bytes.size() - at)
+        throw input_error(name, "the PGM/PPM data is truncated: " + decimal(expected) +
+                                    " bytes expected, " + std::to_string(bytes.size() - at) + " present");
     sat::array a(wide ? sat::dtype::u16 : sat::dtype::u8, static_cast<index_t>(h), static_cast<index_t>(w), colour ? 3 : 1);
-    if (bytes.size() - at < a.bytes())
-        throw input_error(name, "the PGM/PPM data is truncated: " + std::to_string(a.bytes()) + " bytes expected, " +
-                                    std::to_string(bytes.size() - at) + " present");
     if (!wide) {
         std::memcpy(a.raw(), bytes.data() + at, a.bytes());
     } else {

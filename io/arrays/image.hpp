@@ -12,7 +12,9 @@
 // float32 or float64; the C channels stay apart (alpha included).
 // A file that is truncated, has an unsupported bit depth or layout, or is empty is an input_error naming it; a PNG or
 // TIFF header announcing more pixels than the memory available holds is an out_of_memory error (io/memory.hpp) before
-// the image is allocated.
+// the image is allocated, and one announcing more than its data can hold (PGM/PPM: the bytes present; PNG: its IDAT
+// chunks inflated at deflate's most, 1032:1; TIFF: its strips at their compression's most) an input_error, also
+// before.
 //
 // Write (the format is chosen by the extension of the name: .png, .tif/.tiff, .pgm/.ppm, .npy): atomically, as
 // io/output_file.hpp describes. PNG and PGM/PPM take uint8 or uint16 with 1-4 (PNG) or 1/3 (PGM/PPM) channels; TIFF

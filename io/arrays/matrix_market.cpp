@@ -220,7 +220,17 @@ levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std
                  where() + ": a matrix of " + std::to_string(rows) + " rows and " + std::to_string(entries) +
                      " entries takes about this much memory to read and solve",
                  "solve a smaller matrix");
-    levels::csr_matrix m = to_csr(read_entries(in, where, name, b, rows, entries, part, require_triangular, dropped), rows);
+    std::vector<triplet> kept = read_entries(in, where, name, b, rows, entries, part, require_triangular, dropped);
+    // Every row needs its diagonal entry: with fewer entries than rows (a size line announcing more rows than the file
+    // holds), one of the first kept + 1 rows lacks it. check_triangular names the first such row from those rows
+    // alone, without the CSR arrays of every row announced.
+    if (static_cast<std::int64_t>(kept.size()) < rows) {
+        const auto head = static_cast<std::int64_t>(kept.size()) + 1;
+        std::vector<triplet> first(kept);
+        std::erase_if(first, [&](const triplet& t) { return t.row >= head; });
+        levels::check_triangular(to_csr(std::move(first), head), part, name);
+    }
+    levels::csr_matrix m = to_csr(std::move(kept), rows);
     levels::check_triangular(m, part, name);
     return m;
 }

@@ -20,6 +20,23 @@ namespace {
 
 constexpr std::string_view magic = "\x93NUMPY";
 
+// Header text quoted in a message: one printable line (other bytes as \xHH), at most 80 characters of it.
+std::string shown(std::string_view text) {
+    std::string s;
+    for (const char c : text.substr(0, 80)) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u < 0x7f) {
+            s += c;
+        } else {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", u);
+            s += hex;
+        }
+    }
+    if (text.size() > 80) s += "...";
+    return s;
+}
+
 // The value of key `key` in the header dict: the text after "'key':" up to the next top-level ',' or '}'.
 std::string dict_value(const std::string& dict, const std::string& key, const std::string& name) {
     auto at = dict.find("'" + key + "'");
@@ -44,12 +61,12 @@ std::string dict_value(const std::string& dict, const std::string& key, const st
 sat::dtype parse_descr(std::string d, const std::string& name) {
     if (d.size() >= 2 && (d.front() == '\'' || d.front() == '"')) d = d.substr(1, d.size() - 2);
     const std::string hint = "; convert it with numpy, e.g. np.save(f, np.ascontiguousarray(a, dtype='<f8'))";
-    if (d.size() != 3) throw input_error(name, "unsupported .npy dtype '" + d + "' (expected one of u1 u2 u4 u8 i1 i2 i4 i8 f4 f8, little-endian)" + hint);
+    if (d.size() != 3) throw input_error(name, "unsupported .npy dtype '" + shown(d) + "' (expected one of u1 u2 u4 u8 i1 i2 i4 i8 f4 f8, little-endian)" + hint);
     const char order = d[0], kind = d[1], size = d[2];
     const bool one_byte = size == '1';
-    if (order == '>' && !one_byte) throw input_error(name, "big-endian .npy dtype '" + d + "' is not supported" + hint);
+    if (order == '>' && !one_byte) throw input_error(name, "big-endian .npy dtype '" + shown(d) + "' is not supported" + hint);
     if (order != '<' && order != '|' && order != '=' && !(order == '>' && one_byte))
-        throw input_error(name, "unsupported .npy dtype '" + d + "'" + hint);
+        throw input_error(name, "unsupported .npy dtype '" + shown(d) + "'" + hint);
     switch (kind) {
         case 'u':
             if (size == '1') return sat::dtype::u8;
@@ -69,7 +86,7 @@ sat::dtype parse_descr(std::string d, const std::string& name) {
             break;
         default: break;
     }
-    throw input_error(name, "unsupported .npy dtype '" + d + "' (expected one of u1 u2 u4 u8 i1 i2 i4 i8 f4 f8)" + hint);
+    throw input_error(name, "unsupported .npy dtype '" + shown(d) + "' (expected one of u1 u2 u4 u8 i1 i2 i4 i8 f4 f8)" + hint);
 }
 
 const char* descr_of(sat::dtype t) {
@@ -158,7 +175,7 @@ npy_layout parse_npy_header(std::string_view bytes, const std::string& name) {
             if (v < 0) throw std::invalid_argument("negative");
             dims.push_back(v);
         } catch (const std::exception&) {
-            throw input_error(name, "the .npy shape '" + shape + "' is malformed");
+            throw input_error(name, "the .npy shape '" + shown(shape) + "' is malformed");
         }
     }
     if (dims.empty() || dims.size() > 3)
@@ -172,14 +189,14 @@ npy_layout parse_npy_header(std::string_view bytes, const std::string& name) {
     a.lanes = dims.size() == 3 ? dims[2] : 1;
     a.one_dimensional = dims.size() == 1;
     if (a.rows == 0 || a.cols == 0 || a.lanes == 0)
-        throw input_error(name, "the .npy array is empty (shape " + shape + ")");
+        throw input_error(name, "the .npy array is empty (shape " + shown(shape) + ")");
     const unsigned __int128 need = static_cast<unsigned __int128>(a.rows) * static_cast<unsigned __int128>(a.cols) *
                                    static_cast<unsigned __int128>(a.lanes) * sat::size_of(type);
     if (need > std::numeric_limits<std::size_t>::max() / 2)
-        throw input_error(name, "the .npy shape " + shape + " is too large");
+        throw input_error(name, "the .npy shape " + shown(shape) + " is too large");
     l.start = start + header_len;
     l.need = static_cast<std::size_t>(need);
-    l.shape = shape;
+    l.shape = shown(shape);
     return l;
 }
 
