@@ -430,6 +430,16 @@ array summed_area_table(const array& image, backend where) {
 
 void summed_area_table_into(dtype type, const std::vector<std::int64_t>& shape, const void* image, void* table,
                             backend where) {
+    // 8- and 16-bit images on the GPU: read in place (no finite check to make; their sums fit below 2^48 pixels).
+    if ((type == dtype::uint8 || type == dtype::uint16) && (shape.size() == 2 || shape.size() == 3) &&
+        wants_gpu(where)) {
+        const std::int64_t rows = shape[0], cols = shape[1], lanes = shape.size() == 3 ? shape[2] : 1;
+        const double pixels = double(rows) * double(cols);
+        if (rows > 0 && cols > 0 && lanes > 0 && pixels < std::ldexp(1.0, 48)) {
+            gpu::small_integer_table_into(image, internal(type), rows, cols, lanes, table);
+            return;
+        }
+    }
     const sat::array in = sat_input(type, shape, image);
     const sat::dtype table_type = sat::table_type(in.type, sat::precision::automatic);
     if (wants_gpu(where)) {

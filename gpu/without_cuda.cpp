@@ -109,6 +109,9 @@ sat::array summed_area_table(const sat::array&, sat::dtype, table_schedule, tabl
     no_cuda("a summed-area table on the GPU");
 }
 void summed_area_table_into(const sat::array&, sat::dtype, void*) { no_cuda("a summed-area table on the GPU"); }
+void small_integer_table_into(const void*, sat::dtype, index_t, index_t, index_t, void*) {
+    no_cuda("a summed-area table on the GPU");
+}
 sat::array integral_histogram(std::span<const std::uint16_t>, index_t, index_t, int, table_schedule, table_report*, int) {
     no_cuda("an integral histogram on the GPU");
 }

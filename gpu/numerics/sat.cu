@@ -109,13 +109,20 @@ std::vector<T> converted(const sat::array& in) {
 
 // The table of `in` left in d_out (allocated here); returns the report.
 template <class Out, class Local, class In>
+table_report table_on_device(const In* host, index_t rows, index_t cols, index_t lanes, device_buffer<Out>& d_out,
+                             table_schedule s, int repeats, cudaStream_t stream) {
+    const auto elements = static_cast<std::size_t>(rows * cols * lanes);
+    device_buffer<In> d_in;
+    d_in.upload(host, elements, stream);
+    d_out.allocate(elements);
+    pixel_loader<In, Local> load{d_in.data(), cols * lanes};
+    return run_table<Out, Local>(d_out.data(), rows, cols, static_cast<int>(lanes), load, s, repeats, stream);
+}
+
+template <class Out, class Local, class In>
 table_report table_on_device(const In* host, const sat::array& in, device_buffer<Out>& d_out, table_schedule s, int repeats,
                              cudaStream_t stream) {
-    device_buffer<In> d_in;
-    d_in.upload(host, in.elements(), stream);
-    d_out.allocate(in.elements());
-    pixel_loader<In, Local> load{d_in.data(), in.cols * in.lanes};
-    return run_table<Out, Local>(d_out.data(), in.rows, in.cols, static_cast<int>(in.lanes), load, s, repeats, stream);
+    return table_on_device<Out, Local>(host, in.rows, in.cols, in.lanes, d_out, s, repeats, stream);
 }
 
 // Calls f(d_table, report) with the table of `in` in device memory, in type Out.
@@ -195,6 +202,25 @@ sat::array summed_area_table(const sat::array& in, sat::dtype table, table_sched
 
 void summed_area_table_into(const sat::array& in, sat::dtype table, void* out) {
     table_into(in, table, out, table_schedule::hybrid, nullptr, 1);
+}
+
+void small_integer_table_into(const void* image, sat::dtype type, index_t rows, index_t cols, index_t lanes,
+                              void* out) {
+    if (type != sat::dtype::u8 && type != sat::dtype::u16)
+        throw runtime_failure("internal error: small_integer_table_into takes 8- and 16-bit images");
+    const auto elements = static_cast<std::size_t>(rows * cols * lanes);
+    if (elements == 0) return;
+    cuda_stream stream;
+    device_buffer<std::uint64_t> d;
+    if (type == sat::dtype::u8)
+        table_on_device<std::uint64_t, std::uint32_t>(static_cast<const std::uint8_t*>(image), rows, cols, lanes, d,
+                                                      table_schedule::hybrid, 1, stream.get());
+    else
+        table_on_device<std::uint64_t, std::uint32_t>(static_cast<const std::uint16_t*>(image), rows, cols, lanes, d,
+                                                      table_schedule::hybrid, 1, stream.get());
+    SWGPU_CUDA_CHECK(cudaMemcpyAsync(out, d.data(), elements * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
+                                     stream.get()));
+    stream.synchronize();
 }
 
 sat::array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins, table_schedule s,

@@ -48,6 +48,9 @@ sat::array summed_area_table(const sat::array& in, sat::dtype table, table_sched
 // The same table written into `out`, memory the caller owns of in.elements() elements of `table`'s type (a NumPy
 // array: no host copy of the table).
 void summed_area_table_into(const sat::array& in, sat::dtype table, void* out);
+// The uint64 table of an 8- or 16-bit image read in place from `image` (rows x cols x lanes, C order), into `out`:
+// no host copy of either (the caller has checked the sums fit: they do below 2^48 pixels).
+void small_integer_table_into(const void* image, sat::dtype type, index_t rows, index_t cols, index_t lanes, void* out);
 
 // The integral histogram (uint32, H x W x B) of per-pixel bins (sat::bin_indices; `bins` means no bin).
 sat::array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins,

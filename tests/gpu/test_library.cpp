@@ -61,6 +61,14 @@ GPU_TEST("library: summed-area tables and integral histograms give on the GPU wh
     };
     CHECK(same(swgpu::summed_area_table(image, swgpu::backend::gpu),
                swgpu::summed_area_table(image, swgpu::backend::cpu)));
+    auto rgb = swgpu::array::zeros<std::uint8_t>({77, 1031, 3});  // 8-bit, channels: read in place on the GPU
+    for (std::int64_t i = 0; i < 77; ++i)
+        for (std::int64_t j = 0; j < 1031; ++j)
+            for (std::int64_t c = 0; c < 3; ++c) {
+                x = x * 1664525u + 1013904223u;
+                rgb.at<std::uint8_t>({i, j, c}) = static_cast<std::uint8_t>(x >> 24);
+            }
+    CHECK(same(swgpu::summed_area_table(rgb, swgpu::backend::gpu), swgpu::summed_area_table(rgb, swgpu::backend::cpu)));
     for (const int bins : {1, 7, 32}) {
         CHECK(same(swgpu::integral_histogram(image, bins, {}, swgpu::backend::gpu),
                    swgpu::integral_histogram(image, bins, {}, swgpu::backend::cpu)));
