@@ -11,6 +11,8 @@
 // in [0, 1). The last lines start with "summary:".
 #include <dlfcn.h>
 
+#include "tests/gpu/bench/npp_runtime.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -81,18 +83,10 @@ unsigned long long interior_diff(const T* a, const T* b, int n, int r, double to
     return bad.download(1, s)[0];
 }
 
-// NPP's box filter, loaded at run time (the C ABI of nppif: NppStreamContext as nppdefs.h declares it).
-struct npp_stream_context {
-    cudaStream_t hStream;
-    int nCudaDeviceId, nMultiProcessorCount, nMaxThreadsPerMultiProcessor, nMaxThreadsPerBlock;
-    std::size_t nSharedMemPerBlock;
-    int nCudaDevAttrComputeCapabilityMajor, nCudaDevAttrComputeCapabilityMinor;
-    unsigned nStreamFlags;
-    int nReserved0;
-};
-struct npp_size {
-    int width, height;
-};
+// NPP's box filter, loaded at run time (npp_runtime.hpp).
+using bench::npp_context;
+using bench::npp_size;
+using bench::npp_stream_context;
 struct npp_point {
     int x, y;
 };
@@ -107,43 +101,12 @@ struct npp_library {
     npp_box_32f f32 = nullptr;
     std::string from;
     npp_library() {
-        std::vector<std::string> dirs = {""};
-        if (const char* d = std::getenv("SWGPU_NPP_DIR")) dirs.insert(dirs.begin(), std::string(d) + "/");
-        for (const char* d : {"/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/", "/usr/lib/x86_64-linux-gnu/"})
-            dirs.emplace_back(d);
-        for (const auto& d : dirs)
-            for (const char* v : {"libnppif.so.13", "libnppif.so.12", "libnppif.so"}) {
-                for (const char* c : {"libnppc.so.13", "libnppc.so.12", "libnppc.so"})
-                    if (dlopen((d + c).c_str(), RTLD_NOW | RTLD_GLOBAL)) break;
-                if (void* h = dlopen((d + v).c_str(), RTLD_NOW)) {
-                    u8 = reinterpret_cast<npp_box_8u>(dlsym(h, "nppiFilterBoxBorder_8u_C1R_Ctx"));
-                    f32 = reinterpret_cast<npp_box_32f>(dlsym(h, "nppiFilterBoxBorder_32f_C1R_Ctx"));
-                    if (u8 || f32) {
-                        from = d + v;
-                        return;
-                    }
-                }
-            }
+        if (void* h = bench::open_npp("nppif", "nppiFilterBoxBorder_8u_C1R_Ctx", from)) {
+            u8 = reinterpret_cast<npp_box_8u>(dlsym(h, "nppiFilterBoxBorder_8u_C1R_Ctx"));
+            f32 = reinterpret_cast<npp_box_32f>(dlsym(h, "nppiFilterBoxBorder_32f_C1R_Ctx"));
+        }
     }
 };
-
-npp_stream_context npp_context(cudaStream_t s) {
-    npp_stream_context c{};
-    int dev = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceProp p{};
-    cudaGetDeviceProperties(&p, dev);
-    c.hStream = s;
-    c.nCudaDeviceId = dev;
-    c.nMultiProcessorCount = p.multiProcessorCount;
-    c.nMaxThreadsPerMultiProcessor = p.maxThreadsPerMultiProcessor;
-    c.nMaxThreadsPerBlock = p.maxThreadsPerBlock;
-    c.nSharedMemPerBlock = p.sharedMemPerBlock;
-    c.nCudaDevAttrComputeCapabilityMajor = p.major;
-    c.nCudaDevAttrComputeCapabilityMinor = p.minor;
-    cudaStreamGetFlags(s, &c.nStreamFlags);
-    return c;
-}
 
 void row(const char* what, double ms, double copy_ms, const char* note = "") {
     std::printf("  %-48s %9.4f ms  %6.1f %% of copy  %s\n", what, ms, 100.0 * copy_ms / ms, note);

@@ -13,6 +13,8 @@
 // The last lines start with "summary:".
 #include <dlfcn.h>
 
+#include "tests/gpu/bench/npp_runtime.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -85,18 +87,10 @@ unsigned long long differences(const T* a, const T* b, std::size_t n) {
     return bad.download(1)[0];
 }
 
-// NPP's integral, loaded at run time (the C ABI of nppist: NppStreamContext as nppdefs.h declares it).
-struct npp_stream_context {
-    cudaStream_t hStream;
-    int nCudaDeviceId, nMultiProcessorCount, nMaxThreadsPerMultiProcessor, nMaxThreadsPerBlock;
-    std::size_t nSharedMemPerBlock;
-    int nCudaDevAttrComputeCapabilityMajor, nCudaDevAttrComputeCapabilityMinor;
-    unsigned nStreamFlags;
-    int nReserved0;
-};
-struct npp_size {
-    int width, height;
-};
+// NPP's integral, loaded at run time (npp_runtime.hpp).
+using bench::npp_context;
+using bench::npp_size;
+using bench::npp_stream_context;
 using npp_integral_8u32s = int (*)(const unsigned char*, int, int*, int, npp_size, int, npp_stream_context);
 using npp_integral_8u32f = int (*)(const unsigned char*, int, float*, int, npp_size, float, npp_stream_context);
 
@@ -105,40 +99,12 @@ struct npp_library {
     npp_integral_8u32f f32 = nullptr;
     std::string from;
     npp_library() {
-        std::vector<std::string> dirs = {"", "/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/"};
-        if (const char* e = std::getenv("SWGPU_NPP_DIR")) dirs.insert(dirs.begin(), std::string(e) + "/");
-        for (const auto& d : dirs)
-            for (const char* v : {"libnppist.so.13", "libnppist.so.12", "libnppist.so"}) {
-                // nppist needs nppc: load it first, globally, from the same place.
-                for (const char* c : {"libnppc.so.13", "libnppc.so.12", "libnppc.so"})
-                    if (dlopen((d + c).c_str(), RTLD_NOW | RTLD_GLOBAL)) break;
-                if (void* h = dlopen((d + v).c_str(), RTLD_NOW)) {
-                    i32 = reinterpret_cast<npp_integral_8u32s>(dlsym(h, "nppiIntegral_8u32s_C1R_Ctx"));
-                    f32 = reinterpret_cast<npp_integral_8u32f>(dlsym(h, "nppiIntegral_8u32f_C1R_Ctx"));
-                    from = d + v;
-                    if (i32) return;
-                }
-            }
+        if (void* h = bench::open_npp("nppist", "nppiIntegral_8u32s_C1R_Ctx", from)) {
+            i32 = reinterpret_cast<npp_integral_8u32s>(dlsym(h, "nppiIntegral_8u32s_C1R_Ctx"));
+            f32 = reinterpret_cast<npp_integral_8u32f>(dlsym(h, "nppiIntegral_8u32f_C1R_Ctx"));
+        }
     }
 };
-
-npp_stream_context npp_context(cudaStream_t s) {
-    npp_stream_context c{};
-    int dev = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceProp p{};
-    cudaGetDeviceProperties(&p, dev);
-    c.hStream = s;
-    c.nCudaDeviceId = dev;
-    c.nMultiProcessorCount = p.multiProcessorCount;
-    c.nMaxThreadsPerMultiProcessor = p.maxThreadsPerMultiProcessor;
-    c.nMaxThreadsPerBlock = p.maxThreadsPerBlock;
-    c.nSharedMemPerBlock = p.sharedMemPerBlock;
-    c.nCudaDevAttrComputeCapabilityMajor = p.major;
-    c.nCudaDevAttrComputeCapabilityMinor = p.minor;
-    cudaStreamGetFlags(s, &c.nStreamFlags);
-    return c;
-}
 
 void row(const char* what, double ms, double bound_ms, const char* note = "") {
     std::printf("  %-44s %9.3f ms  %6.1f %% bound  %s\n", what, ms, 100.0 * bound_ms / ms, note);
