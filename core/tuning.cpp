@@ -17,6 +17,7 @@ namespace {
 // The registry. What each one does, and its default, is in data/tuning.tsv and docs/conventions.md.
 constexpr setting known[] = {
     {"search.profile", kind::flag, ""},
+    {"sat.profile", kind::flag, ""},
     {"search.boundary_mib", kind::integer, ""},
     {"search.prepare", kind::flag, ""},
     {"search.logical_devices", kind::integer, ""},

@@ -5,11 +5,14 @@
 //                  uint64 pixels (from uint32 / uint64) with 64-bit tiles
 //   int64 table:   int64 pixels          float64 table: float32 or float64 pixels
 //   float32 table: float32 pixels        integral histogram: uint16 bin indices, 32-bit tiles and table
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/tuning.hpp"
 #include "gpu/device_buffer.cuh"
 #include "gpu/numerics/sat.hpp"
 #include "gpu/numerics/sat_kernels.cuh"
@@ -210,17 +213,32 @@ void small_integer_table_into(const void* image, sat::dtype type, index_t rows, 
         throw runtime_failure("internal error: small_integer_table_into takes 8- and 16-bit images");
     const auto elements = static_cast<std::size_t>(rows * cols * lanes);
     if (elements == 0) return;
-    cuda_stream stream;
-    device_buffer<std::uint64_t> d;
-    if (type == sat::dtype::u8)
-        table_on_device<std::uint64_t, std::uint32_t>(static_cast<const std::uint8_t*>(image), rows, cols, lanes, d,
-                                                      table_schedule::hybrid, 1, stream.get());
-    else
-        table_on_device<std::uint64_t, std::uint32_t>(static_cast<const std::uint16_t*>(image), rows, cols, lanes, d,
-                                                      table_schedule::hybrid, 1, stream.get());
-    SWGPU_CUDA_CHECK(cudaMemcpyAsync(out, d.data(), elements * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
-                                     stream.get()));
-    stream.synchronize();
+    // SWGPU_TUNE=sat.profile=1 (a measurement switch): where a call's time goes, on stderr.
+    const bool profile = tuning::flag("sat.profile");
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    std::chrono::steady_clock::time_point t1, t2, t3;
+    {
+        cuda_stream stream;
+        device_buffer<std::uint64_t> d;
+        table_report rep;
+        if (type == sat::dtype::u8)
+            rep = table_on_device<std::uint64_t, std::uint32_t>(static_cast<const std::uint8_t*>(image), rows, cols,
+                                                                lanes, d, table_schedule::hybrid, 1, stream.get());
+        else
+            rep = table_on_device<std::uint64_t, std::uint32_t>(static_cast<const std::uint16_t*>(image), rows, cols,
+                                                                lanes, d, table_schedule::hybrid, 1, stream.get());
+        t1 = std::chrono::steady_clock::now();
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(out, d.data(), elements * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
+                                         stream.get()));
+        stream.synchronize();
+        t2 = std::chrono::steady_clock::now();
+        if (profile && !rep.ms.empty())
+            std::fprintf(stderr, "swgpu: sat: upload, allocation and kernels %.1f ms (kernels %.2f), copy back %.1f ms",
+                         ms(t0, t1), rep.ms.back(), ms(t1, t2));
+    }
+    t3 = std::chrono::steady_clock::now();
+    if (profile) std::fprintf(stderr, ", freed in %.1f ms\n", ms(t2, t3));
 }
 
 sat::array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins, table_schedule s,
