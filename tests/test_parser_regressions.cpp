@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/lying_tiff.hpp"
 #include "core/error.hpp"
 #include "core/numerics/levels.hpp"
 #include "core/numerics/sat.hpp"
@@ -86,19 +87,7 @@ TEST_CASE("PNG: a header announcing more pixels than its compressed data holds i
 TEST_CASE("TIFF: a header announcing more pixels than its strips hold is refused before allocating", "[fuzz][sat]") {
     temp_dir dir;
     // 100000 x 100000 grey pixels (10 GB) with one row of data: with the memory to hold it, the strips refuse it.
-    TIFF* t = TIFFOpen((dir / "huge.tif").c_str(), "w");
-    REQUIRE(t != nullptr);
-    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 100000u);
-    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 100000u);
-    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
-    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
-    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_UINT);
-    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
-    TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 1u);
-    std::vector<std::uint8_t> row(100000, 7);
-    REQUIRE(TIFFWriteScanline(t, row.data(), 0, 0) >= 0);
-    TIFFClose(t);
+    REQUIRE(write_lying_tiff(dir / "huge.tif"));
     const tuning::scoped_override memory(unlimited);
     const auto e = caught([&] { io::read_array(dir / "huge.tif"); });
     CHECK(e.code() == exit_code::bad_input);

@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "tests/lying_tiff.hpp"
 #include "core/error.hpp"
 #include "core/engine/executors.hpp"
 #include "core/numerics/sat.hpp"
@@ -723,19 +724,7 @@ TEST_CASE("swgpu sat and ihist refuse, before allocating, what would not fit the
 TEST_CASE("an image header announcing more pixels than the memory holds is refused before decoding", "[sat]") {
     temp_dir dir;
     // A TIFF whose header says 100000 x 100000 grey pixels (10 GB decoded), with one row of data.
-    TIFF* t = TIFFOpen((dir / "huge.tif").c_str(), "w");
-    REQUIRE(t != nullptr);
-    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 100000u);
-    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 100000u);
-    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
-    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
-    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_UINT);
-    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
-    TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 1u);
-    std::vector<std::uint8_t> row(100000, 7);
-    REQUIRE(TIFFWriteScanline(t, row.data(), 0, 0) >= 0);
-    TIFFClose(t);
+    REQUIRE(write_lying_tiff(dir / "huge.tif"));
     const tuning::scoped_override small("host.memory_mib=64");
     const auto e = caught([&] { io::read_array(dir / "huge.tif"); });
     CHECK(e.code() == exit_code::out_of_memory);
