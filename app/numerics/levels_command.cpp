@@ -187,15 +187,41 @@ int levels_command::run() {
     return matrix_.empty() ? run_loop() : run_solve();
 }
 
+// What one solve run gave: the solution, the widths of the levels, the times, and how the CPU solved.
+struct levels_command::solve_run {
+    std::vector<double> x;
+    std::vector<std::int64_t> widths;
+    double analysis_ms = 0;
+    std::vector<double> solve_ms;
+    bool on_gpu = false;
+    bool cpu_sequential = false;  // the CPU chose the sequential substitution after the analysis
+    unsigned threads = 1;
+};
+
 int levels_command::run_solve() {
-    const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
     const bool gpu = !sequential_ && backend_.use_gpu();
     std::optional<io::output_file> out, stats;
     if (!output_.empty()) out.emplace(output_);
     if (!stats_.empty()) stats.emplace(stats_);
+    const levels::csr_matrix t = read_triangle();
+    const std::vector<double> b = rhs_.empty() ? std::vector<double>(static_cast<std::size_t>(t.rows), 1.0) : read_vector(rhs_, t.rows);
+    const solve_run run = sequential_ ? solve_sequentially(t, b) : gpu ? solve_on_gpu(t, b) : solve_on_cpu(t, b);
+    if (!backend_.quiet) report_solve(t, run);
+    if (stats) {
+        write_stats(*stats, run.widths, t.rows, std::string(upper_ ? "upper" : "lower") + " triangle of " + matrix_);
+        stats->commit();
+    }
+    if (out) {
+        write_vector(*out, run.x);
+        out->commit();
+    }
+    return 0;
+}
 
+levels::csr_matrix levels_command::read_triangle() const {
+    const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
     io::dropped_entries dropped;
-    const levels::csr_matrix t = io::read_matrix_market_triangle(matrix_, part, require_triangular_, &dropped);
+    levels::csr_matrix t = io::read_matrix_market_triangle(matrix_, part, require_triangular_, &dropped);
     if (dropped.count > 0 && !backend_.quiet) {
         // An upper factor solved without --upper would otherwise be solved with its diagonal only, without a word.
         const char* side = upper_ ? "upper" : "lower";
@@ -205,93 +231,97 @@ int levels_command::run_solve() {
                   << (upper_ ? "--lower" : "--upper") << " to solve with the other triangle, --require-triangular to "
                   << "refuse them)\n";
     }
-    const std::vector<double> b = rhs_.empty() ? std::vector<double>(static_cast<std::size_t>(t.rows), 1.0) : read_vector(rhs_, t.rows);
+    return t;
+}
 
-    std::vector<double> x(static_cast<std::size_t>(t.rows));
-    std::vector<std::int64_t> widths;
-    double analysis_ms = 0;
-    std::vector<double> solve_ms;
-    bool cpu_sequential = false;  // the CPU chose the sequential substitution after the analysis
-    unsigned threads = 1;
-    if (sequential_) {
-        for (long long r = 0; r < repeat_; ++r) {
-            const auto t1 = std::chrono::steady_clock::now();
-            levels::triangular_solve_sequential(t, part, b, x);
-            solve_ms.push_back(ms_since(t1));
-        }
-    } else if (gpu) {
-        const gpu::solve_schedule sched = schedule_ == "level_p2p"           ? gpu::solve_schedule::level_p2p
-                                          : schedule_ == "level_sync"        ? gpu::solve_schedule::level_sync
-                                          : schedule_ == "level_grid"        ? gpu::solve_schedule::level_grid
-                                          : schedule_ == "syncfree_by_level" ? gpu::solve_schedule::syncfree_by_level
-                                                                             : gpu::solve_schedule::syncfree;
-        // The first solve comes with the analysis (fused); --repeat's further solves reuse it with --schedule.
-        gpu::triangular_solver solver(t, part, b);
-        analysis_ms = solver.analysis_ms();
-        x = solver.first_solution();
-        for (long long r = 1; r < repeat_; ++r) {
-            float ms = 0;
-            x = solver.solve(b, sched, &ms);
-            solve_ms.push_back(ms);
-        }
-        widths = solver.widths();
-    } else {
-        thread_pool pool(backend_.threads);
-        const auto t0 = std::chrono::steady_clock::now();
-        const levels::level_sets sets = levels::group_by_level(levels::triangular_levels(t, part));
-        analysis_ms = ms_since(t0);
-        // Few rows per level: the levels' bookkeeping costs more than their parallelism gains, and the sequential
-        // substitution (the same bits) is faster. The threshold is measured data (tuning key levels.cpu_sequential_width,
-        // docs/levels.md).
-        const double mean_width = static_cast<double>(t.rows) / static_cast<double>(std::max<levels::level_t>(1, sets.count()));
-        cpu_sequential = mean_width < tuning::real("levels.cpu_sequential_width");
-        for (long long r = 0; r < repeat_; ++r) {
-            const auto t1 = std::chrono::steady_clock::now();
-            if (cpu_sequential) levels::triangular_solve_sequential(t, part, b, x);
-            else levels::triangular_solve(t, part, sets, b, x, pool);
-            solve_ms.push_back(ms_since(t1));
-        }
-        widths = widths_of(sets);
-        threads = pool.size();
+levels_command::solve_run levels_command::solve_sequentially(const levels::csr_matrix& t,
+                                                             const std::vector<double>& b) const {
+    const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
+    solve_run run;
+    run.x.resize(static_cast<std::size_t>(t.rows));
+    for (long long r = 0; r < repeat_; ++r) {
+        const auto t1 = std::chrono::steady_clock::now();
+        levels::triangular_solve_sequential(t, part, b, run.x);
+        run.solve_ms.push_back(ms_since(t1));
     }
-    if (!backend_.quiet && sequential_) {
+    return run;
+}
+
+levels_command::solve_run levels_command::solve_on_gpu(const levels::csr_matrix& t, const std::vector<double>& b) const {
+    const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
+    const gpu::solve_schedule sched = schedule_ == "level_p2p"           ? gpu::solve_schedule::level_p2p
+                                      : schedule_ == "level_sync"        ? gpu::solve_schedule::level_sync
+                                      : schedule_ == "level_grid"        ? gpu::solve_schedule::level_grid
+                                      : schedule_ == "syncfree_by_level" ? gpu::solve_schedule::syncfree_by_level
+                                                                         : gpu::solve_schedule::syncfree;
+    // The first solve comes with the analysis (fused); --repeat's further solves reuse it with --schedule.
+    solve_run run;
+    gpu::triangular_solver solver(t, part, b);
+    run.analysis_ms = solver.analysis_ms();
+    run.x = solver.first_solution();
+    for (long long r = 1; r < repeat_; ++r) {
+        float ms = 0;
+        run.x = solver.solve(b, sched, &ms);
+        run.solve_ms.push_back(ms);
+    }
+    run.widths = solver.widths();
+    run.on_gpu = true;
+    return run;
+}
+
+levels_command::solve_run levels_command::solve_on_cpu(const levels::csr_matrix& t, const std::vector<double>& b) const {
+    const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
+    solve_run run;
+    run.x.resize(static_cast<std::size_t>(t.rows));
+    thread_pool pool(backend_.threads);
+    const auto t0 = std::chrono::steady_clock::now();
+    const levels::level_sets sets = levels::group_by_level(levels::triangular_levels(t, part));
+    run.analysis_ms = ms_since(t0);
+    // Few rows per level: the levels' bookkeeping costs more than their parallelism gains, and the sequential
+    // substitution (the same bits) is faster. The threshold is measured data (tuning key levels.cpu_sequential_width,
+    // docs/levels.md).
+    const double mean_width = static_cast<double>(t.rows) / static_cast<double>(std::max<levels::level_t>(1, sets.count()));
+    run.cpu_sequential = mean_width < tuning::real("levels.cpu_sequential_width");
+    for (long long r = 0; r < repeat_; ++r) {
+        const auto t1 = std::chrono::steady_clock::now();
+        if (run.cpu_sequential) levels::triangular_solve_sequential(t, part, b, run.x);
+        else levels::triangular_solve(t, part, sets, b, run.x, pool);
+        run.solve_ms.push_back(ms_since(t1));
+    }
+    run.widths = widths_of(sets);
+    run.threads = pool.size();
+    return run;
+}
+
+void levels_command::report_solve(const levels::csr_matrix& t, const solve_run& run) const {
+    const std::string head = std::string("swgpu: levels: ") + (upper_ ? "upper" : "lower") + " triangle of " + matrix_ +
+                             ", " + std::to_string(t.nonzeros()) + " nonzeros, ";
+    if (sequential_) {
         char buf[200];
         std::snprintf(buf, sizeof buf, "sequential substitution %.3f ms (median of %lld, CPU, 1 thread)\n",
-                      median(solve_ms), repeat_);
-        std::cerr << "swgpu: levels: " << (upper_ ? "upper" : "lower") << " triangle of " << matrix_ << ", "
-                  << t.nonzeros() << " nonzeros, " << t.rows << " rows; " << buf;
-    } else if (!backend_.quiet && gpu) {
+                      median(run.solve_ms), repeat_);
+        std::cerr << head << t.rows << " rows; " << buf;
+    } else if (run.on_gpu) {
         char buf[240];
         if (repeat_ > 1)
             std::snprintf(buf, sizeof buf, "; analysis with the first solve %.3f ms, solve %.3f ms (median of %lld more, GPU %s)\n",
-                          analysis_ms, median(solve_ms), repeat_ - 1, schedule_.c_str());
+                          run.analysis_ms, median(run.solve_ms), repeat_ - 1, schedule_.c_str());
         else
-            std::snprintf(buf, sizeof buf, "; analysis with the solve %.3f ms (GPU)\n", analysis_ms);
-        std::cerr << "swgpu: levels: " << (upper_ ? "upper" : "lower") << " triangle of " << matrix_ << ", "
-                  << t.nonzeros() << " nonzeros, " << summary(t.rows, widths) << buf;
-    } else if (!backend_.quiet) {
-        char buf[200];
+            std::snprintf(buf, sizeof buf, "; analysis with the solve %.3f ms (GPU)\n", run.analysis_ms);
+        std::cerr << head << summary(t.rows, run.widths) << buf;
+    } else {
+        char buf[400];
         char how[160];
-        if (cpu_sequential)
+        if (run.cpu_sequential)
             std::snprintf(how, sizeof how, "CPU, sequential substitution: %.1f rows per level, below levels.cpu_sequential_width %g",
-                          static_cast<double>(t.rows) / static_cast<double>(std::max<std::size_t>(1, widths.size())),
+                          static_cast<double>(t.rows) / static_cast<double>(std::max<std::size_t>(1, run.widths.size())),
                           tuning::real("levels.cpu_sequential_width"));
         else
-            std::snprintf(how, sizeof how, "CPU, by levels on %u thread%s", threads, threads == 1 ? "" : "s");
-        std::snprintf(buf, sizeof buf, "; analysis %.3f ms, solve %.3f ms (median of %lld, %s)\n", analysis_ms,
-                      median(solve_ms), repeat_, how);
-        std::cerr << "swgpu: levels: " << (upper_ ? "upper" : "lower") << " triangle of " << matrix_ << ", "
-                  << t.nonzeros() << " nonzeros, " << summary(t.rows, widths) << buf;
+            std::snprintf(how, sizeof how, "CPU, by levels on %u thread%s", run.threads, run.threads == 1 ? "" : "s");
+        std::snprintf(buf, sizeof buf, "; analysis %.3f ms, solve %.3f ms (median of %lld, %s)\n", run.analysis_ms,
+                      median(run.solve_ms), repeat_, how);
+        std::cerr << head << summary(t.rows, run.widths) << buf;
     }
-    if (stats) {
-        write_stats(*stats, widths, t.rows, std::string(upper_ ? "upper" : "lower") + " triangle of " + matrix_);
-        stats->commit();
-    }
-    if (out) {
-        write_vector(*out, x);
-        out->commit();
-    }
-    return 0;
 }
 
 levels::indirect_loop levels_command::read_loop(std::vector<double>& a) const {
