@@ -24,6 +24,7 @@ constexpr setting known[] = {
     {"search.align_max_cells", kind::real, ""},
     {"long.entry", kind::integer, "-1|0|1|2|3|4|5"},
     {"long.batch", kind::integer, ""},
+    {"long.batch_entry", kind::integer, ""},
     {"long.profile", kind::flag, ""},
     {"long.peer", kind::flag, ""},
     {"long.split", kind::text, "rows|columns"},

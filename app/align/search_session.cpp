@@ -153,6 +153,10 @@ void search_session::compose_long_pairs(const scoring& sc) {
     long_pairs_->on_start = [progress = progress_.get()](std::size_t m, std::size_t n) {
         progress->show("swgpu: aligning a long pair (" + std::to_string(m) + " x " + std::to_string(n) + " residues)");
     };
+    long_pairs_->on_batch = [progress = progress_.get()](std::size_t pairs, double cells) {
+        progress->show("swgpu: aligning " + std::to_string(pairs) + " long pairs (" +
+                       std::to_string(static_cast<long long>(cells / 1e9)) + " G cells)");
+    };
     long_pairs_->on_aligned = [this](const std::string& what) {
         progress_->clear();
         info(what);

@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <map>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -43,6 +45,13 @@ public:
     gpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
                 std::size_t device_memory)
         : oe_(sc.gaps.open + sc.gaps.extend), ext_(sc.gaps.extend) {
+        // long.profile: where a slow construction waited (it runs while other pairs' passes run, in a batch).
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<std::pair<const char*, double>> stages;
+        const auto stage = [&](const char* what) {
+            if (profile_)
+                stages.emplace_back(what, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        };
         int dev = 0;
         SWGPU_CUDA_CHECK(cudaGetDevice(&dev));
         SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, dev));
@@ -51,8 +60,14 @@ public:
         SWGPU_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
         std::uint64_t keep = UINT64_MAX;
         SWGPU_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+        // Never reuse memory freed in another stream by waiting for that stream: a backend made while other pairs'
+        // passes run (run_batch) would wait for one of them to end (measured: up to 0.9 s per backend on an H100).
+        int no = 0;
+        SWGPU_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no));
+        stage("pool");
         std::size_t free_bytes = 0, total = 0;
         SWGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+        stage("meminfo");
         const std::size_t usable = device_memory ? std::min(device_memory, free_bytes) : free_bytes;
         budget_ = std::max<std::size_t>(usable / 4, std::size_t(16) << 20);
 
@@ -75,10 +90,15 @@ public:
             for (int x = 0; x < static_cast<int>(letter_of.size()); ++x)
                 sigma[static_cast<std::size_t>(q) * 32 + x] = sc.matrix.score(static_cast<std::uint8_t>(q),
                                                                                static_cast<std::uint8_t>(letter_of[x]));
-        query_.upload(query.data(), query.size(), stream_.get());
-        subject_.upload(codes.data(), codes.size(), stream_.get());
-        sigma_.upload(sigma, stream_.get());
+        // Stream-ordered memory: a backend made or released while other pairs' passes run (run_batch) must not
+        // wait for the device (cudaFree does).
+        stage("codes");
+        query_ = upload(query.data(), query.size());
+        subject_ = upload(codes.data(), codes.size());
+        sigma_ = upload(sigma.data(), sigma.size());
+        stage("uploads");
         stream_.synchronize();
+        stage("sync");
         // Forward entries (rows per lane, cell code); the tuning key long.entry picks one for measurements.
         // The default is the first entry that fits (bands of 1024 rows were fastest on the H100: 1 Mbp x 1 Mbp,
         // bands of 1024/512/256 rows: 1.58/1.48/1.05 TCUPS; the cells of row_cells_h were no faster);
@@ -94,11 +114,15 @@ public:
         }
         // A leaf has few bands: one warp per block spreads them over as many SMs.
         trc_ = configure<trace_rows, trace_kind>(1);
-        SWGPU_CUDA_CHECK(cudaFuncSetAttribute(&band_batch_kernel<trace_rows, trace_kind>,
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(trc_.smem)));
+        allow_shared_memory(&band_batch_kernel<trace_rows, trace_kind>);
         if (!fwd_.resident_warps || !trc_.resident_warps)
             throw runtime_failure("the long-pair kernels do not fit in this GPU's shared memory");
+        stage("kernels");
+        if (profile_ && !stages.empty() && stages.back().second > 0.005) {
+            std::string line = "long_pair backend made in";
+            for (const auto& [what, at] : stages) line += " " + std::string(what) + " " + std::to_string(at);
+            std::fprintf(stderr, "%s\n", line.c_str());
+        }
     }
 
     std::int64_t spacing_multiple() const override { return warp_size * max_forward_rows; }
@@ -163,6 +187,9 @@ public:
             if (cfg->kind != forward_split) throw runtime_failure("the split long-pair kernel does not fit on this GPU");
         }
         launch(*cfg, p, area);
+        // The kernel first, then the copy into pageable memory: a pageable copy waiting for a kernel holds up every
+        // other thread's pageable copy (other pairs' backends in a batch) until that kernel ends.
+        stream_.synchronize();
         g.block_max.resize(block_max.size());
         SWGPU_CUDA_CHECK(cudaMemcpyAsync(g.block_max.data(), block_max.data(), block_max.size() * sizeof(int),
                                          cudaMemcpyDeviceToHost, s));
@@ -394,21 +421,39 @@ private:
         int resident_warps = 0;  // 0: does not fit (the profile of this many letters is too large)
         std::size_t smem = 0;
     };
-    // The most warps per block (4, 2 or 1) whose profiles fit in shared memory.
+    // A kernel may take as much dynamic shared memory as the device allows: set once per kernel and device, since
+    // setting a kernel's attribute waits for its launches in flight (other pairs' passes in a batch).
+    template <class Kernel>
+    static void allow_shared_memory(Kernel* kernel) {
+        static std::mutex lock;
+        static std::set<int> done;
+        int dev = 0, smem_max = 0;
+        SWGPU_CUDA_CHECK(cudaGetDevice(&dev));
+        std::lock_guard<std::mutex> g(lock);
+        if (done.count(dev)) return;
+        SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        SWGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
+        done.insert(dev);
+    }
+    // The most warps per block (4, 2 or 1) whose profiles fit in shared memory; found once per device, letter count
+    // and block limit.
     template <int R, int Kind>
     kernel_config configure(int most_warps = max_warps_per_block) {
+        static std::mutex lock;
+        static std::map<std::tuple<int, int, int>, kernel_config> known;
         kernel_config cfg;
         cfg.kernel = &band_kernel<R, Kind>;
         cfg.rows = R;
         cfg.kind = Kind;
         int dev = 0, smem_max = 0;
         SWGPU_CUDA_CHECK(cudaGetDevice(&dev));
+        allow_shared_memory(cfg.kernel);
+        std::lock_guard<std::mutex> g(lock);
+        if (const auto it = known.find({dev, letters_, most_warps}); it != known.end()) return it->second;
         SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
         for (int w = most_warps; w >= 1; w /= 2) {
             const std::size_t smem = w * warp_smem_words<R>(letters_) * sizeof(std::uint32_t);
             if (smem > static_cast<std::size_t>(smem_max)) continue;
-            SWGPU_CUDA_CHECK(cudaFuncSetAttribute(cfg.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  static_cast<int>(smem)));
             int blocks = 0;
             SWGPU_CUDA_CHECK(
                 cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, cfg.kernel, w * warp_size, smem));
@@ -418,6 +463,7 @@ private:
             cfg.resident_warps = blocks * sms_ * w;
             break;
         }
+        known[{dev, letters_, most_warps}] = cfg;
         return cfg;
     }
 
@@ -438,11 +484,44 @@ public:
         return {static_cast<long long>(warp_size) * cfg->rows, cfg->resident_warps};
     }
 
+    // Sharing the GPU with other pairs' forward passes (long_pair::run_batch): every pass of a batch takes the entry
+    // that the batch's rows in all would take, in blocks of that entry (units), at most as many as fit at once
+    // (capacity); passes of one kind are one kernel with one block shape and shared memory size on one device, so
+    // blocks that add up to the capacity are all resident together, which the bands' waits need.
+    share_shape sharing(const long_pair::rect& area, std::int64_t batch_rows) const override {
+        const kernel_config& e = batch_entry(batch_rows);
+        if (!e.resident_warps || e.kind != forward_x) return {};
+        const long long S = static_cast<long long>(warp_size) * e.rows;
+        const long long bands = (area.rows() + S - 1) / S;
+        share_shape out;
+        out.capacity = static_cast<std::size_t>(e.resident_warps / e.warps_per_block);
+        out.units = std::min<std::size_t>(static_cast<std::size_t>((bands + e.warps_per_block - 1) / e.warps_per_block),
+                                          out.capacity);
+        int dev = 0;
+        SWGPU_CUDA_CHECK(cudaGetDevice(&dev));
+        out.kind = ((static_cast<long long>(e.smem) * 8 + e.warps_per_block) * 64 + e.rows) * 64 + dev;
+        return out;
+    }
+    void share(std::size_t units, std::int64_t batch_rows) override {
+        share_units_ = units;
+        shared_ = units ? &batch_entry(batch_rows) : nullptr;
+    }
+    // The entry of a batch's passes: long.batch_entry (fitted), else the one `batch_rows` rows would take alone.
+    const kernel_config& batch_entry(std::int64_t batch_rows) const {
+        const std::int64_t k = tuning::integer("long.batch_entry", device_arch());
+        if (!forced_entry_ && k >= 0 && k < static_cast<std::int64_t>(forward_entries_.size()) &&
+            forward_entries_[k].resident_warps && forward_entries_[k].kind == forward_x)
+            return forward_entries_[k];
+        return entry_for(batch_rows);
+    }
+
 private:
-    // The forward entry for a rectangle of `rows` rows: the default (bands of 1024 rows) when it has at least half
-    // as many bands as warps fit at once; else the entry with the largest bands that does (shorter rectangles, the
-    // blocks the traceback recomputes, need more, thinner bands to fill the GPU); long.entry overrides.
-    const kernel_config& forward_entry(std::int64_t rows) const {
+    // The forward entry for a rectangle of `rows` rows (while shared, the batch's entry).
+    const kernel_config& forward_entry(std::int64_t rows) const { return shared_ ? *shared_ : entry_for(rows); }
+    // The default (bands of 1024 rows) when `rows` make at least half as many bands as warps fit at once; else the
+    // entry with the largest bands that does (shorter rectangles, the blocks the traceback recomputes, need more,
+    // thinner bands to fill the GPU); long.entry overrides.
+    const kernel_config& entry_for(std::int64_t rows) const {
         if (forced_entry_) return fwd_;
         const kernel_config* best = &fwd_;
         for (const auto& e : forward_entries_) {
@@ -460,8 +539,10 @@ private:
         const std::size_t words = 2 * (rows + cols) + 1;
         borders_ = pooled<int>(words, s);
         int* d = borders_.data();
-        // One copy from pinned memory (the previous call's copy is done: every call ends with a synchronize).
-        int* h = reinterpret_cast<int*>(pinned(words * sizeof(int), 0));
+        // One copy from pinned memory (the previous call's copy is done: every call ends with a synchronize); while
+        // shared, from pageable memory (allocating pinned memory waits for the other pairs' passes to end).
+        if (share_units_) pageable_.resize(words);
+        int* h = share_units_ ? pageable_.data() : reinterpret_cast<int*>(pinned(words * sizeof(int), 0));
         std::copy(b.top_h.begin(), b.top_h.end(), h);
         std::copy(b.top_e.begin(), b.top_e.end(), h + cols + 1);
         std::copy(b.left_h.begin(), b.left_h.end(), h + 2 * cols + 1);
@@ -488,8 +569,14 @@ private:
         const cudaStream_t s = stream_.get();
         const long long S = warp_size * cfg.rows;
         p.bands = (area.rows() + S - 1) / S;
-        // As many warps as fit at once, spread so that every generation of bands is full.
-        const long long generations = (p.bands + cfg.resident_warps - 1) / cfg.resident_warps;
+        // As many warps as fit at once (while shared, as many as this pass's share), spread so that every generation
+        // of bands is full.
+        long long fit = cfg.resident_warps;
+        if (share_units_ && cfg.kind != trace_kind) {
+            if (&cfg != shared_) throw runtime_failure("internal error: a shared long-pair pass took another kernel");
+            fit = static_cast<long long>(share_units_) * cfg.warps_per_block;
+        }
+        const long long generations = (p.bands + fit - 1) / fit;
         p.warps = static_cast<int>((p.bands + generations - 1) / generations);
         ring_ = pooled<int2>(static_cast<std::size_t>(p.warps) * ring_len, s);
         flags_ = pooled<unsigned long long>(static_cast<std::size_t>(2 * p.warps + 1) * flag_stride, s);
@@ -503,7 +590,7 @@ private:
         const int blocks = (p.warps + cfg.warps_per_block - 1) / cfg.warps_per_block;
         // Long forward passes report progress: the kernel counts chunks in device memory, read a few times a second
         // by a copy on a stream of its own while the kernel runs.
-        const bool report = progress && cfg.kind != trace_kind && area.cells() >= 2e10;
+        const bool report = progress && !share_units_ && cfg.kind != trace_kind && area.cells() >= 2e10;
         pooled<unsigned long long> done(report ? 1 : 0, s);
         if (report) SWGPU_CUDA_CHECK(cudaMemsetAsync(done.data(), 0, sizeof(unsigned long long), s));
         p.done_chunks = report ? done.data() : nullptr;
@@ -577,15 +664,25 @@ private:
     int sms_ = 0;
     int letters_ = 1;
     std::size_t budget_ = 0;
+    template <class T>
+    pooled<T> upload(const T* host, std::size_t count) {
+        pooled<T> d(count, stream_.get());
+        if (count)
+            SWGPU_CUDA_CHECK(cudaMemcpyAsync(d.data(), host, count * sizeof(T), cudaMemcpyHostToDevice, stream_.get()));
+        return d;
+    }
     cuda_stream stream_;
-    device_buffer<std::uint8_t> query_, subject_;
-    device_buffer<int> sigma_;
+    pooled<std::uint8_t> query_, subject_;
+    pooled<int> sigma_;
+    std::vector<int> pageable_;  // the borders' upload while shared
     pooled<int> borders_;
     pooled<int2> ring_;
     pooled<unsigned long long> flags_;
     pooled<int2> row_buffer_;
     std::vector<kernel_config> forward_entries_, split_entries_;
     bool forced_entry_ = false;
+    std::size_t share_units_ = 0;               // while shared: the blocks this backend's passes may take
+    const kernel_config* shared_ = nullptr;     // and the batch's entry
     std::size_t batch_ =
         static_cast<std::size_t>(std::max<std::int64_t>(3, tuning::integer("long.batch", device_arch())));
     kernel_config fwd_, trc_;

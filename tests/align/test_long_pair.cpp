@@ -4,7 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <mutex>
 #include <random>
+#include <set>
+#include <thread>
 
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/simd/long_pair_rows.hpp"
@@ -180,5 +184,138 @@ TEST_CASE("long pairs: the CPU trace of a rectangle holds every cell's source an
                     REQUIRE(tr.hit_i == -1);
                 }
             }
+    }
+}
+
+namespace {
+
+// A CPU backend that says it shares its device (long_pair::run_batch): `units` of a capacity of 4 in `kind`, or none.
+// Its forward passes count the units and kinds running at once, and take a little longer so that they overlap.
+struct share_log {
+    std::mutex lock;
+    std::size_t in_flight_units = 0, most_units = 0;
+    int running = 0, most_running = 0;
+    std::set<long long> kinds;  // of the passes running now
+    bool over_capacity = false, mixed_kinds = false, unshared_beside_others = false;
+};
+
+class sharing_backend final : public long_pair::backend {
+public:
+    sharing_backend(std::span<const std::uint8_t> q, std::span<const std::uint8_t> s, const scoring& sc,
+                    thread_pool& pool, std::size_t units, long long kind, share_log& log)
+        : inner_(q, s, sc, pool, 1 << 14, 256.0 * 256), units_(units), kind_(kind), log_(log) {}
+    void forward(const long_pair::rect& area, const long_pair::borders& b, std::int64_t K,
+                 long_pair::grid& out) override {
+        const bool first = area.r0 == 0 && area.c0 == 0 && !forwarded_;
+        forwarded_ = true;
+        if (first) {
+            std::lock_guard<std::mutex> g(log_.lock);
+            if (granted_ == 0 && log_.running > 0) log_.unshared_beside_others = true;
+            log_.in_flight_units += granted_;
+            log_.most_units = std::max(log_.most_units, log_.in_flight_units);
+            log_.over_capacity |= log_.in_flight_units > 4;
+            ++log_.running;
+            log_.most_running = std::max(log_.most_running, log_.running);
+            if (granted_) {
+                log_.mixed_kinds |= !log_.kinds.empty() && !log_.kinds.count(kind_);
+                log_.kinds.insert(kind_);
+            }
+        }
+        if (first) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        inner_.forward(area, b, K, out);
+        if (first) {
+            std::lock_guard<std::mutex> g(log_.lock);
+            log_.in_flight_units -= granted_;
+            --log_.running;
+            if (log_.running == 0) log_.kinds.clear();
+        }
+    }
+    void trace_rect(const long_pair::rect& area, const long_pair::borders& b, int target,
+                    long_pair::trace& out) override {
+        inner_.trace_rect(area, b, target, out);
+    }
+    std::int64_t spacing_multiple() const override { return inner_.spacing_multiple(); }
+    double leaf_cells() const override { return inner_.leaf_cells(); }
+    std::size_t grid_budget() const override { return inner_.grid_budget(); }
+    share_shape sharing(const long_pair::rect&, std::int64_t) const override { return {units_, 4, kind_}; }
+    void share(std::size_t units, std::int64_t) override { granted_ = units; }
+
+private:
+    long_pair::cpu_backend inner_;
+    std::size_t units_;
+    long long kind_;
+    share_log& log_;
+    std::size_t granted_ = 0;
+    bool forwarded_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("long pairs in a batch: each pair's score and alignment as alone, shares within capacity, one kind at a time", "[long]") {
+    thread_pool pool(2);
+    std::mt19937_64 rng(77);
+    const auto sc = dna_scoring(2, -3, 5, 2);
+    std::vector<std::pair<codes, codes>> seqs;
+    for (int k = 0; k < 14; ++k) {
+        auto q = random_sequence(rng, 200 + rng() % 1400, dna4, sc.matrix);
+        auto s = k % 3 == 0 ? mutate(rng, q, 0.08, 4, 60, dna4, sc.matrix) : random_sequence(rng, 300 + rng() % 2000, dna4, sc.matrix);
+        seqs.emplace_back(std::move(q), std::move(s));
+    }
+    seqs.emplace_back(codes{}, random_sequence(rng, 50, dna4, sc.matrix));  // an empty query: score 0
+    for (const int kinds : {1, 2}) {
+        for (const bool traceback : {false, true}) {
+            share_log log;
+            std::vector<long_pair::batch_pair> jobs;
+            for (std::size_t k = 0; k < seqs.size(); ++k) {
+                const auto& [q, s] = seqs[k];
+                // units 1..3 of 4; every fifth pair does not share (units 0).
+                const std::size_t units = k % 5 == 4 ? 0 : 1 + k % 3;
+                const long long kind = kinds == 1 ? 7 : 7 + static_cast<long long>(k % 2);
+                jobs.push_back({[&, q = std::span<const std::uint8_t>(q), s = std::span<const std::uint8_t>(s), units,
+                                 kind] { return std::make_unique<sharing_backend>(q, s, sc, pool, units, kind, log); },
+                                std::int64_t(q.size()), std::int64_t(s.size())});
+            }
+            const auto got = long_pair::run_batch(jobs, sc, traceback);
+            REQUIRE(got.size() == seqs.size());
+            for (std::size_t k = 0; k < seqs.size(); ++k) {
+                const auto& [q, s] = seqs[k];
+                INFO("pair " << k << " " << q.size() << " x " << s.size() << " traceback " << traceback);
+                const alignment ref = sw_align(q, s, sc);
+                if (traceback) REQUIRE(got[k] == ref);
+                else REQUIRE(got[k].score == ref.score);
+            }
+            INFO("kinds " << kinds << " traceback " << traceback);
+            CHECK_FALSE(log.over_capacity);
+            CHECK_FALSE(log.mixed_kinds);
+            CHECK_FALSE(log.unshared_beside_others);
+            CHECK(log.most_running >= 2);  // passes did run side by side
+        }
+    }
+}
+
+TEST_CASE("long pairs in a batch on the CPU: pairs side by side on pools of their own give sw_align's alignments", "[long]") {
+    thread_pool pool(3);
+    std::mt19937_64 rng(78);
+    const auto sc = dna_scoring(1, -2, 3, 1);
+    const auto genome = random_sequence(rng, 6000, dna4, sc.matrix);
+    std::vector<codes> contigs;
+    for (int k = 0; k < 9; ++k) {
+        const std::size_t len = 100 + rng() % 1200, at = rng() % (genome.size() - len);
+        contigs.push_back(mutate(rng, codes(genome.begin() + at, genome.begin() + at + len), 0.05, 3, 20, dna4, sc.matrix));
+    }
+    for (const bool traceback : {false, true}) {
+        std::vector<long_pair::batch_pair> jobs;
+        for (const auto& c : contigs)
+            jobs.push_back({[&, q = std::span<const std::uint8_t>(c)] {
+                                return std::make_unique<long_pair::cpu_backend>(q, genome, sc, pool, 1 << 16, 256.0 * 256);
+                            },
+                            std::int64_t(c.size()), std::int64_t(genome.size())});
+        const auto got = long_pair::run_batch(jobs, sc, traceback);
+        for (std::size_t k = 0; k < contigs.size(); ++k) {
+            INFO("contig " << k << " of " << contigs[k].size() << " traceback " << traceback);
+            const alignment ref = sw_align(contigs[k], genome, sc);
+            if (traceback) REQUIRE(got[k] == ref);
+            else REQUIRE(got[k].score == ref.score);
+        }
     }
 }

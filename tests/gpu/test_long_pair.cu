@@ -193,3 +193,53 @@ GPU_TEST("long_pair: a forward pass split over every GPU of the machine (parts a
         check_large_split(q, s, sc, all, 1);
     }
 }
+
+GPU_TEST("long_pair: a batch of pairs side by side on the GPU (contigs against a genome) gives each pair's sw_align") {
+    std::mt19937_64 rng(2029);
+    for (const auto& sc : {dna_scoring(2, -3, 5, 2),
+                           scoring{substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein}}) {
+        const bool dna = sc.type == seq_type::dna;
+        const std::string& letters = dna ? dna4 : protein20;
+        // A "genome" of 30 kbp and 24 "contigs" of 0.1-5 kbp: most copied from it with mutations (both orientations
+        // of a DNA pair are two pairs), some random, one of a single residue; and one pair of another subject.
+        const auto genome = random_sequence(rng, 30000, letters, sc.matrix);
+        const auto other = random_sequence(rng, 9000, letters, sc.matrix);
+        std::vector<std::pair<codes, const codes*>> seqs;
+        for (int k = 0; k < 24; ++k) {
+            const std::size_t len = k == 0 ? 1 : 100 + rng() % 5000;
+            if (k % 4 == 3) {
+                seqs.emplace_back(random_sequence(rng, len, letters, sc.matrix), &genome);
+            } else {
+                const std::size_t at = rng() % (genome.size() - len);
+                codes piece(genome.begin() + at, genome.begin() + at + len);
+                seqs.emplace_back(mutate(rng, piece, 0.03, 4, 40, letters, sc.matrix), &genome);
+            }
+        }
+        seqs.emplace_back(random_sequence(rng, 3000, letters, sc.matrix), &other);
+        std::vector<alignment> want;
+        for (const auto& [q, s] : seqs) want.push_back(sw_align(q, *s, sc));
+        for (const bool traceback : {false, true}) {
+            std::vector<long_pair::batch_pair> jobs;
+            for (const auto& [q, s] : seqs)
+                jobs.push_back({[&sc, q = std::span<const std::uint8_t>(q), s = std::span<const std::uint8_t>(*s)] {
+                                    return gpu::long_pair_backend(q, s, sc, 0, {});
+                                },
+                                std::int64_t(q.size()), std::int64_t(s->size())});
+            const auto got = long_pair::run_batch(jobs, sc, traceback);
+            int wrong = 0;
+            for (std::size_t k = 0; k < seqs.size(); ++k) {
+                const bool ok = traceback ? got[k] == want[k] : got[k].score == want[k].score;
+                if (!ok && wrong++ < 5)
+                    std::fprintf(stderr, "batch pair %zu (%zu x %zu, traceback %d): GPU score %d, sw_align %d\n", k,
+                                 seqs[k].first.size(), seqs[k].second->size(), int(traceback), got[k].score,
+                                 want[k].score);
+            }
+            CHECK(wrong == 0);
+        }
+        // The pairs did share the GPU: a contig's pass takes a part of it.
+        auto be = gpu::long_pair_backend(seqs[1].first, genome, sc, 0, {});
+        const auto shape = be->sharing({0, std::int64_t(seqs[1].first.size()), 0, std::int64_t(genome.size())}, 100000);
+        CHECK(shape.units > 0);
+        CHECK(shape.units < shape.capacity);
+    }
+}

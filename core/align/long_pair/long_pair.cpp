@@ -4,7 +4,11 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <optional>
 #include <limits>
 #include <cstdio>
@@ -13,6 +17,7 @@
 
 #include "core/cancel.hpp"
 #include "core/error.hpp"
+#include "core/tuning.hpp"
 #include "core/align/simd/long_pair_rows.hpp"
 
 namespace swgpu::long_pair {
@@ -370,19 +375,11 @@ std::int64_t spacing_for(const rect& area, std::size_t budget, std::int64_t mult
     return K;
 }
 
-sw_end score(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t) {
-    check_sizes(m, n, sc);
-    if (m == 0 || n == 0) return {};
-    driver d(be, sc, t);
-    return score_with_grid(d, be, m, n, sc, t).end;
-}
+namespace {
 
-alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t) {
-    check_sizes(m, n, sc);
+// The traceback of a scored grid (align's second half).
+alignment align_from(driver& d, backend& be, const scored_grid& s, timing* t) {
     alignment a;
-    if (m == 0 || n == 0) return a;
-    driver d(be, sc, t);
-    const scored_grid s = score_with_grid(d, be, m, n, sc, t);
     if (s.end.score <= 0) return a;
     const auto t0 = clock::now();
     if (be.progress) be.progress(-1);
@@ -402,6 +399,161 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
     }
     if (t) t->traceback_s = since(t0);
     return a;
+}
+
+}  // namespace
+
+sw_end score(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t) {
+    check_sizes(m, n, sc);
+    if (m == 0 || n == 0) return {};
+    driver d(be, sc, t);
+    return score_with_grid(d, be, m, n, sc, t).end;
+}
+
+alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t) {
+    check_sizes(m, n, sc);
+    alignment a;
+    if (m == 0 || n == 0) return a;
+    driver d(be, sc, t);
+    return align_from(d, be, score_with_grid(d, be, m, n, sc, t), t);
+}
+
+std::vector<alignment> run_batch(std::span<const batch_pair> pairs, const scoring& sc, bool traceback) {
+    const std::size_t count = pairs.size();
+    std::vector<alignment> out(count);
+    std::int64_t batch_rows = 0;
+    double all_cells = 0;
+    for (const auto& p : pairs) {
+        check_sizes(p.m, p.n, sc);
+        batch_rows += p.m;
+        all_cells += double(p.m) * double(p.n);
+    }
+    // Largest pairs first: the batch ends with the small ones filling the device's last gaps.
+    std::vector<std::size_t> order(count);
+    for (std::size_t k = 0; k < count; ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return double(pairs[a].m) * double(pairs[a].n) > double(pairs[b].m) * double(pairs[b].n);
+    });
+    struct job {
+        std::unique_ptr<backend> be;
+        scored_grid s;  // destroyed before the backend
+        int best = 0;
+    };
+    std::vector<job> jobs(count);
+    // The grid first: its lines may live on the backend's device, freed in the backend's stream.
+    const auto release = [](job& j) {
+        j.s = scored_grid{};
+        j.be.reset();
+    };
+    const bool profile = tuning::flag("long.profile");
+    const auto batch_start = clock::now();
+    // The first forward pass of a pair: with traceback, a grid within its share (by cells) of the first backend's
+    // budget, since every grid is kept until the tracebacks; without, one block (its maximum is the score).
+    std::size_t budget = 0;
+    const auto first_pass = [&](std::size_t k) {
+        job& j = jobs[k];
+        const rect whole{0, pairs[k].m, 0, pairs[k].n};
+        j.s.edge = borders::matrix_edge(whole, sc);
+        const std::int64_t multiple = j.be->spacing_multiple();
+        std::int64_t K = 0;
+        if (traceback) {
+            const double cells = whole.cells();
+            const auto mine = static_cast<std::size_t>(double(budget) * cells / std::max(all_cells, 1.0));
+            K = spacing_for(whole, std::max<std::size_t>(mine, 1), multiple,
+                            static_cast<std::int64_t>(std::sqrt(j.be->leaf_cells())));
+        } else {
+            K = (std::max(whole.rows(), whole.cols()) + multiple - 1) / multiple * multiple;
+        }
+        j.be->forward(whole, j.s.edge, K, j.s.g);
+        j.best = j.s.g.best();
+    };
+
+    std::mutex lock;
+    std::condition_variable changed;
+    std::size_t used = 0;
+    long long kind = 0;
+    int running = 0;
+    std::exception_ptr failed;
+    std::vector<std::thread> threads;
+    const auto wait_until = [&](auto&& ready) {
+        std::unique_lock<std::mutex> g(lock);
+        changed.wait(g, [&] { return failed || ready(); });
+    };
+    for (const std::size_t k : order) {
+        if (pairs[k].m == 0 || pairs[k].n == 0) continue;
+        check_cancelled();
+        {
+            std::lock_guard<std::mutex> g(lock);
+            if (failed) break;
+        }
+        const double asked = since(batch_start);
+        jobs[k].be = pairs[k].make();
+        if (profile)
+            std::fprintf(stderr, "long pair batch: %lld x %lld backend made %.3f-%.3f s\n",
+                         static_cast<long long>(pairs[k].m), static_cast<long long>(pairs[k].n), asked,
+                         since(batch_start));
+        if (budget == 0) budget = jobs[k].be->grid_budget();
+        const rect whole{0, pairs[k].m, 0, pairs[k].n};
+        const backend::share_shape shape = jobs[k].be->sharing(whole, batch_rows);
+        if (shape.units == 0 || shape.capacity == 0 || shape.units > shape.capacity) {
+            // No sharing: the pair alone on the device, after the passes running now.
+            wait_until([&] { return running == 0; });
+            if (failed) break;
+            first_pass(k);
+            if (!traceback) release(jobs[k]);
+            continue;
+        }
+        wait_until([&] { return running == 0 || (kind == shape.kind && used + shape.units <= shape.capacity); });
+        std::lock_guard<std::mutex> g(lock);
+        if (failed) break;
+        used += shape.units;
+        kind = shape.kind;
+        ++running;
+        jobs[k].be->share(shape.units, batch_rows);
+        threads.emplace_back([&, k, units = shape.units, capacity = shape.capacity] {
+            std::exception_ptr err;
+            try {
+                const double began = since(batch_start);
+                first_pass(k);
+                if (profile)
+                    std::fprintf(stderr, "long pair batch: %lld x %lld, %zu of %zu units, pass %.3f-%.3f s\n",
+                                 static_cast<long long>(pairs[k].m), static_cast<long long>(pairs[k].n), units,
+                                 capacity, began, since(batch_start));
+                jobs[k].be->share(0, 0);
+                if (!traceback) release(jobs[k]);
+            } catch (...) {
+                err = std::current_exception();
+            }
+            std::lock_guard<std::mutex> g2(lock);
+            used -= units;
+            --running;
+            if (err && !failed) failed = err;
+            changed.notify_all();
+        });
+    }
+    for (auto& t : threads) t.join();
+    if (failed) std::rethrow_exception(failed);
+    check_cancelled();
+
+    // End cells and tracebacks one pair after the other, each backend with the whole device.
+    for (std::size_t k = 0; k < count; ++k) {
+        if (pairs[k].m == 0 || pairs[k].n == 0) continue;
+        job& j = jobs[k];
+        const int best = j.best;
+        if (!traceback) {
+            out[k].score = std::max(best, 0);
+            continue;
+        }
+        driver d(*j.be, sc, nullptr);
+        if (best > 0) {
+            const cell c = d.first_hit(j.s.g, j.s.edge, best);
+            if (!c.found()) throw runtime_failure("internal error: the end cell of a long pair was not found");
+            j.s.end = {best, c.i, c.j};
+        }
+        out[k] = align_from(d, *j.be, j.s, nullptr);
+        release(j);
+    }
+    return out;
 }
 
 // ---- The CPU backend ----------------------------------------------------------------------------------------------
@@ -557,12 +709,12 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     for (std::int64_t d = 0; d < nti + ntj - 1; ++d) {
         check_cancelled();
         const std::int64_t lo = std::max<std::int64_t>(0, d - (ntj - 1)), hi = std::min(d, nti - 1);
-        pool_.parallel_for(idx(hi - lo + 1), [&](std::size_t k) {
+        threads().parallel_for(idx(hi - lo + 1), [&](std::size_t k) {
             const std::int64_t ti = lo + static_cast<std::int64_t>(k);
             run_tile(ti, d - ti);
         });
         tiles_done += hi - lo + 1;
-        if (progress && since(last_report) > 0.25) {
+        if (progress && !own_pool_ && since(last_report) > 0.25) {
             progress(double(tiles_done) / double(nti * ntj));
             last_report = clock::now();
         }
@@ -572,13 +724,24 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     for (std::size_t k = 0; k < block_max.size(); ++k) g.block_max[k] = block_max[k].load();
 }
 
+backend::share_shape cpu_backend::sharing(const rect& area, std::int64_t) const {
+    if (pool_.size() < 2) return {};
+    const std::int64_t widest = std::min((area.rows() + tile - 1) / tile, (area.cols() + tile - 1) / tile);
+    return {static_cast<std::size_t>(std::clamp<std::int64_t>(widest, 1, pool_.size())), pool_.size(), 1};
+}
+
+void cpu_backend::share(std::size_t units, std::int64_t) {
+    own_pool_.reset();
+    if (units > 0) own_pool_ = std::make_unique<thread_pool>(static_cast<unsigned>(units));
+}
+
 void cpu_backend::trace_blocks(const grid& g, const borders& outer,
                                std::span<const std::pair<std::int64_t, std::int64_t>> blocks, std::vector<trace>& out) {
     out.resize(blocks.size());
     std::vector<borders> inner(blocks.size());
     for (std::size_t k = 0; k < blocks.size(); ++k)
         inner[k] = g.block_borders(blocks[k].first, blocks[k].second, outer);
-    pool_.parallel_for(blocks.size(), [&](std::size_t k) {
+    threads().parallel_for(blocks.size(), [&](std::size_t k) {
         trace_rect(g.block(blocks[k].first, blocks[k].second), inner[k], 0, out[k]);
     });
 }

@@ -136,6 +136,20 @@ public:
     // Optional: called from the calling thread with the fraction done (0..1) of a long forward pass, a few times a
     // second, and by align() with a fraction of -1 when the forward pass is over and the traceback starts.
     std::function<void(double fraction)> progress;
+
+    // Sharing the device with other pairs' forward passes (run_batch). A backend that can share tells what a forward
+    // pass over `area` takes in a batch of pairs with `batch_rows` query rows in all: `units` of the device's
+    // `capacity`, in a `kind`. Passes of one kind run side by side while their units add up to at most the capacity,
+    // and then always fit on the device together (on a GPU: blocks of one kernel shape, all resident at once);
+    // passes of different kinds never run side by side. units == 0: the backend does not share its device.
+    struct share_shape {
+        std::size_t units = 0, capacity = 0;
+        long long kind = 0;
+    };
+    virtual share_shape sharing(const rect& /*area*/, std::int64_t /*batch_rows*/) const { return {}; }
+    // The next forward passes take at most `units` of the shape sharing(area, batch_rows) gave; share(0, 0) gives
+    // the backend the whole device again.
+    virtual void share(std::size_t /*units*/, std::int64_t /*batch_rows*/) {}
 };
 
 namespace rows {
@@ -161,6 +175,10 @@ public:
     std::int64_t spacing_multiple() const override { return tile; }
     double leaf_cells() const override { return leaf_; }
     std::size_t grid_budget() const override { return budget_; }
+    // In a batch (run_batch), a pass takes as many of the pool's threads as its widest wave of tiles can use, on a
+    // pool of its own: pairs whose shorter side is a few tiles run side by side instead of leaving threads idle.
+    share_shape sharing(const rect& area, std::int64_t batch_rows) const override;
+    void share(std::size_t units, std::int64_t batch_rows) override;
     static constexpr std::int64_t tile = 256;
 
 private:
@@ -178,6 +196,8 @@ private:
     int match_ = 0, mismatch_ = 0;
     const scoring& sc_;
     thread_pool& pool_;
+    std::unique_ptr<thread_pool> own_pool_;  // while shared
+    thread_pool& threads() { return own_pool_ ? *own_pool_ : pool_; }
     std::size_t budget_;
     double leaf_;
     int lanes_;
@@ -198,6 +218,19 @@ struct timing {
 sw_end score(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t = nullptr);
 // The alignment sw_align gives.
 alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t = nullptr);
+
+// Several pairs at once (contigs or genes against a genome, both strands of a pair): the first forward pass of each
+// pair (its m·n cells) runs side by side with the others' where the backends share their device (backend::sharing:
+// a pair whose shorter side is a few thousand residues has too few bands to fill a GPU on its own), each on a part
+// of the device, largest pairs first; the end cells and tracebacks then run one pair after the other with the whole
+// device. Backends that do not share run their pairs one after the other. Each result is the one align() gives
+// (with `traceback`), or score() (its score field alone, without). A pair's backend is made when its pass starts
+// (`make`) and, without traceback, released when it ends.
+struct batch_pair {
+    std::function<std::unique_ptr<backend>()> make;
+    std::int64_t m = 0, n = 0;
+};
+std::vector<alignment> run_batch(std::span<const batch_pair> pairs, const scoring& sc, bool traceback);
 
 // How the score pass of a long pair runs on the GPU: bands of rows with cells along anti-diagonals inside each tile
 // (gpu/align/long_pair.cu, the default), or the engine's tiled schedule with the compensation weighted scan inside each tile

@@ -66,6 +66,50 @@ int runner::score(std::span<const std::uint8_t> q, std::span<const std::uint8_t>
     return s;
 }
 
+std::vector<int> runner::scores(std::span<const pair_view> pairs) {
+    std::vector<int> out(pairs.size(), 0);
+    // Pairs scored by the engine's tiles go alone; the others in batches.
+    std::vector<std::size_t> batched;
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+        const double cells = double(pairs[k].first.size()) * double(pairs[k].second.size());
+        if (!keep_ && compensation && use_compensation && use_compensation(cells))
+            out[k] = score(pairs[k].first, pairs[k].second);
+        else
+            batched.push_back(k);
+    }
+    if (batched.size() == 1) {
+        out[batched[0]] = score(pairs[batched[0]].first, pairs[batched[0]].second);
+        return out;
+    }
+    for (std::size_t from = 0; from < batched.size(); from += batch_pairs) {
+        const std::size_t to = std::min(batched.size(), from + batch_pairs);
+        std::vector<long_pair::batch_pair> jobs;
+        double cells = 0;
+        for (std::size_t b = from; b < to; ++b) {
+            const auto [q, d] = pairs[batched[b]];
+            jobs.push_back({[this, q, d] { return make_(q, d); }, std::int64_t(q.size()), std::int64_t(d.size())});
+            cells += double(q.size()) * double(d.size());
+        }
+        if (on_batch) on_batch(jobs.size(), cells);
+        const auto t0 = clock::now();
+        std::vector<alignment> got = long_pair::run_batch(jobs, sc_, keep_);
+        const double took = std::chrono::duration<double>(clock::now() - t0).count();
+        for (std::size_t b = from; b < to; ++b) {
+            const auto [q, d] = pairs[batched[b]];
+            alignment& a = got[b - from];
+            out[batched[b]] = a.score;
+            if (keep_) kept_[{residues_hash(q), residues_hash(d), a.score}] = std::move(a);
+        }
+        pairs_ += jobs.size();
+        cells_ += cells;
+        seconds_ += took;
+        if (on_aligned)
+            on_aligned(std::to_string(jobs.size()) + " long pairs side by side (" + std::to_string(cells / 1e9) +
+                       " G cells): " + seconds_text(took));
+    }
+    return out;
+}
+
 alignment runner::align(const scored_pair& p) {
     const auto it = kept_.find({residues_hash(p.query), residues_hash(p.subject), p.score});
     if (it != kept_.end()) return it->second;

@@ -16,6 +16,8 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "core/align/alignment.hpp"
 #include "core/align/long_pair/long_pair.hpp"
@@ -39,8 +41,16 @@ public:
     std::function<void(const std::string&)> on_aligned;
     std::function<void(std::size_t query_length, std::size_t subject_length)> on_start;
 
+    // Optional: told before a batch of pairs starts (their number and cells in all).
+    std::function<void(std::size_t pairs, double cells)> on_batch;
+
     // The pair's best local score (split_score_pass's long_score).
     int score(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject);
+    // The scores of several pairs (split_score_pass's long_scores): side by side where the backend shares its
+    // device (long_pair::run_batch), in batches of at most `batch_pairs`; alignments kept as score() keeps them.
+    using pair_view = std::pair<std::span<const std::uint8_t>, std::span<const std::uint8_t>>;
+    std::vector<int> scores(std::span<const pair_view> pairs);
+    static constexpr std::size_t batch_pairs = 256;
     // The pair's alignment (finish_options::long_aligner): the one kept by score() when there is one.
     alignment align(const scored_pair& pair);
 

@@ -799,13 +799,18 @@ std::vector<std::vector<score_hit>> split_score_pass(const sequence_set& queries
     }
     search_subset(queries, all_q, db, short_subjects, opt, search, hits);
     search_subset(queries, short_q, db, long_subjects, opt, search, hits);
+    std::vector<std::pair<std::size_t, std::size_t>> long_pairs;
     for (std::size_t s : long_subjects)
-        for (std::size_t q : long_q) {
-            const int score = split.long_score(queries, q, db, s);
-            if (score > 0 && score >= opt.min_score)
-                hits[q].push_back(ranked_hit(score, static_cast<std::uint32_t>(s) + opt.subject_offset,
-                                             queries.length(q), db.length(s), opt));
-        }
+        for (std::size_t q : long_q) long_pairs.emplace_back(q, s);
+    std::vector<int> long_scores;
+    if (split.long_scores) long_scores = split.long_scores(queries, db, long_pairs);
+    for (std::size_t k = 0; k < long_pairs.size(); ++k) {
+        const auto [q, s] = long_pairs[k];
+        const int score = split.long_scores ? long_scores[k] : split.long_score(queries, q, db, s);
+        if (score > 0 && score >= opt.min_score)
+            hits[q].push_back(ranked_hit(score, static_cast<std::uint32_t>(s) + opt.subject_offset, queries.length(q),
+                                         db.length(s), opt));
+    }
     order_hits(hits, opt.max_hits);
     return hits;
 }

@@ -262,6 +262,10 @@ struct long_pair_split {
     std::function<bool(std::size_t query_length, std::size_t subject_length)> long_pair;
     // The best local score of queries[q] against db[s].
     std::function<int(const sequence_set& queries, std::size_t q, const sequence_set& db, std::size_t s)> long_score;
+    // Optional: the best local scores of several pairs (q, s) at once; long_score is then not used.
+    std::function<std::vector<int>(const sequence_set& queries, const sequence_set& db,
+                                   std::span<const std::pair<std::size_t, std::size_t>> pairs)>
+        long_scores;
 };
 // The score pass `search` with long pairs taken out: subjects that are long with some query are searched only with the
 // queries shorter than every query that is long with one of them; the pairs left are given to long_score. The result

@@ -28,6 +28,13 @@ std::vector<std::vector<score_hit>> split_long_pairs::score(const sequence_set& 
     split.long_score = [this](const sequence_set& qset, std::size_t q, const sequence_set& dset, std::size_t s) {
         return runner_.score(qset[q], dset[s]);
     };
+    split.long_scores = [this](const sequence_set& qset, const sequence_set& dset,
+                               std::span<const std::pair<std::size_t, std::size_t>> pairs) {
+        std::vector<long_pair::runner::pair_view> views;
+        views.reserve(pairs.size());
+        for (const auto& [q, s] : pairs) views.emplace_back(qset[q], dset[s]);
+        return runner_.scores(views);
+    };
     const score_pass inner = [this](const sequence_set& q, const sequence_set& d, const search_options& o) {
         return inner_.score(q, d, o);
     };
