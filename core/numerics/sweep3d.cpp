@@ -6,15 +6,16 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/numerics/sweep3d_isa.hpp"
+#include "core/numerics/sweep3d_kernel.hpp"
 
 namespace swgpu::sweep3d {
 
 namespace {
 
 // 3-D tiles in wavefront order: wave d holds the tiles (ti, tj, tk) with ti + tj + tk == d, run in parallel on the
-// pool; inside a tile, body(i0, i1, j0, j1, k0, k1) runs its cells lexicographically. A tile's upstream tiles are in
-// earlier waves; the tiles of one wave differ in at least two tile coordinates, so the (j, k), (i, k) and (i, j)
-// regions they own are disjoint.
+// pool; body(i0, i1, j0, j1, k0, k1) runs one tile. A tile's upstream tiles are in earlier waves; the tiles of one
+// wave differ in at least two tile coordinates, so the (j, k), (i, k) and (i, j) regions they own are disjoint.
 template <class Body>
 void tiled_waves(index_t n, index_t tile, thread_pool& pool, Body&& body) {
     tile = std::max<index_t>(1, tile);
@@ -33,8 +34,9 @@ void tiled_waves(index_t n, index_t tile, thread_pool& pool, Body&& body) {
     }
 }
 
+// The oracles: lexicographic, the library's fmod, faces per angle.
 template <class T>
-std::vector<T> fmod_sweep(const fmod_params& p, thread_pool* pool, index_t tile) {
+std::vector<T> fmod_sweep(const fmod_params& p) {
     check(p);
     const index_t n = p.n;
     std::vector<T> a(static_cast<std::size_t>(n * n * n));
@@ -50,13 +52,12 @@ std::vector<T> fmod_sweep(const fmod_params& p, thread_pool* pool, index_t tile)
                     a[at(i, j, k)] = fmod_point(initial_value<T>(i, j, k), top, north, west, c, p.loops);
                 }
     };
-    if (pool) tiled_waves(n, tile, *pool, block);
-    else block(0, n, 0, n, 0, n);
+    block(0, n, 0, n, 0, n);
     return a;
 }
 
 template <class T>
-std::vector<T> dd_sweep(const dd_params& p, thread_pool* pool, index_t tile) {
+std::vector<T> dd_sweep(const dd_params& p) {
     check(p);
     const index_t n = p.n;
     const auto plane = static_cast<std::size_t>(n * n);
@@ -82,12 +83,136 @@ std::vector<T> dd_sweep(const dd_params& p, thread_pool* pool, index_t tile) {
                     phi[static_cast<std::size_t>((i * n + j) * n + k)] = sum;
                 }
     };
-    if (pool) tiled_waves(n, tile, *pool, block);
-    else block(0, n, 0, n, 0, n);
+    block(0, n, 0, n, 0, n);
     return phi;
 }
 
+// The kernel of an instruction set: the best of kernel_isas() not above it.
+enum class kernel { portable, avx2, avx512 };
+kernel pick(simd::isa isa) {
+    const auto have = kernel_isas();
+    for (auto it = have.rbegin(); it != have.rend(); ++it) {
+        if (*it > isa) continue;
+        if (*it == simd::isa::avx512bw) return kernel::avx512;
+        if (*it == simd::isa::avx2) return kernel::avx2;
+        return kernel::portable;
+    }
+    return kernel::portable;
+}
+
+template <class T>
+void fmod_block(kernel k, const detail::fmod_job<T>& job, const detail::box& b) {
+#if defined(SWGPU_X86_KERNELS)
+    if (k == kernel::avx512) return detail::fmod_block_avx512(job, b);
+    if (k == kernel::avx2) return detail::fmod_block_avx2(job, b);
+#endif
+    (void)k;
+    detail::fmod_block_kernel<T, 0>(job, b);
+}
+
+template <class T>
+void dd_block(kernel k, const detail::dd_job<T>& job, const detail::box& b) {
+#if defined(SWGPU_X86_KERNELS)
+    if (k == kernel::avx512) return detail::dd_block_avx512(job, b);
+    if (k == kernel::avx2) return detail::dd_block_avx2(job, b);
+#endif
+    (void)k;
+    detail::dd_block_kernel<T, 0>(job, b);
+}
+
+template <class T>
+void fmod_tiled_sweep(const fmod_params& p, thread_pool& pool, index_t tile, simd::isa isa, std::vector<T>& a) {
+    check(p);
+    const index_t n = p.n;
+    a.resize(static_cast<std::size_t>(n * n * n));
+    detail::fmod_job<T> job{a.data(), n, p.loops, T(p.c), T(0), {}};
+    for (int d = 0; d < 10; ++d) job.values[d] = initial_value<T>(d, 0, 0);
+    // a modulus the exact fmod cannot take (subnormal, or 1/C not finite) runs the library's fmod
+    const kernel k = detail::fmod_lane_usable(job.c) ? pick(isa) : kernel::portable;
+    job.inverse = T(1) / job.c;
+    tiled_waves(n, tile, pool, [&](index_t i0, index_t i1, index_t j0, index_t j1, index_t k0, index_t k1) {
+        fmod_block(k, job, detail::box{i0, i1, j0, j1, k0, k1});
+    });
+}
+
+template <class T>
+void dd_tiled_sweep(const dd_params& p, thread_pool& pool, index_t tile, simd::isa isa, std::vector<T>& phi) {
+    check(p);
+    const index_t n = p.n;
+    const auto plane = static_cast<std::size_t>(n * n);
+    const auto angles = static_cast<std::size_t>(p.angles);
+    phi.resize(plane * static_cast<std::size_t>(n));
+    // Incoming face fluxes, [position][angle]: x faces on the (j, k) plane, y faces on (i, k), z faces on (i, j).
+    std::vector<T> fx(plane * angles, T(0)), fy(plane * angles, T(0)), fz(plane * angles, T(0));
+    std::vector<T> cx(angles), cy(angles), cz(angles), den(angles);
+    for (std::size_t a = 0; a < angles; ++a) {
+        const auto c = dd_coefficients<T>(p, static_cast<int>(a));
+        cx[a] = c.cx;
+        cy[a] = c.cy;
+        cz[a] = c.cz;
+        den[a] = c.denominator;
+    }
+    const detail::dd_job<T> job{phi.data(), fx.data(), fy.data(), fz.data(), cx.data(), cy.data(), cz.data(),
+                                den.data(), n, p.angles, T(p.source), T(1) / T(p.angles)};
+    const kernel k = pick(isa);
+    tiled_waves(n, tile, pool, [&](index_t i0, index_t i1, index_t j0, index_t j1, index_t k0, index_t k1) {
+        dd_block(k, job, detail::box{i0, i1, j0, j1, k0, k1});
+    });
+}
+
 }  // namespace
+
+std::vector<simd::isa> kernel_isas() {
+    std::vector<simd::isa> v{simd::isa::portable};
+#if defined(SWGPU_X86_KERNELS)
+    if (simd::cpu_supports(simd::isa::avx2) && __builtin_cpu_supports("fma")) {
+        v.push_back(simd::isa::avx2);
+        if (simd::cpu_supports(simd::isa::avx512bw)) v.push_back(simd::isa::avx512bw);
+    }
+#endif
+    return v;
+}
+
+template <class T>
+T exact_fmod(T x, T c) {
+    const T ac = std::fabs(c);
+    if (!detail::fmod_lane_usable(ac)) return fmod_of(x, c);
+    std::int32_t bad = 0;
+    const T r = detail::fmod_lane(x, ac, T(1) / ac, bad);
+    return bad ? fmod_of(x, c) : r;
+}
+
+template <class T>
+bool exact_fmod_array(const T* x, T* r, std::size_t count, T c, simd::isa isa) {
+    const T ac = std::fabs(c);
+    if (!detail::fmod_lane_usable(ac)) {
+        for (std::size_t i = 0; i < count; ++i) r[i] = fmod_of(x[i], c);
+        return count > 0;
+    }
+    const T inv = T(1) / ac;
+    switch (pick(isa)) {
+#if defined(SWGPU_X86_KERNELS)
+    case kernel::avx512: return detail::fmod_array_avx512(x, r, count, ac, inv);
+    case kernel::avx2: return detail::fmod_array_avx2(x, r, count, ac, inv);
+#endif
+    default: return detail::fmod_array_kernel<T>(x, r, count, ac, inv);
+    }
+}
+
+template <class T>
+T fmod_chain(T x, T step, std::size_t count, T c, bool inline_fmod, simd::isa isa) {
+    const T ac = std::fabs(c);
+    if (!inline_fmod || !detail::fmod_lane_usable(ac))
+        return detail::fmod_chain_kernel<T, false>(x, step, count, c, T(1));
+    const T inv = T(1) / ac;
+    switch (pick(isa)) {
+#if defined(SWGPU_X86_KERNELS)
+    case kernel::avx512: return detail::fmod_chain_avx512(x, step, count, ac, inv);
+    case kernel::avx2: return detail::fmod_chain_avx2(x, step, count, ac, inv);
+#endif
+    default: return detail::fmod_chain_kernel<T, true>(x, step, count, ac, inv);
+    }
+}
 
 void check(const fmod_params& p) {
     if (p.n < 1) throw usage_error("--n must be at least 1 (got " + std::to_string(p.n) + ")");
@@ -115,19 +240,39 @@ direction angle(int a, int angles) {
 
 template <class T>
 std::vector<T> fmod_naive(const fmod_params& p) {
-    return fmod_sweep<T>(p, nullptr, 0);
+    return fmod_sweep<T>(p);
 }
 template <class T>
 std::vector<T> fmod_tiled(const fmod_params& p, thread_pool& pool, index_t tile) {
-    return fmod_sweep<T>(p, &pool, tile);
+    return fmod_tiled<T>(p, pool, tile, simd::isa::avx512bw);
+}
+template <class T>
+std::vector<T> fmod_tiled(const fmod_params& p, thread_pool& pool, index_t tile, simd::isa isa) {
+    std::vector<T> a;
+    fmod_tiled_sweep<T>(p, pool, tile, isa, a);
+    return a;
+}
+template <class T>
+void fmod_tiled_into(const fmod_params& p, thread_pool& pool, index_t tile, std::vector<T>& grid, simd::isa isa) {
+    fmod_tiled_sweep<T>(p, pool, tile, isa, grid);
 }
 template <class T>
 std::vector<T> dd_naive(const dd_params& p) {
-    return dd_sweep<T>(p, nullptr, 0);
+    return dd_sweep<T>(p);
 }
 template <class T>
 std::vector<T> dd_tiled(const dd_params& p, thread_pool& pool, index_t tile) {
-    return dd_sweep<T>(p, &pool, tile);
+    return dd_tiled<T>(p, pool, tile, simd::isa::avx512bw);
+}
+template <class T>
+std::vector<T> dd_tiled(const dd_params& p, thread_pool& pool, index_t tile, simd::isa isa) {
+    std::vector<T> phi;
+    dd_tiled_sweep<T>(p, pool, tile, isa, phi);
+    return phi;
+}
+template <class T>
+void dd_tiled_into(const dd_params& p, thread_pool& pool, index_t tile, std::vector<T>& grid, simd::isa isa) {
+    dd_tiled_sweep<T>(p, pool, tile, isa, grid);
 }
 template <class T>
 double checksum(const std::vector<T>& grid) {
@@ -140,10 +285,24 @@ template std::vector<float> fmod_naive<float>(const fmod_params&);
 template std::vector<double> fmod_naive<double>(const fmod_params&);
 template std::vector<float> fmod_tiled<float>(const fmod_params&, thread_pool&, index_t);
 template std::vector<double> fmod_tiled<double>(const fmod_params&, thread_pool&, index_t);
+template std::vector<float> fmod_tiled<float>(const fmod_params&, thread_pool&, index_t, simd::isa);
+template std::vector<double> fmod_tiled<double>(const fmod_params&, thread_pool&, index_t, simd::isa);
 template std::vector<float> dd_naive<float>(const dd_params&);
 template std::vector<double> dd_naive<double>(const dd_params&);
 template std::vector<float> dd_tiled<float>(const dd_params&, thread_pool&, index_t);
 template std::vector<double> dd_tiled<double>(const dd_params&, thread_pool&, index_t);
+template std::vector<float> dd_tiled<float>(const dd_params&, thread_pool&, index_t, simd::isa);
+template std::vector<double> dd_tiled<double>(const dd_params&, thread_pool&, index_t, simd::isa);
+template void fmod_tiled_into<float>(const fmod_params&, thread_pool&, index_t, std::vector<float>&, simd::isa);
+template void fmod_tiled_into<double>(const fmod_params&, thread_pool&, index_t, std::vector<double>&, simd::isa);
+template void dd_tiled_into<float>(const dd_params&, thread_pool&, index_t, std::vector<float>&, simd::isa);
+template void dd_tiled_into<double>(const dd_params&, thread_pool&, index_t, std::vector<double>&, simd::isa);
+template float exact_fmod<float>(float, float);
+template double exact_fmod<double>(double, double);
+template bool exact_fmod_array<float>(const float*, float*, std::size_t, float, simd::isa);
+template bool exact_fmod_array<double>(const double*, double*, std::size_t, double, simd::isa);
+template float fmod_chain<float>(float, float, std::size_t, float, bool, simd::isa);
+template double fmod_chain<double>(double, double, std::size_t, double, bool, simd::isa);
 template double checksum<float>(const std::vector<float>&);
 template double checksum<double>(const std::vector<double>&);
 

@@ -8,8 +8,10 @@
 //
 // The pair (fmod, +) is outside Theorem 1 (core/engine/operator_pair.hpp, fmod_plus: not associative), so the compensation
 // schedules, which re-associate a row into a scan, do not accept it; the sweep runs on dependency-preserving
-// schedules only: lexicographic (the oracle), 3-D tiles in wavefront order on threads (CPU), hyperplanes i + j + k = t
-// on the GPU (gpu/numerics/sweep3d.cu).
+// schedules only: lexicographic (the oracle), 3-D tiles in wavefront order on threads (CPU; inside a tile a wavefront
+// of lanes in vector registers, core/numerics/sweep3d_kernel.hpp), hyperplanes i + j + k = t on the GPU
+// (gpu/numerics/sweep3d.cu). The CPU kernels take the remainder with an exact inline fmod (exact_fmod below), which
+// gives the library's bits.
 //
 // Diamond difference, one octant, A angles (direction cosines mu, eta, xi > 0, equal weights 1/A), unit cells,
 // total cross-section sigma and a uniform source q: for each angle and cell, with incoming face fluxes from the
@@ -21,9 +23,11 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "core/align/simd/isa.hpp"
 #include "core/host_device.hpp"
 #include "core/numerics/rounded.hpp"
 #include "core/thread_pool.hpp"
@@ -100,15 +104,45 @@ SWGPU_HD T dd_cell(const dd_angle<T>& c, T source, T& in_x, T& in_y, T& in_z) {
     return psi;
 }
 
-// The grids, row-major [i][j][k], N^3 values.
+// The grids, row-major [i][j][k], N^3 values. naive: the lexicographic triple loop with the library's fmod and the
+// faces per angle (the oracles). tiled: 3-D tiles of edge `tile` in wavefront order on the pool, each tile by the CPU
+// kernel of the given instruction set (default: the best this CPU runs, kernel_isas().back()); the same bits.
 template <class T>
 std::vector<T> fmod_naive(const fmod_params& p);
 template <class T>
 std::vector<T> fmod_tiled(const fmod_params& p, thread_pool& pool, index_t tile = 16);
 template <class T>
+std::vector<T> fmod_tiled(const fmod_params& p, thread_pool& pool, index_t tile, simd::isa isa);
+template <class T>
 std::vector<T> dd_naive(const dd_params& p);
 template <class T>
 std::vector<T> dd_tiled(const dd_params& p, thread_pool& pool, index_t tile = 16);
+template <class T>
+std::vector<T> dd_tiled(const dd_params& p, thread_pool& pool, index_t tile, simd::isa isa);
+// The tiled sweeps into a grid of N^3 values the caller has allocated (resized if not; every value is overwritten), so
+// that a timing can leave the allocation and first touch of the grid out, as the GPU's does.
+template <class T>
+void fmod_tiled_into(const fmod_params& p, thread_pool& pool, index_t tile, std::vector<T>& grid,
+                     simd::isa isa = simd::isa::avx512bw);
+template <class T>
+void dd_tiled_into(const dd_params& p, thread_pool& pool, index_t tile, std::vector<T>& grid,
+                   simd::isa isa = simd::isa::avx512bw);
+
+// The instruction sets the CPU kernels are compiled for and this CPU runs, ascending: portable, then avx2 (AVX2 with
+// FMA) and avx512bw where the CPU has them. Another isa passed to the sweeps means the best of these below it.
+std::vector<simd::isa> kernel_isas();
+
+// fmod(x, c) with the library's bits, by the exact inline method of the CPU kernels (core/numerics/sweep3d_kernel.hpp:
+// a quotient from the reciprocal, one correction, a fused multiply-add) where it applies and the library elsewhere.
+// exact_fmod_array does count values with the kernel of an instruction set (tests, the cost benchmark) and says
+// whether any went to the library; fmod_chain does x = fmod(x + step, c) count times and returns x (inline: true,
+// the inline method; false, the library).
+template <class T>
+T exact_fmod(T x, T c);
+template <class T>
+bool exact_fmod_array(const T* x, T* r, std::size_t count, T c, simd::isa isa);
+template <class T>
+T fmod_chain(T x, T step, std::size_t count, T c, bool inline_fmod, simd::isa isa);
 
 // Sum of the grid in index order, in double.
 template <class T>

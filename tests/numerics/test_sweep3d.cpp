@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -117,6 +120,130 @@ TEST_CASE("sweep3d fmod: tiles in wavefront order on threads give the textbook l
     CHECK(same_bits(sweep3d::fmod_tiled<double>(p, pool, 5), textbook_fmod<double>(12, 3, 2.5)));
 }
 
+// The vectorised kernels of every instruction set this CPU runs (sweep3d::kernel_isas) against the naive sweeps, bit
+// for bit: sizes around the vector widths, tile edges below, at and above them, several moduli and thread counts.
+TEST_CASE("sweep3d fmod: every kernel, tile, modulus and thread count gives the naive sweep's bits", "[sweep3d]") {
+    for (const unsigned threads : {1u, 2u, 3u}) {
+        thread_pool pool(threads);
+        for (const index_t n : {index_t(1), index_t(2), index_t(7), index_t(8), index_t(9), index_t(17), index_t(33),
+                                index_t(64)}) {
+            for (const int loops : {1, 3}) {
+                for (const double c : {1.0, 0.3, 7.5}) {
+                    if (n == 64 && (threads != 2 || c != 0.3)) continue;  // the largest size once per kernel and tile
+                    const sweep3d::fmod_params p{n, loops, c};
+                    const auto want_d = sweep3d::fmod_naive<double>(p);
+                    const auto want_f = sweep3d::fmod_naive<float>(p);
+                    for (const simd::isa isa : sweep3d::kernel_isas())
+                        for (const index_t tile : {index_t(1), index_t(3), index_t(8), index_t(16), index_t(64)}) {
+                            INFO("threads " << threads << ", n " << n << ", loops " << loops << ", c " << c << ", "
+                                            << simd::isa_name(isa) << ", tile " << tile);
+                            CHECK(same_bits(sweep3d::fmod_tiled<double>(p, pool, tile, isa), want_d));
+                            CHECK(same_bits(sweep3d::fmod_tiled<float>(p, pool, tile, isa), want_f));
+                        }
+                }
+            }
+        }
+    }
+    // into a grid the caller allocated, whatever it held
+    {
+        thread_pool two(2);
+        const sweep3d::fmod_params p{19, 2, 0.3};
+        std::vector<float> grid(5, 42.0f);
+        sweep3d::fmod_tiled_into(p, two, 8, grid);
+        CHECK(same_bits(grid, sweep3d::fmod_naive<float>(p)));
+        const sweep3d::dd_params d{19, 8, 0.7, 1.3};
+        std::vector<double> phi(19 * 19 * 19, -1.0);
+        sweep3d::dd_tiled_into(d, two, 8, phi);
+        CHECK(same_bits(phi, sweep3d::dd_naive<double>(d)));
+    }
+    // a modulus with large quotients (sums up to about 4 / 1e-7: the exact fmod's lanes go to the library), and one
+    // too small for the reciprocal (the whole sweep on the library's fmod)
+    thread_pool pool(2);
+    for (const double c : {1e-7, 1e-300}) {
+        const sweep3d::fmod_params p{13, 2, c};
+        const auto want_d = sweep3d::fmod_naive<double>(p);
+        const auto want_f = sweep3d::fmod_naive<float>(p);
+        for (const simd::isa isa : sweep3d::kernel_isas()) {
+            INFO(simd::isa_name(isa) << ", c " << c);
+            CHECK(same_bits(sweep3d::fmod_tiled<double>(p, pool, 8, isa), want_d));
+            CHECK(same_bits(sweep3d::fmod_tiled<float>(p, pool, 8, isa), want_f));
+        }
+    }
+}
+
+namespace {
+
+// The exact fmod (scalar and each kernel's vectors) against std::fmod on x and c of one precision, bit for bit.
+template <class T>
+void check_exact_fmod(const std::vector<T>& xs, T c) {
+    std::vector<T> want(xs.size()), got(xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i) want[i] = std::fmod(xs[i], c);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        const T r = sweep3d::exact_fmod(xs[i], c);
+        if (std::memcmp(&r, &want[i], sizeof(T)) != 0 && ++wrong <= 3)
+            FAIL_CHECK("exact_fmod(" << xs[i] << ", " << c << ") = " << r << ", std::fmod " << want[i]);
+    }
+    for (const simd::isa isa : sweep3d::kernel_isas()) {
+        sweep3d::exact_fmod_array(xs.data(), got.data(), xs.size(), c, isa);
+        for (std::size_t i = 0; i < xs.size(); ++i)
+            if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0 && ++wrong <= 6)
+                FAIL_CHECK(simd::isa_name(isa) << ": fmod(" << xs[i] << ", " << c << ") = " << got[i] << ", std::fmod "
+                                               << want[i]);
+    }
+    CHECK(wrong == 0);
+}
+
+template <class T>
+void exact_fmod_cases(std::uint64_t seed) {
+    using lim = std::numeric_limits<T>;
+    std::mt19937_64 rng(seed);
+    std::vector<T> moduli{T(1), T(0.3), T(7.5), T(0.1), T(3), lim::min(), lim::min() * 4, lim::denorm_min(), lim::max(),
+                          lim::max() / 3, T(1e-30), T(1e30), lim::epsilon(), T(1) + lim::epsilon(), T(-2.5)};
+    for (int r = 0; r < 12; ++r) moduli.push_back(std::ldexp(std::uniform_real_distribution<T>(1, 2)(rng),
+                                                             std::uniform_int_distribution<int>(-60, 60)(rng)));
+    for (const T c : moduli) {
+        std::vector<T> xs{T(0), -T(0), c, -c, T(2) * c, std::nextafter(c, T(0)), std::nextafter(c, lim::infinity()),
+                          lim::infinity(), -lim::infinity(), lim::quiet_NaN(), lim::denorm_min(), lim::min(),
+                          lim::max(), -lim::max(), T(1), T(-1)};
+        // exact multiples of c and their neighbours, quotients up to and beyond 2^20 and 2^24
+        for (const double q : {1.0, 2.0, 3.0, 10.0, 1023.0, 65537.0, 1048575.0, 1048576.0, 1048577.0, 16777215.0,
+                               16777216.0, 1e9}) {
+            const T x = T(double(c) * q);
+            xs.insert(xs.end(), {x, std::nextafter(x, T(0)), std::nextafter(x, lim::infinity()), -x});
+        }
+        // random: quotients spread from below 1 to about 2^30, and uniform below small multiples
+        for (int r = 0; r < 400; ++r) {
+            const T u = std::uniform_real_distribution<T>(0, 1)(rng);
+            const int e = std::uniform_int_distribution<int>(-30, 30)(rng);
+            const T x = T(double(std::fabs(c)) * std::ldexp(double(u), e));
+            xs.push_back(r % 5 == 0 ? -x : x);
+        }
+        // subnormal dividends
+        for (int r = 0; r < 20; ++r)
+            xs.push_back(lim::denorm_min() * T(std::uniform_int_distribution<int>(1, 1 << 20)(rng)));
+        INFO("c " << c);
+        check_exact_fmod(xs, c);
+    }
+    // the sweep's own values: sums of four values below c, for its moduli
+    for (const T c : {T(1), T(0.3), T(7.5)}) {
+        std::vector<T> xs;
+        for (int r = 0; r < 4000; ++r) {
+            T x = T(0);
+            for (int t = 0; t < 4; ++t) x = x + std::fmod(std::uniform_real_distribution<T>(0, 4 * c)(rng), c);
+            xs.push_back(x);
+        }
+        check_exact_fmod(xs, c);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("sweep3d: the exact inline fmod gives std::fmod's bits", "[sweep3d]") {
+    exact_fmod_cases<float>(17);
+    exact_fmod_cases<double>(29);
+}
+
 TEST_CASE("sweep3d dd: the octant sweep equals a plain sweep angle by angle", "[sweep3d]") {
     thread_pool pool(2);
     for (const index_t n : {index_t(1), index_t(5), index_t(19)}) {
@@ -128,6 +255,24 @@ TEST_CASE("sweep3d dd: the octant sweep equals a plain sweep angle by angle", "[
             CHECK(same_bits(sweep3d::dd_tiled<double>(p, pool, 4), want));
             CHECK(same_bits(sweep3d::dd_tiled<float>(p, pool, 7), plain_dd<float>(p)));
         }
+    }
+    // every kernel, tile and thread count, angle counts around the vector widths
+    for (const unsigned threads : {1u, 3u}) {
+        thread_pool many(threads);
+        for (const index_t n : {index_t(1), index_t(2), index_t(7), index_t(9), index_t(17), index_t(33)})
+            for (const int angles : {1, 3, 4, 5, 8, 9, 16, 17, 64}) {
+                if (n == 33 && angles > 8) continue;
+                const sweep3d::dd_params p{n, angles, 0.7, 1.3};
+                const auto want_d = sweep3d::dd_naive<double>(p);
+                const auto want_f = sweep3d::dd_naive<float>(p);
+                for (const simd::isa isa : sweep3d::kernel_isas())
+                    for (const index_t tile : {index_t(1), index_t(3), index_t(8), index_t(16), index_t(64)}) {
+                        INFO("threads " << threads << ", n " << n << ", angles " << angles << ", "
+                                        << simd::isa_name(isa) << ", tile " << tile);
+                        CHECK(same_bits(sweep3d::dd_tiled<double>(p, many, tile, isa), want_d));
+                        CHECK(same_bits(sweep3d::dd_tiled<float>(p, many, tile, isa), want_f));
+                    }
+            }
     }
     // physics: no inflow, so the flux is lowest in the inflow corner and, far from it, reaches the infinite-medium
     // value source / sigma (diamond difference may overshoot it on the way, but stays positive here)

@@ -18,6 +18,9 @@
 #define SWGPU_ISA_FEATURES_sse41 "sse4.1"
 #define SWGPU_ISA_FEATURES_avx2 "avx2"
 #define SWGPU_ISA_FEATURES_avx512bw "avx2,avx512f,avx512bw"
+// With fused multiply-add (the exact fmod of core/numerics/sweep3d_kernel.hpp); the caller checks the CPU's "fma".
+#define SWGPU_ISA_FEATURES_avx2fma "avx2,fma"
+#define SWGPU_ISA_FEATURES_avx512fma "avx2,fma,avx512f,avx512bw"
 
 #if defined(__clang__)
 #define SWGPU_ISA_TARGET_PUSH(features) \
@@ -26,20 +29,28 @@
 #define SWGPU_ISA_WARNINGS_PUSH_sse41
 #define SWGPU_ISA_WARNINGS_PUSH_avx2
 #define SWGPU_ISA_WARNINGS_PUSH_avx512bw
+#define SWGPU_ISA_WARNINGS_PUSH_avx2fma
+#define SWGPU_ISA_WARNINGS_PUSH_avx512fma
 #define SWGPU_ISA_WARNINGS_POP_sse41
 #define SWGPU_ISA_WARNINGS_POP_avx2
 #define SWGPU_ISA_WARNINGS_POP_avx512bw
+#define SWGPU_ISA_WARNINGS_POP_avx2fma
+#define SWGPU_ISA_WARNINGS_POP_avx512fma
 #else
 #define SWGPU_ISA_TARGET_PUSH(features) SWGPU_ISA_PRAGMA(GCC push_options) SWGPU_ISA_PRAGMA(GCC target(features))
 #define SWGPU_ISA_TARGET_POP SWGPU_ISA_PRAGMA(GCC pop_options)
 #define SWGPU_ISA_WARNINGS_PUSH_sse41
 #define SWGPU_ISA_WARNINGS_PUSH_avx2
+#define SWGPU_ISA_WARNINGS_PUSH_avx2fma
 // GCC 12 warns about the deliberately undefined lanes inside the AVX-512 set1, broadcast and mask intrinsics.
 #define SWGPU_ISA_WARNINGS_PUSH_avx512bw \
     SWGPU_ISA_PRAGMA(GCC diagnostic push) SWGPU_ISA_PRAGMA(GCC diagnostic ignored "-Wmaybe-uninitialized")
+#define SWGPU_ISA_WARNINGS_PUSH_avx512fma SWGPU_ISA_WARNINGS_PUSH_avx512bw
 #define SWGPU_ISA_WARNINGS_POP_sse41
 #define SWGPU_ISA_WARNINGS_POP_avx2
+#define SWGPU_ISA_WARNINGS_POP_avx2fma
 #define SWGPU_ISA_WARNINGS_POP_avx512bw SWGPU_ISA_PRAGMA(GCC diagnostic pop)
+#define SWGPU_ISA_WARNINGS_POP_avx512fma SWGPU_ISA_WARNINGS_POP_avx512bw
 #endif
 
 #define SWGPU_ISA_BEGIN(name) SWGPU_ISA_TARGET_PUSH(SWGPU_ISA_FEATURES_##name) SWGPU_ISA_WARNINGS_PUSH_##name
