@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -194,6 +195,15 @@ std::vector<std::uint32_t> rect_counts(const array& histogram, std::span<const r
 // vertical then horizontal, in exact integer arithmetic (core/numerics/box_filter.cpp); bands of rows on the pool.
 // A float input holding NaN or an infinity is an input_error (the commands refuse it before: check_finite).
 array box_filter(const array& in, index_t radius, thread_pool& pool);
+
+// The rows of the filtered image as they are computed, for a caller that writes them out rather than keep the image
+// (a file written while the filter runs: io::write_npy_rows): sink(first, count, data) receives rows first ..
+// first + count - 1, count · cols · lanes elements of the input's dtype, contiguous. Every row is handed over exactly
+// once, in blocks of a few hundred KiB, from the pool's threads, several at a time and in no particular order; `data`
+// is valid only during the call. The same values as box_filter, the same errors; an exception from the sink ends the
+// filter and is rethrown here.
+using rows_sink = std::function<void(index_t first, index_t count, const void* data)>;
+void box_filter_rows(const array& in, index_t radius, thread_pool& pool, const rows_sink& sink);
 
 // The source index of position p (may be outside 0..n-1) under BORDER_REFLECT_101; n == 1 gives 0.
 index_t reflect101(index_t p, index_t n);
