@@ -468,3 +468,18 @@ TEST_CASE("write_npy_rows: the same file as write_npy, into a file or a FIFO; a 
         CHECK(files() == std::vector<std::string>{"out.npy", "rows.npy", "whole.npy"});  // no temporary file
     }
 }
+
+TEST_CASE("large arrays: huge-page blocks keep their contents when a vector grows past the threshold", "[sat][box]") {
+    std::vector<std::uint64_t, sat::uninitialized_allocator<std::uint64_t>> v(1000);
+    for (std::size_t k = 0; k < v.size(); ++k) v[k] = k * 7;
+    v.resize(sat::large_allocation / 8 + 12345);  // from an ordinary block into a large one
+    for (std::size_t k = 0; k < 1000; ++k) REQUIRE(v[k] == k * 7);
+    CHECK(reinterpret_cast<std::uintptr_t>(v.data()) % (std::uintptr_t(2) << 20) == 0);
+    v.back() = 1;
+    v.resize(10);
+    v.shrink_to_fit();  // back to an ordinary block
+    CHECK(v[9] == 63);
+    const sat::array a = sat::array::uninitialized(dtype::f32, 4096, 4096, 1);
+    const sat::array b = a;  // copies are large blocks too
+    CHECK(b.bytes() == a.bytes());
+}
