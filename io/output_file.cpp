@@ -188,13 +188,32 @@ void output_file::flush() {
     buffer_.clear();
 }
 
+void output_file::reserve(std::uint64_t bytes) {
+    if (!positional() || bytes == 0) return;
+    (void)::fallocate(fd_, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(bytes));  // a hint: unsupported or full, writes tell
+}
+
+void output_file::write_at(std::uint64_t offset, std::string_view bytes) {
+    if (committed_) throw output_error(name_, "written after it was completed");
+    if (!positional()) throw output_error(name_, "cannot be written out of order (not a regular file)");
+    if (!buffer_.empty()) throw output_error(name_, "written out of order after buffered bytes");
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::pwrite(fd_, bytes.data() + done, std::min<std::size_t>(bytes.size() - done, std::size_t(1) << 30),
+                                   static_cast<off_t>(offset + done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw output_error(name_, "write failed (" + reason(errno) + ")");
+        }
+        done += static_cast<std::size_t>(n);
+    }
+}
+
 void output_file::commit() {
     if (committed_) return;
     flush();
-    if (!temp_path_.empty()) {
-        // fsync before rename: after a crash the name holds either the old file or the complete new one.
-        if (::fsync(fd_) != 0) throw output_error(name_, "cannot flush to disk (" + reason(errno) + ")");
-    }
+    // No fsync before the rename (output_file.hpp): if the process fails or is killed, the name holds the old file or
+    // the complete new one; durability across a power loss is not promised (nor paid for: a 64 MB file took 40 ms).
     if (owns_fd_) {
         const int rc = ::close(fd_);
         fd_ = -1;

@@ -1,14 +1,18 @@
 // Where results go: stdout, or a file written atomically (docs/conventions.md).
 //
 // A regular file (or a name that does not exist yet) is written to a temporary file in the same directory
-// (".NAME.swgpu-XXXXXX"), which commit() flushes, closes and renames onto NAME. Until commit() the destination is
-// untouched; if the run fails (an exception, a write error), the destructor removes the temporary file, so a failed
-// run leaves no file behind and never a half-written one. Names that are not regular files (/dev/stdout, a FIFO, a
-// terminal) cannot be replaced by renaming and are written directly.
+// (".NAME.swgpu-XXXXXX"), which commit() completes (the buffered bytes written), closes and renames onto NAME. Until
+// commit() the destination is untouched; if the run fails (an exception, a write error) or is interrupted, the
+// temporary file is removed, so a failed run leaves no file behind (an earlier file of that name as it was) and never a
+// half-written one. The file is not flushed to the disk (no fsync, as NumPy's np.save and OpenCV's imwrite do not):
+// if the process fails or is killed the name holds the old file or the complete new one, but after a power loss or a
+// crash of the system it may hold neither. Names that are not regular files (/dev/stdout, a FIFO, a terminal) cannot
+// be replaced by renaming and are written directly.
 //
 // Every failure to create, write, flush or rename is a swgpu::error with exit code output_failed (5) naming the file.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,7 +28,18 @@ public:
     output_file& operator=(const output_file&) = delete;
 
     void write(std::string_view text);  // buffered
-    void commit();                      // flush, close, rename: the results are now complete at `path`
+    void commit();                      // write what is buffered, close, rename: the results are now complete at `path`
+
+    // Whether write_at works: a regular file (its temporary file), not stdout or a FIFO.
+    bool positional() const { return !temp_path_.empty(); }
+    // Writes `bytes` at byte `offset` of the file (pwrite), unbuffered: a file written this way is written only this
+    // way (no write()), and the caller covers every byte up to its end. Safe to call from several threads at once, for
+    // disjoint ranges. Only where positional().
+    void write_at(std::uint64_t offset, std::string_view bytes);
+    // Announces that the file will hold `bytes` bytes: a regular file gets its blocks allocated now (fallocate, size
+    // unchanged), where the file system can. On ext4 this also spares commit() the write-back that a rename onto an
+    // existing file starts for blocks not yet allocated (its auto_da_alloc), tens of ms for 64 MB. A hint only.
+    void reserve(std::uint64_t bytes);
 
     // The name shown in messages ("stdout" for "-").
     const std::string& name() const { return name_; }

@@ -169,9 +169,14 @@ int sat_command::run() {
         // with a radius beyond it is a usage error there, auto falls back to the CPU.
         const bool on_gpu = gpu && (backend_.name == "gpu" ||
                                     gpu::box_filter_supported(in.type, in.rows, in.cols, in.lanes, box_radius_));
-        sat::array filtered = on_gpu ? gpu::box_filter(in, box_radius_) : sat::box_filter(in, box_radius_, pool);
-        filtered.one_dimensional = in.one_dimensional;  // (W,) in, (W,) out
-        io::write_array(filtered, output_);
+        if (!on_gpu && io::format_for_name(output_) == io::image_format::npy) {
+            // Each block of rows goes into the file as soon as it is computed (no output array in memory).
+            io::write_npy_rows(in, output_, [&](const sat::rows_sink& sink) { sat::box_filter_rows(in, box_radius_, pool, sink); });
+        } else {
+            sat::array filtered = on_gpu ? gpu::box_filter(in, box_radius_) : sat::box_filter(in, box_radius_, pool);
+            filtered.one_dimensional = in.one_dimensional;  // (W,) in, (W,) out
+            io::write_array(filtered, output_);
+        }
     }
     if (table_out) {
         table->one_dimensional = in.one_dimensional;

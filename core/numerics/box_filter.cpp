@@ -45,14 +45,10 @@ double box_filter_bytes(const array& in, index_t radius, unsigned threads) {
     return static_cast<double>(in.bytes()) + bands * row;
 }
 
-array box_filter(const array& in, index_t radius, thread_pool& pool) {
-    if (radius < 0) throw usage_error("--box-filter needs a radius of 0 or more");
-    if (in.elements() == 0) throw input_error("", "the image is empty; nothing to filter");
-    array out = array::uninitialized(in.type, in.rows, in.cols, in.lanes);
-    if (radius == 0) {  // the window is the pixel: the identity, exactly
-        std::memcpy(out.raw(), in.raw(), in.bytes());
-        return out;
-    }
+namespace {
+
+// The engine the CPU runs (core/align/simd/isa.hpp), else the baseline copy; R >= 1.
+void run_box_filter(const array& in, const box_output& out, index_t radius, thread_pool& pool) {
 #if defined(SWGPU_X86_KERNELS)
     if (simd::cpu_supports(simd::isa::avx512bw)) box_filter_avx512(in, out, radius, pool);
     else if (simd::cpu_supports(simd::isa::avx2)) box_filter_avx2(in, out, radius, pool);
@@ -60,7 +56,33 @@ array box_filter(const array& in, index_t radius, thread_pool& pool) {
 #else
     box_filter_kernel(in, out, radius, pool);
 #endif
+}
+
+void check_box_filter(const array& in, index_t radius) {
+    if (radius < 0) throw usage_error("--box-filter needs a radius of 0 or more");
+    if (in.elements() == 0) throw input_error("", "the image is empty; nothing to filter");
+}
+
+}  // namespace
+
+array box_filter(const array& in, index_t radius, thread_pool& pool) {
+    check_box_filter(in, radius);
+    array out = array::uninitialized(in.type, in.rows, in.cols, in.lanes);
+    if (radius == 0) {  // the window is the pixel: the identity, exactly
+        std::memcpy(out.raw(), in.raw(), in.bytes());
+        return out;
+    }
+    run_box_filter(in, box_output{out.raw(), nullptr}, radius, pool);
     return out;
+}
+
+void box_filter_rows(const array& in, index_t radius, thread_pool& pool, const rows_sink& sink) {
+    check_box_filter(in, radius);
+    if (radius == 0) {  // the identity: the input's rows as they are
+        sink(0, in.rows, in.raw());
+        return;
+    }
+    run_box_filter(in, box_output{nullptr, &sink}, radius, pool);
 }
 
 }  // namespace swgpu::sat

@@ -24,7 +24,7 @@ SWGPU_ISA_BEGIN(avx2)
 
 namespace swgpu::sat {
 
-void box_filter_avx2(const array& in, array& out, index_t radius, thread_pool& pool) {
+void box_filter_avx2(const array& in, const box_output& out, index_t radius, thread_pool& pool) {
     box_filter_kernel(in, out, radius, pool);
 }
 

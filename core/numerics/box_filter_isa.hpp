@@ -10,9 +10,16 @@
 
 namespace swgpu::sat {
 
+// Where the filter's rows go: into `whole` (the output array's elements), or, when it is null, to `sink` in blocks of
+// rows (box_filter_rows).
+struct box_output {
+    void* whole = nullptr;
+    const rows_sink* sink = nullptr;
+};
+
 #if defined(SWGPU_X86_KERNELS)
-void box_filter_avx2(const array& in, array& out, index_t radius, thread_pool& pool);
-void box_filter_avx512(const array& in, array& out, index_t radius, thread_pool& pool);
+void box_filter_avx2(const array& in, const box_output& out, index_t radius, thread_pool& pool);
+void box_filter_avx512(const array& in, const box_output& out, index_t radius, thread_pool& pool);
 #endif
 
 }  // namespace swgpu::sat

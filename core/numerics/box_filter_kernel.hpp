@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/numerics/box_filter_isa.hpp"
 #include "core/numerics/sat.hpp"
 #include "core/thread_pool.hpp"
 
@@ -53,14 +54,24 @@ int ceil_log2(u128 x) {
 template <class Acc>
 constexpr index_t direct_radius = sizeof(Acc) <= 8 ? 8 : 1;
 
+// A sink's blocks of rows: about this many bytes (a few rows of a wide image stay in the cache until they are handed
+// over; at least one row).
+constexpr std::size_t sink_block_bytes = std::size_t(256) << 10;
+
 // Rows r0..r1-1 of the output. The sums are kept in K planes (an exact sum may be split into K parts):
 // `conv.template at<p>(v)` maps an input element to its part in plane p (integers: wrapping arithmetic);
-// `fin(planes, out, n)` turns the n window sums of every plane into output elements.
+// `fin(planes, out, n)` turns the n window sums of every plane into output elements, written into the output array
+// or into a block of rows handed to the sink when it is full (box_output).
 template <class Acc, int K, class In, class Out, class Conv, class Fin>
-void box_band(const In* in, Out* out, index_t H, index_t W, index_t L, index_t R, index_t r0, index_t r1,
+void box_band(const In* in, const box_output& out, index_t H, index_t W, index_t L, index_t R, index_t r0, index_t r1,
               const Conv& conv, const Fin& fin) {
     const index_t n = W * L, P = R * L;
     buffer<Acc> colbuf(static_cast<std::size_t>(K * (n + 2 * P))), hs(static_cast<std::size_t>(K * n));
+    Out* const whole = static_cast<Out*>(out.whole);
+    const index_t block_rows =
+        whole ? 0 : std::clamp<index_t>(static_cast<index_t>(sink_block_bytes / (static_cast<std::size_t>(n) * sizeof(Out))), 1, r1 - r0);
+    buffer<Out> block(static_cast<std::size_t>(block_rows * n));
+    index_t block_first = r0;  // the first row in `block`
     std::vector<index_t> left(static_cast<std::size_t>(R)), right(static_cast<std::size_t>(R));
     for (index_t k = 1; k <= R; ++k) {
         left[static_cast<std::size_t>(k - 1)] = reflect101(-k, W) * L;
@@ -128,20 +139,27 @@ void box_band(const In* in, Out* out, index_t H, index_t W, index_t L, index_t R
                 }
             }
         });
-        fin(sums, out + i * n, n);
+        if (whole) {
+            fin(sums, whole + i * n, n);
+        } else {
+            fin(sums, block.data() + (i - block_first) * n, n);
+            if (i + 1 - block_first == block_rows || i + 1 == r1) {
+                (*out.sink)(block_first, i + 1 - block_first, block.data());
+                block_first = i + 1;
+            }
+        }
     }
 }
 
 template <class Acc, int K, class In, class Out, class Conv, class Fin>
-void box_run(const array& in, array& out, index_t R, thread_pool& pool, const Conv& conv, const Fin& fin) {
+void box_run(const array& in, const box_output& out, index_t R, thread_pool& pool, const Conv& conv, const Fin& fin) {
     const index_t H = in.rows;
     const auto bands = static_cast<std::size_t>(std::max<index_t>(1, std::min<index_t>(H, pool.size())));
     const In* src = in.data<In>();
-    Out* dst = out.data<Out>();
     pool.parallel_for(bands, [&](std::size_t b) {
         const auto r0 = static_cast<index_t>(static_cast<std::size_t>(H) * b / bands);
         const auto r1 = static_cast<index_t>(static_cast<std::size_t>(H) * (b + 1) / bands);
-        box_band<Acc, K, In, Out>(src, dst, H, in.cols, in.lanes, R, r0, r1, conv, fin);
+        box_band<Acc, K, In, Out>(src, out, H, in.cols, in.lanes, R, r0, r1, conv, fin);
     });
 }
 
@@ -167,7 +185,7 @@ u128 magnitude() {
 }
 
 template <class Acc, class In>
-void box_integer_with(const array& in, array& out, index_t R, thread_pool& pool) {
+void box_integer_with(const array& in, const box_output& out, index_t R, thread_pool& pool) {
     using SAcc = signed_t<Acc>;
     using Wide = std::conditional_t<std::is_signed_v<In>, std::int64_t, std::uint64_t>;
     const u128 A = u128(2 * R + 1) * u128(2 * R + 1), M = magnitude<In>();
@@ -217,7 +235,7 @@ int integer_accumulator_bytes(index_t R) {
 }
 
 template <class In>
-void box_integer(const array& in, array& out, index_t R, thread_pool& pool) {
+void box_integer(const array& in, const box_output& out, index_t R, thread_pool& pool) {
     switch (integer_accumulator_bytes<In>(R)) {
         case 4: box_integer_with<std::uint32_t, In>(in, out, R, pool); return;
         case 8: box_integer_with<std::uint64_t, In>(in, out, R, pool); return;
@@ -288,7 +306,7 @@ U fixed_point(F x, int s) {
 // The mean of exact fixed-point sums S (units 2^-s) as F: float32 through a double (S, then S / A, rounded once each:
 // relative error 2^-52 before the rounding to float), float64 through long double (2^-63 before the rounding to double).
 template <class Acc, class F>
-void box_float_fixed(const array& in, array& out, index_t R, int s, thread_pool& pool) {
+void box_float_fixed(const array& in, const box_output& out, index_t R, int s, thread_pool& pool) {
     using SAcc = signed_t<Acc>;
     const u128 A = u128(2 * R + 1) * u128(2 * R + 1);
     const auto conv = one_plane{[s](F v) { return fixed_point<Acc>(v, s); }};
@@ -322,7 +340,7 @@ struct split_planes {
 };
 
 template <class F>
-void box_float_split(const array& in, array& out, index_t R, int k, thread_pool& pool) {
+void box_float_split(const array& in, const box_output& out, index_t R, int k, thread_pool& pool) {
     const u128 A = u128(2 * R + 1) * u128(2 * R + 1);
     const split_planes<F> conv{std::ldexp(1.5, 52 + k)};
     if constexpr (std::is_same_v<F, float>) {
@@ -366,7 +384,7 @@ float_plan plan_for(int e_min, int e_max, index_t R) {
 }
 
 template <class F>
-void box_float(const array& in, array& out, index_t R, thread_pool& pool) {
+void box_float(const array& in, const box_output& out, index_t R, thread_pool& pool) {
     const auto [e_min, e_max] = exponent_range(in.data<F>(), in.elements(), pool);
     if (e_max == float_bits<F>::emax_field)
         throw input_error("", "the image holds NaN or infinite values; the box filter needs finite values");
@@ -395,8 +413,8 @@ void box_float(const array& in, array& out, index_t R, thread_pool& pool) {
 }
 
 
-// The filter of `in` into `out` (same type and shape, R >= 1).
-void box_filter_kernel(const array& in, array& out, index_t radius, thread_pool& pool) {
+// The filter of `in` into `out` (the output array, of the same type and shape, or a sink of rows; R >= 1).
+void box_filter_kernel(const array& in, const box_output& out, index_t radius, thread_pool& pool) {
     switch (in.type) {
         case dtype::u8: box_integer<std::uint8_t>(in, out, radius, pool); break;
         case dtype::u16: box_integer<std::uint16_t>(in, out, radius, pool); break;

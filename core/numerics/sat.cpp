@@ -1,9 +1,12 @@
 #include "core/numerics/sat.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <type_traits>
 
 #include "core/error.hpp"
@@ -11,6 +14,22 @@
 #include "core/numerics/finite.hpp"
 
 namespace swgpu::sat {
+
+namespace {
+constexpr std::size_t huge_page = std::size_t(2) << 20;
+}
+
+void* allocate_large(std::size_t bytes) {
+    if (bytes > std::numeric_limits<std::size_t>::max() - huge_page) throw std::bad_alloc();
+    const std::size_t size = (bytes + huge_page - 1) / huge_page * huge_page;
+    void* p = ::operator new(size, std::align_val_t(huge_page));
+#if defined(MADV_HUGEPAGE)
+    (void)::madvise(p, size, MADV_HUGEPAGE);  // a hint: where huge pages are off, ordinary pages
+#endif
+    return p;
+}
+
+void deallocate_large(void* p, std::size_t) { ::operator delete(p, std::align_val_t(huge_page)); }
 
 namespace {
 

@@ -289,7 +289,10 @@ std::string npy_header(sat::dtype type, const std::string& shape) {
     return {};
 }
 
-void write_npy(const sat::array& a, output_file& out, bool always_3d) {
+namespace {
+
+// The header of the .npy of `a` (its dtype and shape).
+std::string npy_header_of(const sat::array& a, bool always_3d) {
     std::string shape = "(";  // appended piecewise: GCC 12 warns falsely (-Wrestrict) on "(" + std::string
     const bool one_d = a.one_dimensional && a.rows == 1;  // (W,) in, (W,) or (W, C) out
     if (!one_d) {
@@ -300,13 +303,45 @@ void write_npy(const sat::array& a, output_file& out, bool always_3d) {
     if (a.lanes != 1 || always_3d) shape += ", " + std::to_string(a.lanes);
     else if (one_d) shape += ",";
     shape += ")";
-    out.write(npy_header(a.type, shape));
+    return npy_header(a.type, shape);
+}
+
+}  // namespace
+
+void write_npy(const sat::array& a, output_file& out, bool always_3d) {
+    out.write(npy_header_of(a, always_3d));
     out.write(std::string_view(static_cast<const char*>(a.raw()), a.bytes()));  // one block, unbuffered
 }
 
 void write_npy(const sat::array& a, const std::string& path, bool always_3d) {
     output_file out(path);
     write_npy(a, out, always_3d);
+    out.commit();
+}
+
+void write_npy_rows(const sat::array& like, const std::string& path,
+                    const std::function<void(const sat::rows_sink&)>& produce) {
+    output_file out(path);
+    const std::size_t row_bytes =
+        static_cast<std::size_t>(like.cols) * static_cast<std::size_t>(like.lanes) * sat::size_of(like.type);
+    if (!out.positional()) {  // stdout, a FIFO: in order, from the whole array
+        sat::array a = sat::array::uninitialized(like.type, like.rows, like.cols, like.lanes);
+        a.one_dimensional = like.one_dimensional;
+        produce([&](index_t first, index_t count, const void* data) {
+            std::memcpy(static_cast<char*>(a.raw()) + static_cast<std::size_t>(first) * row_bytes, data,
+                        static_cast<std::size_t>(count) * row_bytes);
+        });
+        write_npy(a, out);
+        out.commit();
+        return;
+    }
+    const std::string header = npy_header_of(like, false);
+    out.reserve(header.size() + static_cast<std::uint64_t>(like.rows) * row_bytes);
+    out.write_at(0, header);
+    produce([&](index_t first, index_t count, const void* data) {
+        out.write_at(header.size() + static_cast<std::uint64_t>(first) * row_bytes,
+                     std::string_view(static_cast<const char*>(data), static_cast<std::size_t>(count) * row_bytes));
+    });
     out.commit();
 }
 

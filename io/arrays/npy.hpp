@@ -7,6 +7,7 @@
 // an array marked one_dimensional (one row) without its rows axis: (W,), or (W, C).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,12 @@ std::string npy_header(sat::dtype type, const std::string& shape);
 void write_npy(const sat::array& a, output_file& out, bool always_3d = false);
 // Writes `path` atomically (io/output_file.hpp).
 void write_npy(const sat::array& a, const std::string& path, bool always_3d = false);
+// Writes `path` atomically as the .npy of an array of the dtype and shape of `like` (its elements are not read),
+// whose rows `produce` computes and hands to the sink it is given (sat::rows_sink: blocks of rows, from several
+// threads, in any order; every row once). A regular file takes each block where it belongs as it comes (no copy of
+// the whole array in memory); stdout or a FIFO gets the rows gathered first and written in order.
+void write_npy_rows(const sat::array& like, const std::string& path,
+                    const std::function<void(const sat::rows_sink&)>& produce);
 
 // The whole file as bytes; input_error naming it when it cannot be read.
 std::string read_file_bytes(const std::string& path);

@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
@@ -379,6 +380,41 @@ TEST_CASE("output_file: complete or absent", "[output]") {
         CHECK(code_of((dir.path / "no-such-dir" / "out.tsv").string(), false) == 5);
         CHECK(code_of(dir.path.string(), false) == 5);  // a directory
         if (fs::exists("/dev/full")) CHECK(code_of("/dev/full", true) == 5);
+        CHECK(dir.entries().empty());
+    }
+    SECTION("written out of order (write_at, from several threads): complete once committed, else absent") {
+        const std::string block_a(3 << 20, 'a'), block_b(1 << 20, 'b');
+        std::ofstream(target) << "previous results\n";
+        {
+            io::output_file out(target.string());
+            REQUIRE(out.positional());
+            out.reserve(block_a.size() + block_b.size() + 5);
+            std::thread second([&] { out.write_at(5 + block_a.size(), block_b); });
+            out.write_at(5, block_a);
+            second.join();
+            out.write_at(0, "head:");
+            CHECK(slurp(target) == "previous results\n");
+            out.commit();
+        }
+        CHECK(dir.entries() == std::vector<std::string>{"out.tsv"});
+        CHECK(slurp(target) == "head:" + block_a + block_b);
+        {
+            io::output_file out(target.string());
+            out.reserve(8 << 20);
+            out.write_at(1 << 20, "partial");
+        }
+        CHECK(dir.entries() == std::vector<std::string>{"out.tsv"});
+        CHECK(slurp(target) == "head:" + block_a + block_b);
+    }
+    SECTION("write_at: not after write(), not to stdout") {
+        {
+            io::output_file out(target.string());
+            out.write("buffered");
+            CHECK_THROWS_AS(out.write_at(0, "x"), swgpu::error);
+        }
+        io::output_file out("-");
+        CHECK(!out.positional());
+        CHECK_THROWS_AS(out.write_at(0, "x"), swgpu::error);
         CHECK(dir.entries().empty());
     }
 }

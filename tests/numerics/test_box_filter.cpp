@@ -4,12 +4,20 @@
 // lie within one ulp on either side (A · nextafter bounds compared with the exact sum, all exact in __float128).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <mutex>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -18,6 +26,8 @@
 #include "core/numerics/box_filter_isa.hpp"
 #include "core/numerics/sat.hpp"
 #include "core/thread_pool.hpp"
+#include "io/arrays/npy.hpp"
+#include "tests/cli_support.hpp"
 
 using namespace swgpu;
 using sat::dtype;
@@ -292,8 +302,8 @@ TEST_CASE("box filter: one thread or many, AVX2 or AVX-512, the same bits", "[sa
             for (const auto isa : {simd::isa::avx2, simd::isa::avx512bw}) {
                 if (!simd::cpu_supports(isa)) continue;
                 sat::array c = sat::array::uninitialized(t, in.rows, in.cols, in.lanes);
-                if (isa == simd::isa::avx2) sat::box_filter_avx2(in, c, R, three);
-                else sat::box_filter_avx512(in, c, R, three);
+                if (isa == simd::isa::avx2) sat::box_filter_avx2(in, sat::box_output{c.raw(), nullptr}, R, three);
+                else sat::box_filter_avx512(in, sat::box_output{c.raw(), nullptr}, R, three);
                 CHECK(std::memcmp(a.raw(), c.raw(), a.bytes()) == 0);
             }
 #endif
@@ -310,4 +320,166 @@ TEST_CASE("box filter: memory estimate counts the output and the row buffers, no
     CHECK(sat::box_filter_bytes(small, 20000, 1) == 25 + ((2 * 5 + 40000) * 8.0 + 40000 * 8));
     const sat::array f(dtype::f32, 10, 10, 2);
     CHECK(sat::box_filter_bytes(f, 1, 4) == 800 + 4 * ((2 * 10 + 2) * 2 * 16.0 + 2 * 8));
+}
+
+namespace {
+
+// Rows handed to a sink (sat::box_filter_rows), gathered into an array; how often each row came and the most rows a
+// block held.
+struct gathered {
+    sat::array out;
+    std::vector<int> seen;
+    index_t largest_block = 0;
+    std::mutex m;
+    explicit gathered(const sat::array& like)
+        : out(sat::array::uninitialized(like.type, like.rows, like.cols, like.lanes)), seen(static_cast<std::size_t>(like.rows)) {}
+    sat::rows_sink sink() {
+        return [this](index_t first, index_t count, const void* data) {
+            const std::size_t row = out.bytes() / static_cast<std::size_t>(out.rows);
+            std::lock_guard lock(m);
+            REQUIRE(first >= 0);
+            REQUIRE(count >= 1);
+            REQUIRE(first + count <= out.rows);
+            std::memcpy(static_cast<char*>(out.raw()) + static_cast<std::size_t>(first) * row, data, static_cast<std::size_t>(count) * row);
+            for (index_t i = first; i < first + count; ++i) ++seen[static_cast<std::size_t>(i)];
+            largest_block = std::max(largest_block, count);
+        };
+    }
+    bool each_row_once() const {
+        return std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; });
+    }
+};
+
+sat::array random_image(dtype t, index_t rows, index_t cols, index_t lanes, std::mt19937_64& rng) {
+    sat::array in(t, rows, cols, lanes);
+    std::uniform_real_distribution<double> unit(-1000.0, 1000.0);
+    for (std::size_t k = 0; k < in.elements(); ++k) {
+        switch (t) {
+            case dtype::u8: in.data<std::uint8_t>()[k] = static_cast<std::uint8_t>(rng()); break;
+            case dtype::i16: in.data<std::int16_t>()[k] = static_cast<std::int16_t>(rng()); break;
+            case dtype::u32: in.data<std::uint32_t>()[k] = static_cast<std::uint32_t>(rng()); break;
+            case dtype::f32: in.data<float>()[k] = static_cast<float>(unit(rng)); break;
+            default: in.data<double>()[k] = unit(rng) * std::ldexp(1.0, static_cast<int>(rng() % 80) - 40); break;
+        }
+    }
+    return in;
+}
+
+}  // namespace
+
+TEST_CASE("box filter: rows handed to a sink are box_filter's, each row once, in blocks", "[sat][box]") {
+    std::mt19937_64 rng(31);
+    thread_pool one(1), three(3);
+    struct shape {
+        index_t rows, cols, lanes;
+    };
+    // 300 x 1000 float64: 8000 bytes a row, blocks of 32 rows, bands of 100 rows on three threads (a partial block at
+    // the end of each); one row; more threads than rows.
+    for (const shape s : {shape{300, 1000, 1}, shape{57, 203, 3}, shape{1, 5000, 1}, shape{2, 7, 1}}) {
+        for (const auto t : {dtype::u8, dtype::i16, dtype::u32, dtype::f32, dtype::f64}) {
+            const sat::array in = random_image(t, s.rows, s.cols, s.lanes, rng);
+            for (const index_t R : {0, 1, 5}) {
+                INFO(sat::name_of(t) << " " << s.rows << " x " << s.cols << " x " << s.lanes << " R " << R);
+                const auto whole = sat::box_filter(in, R, one);
+                for (thread_pool* pool : {&one, &three}) {
+                    gathered g(in);
+                    sat::box_filter_rows(in, R, *pool, g.sink());
+                    CHECK(g.each_row_once());
+                    CHECK(std::memcmp(whole.raw(), g.out.raw(), whole.bytes()) == 0);
+                    const std::size_t row = in.bytes() / static_cast<std::size_t>(in.rows);
+                    if (R > 0) CHECK(static_cast<std::size_t>(g.largest_block) * row <= std::max<std::size_t>(row, 256 << 10));
+                }
+#if defined(SWGPU_X86_KERNELS)
+                if (R == 0) continue;
+                for (const auto isa : {simd::isa::avx2, simd::isa::avx512bw}) {
+                    if (!simd::cpu_supports(isa)) continue;
+                    gathered g(in);
+                    const sat::rows_sink sink = g.sink();
+                    if (isa == simd::isa::avx2) sat::box_filter_avx2(in, sat::box_output{nullptr, &sink}, R, three);
+                    else sat::box_filter_avx512(in, sat::box_output{nullptr, &sink}, R, three);
+                    CHECK(g.each_row_once());
+                    CHECK(std::memcmp(whole.raw(), g.out.raw(), whole.bytes()) == 0);
+                }
+#endif
+            }
+        }
+    }
+    SECTION("an exception from the sink ends the filter and reaches the caller") {
+        const sat::array in = random_image(dtype::f32, 300, 1000, 1, rng);
+        const auto fail = [](index_t first, index_t, const void*) {
+            if (first > 0) throw std::runtime_error("sink failed");
+        };
+        CHECK_THROWS_WITH(sat::box_filter_rows(in, 3, three, fail), "sink failed");
+        CHECK_THROWS_WITH(sat::box_filter_rows(in, 3, one, fail), "sink failed");
+    }
+}
+
+TEST_CASE("write_npy_rows: the same file as write_npy, into a file or a FIFO; a failed run leaves the earlier file",
+          "[sat][box][output]") {
+    std::mt19937_64 rng(37);
+    thread_pool three(3);
+    testing::temp_dir dir("swgpu-box");
+    const auto files = [&] {
+        std::vector<std::string> names;
+        for (const auto& e : std::filesystem::directory_iterator(dir.path)) names.push_back(e.path().filename().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    };
+    for (const auto t : {dtype::u8, dtype::f32, dtype::f64}) {
+        for (const bool one_d : {false, true}) {
+            sat::array in = random_image(t, one_d ? 1 : 300, 1000, one_d ? 1 : 2, rng);
+            in.one_dimensional = one_d;
+            INFO(sat::name_of(t) << (one_d ? " (W,)" : " (H, W, C)"));
+            sat::array whole = sat::box_filter(in, 4, three);
+            whole.one_dimensional = one_d;
+            io::write_npy(whole, dir / "whole.npy");
+            std::ofstream(dir / "rows.npy") << "an earlier file, replaced";
+            io::write_npy_rows(in, dir / "rows.npy", [&](const sat::rows_sink& sink) { sat::box_filter_rows(in, 4, three, sink); });
+            CHECK(testing::slurp(dir / "rows.npy") == testing::slurp(dir / "whole.npy"));
+            CHECK(files() == std::vector<std::string>{"rows.npy", "whole.npy"});
+
+            // A FIFO cannot be written out of order: the rows are gathered and written in order.
+            const std::string fifo = dir / "fifo.npy";
+            REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+            std::string got;
+            std::thread reader([&] { got = testing::slurp(fifo); });
+            io::write_npy_rows(in, fifo, [&](const sat::rows_sink& sink) { sat::box_filter_rows(in, 4, three, sink); });
+            reader.join();
+            CHECK(got == testing::slurp(dir / "whole.npy"));
+            std::filesystem::remove(fifo);
+        }
+    }
+    SECTION("rows computed, then a failure: the earlier file stays as it was, no temporary file is left") {
+        const sat::array in = random_image(dtype::f32, 300, 1000, 1, rng);
+        std::ofstream(dir / "out.npy") << "an earlier file";
+        const auto failing = [&](const sat::rows_sink& sink) {
+            sat::box_filter_rows(in, 2, three, [&](index_t first, index_t count, const void* data) {
+                sink(first, count, data);  // into the temporary file
+                if (first + count == in.rows) throw output_error(dir / "out.npy", "write failed (simulated)");
+            });
+        };
+        try {
+            io::write_npy_rows(in, dir / "out.npy", failing);
+            FAIL("no error");
+        } catch (const swgpu::error& e) {
+            CHECK(e.code() == exit_code::output_failed);
+        }
+        CHECK(testing::slurp(dir / "out.npy") == "an earlier file");
+        CHECK(files() == std::vector<std::string>{"out.npy", "rows.npy", "whole.npy"});  // no temporary file
+    }
+}
+
+TEST_CASE("large arrays: huge-page blocks keep their contents when a vector grows past the threshold", "[sat][box]") {
+    std::vector<std::uint64_t, sat::uninitialized_allocator<std::uint64_t>> v(1000);
+    for (std::size_t k = 0; k < v.size(); ++k) v[k] = k * 7;
+    v.resize(sat::large_allocation / 8 + 12345);  // from an ordinary block into a large one
+    for (std::size_t k = 0; k < 1000; ++k) REQUIRE(v[k] == k * 7);
+    CHECK(reinterpret_cast<std::uintptr_t>(v.data()) % (std::uintptr_t(2) << 20) == 0);
+    v.back() = 1;
+    v.resize(10);
+    v.shrink_to_fit();  // back to an ordinary block
+    CHECK(v[9] == 63);
+    const sat::array a = sat::array::uninitialized(dtype::f32, 4096, 4096, 1);
+    const sat::array b = a;  // copies are large blocks too
+    CHECK(b.bytes() == a.bytes());
 }

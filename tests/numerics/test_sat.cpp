@@ -620,6 +620,39 @@ TEST_CASE("swgpu sat and ihist: bad inputs give one error line, the documented e
     }
 }
 
+TEST_CASE("swgpu sat --box-filter to .npy: the filter's rows go into the file as computed, the same bytes, atomically",
+          "[sat][box][cli]") {
+    temp_dir dir;
+    std::mt19937_64 rng(41);
+    thread_pool pool(2);
+    for (const auto t : {dtype::u8, dtype::u16, dtype::f32, dtype::f64}) {
+        sat::array img = random_array(t, 203, 517, t == dtype::u8 ? 3 : 1, rng);
+        io::write_npy(img, dir / "in.npy");
+        put(dir / "box.npy", "an earlier file");
+        for (const char* threads : {"1", "3"}) {
+            INFO(sat::name_of(t) << " -t " << threads);
+            const auto r = run_swgpu("sat " + (dir / "in.npy") + " --box-filter 4 -o " + (dir / "box.npy") +
+                                     " --backend cpu -t " + threads);
+            REQUIRE(r.code == 0);
+            sat::array want = sat::box_filter(img, 4, pool);
+            io::write_npy(want, dir / "want.npy");
+            CHECK(slurp(dir / "box.npy") == slurp(dir / "want.npy"));
+            CHECK(dir.count() == 3);  // in, box, want: no temporary file
+        }
+    }
+    // An unwritable destination: exit 5, nothing written, an earlier file of that name untouched.
+    std::filesystem::create_directory(dir / "ro");
+    put(dir / "ro/box.npy", "an earlier file");
+    std::filesystem::permissions(dir / "ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    if (::access((dir / "ro").c_str(), W_OK) != 0) {  // (root may write anyway)
+        const auto r = run_swgpu("sat " + (dir / "in.npy") + " --box-filter 2 -o " + (dir / "ro/box.npy") + " --backend cpu");
+        CHECK(r.code == 5);
+        CHECK(one_error_line(r.err));
+        CHECK(slurp(dir / "ro/box.npy") == "an earlier file");
+    }
+    std::filesystem::permissions(dir / "ro", std::filesystem::perms::owner_all);
+}
+
 // ---- non-finite values and memory ---------------------------------------------------------------------------------
 
 TEST_CASE("check_finite counts NaN and infinities and names the first one's position", "[sat]") {
