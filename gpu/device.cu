@@ -2,24 +2,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "core/error.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/gpu.hpp"
 
 namespace swgpu::gpu {
-
-namespace {
-
-// Work queues between the host and the GPU: 32 instead of the driver's 8, set when the program (or the library)
-// loads, before the first CUDA call creates a context, unless the environment already says. Streams share the
-// queues, and an operation waits behind whatever is ahead of it in its queue: with 8, the long pairs of a batch
-// (long_pair::run_batch, a stream each) held one another up, a new pair's upload waiting for another pair's pass
-// to end (H100, 80 pairs of contigs against a 2.1 Mbp genome: 8.9 s with 8 queues, 3.7 s with 32).
-const bool work_queues_set = [] { return ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0) == 0; }();
-
-}  // namespace
 
 namespace detail {
 // gpu/align/hit_alignments.cu: loads the alignment kernels now (modules load lazily, at first launch, otherwise).

@@ -414,7 +414,7 @@ TEST_CASE("box filter: rows handed to a sink are box_filter's, each row once, in
     }
 }
 
-TEST_CASE("write_npy_rows: the same file as write_npy, into a file or a FIFO; a failed run leaves the earlier file",
+TEST_CASE("write_npy_rows: the same file as write_npy, into a file or a FIFO, a failed run leaves the earlier file",
           "[sat][box][output]") {
     std::mt19937_64 rng(37);
     thread_pool three(3);
