@@ -169,8 +169,8 @@ void align_command::add_run_options(CLI::App* sub) {
     sub->add_option("--mode", s_.mode,
                     "How pairs are scored: search runs every pair through the database-search pass; pairwise aligns "
                     "each (query, subject) pair with the whole GPU (or every CPU thread) in linear memory, for long "
-                    "sequences; auto takes pairwise for pairs of at least 2^27 cells whose shorter sequence has at "
-                    "least 4096 residues. Same output either way")
+                    "sequences; auto takes pairwise for pairs of at least 2^27 cells (2^24 on the CPU) whose shorter "
+                    "sequence has at least 4096 residues. Same output either way")
         ->check(CLI::IsMember({"auto", "search", "pairwise"}))
         ->capture_default_str();
     sub->add_option("--long-policy", s_.long_policy,

@@ -13,8 +13,10 @@
 #include "core/align/long_pair/runner.hpp"
 #include "core/align/search/score_pass.hpp"
 #include "core/align/statistics.hpp"
+#include "core/tuning.hpp"
 #include "io/align/matrix_file.hpp"
 #include "gpu/engine/engine.hpp"
+#include "gpu/gpu.hpp"
 
 namespace swgpu::app {
 
@@ -43,9 +45,6 @@ private:
 
 namespace {
 
-// --mode auto: pairs of at least default_long_pair_cells cells whose shorter sequence has this many residues are
-// aligned as long pairs.
-constexpr std::size_t long_pair_min_side = 4096;
 
 // "--gpu-mem": bytes, or a number with K, M or G (powers of 1024). Empty: 0, the backend's default (what is free).
 
@@ -132,7 +131,8 @@ void search_session::compose(const scoring& sc) {
 }
 
 // Short queries against long subjects through windows (not with --mode pairwise, where every pair is a long pair);
-// long pairs (--mode: pairwise, or auto for pairs of at least 2^27 cells whose shorter side has 4096 residues) each on
+// long pairs (--mode: pairwise, or auto for pairs of at least long.auto_cells cells whose shorter side has
+// long.auto_min_side residues, the CPU's own values on the CPU) each on
 // the whole of the backend, with a progress display on a terminal.
 void search_session::compose_long_pairs(const scoring& sc) {
     const auto long_backend = [this](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d) {
@@ -180,10 +180,18 @@ void search_session::compose_long_pairs(const scoring& sc) {
     }
     split_long_pairs::predicate is_long;
     if (opt_.mode == "pairwise") is_long = [](std::size_t, std::size_t) { return true; };
-    else if (opt_.mode == "auto")
-        is_long = [](std::size_t a, std::size_t b) {
-            return std::min(a, b) >= long_pair_min_side && double(a) * double(b) >= default_long_pair_cells;
+    else if (opt_.mode == "auto") {
+        // Pairs of at least `cells` cells whose shorter sequence has `side` residues go pairwise: per backend, from
+        // measurements (data/tuning.tsv; a CPU pair of 11 kbp took 0.56 s through the database pass against 0.10 s
+        // pairwise on 2 cores, where the GPU's database kernel is the faster up to about 2^27 cells).
+        const std::string arch = gpus_ ? gpu::architecture(opt_.gpu.device) : std::string("*");
+        const double cells = tuning::real(gpus_ ? "long.auto_cells" : "long.auto_cells_cpu", arch);
+        const auto side = static_cast<std::size_t>(
+            std::max<std::int64_t>(1, tuning::integer(gpus_ ? "long.auto_min_side" : "long.auto_min_side_cpu", arch)));
+        is_long = [cells, side](std::size_t a, std::size_t b) {
+            return std::min(a, b) >= side && double(a) * double(b) >= cells;
         };
+    }
     if (is_long) {
         split_ = std::make_unique<split_long_pairs>(*backend_, std::move(is_long), *long_pairs_);
         backend_ = split_.get();

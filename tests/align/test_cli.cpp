@@ -476,3 +476,33 @@ TEST_CASE("align with --batch: relative OUTPUT names are taken from the -o folde
     CHECK_THAT(refused.err, Catch::Contains("names the folder"));
     CHECK(slurp(file) == "keep\n");
 }
+
+TEST_CASE("mode auto on the CPU: a pair past the CPU's switch point goes pairwise, a smaller one through the search, same output", "[cli]") {
+    temp_dir dir;
+    std::mt19937_64 rng(12);
+    const auto pair = [&](const std::string& name, std::size_t n) {
+        std::string a(n, 'A'), b;
+        for (auto& c : a) c = "ACGT"[rng() % 4];
+        b = a.substr(n / 10, n - n / 5);
+        for (auto& c : b)
+            if (rng() % 15 == 0) c = "ACGT"[rng() % 4];
+        std::ofstream(dir.path / (name + ".a.fa")) << ">" << name << "_a\n" << a << "\n";
+        std::ofstream(dir.path / (name + ".b.fa")) << ">" << name << "_b\n" << b << "\n";
+    };
+    pair("big", 6000);    // 4800 x 6000 = 2.9e7 cells >= 2^24 (long.auto_cells_cpu), shorter side >= 4096
+    pair("small", 3000);  // shorter side below 4096
+    for (const std::string name : {"big", "small"}) {
+        INFO(name);
+        const std::string args = "align '" + (dir.path / (name + ".b.fa")).string() + "' '" +
+                                 (dir.path / (name + ".a.fa")).string() + "' --backend cpu -t 2 -v";
+        const auto autom = run_swgpu(args + " --mode auto");
+        const auto search = run_swgpu(args + " --mode search");
+        REQUIRE(autom.code == 0);
+        REQUIRE(search.code == 0);
+        CHECK(autom.out == search.out);
+        CHECK(!autom.out.empty());
+        const bool pairwise = autom.err.find("aligned pairwise") != std::string::npos;
+        CHECK(pairwise == (name == "big"));
+        CHECK(search.err.find("aligned pairwise") == std::string::npos);
+    }
+}

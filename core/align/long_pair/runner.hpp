@@ -1,4 +1,5 @@
-// Long pairs inside a search run (--mode pairwise, or auto for pairs of at least 2^27 cells whose shorter side has at
+// Long pairs inside a search run (--mode pairwise, or auto for pairs past the backend's switch point: long.auto_cells,
+// long.auto_min_side; on the CPU 2^24 cells, on the GPU 2^27, and a shorter side of at
 // least 4096 residues): each scored on its own with the whole of a backend (every CPU thread, or the GPUs) in memory
 // linear in the lengths (long_pair.hpp), instead of by the database-search pass.
 //
