@@ -414,7 +414,7 @@ void box_float(const array& in, const box_output& out, index_t R, thread_pool& p
 
 
 // The filter of `in` into `out` (the output array, of the same type and shape, or a sink of rows; R >= 1).
-void box_filter_kernel(const array& in, const box_output& out, index_t radius, thread_pool& pool) {
+[[maybe_unused]] void box_filter_kernel(const array& in, const box_output& out, index_t radius, thread_pool& pool) {
     switch (in.type) {
         case dtype::u8: box_integer<std::uint8_t>(in, out, radius, pool); break;
         case dtype::u16: box_integer<std::uint16_t>(in, out, radius, pool); break;
