@@ -1,0 +1,262 @@
+// Several local alignments per pair (core/align/hsps.hpp): against a textbook Waterman-Eggert written here (three
+// full matrices of long, a std::set of forbidden pairs, recomputed from scratch for every alignment), against
+// sw_align for the first alignment, and against lalign36 (FASTA's SIM implementation) where it is installed.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/align/hsps.hpp"
+#include "core/error.hpp"
+#include "core/align/smith_waterman.hpp"
+#include "tests/align/sequence_generators.hpp"
+
+using namespace swgpu;
+using namespace swgpu::testing;
+
+namespace {
+
+struct textbook_hsp {
+    long score = 0, qbeg = 0, qend = 0, sbeg = 0, send = 0;
+    std::string ops;
+};
+
+// Greedy non-intersecting local alignments, by the book: each round recomputes H, E, F over the whole matrix with
+// the diagonal step into every pair aligned before forbidden, takes the first best cell in row-major order and walks
+// back (diagonal before E before F; a gap closes before it extends).
+std::vector<textbook_hsp> textbook_waterman_eggert(const codes& q, const codes& s, const scoring& sc, int rounds) {
+    const long m = static_cast<long>(q.size()), n = static_cast<long>(s.size());
+    const long open = sc.gaps.open, ext = sc.gaps.extend, NEG = -(1L << 40);
+    std::set<std::pair<long, long>> forbidden;
+    std::vector<textbook_hsp> out;
+    for (int round = 0; round < rounds; ++round) {
+        std::vector<std::vector<long>> H(m + 1, std::vector<long>(n + 1, 0)), E(m + 1, std::vector<long>(n + 1, NEG)),
+            F(m + 1, std::vector<long>(n + 1, NEG));
+        long best = 0, bi = 0, bj = 0;
+        for (long i = 1; i <= m; ++i)
+            for (long j = 1; j <= n; ++j) {
+                E[i][j] = std::max(E[i - 1][j] - ext, H[i - 1][j] - open - ext);
+                F[i][j] = std::max(F[i][j - 1] - ext, H[i][j - 1] - open - ext);
+                long h = std::max({0L, E[i][j], F[i][j]});
+                if (!forbidden.count({i, j})) h = std::max(h, H[i - 1][j - 1] + sc.matrix.score(q[i - 1], s[j - 1]));
+                H[i][j] = h;
+                if (h > best) best = h, bi = i, bj = j;
+            }
+        if (best <= 0) break;
+        textbook_hsp r;
+        r.score = best;
+        r.qend = bi - 1;
+        r.send = bj - 1;
+        long i = bi, j = bj;
+        char state = 'H';
+        std::string rev;
+        while (true) {
+            if (state == 'H') {
+                if (H[i][j] == 0) break;
+                if (!forbidden.count({i, j}) && H[i][j] == H[i - 1][j - 1] + sc.matrix.score(q[i - 1], s[j - 1])) {
+                    rev += 'M';
+                    --i, --j;
+                } else if (H[i][j] == E[i][j]) {
+                    state = 'E';
+                } else {
+                    state = 'F';
+                }
+            } else if (state == 'E') {
+                rev += 'I';
+                if (E[i][j] == H[i - 1][j] - open - ext) state = 'H';
+                --i;
+            } else {
+                rev += 'D';
+                if (F[i][j] == H[i][j - 1] - open - ext) state = 'H';
+                --j;
+            }
+            if (state == 'H' && (i == 0 || j == 0)) break;
+        }
+        r.qbeg = i;
+        r.sbeg = j;
+        r.ops.assign(rev.rbegin(), rev.rend());
+        long a = i + 1, b = j + 1;
+        for (char op : r.ops) {
+            if (op == 'M') forbidden.insert({a, b});
+            if (op != 'D') ++a;
+            if (op != 'I') ++b;
+        }
+        out.push_back(r);
+    }
+    return out;
+}
+
+std::string ops_of(const alignment& a) {
+    std::string s;
+    for (const auto& o : a.ops) s.append(o.len, o.op);
+    return s;
+}
+
+scoring dna(int match, int mismatch, int open, int extend) {
+    return {substitution_matrix::match_mismatch(match, mismatch), {open, extend}, seq_type::dna};
+}
+
+// A pair with repeats: pieces of q copied into s (some twice, some mutated), so several good alignments exist.
+std::pair<codes, codes> repeated_pair(std::mt19937_64& rng, const std::string& letters, const substitution_matrix& m) {
+    const codes q = random_sequence(rng, 60 + rng() % 200, letters, m);
+    codes s = random_sequence(rng, 20 + rng() % 60, letters, m);
+    for (int k = 0; k < 3; ++k) {
+        const std::size_t len = 10 + rng() % 40, at = rng() % (q.size() - std::min(q.size() - 1, len));
+        codes piece(q.begin() + at, q.begin() + std::min(q.size(), at + len));
+        piece = mutate(rng, piece, 0.1, 1, 3, letters, m);
+        s.insert(s.end(), piece.begin(), piece.end());
+        const codes filler = random_sequence(rng, 5 + rng() % 40, letters, m);
+        s.insert(s.end(), filler.begin(), filler.end());
+    }
+    return {q, s};
+}
+
+}  // namespace
+
+TEST_CASE("max_hsps: non-intersecting alignments equal a textbook Waterman-Eggert, the first is sw_align's", "[hsps]") {
+    std::mt19937_64 rng(41);
+    const std::vector<scoring> scorings = {dna(2, -3, 5, 2), dna(1, -1, 2, 1),
+                                           {substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein},
+                                           {substitution_matrix::builtin("BLOSUM62"), {0, 1}, seq_type::protein}};
+    int several = 0;
+    for (int k = 0; k < 120; ++k) {
+        const auto& sc = scorings[k % scorings.size()];
+        const std::string& letters = sc.type == seq_type::dna ? dna4 : protein20;
+        auto [q, s] = k % 3 == 0 ? random_pair(rng, 150, letters, sc.matrix) : repeated_pair(rng, letters, sc.matrix);
+        if (k % 2) std::swap(q, s);
+        hsp_options opt;
+        opt.max_hsps = 6;
+        const auto got = sw_align_hsps(q, s, sc, opt);
+        const auto want = textbook_waterman_eggert(q, s, sc, 6);
+        INFO("pair " << k << ": " << q.size() << " x " << s.size());
+        REQUIRE(got.size() == want.size());
+        several += got.size() > 2;
+        for (std::size_t h = 0; h < got.size(); ++h) {
+            INFO("alignment " << h);
+            CHECK(got[h].score == want[h].score);
+            CHECK(got[h].query_begin == want[h].qbeg);
+            CHECK(got[h].query_end == want[h].qend);
+            CHECK(got[h].subject_begin == want[h].sbeg);
+            CHECK(got[h].subject_end == want[h].send);
+            CHECK(ops_of(got[h]) == want[h].ops);
+            CHECK(rescore(got[h], q, s, sc) == got[h].score);
+            if (h > 0) CHECK(got[h].score <= got[h - 1].score);
+        }
+        if (!got.empty()) CHECK(got[0] == sw_align(q, s, sc));
+    }
+    CHECK(several > 40);  // the pairs did hold several alignments
+}
+
+TEST_CASE("max_hsps: no two alignments share an aligned pair, min_score and max_hsps stop the search", "[hsps]") {
+    std::mt19937_64 rng(42);
+    const scoring sc{substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein};
+    for (int k = 0; k < 30; ++k) {
+        const auto [q, s] = repeated_pair(rng, protein20, sc.matrix);
+        hsp_options opt;
+        opt.max_hsps = 20;
+        const auto all = sw_align_hsps(q, s, sc, opt);
+        std::set<std::pair<std::int64_t, std::int64_t>> pairs;
+        for (const auto& a : all) {
+            std::int64_t i = a.query_begin, j = a.subject_begin;
+            for (const auto& op : a.ops)
+                for (std::uint32_t n = 0; n < op.len; ++n) {
+                    if (op.op == 'M') CHECK(pairs.insert({i, j}).second);
+                    if (op.op != 'D') ++i;
+                    if (op.op != 'I') ++j;
+                }
+        }
+        opt.max_hsps = 2;
+        const auto two = sw_align_hsps(q, s, sc, opt);
+        CHECK(two.size() == std::min<std::size_t>(2, all.size()));
+        for (std::size_t h = 0; h < two.size(); ++h) CHECK(two[h] == all[h]);
+        if (all.size() >= 2) {
+            opt.max_hsps = 20;
+            opt.min_score = all[1].score + 1;  // only the alignments scoring more than the second
+            const auto above = sw_align_hsps(q, s, sc, opt);
+            CHECK(above.size() >= 1);
+            for (const auto& a : above) CHECK(a.score >= opt.min_score);
+        }
+    }
+    hsp_options opt;
+    opt.max_cells = 100;
+    const codes a(20, 1), b(20, 1);
+    bool refused = false;
+    try {
+        (void)sw_align_hsps(a, b, sc, opt);
+    } catch (const error& e) {
+        refused = e.code() == exit_code::bad_command_line;
+    }
+    CHECK(refused);
+}
+
+TEST_CASE("max_hsps: the scores lalign36 (SIM, FASTA 36) reports for the same pairs", "[hsps]") {
+    if (std::system("command -v lalign36 >/dev/null 2>&1") != 0) {
+        WARN("lalign36 not installed (Debian fasta3): skipped");
+        return;
+    }
+    std::mt19937_64 rng(43);
+    const auto dir = std::filesystem::temp_directory_path() / ("swgpu-lalign-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    int compared = 0;
+    // Protein under BLOSUM62 11/1, and DNA +2/-3 with gaps 5/2 on the forward strand (lalign36 -n -3).
+    const scoring protein{substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein};
+    const scoring nucleotide = dna(2, -3, 5, 2);
+    for (int k = 0; k < 20; ++k) {
+        const bool is_dna = k % 2 == 1;
+        const scoring& sc = is_dna ? nucleotide : protein;
+        const auto [q, s] = repeated_pair(rng, is_dna ? dna4 : protein20, sc.matrix);
+        const auto text = [&](const codes& c) {
+            std::string t;
+            for (auto x : c) t += sc.matrix.letters()[x];
+            return t;
+        };
+        std::ofstream(dir / "q.fa") << ">q\n" << text(q) << "\n";
+        std::ofstream(dir / "s.fa") << ">s\n" << text(s) << "\n";
+        // lalign36's gaps: -f the opening, -g each residue (BLAST's 11/1 as -f -11 -g -1); -E 1e6 keeps every
+        // alignment it finds, -K the number wanted.
+        const std::string how = is_dna ? "-n -3 -r +2/-3 -f -5 -g -2" : "-p -s BL62 -f -11 -g -1";
+        const std::string cmd = "lalign36 -q " + how + " -E 1000000 -K 5 '" + (dir / "q.fa").string() +
+                                "' '" + (dir / "s.fa").string() + "' > '" + (dir / "out").string() + "' 2>&1";
+        REQUIRE(std::system(cmd.c_str()) == 0);
+        std::ifstream in(dir / "out");
+        std::vector<int> theirs;
+        std::vector<std::array<long, 4>> spans;  // 1-based query begin, end, subject begin, end
+        for (std::string line; std::getline(in, line);) {
+            if (const auto at = line.find("Waterman-Eggert score: "); at != std::string::npos)
+                theirs.push_back(std::stoi(line.substr(at + 23)));
+            if (const auto at = line.find(" overlap ("); at != std::string::npos) {
+                std::array<long, 4> v{};
+                if (std::sscanf(line.c_str() + at + 10, "%ld-%ld:%ld-%ld", &v[0], &v[1], &v[2], &v[3]) == 4)
+                    spans.push_back(v);
+            }
+        }
+        REQUIRE(spans.size() == theirs.size());
+        hsp_options opt;
+        opt.max_hsps = static_cast<int>(theirs.size());
+        const auto ours = sw_align_hsps(q, s, sc, opt);
+        INFO("pair " << k << (is_dna ? " (DNA)" : " (protein)") << ": lalign36 found " << theirs.size());
+        REQUIRE(ours.size() == theirs.size());
+        // An alignment of equal score traced along another path (lalign36 may keep a longer one) forbids other pairs,
+        // and the alignments after it may differ: scores compared up to the first alignment whose span differs.
+        for (std::size_t h = 0; h < ours.size(); ++h) {
+            INFO("alignment " << h << ": ours " << ours[h].score << ", lalign36 " << theirs[h]);
+            CHECK(ours[h].score == theirs[h]);
+            ++compared;
+            const std::array<long, 4> mine{ours[h].query_begin + 1, ours[h].query_end + 1, ours[h].subject_begin + 1,
+                                           ours[h].subject_end + 1};
+            if (mine != spans[h]) break;
+        }
+    }
+    std::filesystem::remove_all(dir);
+    CHECK(compared >= 20);
+}
