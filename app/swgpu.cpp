@@ -74,6 +74,9 @@ void check(const search_settings& s) {
     if (s.comp_based_stats == 1 && !s.evalues)
         throw usage_error("comp_based_stats 1 adjusts E-values; it does not go with evalues off");
     if (s.seg && s.dust) throw usage_error("seg masks protein and dust masks DNA; set one of them");
+    if (s.max_hsps < 1) throw usage_error("max_hsps must be at least 1 (got " + std::to_string(s.max_hsps) + ")");
+    if (s.max_hsps > 1 && s.comp_based_stats == 1)
+        throw usage_error("max_hsps above 1 does not go with comp_based_stats 1 yet");
 }
 
 // What the settings ask of one type of sequences (the command line's messages, named as the settings).
@@ -221,6 +224,10 @@ std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resi
     if (s.composition)
         app::adjust_composition(r, queries, s.sc, *s.composition, s.settings.max_target_seqs, s.settings.evalue,
                                 s.settings.threads);
+    if (s.settings.max_hsps > 1)
+        (void)app::add_hsps(r, queries, masker.shown(queries), s.sc, s.settings.max_hsps,
+                            s.settings.evalues ? s.settings.evalue : std::numeric_limits<double>::infinity(),
+                            s.settings.threads);
     masker.unmask_hits(r, s.sc.matrix, true);
     const auto searched = std::chrono::steady_clock::now();
     std::vector<hit> hits = to_hits(r, masker.shown(queries), s.sc);

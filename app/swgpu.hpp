@@ -57,6 +57,7 @@ struct search_settings {
     bool seg = false;                    // protein: mask the queries' low-complexity residues as X (blastp -seg yes)
     bool dust = false;                   // DNA: mask them as N (blastn -dust yes -soft_masking false)
     int comp_based_stats = 0;            // 1: composition-based statistics (blastp -comp_based_stats 1); protein
+    int max_hsps = 1;                    // alignments per (query, subject, strand), as the CLI's --max-hsps
     static search_settings defaults() { return {}; }
 };
 

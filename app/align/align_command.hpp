@@ -33,6 +33,7 @@ struct align_settings {
     std::string seg = "no";          // yes: SEG masks low-complexity protein queries (blastp -seg yes)
     std::string dust = "no";         // yes: DUST masks low-complexity DNA queries (blastn -dust yes)
     int comp_based_stats = 0;        // 1: composition-based statistics (blastp -comp_based_stats 1)
+    int max_hsps = 1;                // alignments per (query, subject, strand): the best and those sharing no pair
     bool eqx = false;                // CIGARs with =/X
     std::string read_group;          // SAM's @RG fields (--read-group), as bwa mem -R takes them
     std::string batch;               // --batch LIST: query files, one output file each

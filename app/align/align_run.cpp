@@ -127,6 +127,7 @@ int align_run::run() {
     adjust_composition(results);
     unmask_hits(results);
     keep_printed(results);
+    add_hsps(results);
     report(results);
     write(results);
     if (cpu_fallback_ && !verbose_) notice("no usable GPU (" + gpu::build_info() + "); this search ran on the CPU");
@@ -163,6 +164,11 @@ void align_run::check_options() {
         throw usage_error("--gap-extend must be >= 1 (got " + std::to_string(s_.gap_extend) + ")");
     if (s_.comp_based_stats == 1 && s_.no_evalue)
         throw usage_error("--comp-based-stats 1 adjusts E-values; it does not go with --no-evalue");
+    if (s_.max_hsps < 1)
+        throw usage_error("--max-hsps must be at least 1 (got " + std::to_string(s_.max_hsps) + ")");
+    if (s_.max_hsps > 1 && s_.comp_based_stats == 1)
+        throw usage_error("--max-hsps above 1 does not go with --comp-based-stats 1 yet (the further alignments "
+                          "are not rescaled)");
 }
 
 // Positionals (QUERY DB, or with --batch only DB), the --batch list, and no output that would replace an input or
@@ -528,6 +534,16 @@ void align_run::keep_printed(search_results& results) const {
         for (std::size_t i = 0; i < k; ++i) best.emplace(kept[i].subject, kept[i].str);
         std::erase_if(results.hits[q], [&](const printed_hit& h) { return !best.count({h.subject, h.str}); });
     }
+}
+
+void align_run::add_hsps(search_results& results) const {
+    if (s_.max_hsps <= 1) return;
+    const std::size_t one = app::add_hsps(results, queries_, masking_.shown(queries_), *sc_, s_.max_hsps,
+                                          s_.no_evalue ? std::numeric_limits<double>::infinity() : s_.evalue,
+                                          s_.threads);
+    if (one > 0)
+        notice("--max-hsps: " + std::to_string(one) + " pair(s) of more than " +
+               std::to_string(static_cast<long long>(app::hsp_cells)) + " cells keep one alignment each");
 }
 
 void align_run::report(const search_results& results) {

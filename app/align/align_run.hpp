@@ -63,7 +63,8 @@ private:
     void mask_queries();
     void unmask_hits(search_results& results) const;
     void adjust_composition(search_results& results) const;
-    void keep_printed(search_results& results) const;  // -k of the hits kept (SAM keeps one more for MAPQ)
+    void keep_printed(search_results& results) const;
+    void add_hsps(search_results& results) const;  // --max-hsps  // -k of the hits kept (SAM keeps one more for MAPQ)
     void compose_score_pass();
     search_results search();
     void report(const search_results& results);

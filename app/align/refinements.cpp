@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "core/align/alignment.hpp"
+#include "core/align/hsps.hpp"
 #include "core/align/smith_waterman.hpp"
 #include "core/align/statistics.hpp"
 #include "core/error.hpp"
@@ -84,6 +88,79 @@ void adjust_composition(search_results& results, const query_strands& queries, c
         if (kept.size() > k) kept.resize(k);
         results.hits[q] = std::move(kept);
     }
+}
+
+std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
+                     const scoring& sc, int max_hsps, double max_evalue, int threads) {
+    if (max_hsps <= 1) return 0;
+    const evalue_calculator* stats = results.statistics ? &*results.statistics : nullptr;
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    for (std::size_t q = 0; q < results.hits.size(); ++q)
+        for (std::size_t i = 0; i < results.hits[q].size(); ++i) pairs.emplace_back(q, i);
+    // The further alignments of each printed hit, found on the threads.
+    std::vector<std::vector<printed_hit>> more(pairs.size());
+    std::atomic<std::size_t> next{0}, too_large{0};
+    std::exception_ptr failed;
+    std::mutex failure;
+    const auto work = [&] {
+        for (std::size_t t; (t = next++) < pairs.size();) {
+            try {
+                const auto [q, i] = pairs[t];
+                const printed_hit& h = results.hits[q][i];
+                const auto query = searched.residues(q, h.str);
+                const auto subject = results.scan.subjects.at(h.subject).span();
+                if (double(query.size()) * double(subject.size()) > hsp_cells) {
+                    ++too_large;
+                    continue;
+                }
+                hsp_options opt;
+                opt.max_hsps = max_hsps;
+                opt.max_cells = hsp_cells;
+                std::vector<alignment> found = sw_align_hsps(query, subject, sc, opt);
+                if (found.empty() || found[0].score != h.score)
+                    throw runtime_failure("internal error: the first of a pair's alignments (--max-hsps) scores " +
+                                          std::to_string(found.empty() ? 0 : found[0].score) + ", its hit " +
+                                          std::to_string(h.score));
+                for (std::size_t k = 1; k < found.size(); ++k) {
+                    printed_hit extra;
+                    extra.subject = h.subject;
+                    extra.str = h.str;
+                    extra.score = found[k].score;
+                    if (stats) {
+                        extra.has_statistics = true;
+                        extra.bit_score = stats->bit_score(extra.score);
+                        extra.evalue = stats->evalue(extra.score, searched.plus.length(q), subject.size());
+                        if (!(extra.evalue <= max_evalue)) break;  // scores only fall from here
+                    }
+                    extra.stats = stats_of(found[k], shown.residues(q, h.str), subject, sc.matrix);
+                    extra.aln = std::move(found[k]);
+                    more[t].push_back(std::move(extra));
+                }
+            } catch (...) {
+                std::lock_guard<std::mutex> g(failure);
+                if (!failed) failed = std::current_exception();
+                next = pairs.size();
+            }
+        }
+    };
+    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t n_threads =
+        std::min<std::size_t>(pairs.size(), threads > 0 ? static_cast<std::size_t>(threads) : hardware);
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < n_threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    if (failed) std::rethrow_exception(failed);
+    // Each hit followed by its further alignments (BLAST prints a subject's HSPs together, best first).
+    for (std::size_t q = 0, t = 0; q < results.hits.size(); ++q) {
+        std::vector<printed_hit> with;
+        for (std::size_t i = 0; i < results.hits[q].size(); ++i, ++t) {
+            with.push_back(std::move(results.hits[q][i]));
+            for (auto& extra : more[t]) with.push_back(std::move(extra));
+        }
+        results.hits[q] = std::move(with);
+    }
+    return too_large;
 }
 
 }  // namespace swgpu::app

@@ -72,7 +72,7 @@ swgpu::search_settings make_settings(const py::object& matrix, const py::object&
                                      double evalue, bool evalues, const std::string& strand, const std::string& seqtype,
                                      const std::string& backend, const py::object& gpus, long long gpu_memory,
                                      long long threads, const std::string& mode, bool seg, bool dust,
-                                     long long comp_based_stats) {
+                                     long long comp_based_stats, long long max_hsps) {
     swgpu::search_settings s;
     if (!matrix.is_none()) {
         if (!py::isinstance<py::str>(matrix))
@@ -112,6 +112,9 @@ swgpu::search_settings make_settings(const py::object& matrix, const py::object&
         raise(swgpu::exit_code::bad_command_line,
               "comp_based_stats must be 0 or 1, not " + std::to_string(comp_based_stats));
     s.comp_based_stats = static_cast<int>(comp_based_stats);
+    if (max_hsps < 1 || max_hsps > 1000000)
+        raise(swgpu::exit_code::bad_command_line, "max_hsps must be at least 1, not " + std::to_string(max_hsps));
+    s.max_hsps = static_cast<int>(max_hsps);
     return s;
 }
 
@@ -408,7 +411,7 @@ void bind_search(py::module_& m) {
     m.def("_settings", &make_settings, py::arg("matrix"), py::arg("gap_open"), py::arg("gap_extend"), py::arg("match"),
           py::arg("mismatch"), py::arg("max_target_seqs"), py::arg("evalue"), py::arg("evalues"), py::arg("strand"),
           py::arg("seqtype"), py::arg("backend"), py::arg("gpus"), py::arg("gpu_memory"), py::arg("threads"),
-          py::arg("mode"), py::arg("seg"), py::arg("dust"), py::arg("comp_based_stats"),
+          py::arg("mode"), py::arg("seg"), py::arg("dust"), py::arg("comp_based_stats"), py::arg("max_hsps"),
           "search_settings from the keywords of swgpu.search (None: the default).");
 
     m.def("read_sequences",

@@ -20,7 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "core/align/hsps.hpp"
 #include "core/align/scoring.hpp"
+#include "tests/align/sequence_generators.hpp"
 #include "gpu/gpu.hpp"
 #include "tests/cli_support.hpp"
 #include "io/align/database_file.hpp"
@@ -504,5 +506,81 @@ TEST_CASE("mode auto on the CPU: a pair past the CPU's switch point goes pairwis
         const bool pairwise = autom.err.find("aligned pairwise") != std::string::npos;
         CHECK(pairwise == (name == "big"));
         CHECK(search.err.find("aligned pairwise") == std::string::npos);
+    }
+}
+
+TEST_CASE("max-hsps: further alignments of a pair, each as core's Waterman-Eggert gives it, under its subject's best", "[cli]") {
+    using namespace swgpu;
+    using swgpu::testing::encode_letters;
+    temp_dir dir;
+    // Two pieces of the query in the subject (the second copied twice), and a decoy subject with one piece.
+    const std::string q = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQFEVVHSLAKWKRQTLGQHDFSAGEGLYTHMKALRPDEDRL";
+    const std::string s1 = "GGGGKALPDAQFEVVHSLAKWKRQTLGQHDFSAGEGGGGGGPPPPPMKTAYIAKQRQISFVKSHFSRQLEERLGWWWWWWWKALPDAQFEVVHSLAKWKRQ";
+    const std::string s2 = "PPPPPPPPTLGQHDFSAGEGLYTHMKALRPDEDRLPPPPPPP";
+    const std::string qf = dir.file("q.fa", ">q\n" + q + "\n"), sf = dir.file("s.fa", ">s1\n" + s1 + "\n>s2\n" + s2 + "\n");
+    const std::string cols = " --outfmt '6 qseqid sseqid qstart qend sstart send score evalue cigar' --backend cpu";
+    const auto one = run_swgpu("align " + qf + " " + sf + cols);
+    const auto three = run_swgpu("align " + qf + " " + sf + cols + " --max-hsps 3");
+    REQUIRE(one.code == 0);
+    REQUIRE(three.code == 0);
+    const auto rows1 = lines_of(one.out), rows3 = lines_of(three.out);
+    REQUIRE(rows1.size() == 2);
+    REQUIRE(rows3.size() > rows1.size());
+    // Every subject's first row is its row without --max-hsps, in the same order; its further rows follow it.
+    std::vector<std::string> firsts;
+    std::string last_subject;
+    for (const auto& r : rows3) {
+        const auto f = fields_of(r);
+        if (f[1] != last_subject) firsts.push_back(r);
+        last_subject = f[1];
+    }
+    CHECK(firsts == rows1);
+    // The rows of s1 are core's alignments of the pair, in order.
+    const scoring sc{substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein};
+    const auto enc = [&](const std::string& t) { return encode_letters(t, sc.matrix); };
+    hsp_options opt;
+    opt.max_hsps = 3;
+    const auto want = sw_align_hsps(enc(q), enc(s1), sc, opt);
+    std::vector<std::vector<std::string>> s1_rows;
+    for (const auto& r : rows3)
+        if (fields_of(r)[1] == "s1") s1_rows.push_back(fields_of(r));
+    REQUIRE(s1_rows.size() >= 2);
+    REQUIRE(s1_rows.size() <= want.size());
+    for (std::size_t h = 0; h < s1_rows.size(); ++h) {
+        INFO("alignment " << h);
+        CHECK(s1_rows[h][2] == std::to_string(want[h].query_begin + 1));
+        CHECK(s1_rows[h][3] == std::to_string(want[h].query_end + 1));
+        CHECK(s1_rows[h][4] == std::to_string(want[h].subject_begin + 1));
+        CHECK(s1_rows[h][5] == std::to_string(want[h].subject_end + 1));
+        CHECK(s1_rows[h][6] == std::to_string(want[h].score));
+        CHECK(s1_rows[h][8] == cigar_string(want[h].ops));
+        CHECK(std::stod(s1_rows[h][7]) <= 10);
+    }
+    // A tight -e keeps fewer of them; -k counts subjects, not alignments.
+    const auto tight = run_swgpu("align " + qf + " " + sf + cols + " --max-hsps 3 -e 1e-5");
+    REQUIRE(tight.code == 0);
+    CHECK(lines_of(tight.out).size() < rows3.size());
+    const auto k1 = run_swgpu("align " + qf + " " + sf + cols + " --max-hsps 3 -k 1");
+    REQUIRE(k1.code == 0);
+    for (const auto& r : lines_of(k1.out)) CHECK(fields_of(r)[1] == fields_of(rows1[0])[1]);
+    // The CPU and, where the program has one, every format: SAM's further records are not primary.
+    const auto sam = run_swgpu("align " + qf + " " + sf + " --backend cpu --max-hsps 3 --outfmt sam -k 5");
+    REQUIRE(sam.code == 0);
+    int primary = 0, records = 0;
+    for (const auto& l : lines_of(sam.out)) {
+        if (l.empty() || l[0] == '@') continue;
+        ++records;
+        const int flag = std::stoi(fields_of(l)[1]);
+        primary += (flag & (256 | 2048)) == 0;
+    }
+    CHECK(primary == 1);
+    CHECK(records >= 3);
+    // Refusals: one line, exit 2.
+    for (const std::string bad : {" --max-hsps 0", " --max-hsps 2 --comp-based-stats 1"}) {
+        INFO(bad);
+        const auto r = run_swgpu("align " + qf + " " + sf + cols + bad);
+        CHECK(r.code == 2);
+        CHECK(lines_of(r.err).size() == 1);
+        CHECK(r.out.empty());
     }
 }

@@ -553,9 +553,22 @@ def test_dust_equals_command_line(tmp_path):
     assert [as_columns(h) for h in masked] == cli(q, db, "--max-target-seqs", 5, "--dust", "yes")
 
 
+def test_max_hsps_equals_command_line(tmp_path):
+    q = tmp_path / "q.fa"
+    q.write_text(">q\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQFEVVHSLAKWKRQTLGQHDFSAGEG\n")
+    db = tmp_path / "db.fa"
+    db.write_text(">s1\nGGGGKALPDAQFEVVHSLAKWKRQTLGQHDFSAGEGGGGGGPPPPPMKTAYIAKQRQISFVKSHFSRQLEERLGWWWWKALPDAQFEVVHSLAKW\n"
+                  ">s2\nPPPPPPPPTLGQHDFSAGEGPPPPPPP\n")
+    one = swgpu.search(q, db)
+    several = swgpu.search(q, db, max_hsps=4)
+    assert len(several) > len(one)
+    assert [as_columns(h) for h in several] == cli(q, db, "--max-hsps", 4)
+    assert [key(h) for h in swgpu.Database(db, max_hsps=4).search(q)] == [key(h) for h in several]
+
+
 def test_masking_and_composition_settings_refused():
     for settings in ({"dust": True}, {"comp_based_stats": 2}, {"comp_based_stats": 1, "evalues": False},
-                     {"seg": "yes"}):
+                     {"seg": "yes"}, {"max_hsps": 0}, {"max_hsps": 2, "comp_based_stats": 1}):
         with pytest.raises(swgpu.Error) as e:
             swgpu.search(QUERIES, DB, **settings)
         assert e.value.exit_code == 2, settings
