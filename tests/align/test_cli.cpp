@@ -584,3 +584,37 @@ TEST_CASE("max-hsps: further alignments of a pair, each as core's Waterman-Egger
         CHECK(r.out.empty());
     }
 }
+
+TEST_CASE("max-hsps on a genome against a relative with an inversion and a duplication: the blocks are found", "[cli]") {
+    temp_dir dir;
+    std::mt19937_64 rng(31);
+    std::string a(2400, 'A');
+    for (auto& c : a) c = "ACGT"[rng() % 4];
+    const auto revcomp = [](std::string s) {
+        std::reverse(s.begin(), s.end());
+        for (auto& c : s) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
+        return s;
+    };
+    // b: a[0, 800) + inverted a[800, 1300) + a[1300, 2400) + a second copy of a[1600, 2000) (a duplication).
+    const std::string b = a.substr(0, 800) + revcomp(a.substr(800, 500)) + a.substr(1300) + a.substr(1600, 400);
+    const std::string af = dir.file("a.fa", ">a\n" + a + "\n"), bf = dir.file("b.fa", ">b\n" + b + "\n");
+    const auto r = run_swgpu("align " + bf + " " + af + " --backend cpu --max-hsps 4 --outfmt '6 qstart qend sstart send score sstrand'");
+    REQUIRE(r.code == 0);
+    // Blocks as (query start, query end, subject start, subject end, strand), 1-based; minus: sstart > send.
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& l : lines_of(r.out)) rows.push_back(fields_of(l));
+    const auto found = [&](long qs, long qe, long ss, long se, const std::string& strand) {
+        for (const auto& f : rows)  // within 30 bases of each end: a block's edges may shift by a few chance matches
+            if (f[5] == strand && std::abs(std::stol(f[0]) - qs) <= 30 && std::abs(std::stol(f[1]) - qe) <= 30 &&
+                std::abs(std::stol(f[2]) - ss) <= 30 && std::abs(std::stol(f[3]) - se) <= 30)
+                return true;
+        return false;
+    };
+    INFO(r.out);
+    CHECK(found(801, 1300, 1300, 801, "minus"));     // the inversion, on the minus strand
+    CHECK(found(2401, 2800, 1601, 2000, "plus"));    // the duplicated copy, a further plus-strand block
+    bool collinear = false;  // the first plus block spans the collinear start and end (through the inversion)
+    for (const auto& f : rows)
+        collinear = collinear || (f[5] == "plus" && std::stol(f[0]) <= 30 && std::stol(f[1]) >= 2370);
+    CHECK(collinear);
+}
