@@ -109,13 +109,12 @@ TEST_CASE("spread_backend: the hits of 1 to 5 workers are one worker's, byte for
                 INFO("max_hits " << max_hits << ", workers " << workers << ", prepared " << prepared);
                 std::vector<score_pass> passes;
                 std::vector<preparer> preparers;
-                std::atomic<int> used_prepared{0};
+                std::atomic<int> used_prepared{0}, wrong{0};  // Catch's assertions are not for worker threads
                 for (std::size_t w = 0; w < workers; ++w) {
                     passes.push_back([&, w](const sequence_set& q, const sequence_set& d, const search_options& o) {
-                        CHECK(!o.on_final);
+                        if (o.on_final) ++wrong;
                         if (const auto* m = dynamic_cast<const marked*>(o.prepared)) {
-                            CHECK(m->worker == w);
-                            CHECK(m->made_from(d));
+                            if (m->worker != w || !m->made_from(d)) ++wrong;
                             ++used_prepared;
                         }
                         thread_pool own(1);
@@ -138,6 +137,7 @@ TEST_CASE("spread_backend: the hits of 1 to 5 workers are one worker's, byte for
                     o.prepared = ahead.get();
                 }
                 CHECK(spread.score(queries, db, o) == want);
+                CHECK(wrong == 0);
                 if (prepared) CHECK(used_prepared == int(workers));
                 else if (workers > 1) CHECK(used_prepared == 0);
             }
