@@ -113,8 +113,12 @@ std::string database_path(const std::string& path) { return resolve(path); }
 
 bool is_database_file(const std::string& path) {
     // The magic without its version byte: a database of another format version is still recognised as one, so that
-    // opening it says which version it is rather than "binary data, not FASTA".
-    std::ifstream in(resolve(path), std::ios::binary);
+    // opening it says which version it is rather than "binary data, not FASTA". Only a regular file can be one (it is
+    // mapped): a pipe (a FIFO, <(...)) is not read here, where its first bytes would be taken from the FASTA reader.
+    const std::string file = resolve(path);
+    struct stat st{};
+    if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    std::ifstream in(file, std::ios::binary);
     char head[8] = {};
     return in.read(head, 8) && std::memcmp(head, magic, 7) == 0;
 }
