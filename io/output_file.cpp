@@ -159,7 +159,7 @@ output_file::~output_file() {
 }
 
 void output_file::write(std::string_view text) {
-    if (committed_) throw output_error(name_, "written after it was completed");
+    if (completed_) throw output_error(name_, "written after it was completed");
     if (text.size() >= buffer_limit) {  // a large block (an array's body) goes out as it is, not through the buffer
         flush();
         write_all(text);
@@ -194,7 +194,7 @@ void output_file::reserve(std::uint64_t bytes) {
 }
 
 void output_file::write_at(std::uint64_t offset, std::string_view bytes) {
-    if (committed_) throw output_error(name_, "written after it was completed");
+    if (completed_) throw output_error(name_, "written after it was completed");
     if (!positional()) throw output_error(name_, "cannot be written out of order (not a regular file)");
     if (!buffer_.empty()) throw output_error(name_, "written out of order after buffered bytes");
     std::size_t done = 0;
@@ -209,8 +209,8 @@ void output_file::write_at(std::uint64_t offset, std::string_view bytes) {
     }
 }
 
-void output_file::commit() {
-    if (committed_) return;
+void output_file::complete() {
+    if (completed_) return;
     flush();
     // No fsync before the rename (output_file.hpp): if the process fails or is killed, the name holds the old file or
     // the complete new one; durability across a power loss is not promised (nor paid for: a 64 MB file took 40 ms).
@@ -219,6 +219,12 @@ void output_file::commit() {
         fd_ = -1;
         if (rc != 0) throw output_error(name_, "cannot close (" + reason(errno) + ")");
     }
+    completed_ = true;
+}
+
+void output_file::commit() {
+    if (committed_) return;
+    complete();
     if (!temp_path_.empty() && ::rename(temp_path_.c_str(), path_.c_str()) != 0)
         throw output_error(name_, "cannot rename the completed temporary file " + temp_path_ + " onto it (" +
                                       reason(errno) + ")");
@@ -226,6 +232,13 @@ void output_file::commit() {
     unregister_temp(temp_slot_);
     temp_slot_ = -1;
     committed_ = true;
+}
+
+void commit_all(std::initializer_list<output_file*> files) {
+    for (output_file* f : files)
+        if (f) f->complete();
+    for (output_file* f : files)
+        if (f) f->commit();
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,10 @@ public:
 
     void write(std::string_view text);  // buffered
     void commit();                      // write what is buffered, close, rename: the results are now complete at `path`
+    // The first half of commit(): writes what is buffered and closes the file, leaving the rename to commit(). A command
+    // with several outputs completes every one before it renames any (commit_all), so that a write error in one of
+    // them (a full disk) leaves none of them behind.
+    void complete();
 
     // Whether write_at works: a regular file (its temporary file), not stdout or a FIFO.
     bool positional() const { return !temp_path_.empty(); }
@@ -52,9 +57,15 @@ private:
     int temp_slot_ = -1;  // registration for removal on SIGINT/SIGTERM/SIGHUP (atomic_file.cpp)
     int fd_ = -1;
     bool owns_fd_ = false;
+    bool completed_ = false;
     bool committed_ = false;
     std::string buffer_;
 };
+
+// Commits several outputs together: completes each (every byte written, closed), then renames each. A failure to write
+// any of them leaves none at its name (their temporary files are removed as the objects go); only a failed rename,
+// after the earlier ones were renamed, could leave some. Null pointers (outputs not asked for) are skipped.
+void commit_all(std::initializer_list<output_file*> files);
 
 // A file a command reads or writes, with the words that name it in messages ("-o", "the database DB").
 struct named_file {

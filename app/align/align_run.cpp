@@ -574,8 +574,7 @@ void align_run::write(const search_results& results) {
         io::run_header header{SWGPU_VERSION, command_line_, s_.query, s_.db, read_group_};
         io::write_results(fmt_, header, io::results_view{sc, shown(), scan, hits, searched, statistics}, *out_);
         if (dotplot_) io::write_dotplot(io::results_view{sc, shown(), scan, hits}, *dotplot_);
-        out_->commit();
-        if (dotplot_) dotplot_->commit();
+        io::commit_all({out_.get(), dotplot_.get()});  // a failure to write one leaves neither
     }
     for (std::size_t j = 0; j < batch_files_.size(); ++j) {
         const std::size_t k = batch_files_[j], b = batch_first_[j], e = batch_first_[j + 1];

@@ -110,9 +110,9 @@ int ihist_command::run() {
     if (table_out) {
         table->one_dimensional = in.one_dimensional;  // a (W,) input: (W, B)
         io::write_npy(*table, *table_out, true);
-        table_out->commit();
     }
-    if (query_file) query_file->commit();
+    // Renamed together once both are written: a failure to write one leaves neither.
+    io::commit_all({table_out ? &*table_out : nullptr, query_file ? &*query_file : nullptr});
     return 0;
 }
 

@@ -209,12 +209,9 @@ int levels_command::run_solve() {
     if (!backend_.quiet) report_solve(t, run);
     if (stats) {
         write_stats(*stats, run.widths, t.rows, std::string(upper_ ? "upper" : "lower") + " triangle of " + matrix_);
-        stats->commit();
     }
-    if (out) {
-        write_vector(*out, run.x);
-        out->commit();
-    }
+    if (out) write_vector(*out, run.x);
+    io::commit_all({stats ? &*stats : nullptr, out ? &*out : nullptr});  // a failure to write one leaves neither
     return 0;
 }
 
@@ -402,12 +399,9 @@ int levels_command::run_loop() {
                   << (sequential_ ? std::to_string(n) + " iterations" : summary(n, widths)) << "; " << times << '\n';
     if (stats) {
         write_stats(*stats, widths, n, std::string("loop ") + writes_);
-        stats->commit();
     }
-    if (out) {
-        write_vector(*out, a);
-        out->commit();
-    }
+    if (out) write_vector(*out, a);
+    io::commit_all({stats ? &*stats : nullptr, out ? &*out : nullptr});  // a failure to write one leaves neither
     return 0;
 }
 

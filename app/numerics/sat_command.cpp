@@ -164,6 +164,9 @@ int sat_command::run() {
         for (std::size_t k = 0; k < rects.rects.size(); ++k)
             write_query_line(*query_file, rects.rects[k], std::span(words).subspan(k * L, L), word_type);
     }
+    // The answers are written out before the filtered image, which commits itself: a failure to write them leaves no
+    // image, and one to write the image removes them (their file is renamed only below).
+    if (box && query_file) query_file->complete();
     if (box) {
         // On the GPU where it takes the radius (the same bits as the CPU: gpu/numerics/box_filter.hpp); --backend gpu
         // with a radius beyond it is a usage error there, auto falls back to the CPU.
@@ -181,9 +184,9 @@ int sat_command::run() {
     if (table_out) {
         table->one_dimensional = in.one_dimensional;
         io::write_npy(*table, *table_out);
-        table_out->commit();
     }
-    if (query_file) query_file->commit();
+    // Renamed together once both are written: a failure to write one leaves neither.
+    io::commit_all({table_out ? &*table_out : nullptr, query_file ? &*query_file : nullptr});
     return 0;
 }
 

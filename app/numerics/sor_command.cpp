@@ -246,7 +246,6 @@ int sor_command::run() {
         sat::array a(sat::dtype::f64, p.n, p.n, 1);
         std::copy(s.u.begin(), s.u.end(), a.data<double>());
         io::write_npy(a, *out);
-        out->commit();
     }
     if (history) {
         // A header line of names and no comments: np.genfromtxt(H, names=True) and np.loadtxt(H, skiprows=1) read it.
@@ -258,15 +257,15 @@ int sor_command::run() {
             text += buf;
         }
         history->write(text);
-        history->commit();
     }
     if (plot) {
         plot->write(history_svg(s, per, o.tol,
                                 std::string("swgpu sor --method ") + sor::method_name(o.m) +
                                     (o.sub_rows > 0 ? " --subdomain " + subdomain_ : std::string()) + ", N = " +
                                     std::to_string(p.n) + (gpu ? ", GPU" : ", CPU")));
-        plot->commit();
     }
+    // Renamed together once all are written: a failure to write one leaves none of them.
+    io::commit_all({out ? &*out : nullptr, history ? &*history : nullptr, plot ? &*plot : nullptr});
     if (s.converged) return 0;
     // Not converged: the results are written, and the run says why it stopped (exit code 6).
     char buf[320];

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "io/output_file.hpp"
 
 namespace swgpu::io {
 
@@ -34,17 +35,22 @@ std::string resolve(const std::string& path) {
     return path;
 }
 
-void write_all(std::FILE* f, const void* data, std::size_t n, const std::string& where) {
-    if (n && std::fwrite(data, 1, n, f) != n) throw output_error(where, std::string("write failed: ") + std::strerror(errno));
-}
-void write_pad(std::FILE* f, std::uint64_t n, const std::string& where) {
+void write_pad(output_file& out, std::uint64_t n) {
     static const char zeros[8] = {};
-    write_all(f, zeros, static_cast<std::size_t>(pad8(n) - n), where);
+    out.write(std::string_view(zeros, static_cast<std::size_t>(pad8(n) - n)));
+}
+
+template <typename T>
+void write_array(output_file& out, const T* data, std::uint64_t count) {
+    out.write(std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(count * sizeof(T))));
 }
 
 }  // namespace
 
 std::uint64_t write_database(const std::string& source, const std::string& prefix, const read_options& opt) {
+    // Created first, so that an unwritable destination fails before the source is read; written to a temporary file
+    // renamed when complete (io/output_file.hpp).
+    output_file out(database_output(prefix));
     sequence_set all;
     {
         sequence_reader reader(source, opt);
@@ -82,32 +88,18 @@ std::uint64_t write_database(const std::string& source, const std::string& prefi
     std::uint64_t longest = 0;
     for (std::uint64_t k = 0; k < n; ++k) longest = std::max<std::uint64_t>(longest, all.length(k));
 
-    const std::string target = database_output(prefix), tmp = target + ".tmp";
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw output_error(target, std::string("cannot create: ") + std::strerror(errno));
-    try {
-        const std::uint64_t head[4] = {n, r, name_off[n], longest};
-        write_all(f, magic, 8, target);
-        write_all(f, head, sizeof head, target);
-        write_all(f, all.offsets.data(), (n + 1) * 8, target);
-        write_all(f, name_off.data(), (n + 1) * 8, target);
-        write_all(f, order.data(), n * 4, target);
-        write_pad(f, n * 4, target);
-        write_all(f, all.residues.data(), r, target);
-        write_pad(f, r, target);
-        for (const auto& nm : all.names) write_all(f, nm.data(), nm.size(), target);
-        write_pad(f, name_off[n], target);
-        if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0)
-            throw output_error(target, std::string("write failed: ") + std::strerror(errno));
-        std::fclose(f);
-        f = nullptr;
-        if (std::rename(tmp.c_str(), target.c_str()) != 0)
-            throw output_error(target, std::string("cannot rename the finished file: ") + std::strerror(errno));
-    } catch (...) {
-        if (f) std::fclose(f);
-        std::remove(tmp.c_str());
-        throw;
-    }
+    const std::uint64_t head[4] = {n, r, name_off[n], longest};
+    out.write(std::string_view(magic, 8));
+    write_array(out, head, 4);
+    write_array(out, all.offsets.data(), n + 1);
+    write_array(out, name_off.data(), n + 1);
+    write_array(out, order.data(), n);
+    write_pad(out, n * 4);
+    write_array(out, all.residues.data(), r);
+    write_pad(out, r);
+    for (const auto& nm : all.names) out.write(nm);
+    write_pad(out, name_off[n]);
+    out.commit();
     return n;
 }
 
@@ -121,8 +113,12 @@ std::string database_path(const std::string& path) { return resolve(path); }
 
 bool is_database_file(const std::string& path) {
     // The magic without its version byte: a database of another format version is still recognised as one, so that
-    // opening it says which version it is rather than "binary data, not FASTA".
-    std::ifstream in(resolve(path), std::ios::binary);
+    // opening it says which version it is rather than "binary data, not FASTA". Only a regular file can be one (it is
+    // mapped): a pipe (a FIFO, <(...)) is not read here, where its first bytes would be taken from the FASTA reader.
+    const std::string file = resolve(path);
+    struct stat st{};
+    if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    std::ifstream in(file, std::ios::binary);
     char head[8] = {};
     return in.read(head, 8) && std::memcmp(head, magic, 7) == 0;
 }

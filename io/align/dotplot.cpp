@@ -140,6 +140,7 @@ std::vector<path_point> alignment_path(const printed_hit& hit, std::size_t query
 void write_dotplot(const std::string& path, const results_view& results) {
     output_file out(path);
     write_dotplot(results, out);
+    out.commit();
 }
 
 namespace {
@@ -287,7 +288,6 @@ void write_dotplot(const results_view& r, output_file& out) {
     for (const auto& d : f.hits) out.write(hit_polyline(r, f, d, budget));
     out.write("</g>\n");
     out.write(plot_closing(f, dna));
-    out.commit();
 }
 
 }  // namespace swgpu::io

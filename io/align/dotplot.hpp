@@ -44,7 +44,8 @@ std::vector<path_point> alignment_path(const printed_hit& hit, std::size_t query
 // output_failed when the file cannot be written.
 void write_dotplot(const std::string& path, const results_view& results);
 // The same into a file opened by the caller (open it before the search, so an unwritable destination fails before any
-// work, as -o does); commits it.
+// work, as -o does). Does not commit it: the caller commits it with its other outputs (io::commit_all), so that a
+// failure to write either leaves neither.
 void write_dotplot(const results_view& results, output_file& out);
 
 }  // namespace swgpu::io

@@ -29,13 +29,16 @@ namespace {
 struct bgzf_source {
     BGZF* fp = nullptr;
     bool failed = false;
+    int read_errno = 0;  // where the file itself could not be read (an I/O error, not bad compressed data): errno
 };
 
 int read_bgzf(bgzf_source* src, void* buf, int len) {
     if (src->failed) return 0;
+    errno = 0;
     const ssize_t n = bgzf_read(src->fp, buf, static_cast<std::size_t>(len));
     if (n < 0) {
         src->failed = true;
+        if ((src->fp->errcode & BGZF_ERR_IO) && errno != 0) src->read_errno = errno;
         return 0;
     }
     return static_cast<int>(n);
@@ -187,6 +190,8 @@ void check_openable(const std::string& path, const std::string& shown) {
 }
 
 std::string open_failure(int err) {
+    // Opening reads the first block (to tell plain from compressed data): EIO there is the device, not the path.
+    if (err == EIO) return std::string("read failed before the first line (") + std::strerror(err) + ")";
     return std::string("cannot open for reading: ") + (err ? std::strerror(err) : "unknown error") +
            "; check the path and its permissions";
 }
@@ -249,8 +254,10 @@ struct sequence_reader::impl {
     [[noreturn]] void read_failed() const {
         const std::string what = (line_no ? "read failed after line " + std::to_string(line_no)
                                           : std::string("read failed before the first line")) +
-                                 ": the compressed data is truncated or corrupt, or the device reported an error; "
-                                 "re-create or re-download the file";
+                                 (src.read_errno ? " (" + std::string(std::strerror(src.read_errno)) + ")"
+                                                 : std::string(": the compressed data is truncated or corrupt, or the "
+                                                               "device reported an error; re-create or re-download "
+                                                               "the file"));
         if (!in_record) throw input_error(shown, what);
         std::string where = shown + ":";
         where += name.empty() ? "record " + std::to_string(records_seen) : printable(name) + " (record " +

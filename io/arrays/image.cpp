@@ -1,5 +1,7 @@
 #include "io/arrays/image.hpp"
 
+#include <sys/stat.h>
+
 #include <png.h>
 #include <tiffio.h>
 #include <zlib.h>
@@ -231,8 +233,10 @@ image_format format_for_name(const std::string& path) {
 sat::array read_array(const std::string& path) {
     const bool in = path == "-";
     const std::string name = in ? "stdin" : path;
-    if (!in) {
-        // A .npy file is read straight into its array (read_npy); its first bytes say so.
+    struct stat st{};
+    if (!in && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+        // A .npy file is read straight into its array (read_npy); its first bytes say so. Anything else (a FIFO, <(...))
+        // is read once, below: bytes taken here to look would be gone from it.
         std::ifstream f(path, std::ios::binary);
         char head[8] = {};
         if (f && f.read(head, sizeof head) && is_npy(std::string_view(head, sizeof head))) return read_npy(path);

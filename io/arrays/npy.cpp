@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -105,17 +106,44 @@ const char* descr_of(sat::dtype t) {
     return "?";
 }
 
+struct fd_closer {
+    int fd;
+    ~fd_closer() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+// Everything left to read from fd. read(2) itself, not a stream: copying an ifstream's rdbuf() into a stream swallows
+// a failed read (the exception is caught and only the destination's failbit set), so that an I/O error read as a
+// shorter or empty file.
+std::string read_fd_bytes(int fd, const std::string& path) {
+    struct stat st{};
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    // A regular file's size and one byte more, so that the read finding its end needs no larger buffer.
+    std::string out(regular ? static_cast<std::size_t>(st.st_size) + 1 : std::size_t(1) << 16, '\0');
+    std::size_t used = 0;
+    for (;;) {
+        if (used == out.size()) out.resize(2 * out.size());  // a pipe, or a file that grew
+        const ssize_t n = ::read(fd, out.data() + used, std::min<std::size_t>(out.size() - used, std::size_t(1) << 30));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw input_error(path, std::string("read failed (") + std::strerror(errno) + ")");
+        }
+        if (n == 0) break;
+        used += static_cast<std::size_t>(n);
+    }
+    out.resize(used);
+    return out;
+}
+
 }  // namespace
 
 bool is_npy(std::string_view head) { return head.substr(0, magic.size()) == magic; }
 
 std::string read_file_bytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw input_error(path, std::string("cannot open (") + std::strerror(errno) + ")");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw input_error(path, "read failed");
-    return std::move(ss).str();
+    const fd_closer f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (f.fd < 0) throw input_error(path, std::string("cannot open (") + std::strerror(errno) + ")");
+    return read_fd_bytes(f.fd, path);
 }
 
 std::string read_stdin_bytes() {
@@ -207,13 +235,6 @@ void check_body(const npy_layout& l, std::size_t file_size, const std::string& n
                                     " bytes, the file has " + std::to_string(body));
 }
 
-struct fd_closer {
-    int fd;
-    ~fd_closer() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
 // Reads up to n bytes at `offset` into p; returns how many (fewer only at the end of the file).
 std::size_t read_at(int fd, char* p, std::size_t n, std::size_t offset, const std::string& path) {
     std::size_t done = 0;
@@ -242,11 +263,11 @@ sat::array parse_npy(std::string_view bytes, const std::string& name) {
 
 sat::array read_npy(const std::string& path) {
     // A regular file is read straight into the array (no copy of the whole file on the way); anything else (a pipe)
-    // through read_file_bytes.
+    // read whole from the descriptor opened here.
     fd_closer f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     if (f.fd < 0) throw input_error(path, std::string("cannot open (") + std::strerror(errno) + ")");
     struct stat st{};
-    if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return parse_npy(read_file_bytes(path), path);
+    if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return parse_npy(read_fd_bytes(f.fd, path), path);
     const auto size = static_cast<std::size_t>(st.st_size);
     std::string head(std::min<std::size_t>(size, 4096), '\0');
     head.resize(read_at(f.fd, head.data(), head.size(), 0, path));

@@ -278,6 +278,8 @@ TEST_CASE("dotplot SVG: no hits, and unwritable destinations", "[dotplot]") {
         io::output_file out(early.string());
         CHECK(!fs::exists(early));
         io::write_dotplot(r.view(), out);
+        CHECK(!fs::exists(early));
+        out.commit();
     }
     CHECK(slurp(early) == svg);
 
