@@ -393,21 +393,20 @@ TEST_CASE("search_and_finish: each chunk is prepared on the reader thread and ha
         INFO("overlap " << overlap);
         const auto want = reference(s, db, 17, 6, true, true);
         chunked_db reader{db, 17};
-        std::atomic<int> prepared{0}, used{0}, read_on_caller{0};
+        std::atomic<int> prepared{0}, used{0}, read_on_caller{0}, not_encoded{0};  // wrong chunks (no Catch off the caller)
         const auto caller = std::this_thread::get_id();
         search_run_options opt;
         opt.max_hits = 6;
         function_backend device([&](const sequence_set& qs, const sequence_set& d, const search_options& o) {
             const auto* p = dynamic_cast<const recorded_chunk*>(o.prepared);
-            REQUIRE(p != nullptr);
-            CHECK(p->made_from(d));  // the chunk it was made from, not a stale one
-            CHECK(p->made_on != std::this_thread::get_id());
+            // the chunk it was made from (not a stale one), made on another thread
+            if (!p || !p->made_from(d) || p->made_on == std::this_thread::get_id()) ++not_encoded;
             ++used;
             return search_cpu(qs, d, s.sc, o, pool);
         });
         device.threads_idle = overlap;
         device.preparer = [&](const sequence_set& chunk) -> std::unique_ptr<prepared_chunk> {
-            CHECK(chunk.encoded);
+            if (!chunk.encoded) ++not_encoded;
             auto p = std::make_unique<recorded_chunk>();
             p->key = chunk.residues.data();
             p->residues = chunk.total_residues();
@@ -421,6 +420,7 @@ TEST_CASE("search_and_finish: each chunk is prepared on the reader thread and ha
         };
         const auto got = search_and_finish(s.queries, s.sc, opt, reader, device, pool);
         check_same(got, want);
+        CHECK(not_encoded == 0);
         CHECK(prepared == 8);  // 130 records in chunks of 17
         CHECK(used == 8);
         CHECK(read_on_caller == 0);

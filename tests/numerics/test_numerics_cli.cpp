@@ -144,7 +144,7 @@ TEST_CASE("swgpu sor --plot: an SVG with the residual's label and the tolerance 
     CHECK(svg.find("class=\"tol\"") != std::string::npos);
     CHECK(svg.find("--tol 1e-07") != std::string::npos);
     // Output names that name another format: exit 2, one line, nothing written.
-    for (const std::string args : {"--plot " + q(dir / "p.png"), "-o " + q(dir / "u.txt"), "--history " + q(dir / "h.npy")}) {
+    for (const std::string& args : {"--plot " + q(dir / "p.png"), "-o " + q(dir / "u.txt"), "--history " + q(dir / "h.npy")}) {
         INFO(args);
         const auto r = run_program("sor --model 9 --backend cpu " + args);
         CHECK(r.code == 2);
@@ -165,7 +165,7 @@ TEST_CASE("options that do not apply are refused with exit code 2 and one line",
     {
         std::ofstream(dir / "img.pgm", std::ios::binary) << "P5\n2 2\n255\n" << std::string("\x01\x02\x03\x04", 4);
     }
-    for (const std::string args :
+    for (const std::string& args :
          {std::string("sor --model 9 --layers 2 --backend cpu"), std::string("sor --model 9 --method ssor --layers 2"),
           "sat " + q(dir / "img.pgm") + " --box-filter 1 --type float32 -o " + q(dir / "b.pgm"),
           std::string("sweep3d --n 4 --kernel dd --loops 3"), std::string("sweep3d --n 4 --kernel dd --c 2"),
