@@ -63,12 +63,14 @@ struct program_result {
     std::string out, err;
 };
 
-// Runs the built swgpu (SWGPU_BINARY) with `args` (a shell fragment), stdin from /dev/null; `env` (e.g.
-// "SWGPU_TUNE=host.memory_mib=1024") is set for that run only.
-inline program_result run_program(const std::string& args, const std::string& env = "") {
+// Runs the built swgpu (SWGPU_BINARY) with `args` (a shell fragment), stdin from `input` (/dev/null by default); `env`
+// (e.g. "SWGPU_TUNE=host.memory_mib=1024") is set for that run only; timeout_seconds > 0 stops it after that long.
+inline program_result run_program(const std::string& args, const std::string& env = "",
+                                  const std::string& input = "/dev/null", int timeout_seconds = 0) {
     const temp_dir io("swgpu-run");
     const std::string cmd = (env.empty() ? std::string() : "env " + env + " ") +
-        "'" + std::string(SWGPU_BINARY) + "' " + args + " </dev/null >'" + (io / "out") + "' 2>'" + (io / "err") + "'";
+        (timeout_seconds > 0 ? "timeout " + std::to_string(timeout_seconds) + " " : std::string()) + "'" +
+        std::string(SWGPU_BINARY) + "' " + args + " <'" + input + "' >'" + (io / "out") + "' 2>'" + (io / "err") + "'";
     const int status = std::system(cmd.c_str());
     program_result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -341,17 +341,7 @@ TEST_CASE("a folder the user may not write: exit 5 before any work, one line, no
 namespace {
 
 // swgpu ARGS stopped after 60 s: a program that opened a named pipe twice would wait for a second writer for ever.
-program_result run_limited(const std::string& args) {
-    const temp_dir io("swgpu-run");
-    const std::string cmd = "timeout 60 '" + std::string(SWGPU_BINARY) + "' " + args + " </dev/null >'" + (io / "out") +
-                            "' 2>'" + (io / "err") + "'";
-    const int status = std::system(cmd.c_str());
-    program_result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(io / "out");
-    r.err = slurp(io / "err");
-    return r;
-}
+program_result run_limited(const std::string& args) { return run_program(args, "", "/dev/null", 60); }
 
 // Writes the first `bytes` bytes of `source` (all with -1) into the named pipe `fifo`, in the background: the writer
 // waits until swgpu opens the pipe, and gives up after 60 s if it never does.

@@ -17,6 +17,22 @@
 
 namespace swgpu::app {
 
+namespace {
+
+// `work` (which takes items until none is left) on min(items, threads) threads, the caller's one of them (threads 0:
+// one per hardware thread).
+template <class Work>
+void on_threads(std::size_t items, int threads, const Work& work) {
+    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t n = std::min<std::size_t>(items, threads > 0 ? static_cast<std::size_t>(threads) : hardware);
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < n; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+}
+
+}  // namespace
+
 std::uint64_t query_masking::mask(query_strands& queries, const substitution_matrix& m, masking kind,
                                   const std::string& option) {
     const bool seg = kind == masking::seg;
@@ -69,13 +85,7 @@ void adjust_composition(search_results& results, const query_strands& queries, c
             h.stats = stats_of(h.aln, query, subject, sc.matrix);
         }
     };
-    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-    const std::size_t n_threads =
-        std::min<std::size_t>(pairs.size(), threads > 0 ? static_cast<std::size_t>(threads) : hardware);
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < n_threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
+    on_threads(pairs.size(), threads, work);
     for (std::size_t q = 0; q < results.hits.size(); ++q) {
         std::vector<printed_hit> kept;
         for (std::size_t i = 0; i < results.hits[q].size(); ++i)
@@ -143,13 +153,7 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
             }
         }
     };
-    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-    const std::size_t n_threads =
-        std::min<std::size_t>(pairs.size(), threads > 0 ? static_cast<std::size_t>(threads) : hardware);
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < n_threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
+    on_threads(pairs.size(), threads, work);
     if (failed) std::rethrow_exception(failed);
     // Each hit followed by its further alignments (BLAST prints a subject's HSPs together, best first).
     for (std::size_t q = 0, t = 0; q < results.hits.size(); ++q) {

@@ -39,18 +39,8 @@ program_result run_python(const temp_dir& dir, const std::string& script) {
     return r;
 }
 
-// swgpu ARGS with stdin from `input` (run_program reads /dev/null).
-program_result run_with_stdin(const std::string& args, const std::string& input) {
-    const temp_dir io("swgpu-run");
-    const std::string cmd = "'" + std::string(SWGPU_BINARY) + "' " + args + " <'" + input + "' >'" + (io / "out") +
-                            "' 2>'" + (io / "err") + "'";
-    const int status = std::system(cmd.c_str());
-    program_result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(io / "out");
-    r.err = slurp(io / "err");
-    return r;
-}
+// swgpu ARGS with stdin from `input`.
+program_result run_with_stdin(const std::string& args, const std::string& input) { return run_program(args, "", input); }
 
 std::string q(const std::string& path) { return "'" + path + "'"; }
 
