@@ -246,6 +246,14 @@ struct scored_grid {
     sw_end end;
 };
 
+// The end cell of a scored grid whose best score is `best`: the first cell in row-major order that reaches it.
+void find_end(driver& d, scored_grid& s, int best) {
+    if (best <= 0) return;
+    const cell c = d.first_hit(s.g, s.edge, best);
+    if (!c.found()) throw runtime_failure("internal error: the end cell of a long pair was not found");
+    s.end = {best, c.i, c.j};
+}
+
 scored_grid score_with_grid(driver& d, backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t) {
     scored_grid out;
     const rect whole{0, m, 0, n};
@@ -256,12 +264,7 @@ scored_grid score_with_grid(driver& d, backend& be, std::int64_t m, std::int64_t
     d.forward(whole, out.edge, K, out.g, false);
     if (t) t->forward_s = since(t0);
     t0 = clock::now();
-    const int best = out.g.best();
-    if (best > 0) {
-        const cell c = d.first_hit(out.g, out.edge, best);
-        if (!c.found()) throw runtime_failure("internal error: the end cell of a long pair was not found");
-        out.end = {best, c.i, c.j};
-    }
+    find_end(d, out, out.g.best());
     if (t) t->end_s = since(t0);
     return out;
 }
@@ -418,47 +421,81 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
     return align_from(d, be, score_with_grid(d, be, m, n, sc, t), t);
 }
 
-std::vector<alignment> run_batch(std::span<const batch_pair> pairs, const scoring& sc, bool traceback) {
-    const std::size_t count = pairs.size();
-    std::vector<alignment> out(count);
-    std::int64_t batch_rows = 0;
-    double all_cells = 0;
-    for (const auto& p : pairs) {
-        check_sizes(p.m, p.n, sc);
-        batch_rows += p.m;
-        all_cells += double(p.m) * double(p.n);
+namespace {
+
+// run_batch in its steps: the pairs ordered, the first passes started as the device's share allows (side by side on
+// threads of their own, or alone), then end cells and tracebacks one pair after the other.
+class batch_runner {
+public:
+    batch_runner(std::span<const batch_pair> pairs, const scoring& sc, bool traceback)
+        : pairs_(pairs), sc_(sc), traceback_(traceback), jobs_(pairs.size()),
+          profile_(tuning::flag("long.profile")), start_(clock::now()) {
+        for (const auto& p : pairs) {
+            check_sizes(p.m, p.n, sc);
+            batch_rows_ += p.m;
+            all_cells_ += double(p.m) * double(p.n);
+        }
     }
-    // Largest pairs first: the batch ends with the small ones filling the device's last gaps.
-    std::vector<std::size_t> order(count);
-    for (std::size_t k = 0; k < count; ++k) order[k] = k;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return double(pairs[a].m) * double(pairs[a].n) > double(pairs[b].m) * double(pairs[b].n);
-    });
+
+    std::vector<alignment> run() {
+        for (const std::size_t k : largest_first()) {
+            if (pairs_[k].m == 0 || pairs_[k].n == 0) continue;
+            check_cancelled();
+            if (has_failed()) break;
+            make_backend(k);
+            const rect whole{0, pairs_[k].m, 0, pairs_[k].n};
+            const backend::share_shape shape = jobs_[k].be->sharing(whole, batch_rows_);
+            const bool shares = shape.units > 0 && shape.capacity > 0 && shape.units <= shape.capacity;
+            if (!(shares ? start_shared(k, shape) : run_alone(k))) break;
+        }
+        for (auto& t : threads_) t.join();
+        if (failed_) std::rethrow_exception(failed_);
+        check_cancelled();
+        return finish();
+    }
+
+private:
     struct job {
         std::unique_ptr<backend> be;
         scored_grid s;  // destroyed before the backend
         int best = 0;
     };
-    std::vector<job> jobs(count);
     // The grid first: its lines may live on the backend's device, freed in the backend's stream.
-    const auto release = [](job& j) {
+    static void release(job& j) {
         j.s = scored_grid{};
         j.be.reset();
-    };
-    const bool profile = tuning::flag("long.profile");
-    const auto batch_start = clock::now();
+    }
+
+    // Largest pairs first: the batch ends with the small ones filling the device's last gaps.
+    std::vector<std::size_t> largest_first() const {
+        std::vector<std::size_t> order(pairs_.size());
+        for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return double(pairs_[a].m) * double(pairs_[a].n) > double(pairs_[b].m) * double(pairs_[b].n);
+        });
+        return order;
+    }
+
+    void make_backend(std::size_t k) {
+        const double asked = since(start_);
+        jobs_[k].be = pairs_[k].make();
+        if (profile_)
+            std::fprintf(stderr, "long pair batch: %lld x %lld backend made %.3f-%.3f s\n",
+                         static_cast<long long>(pairs_[k].m), static_cast<long long>(pairs_[k].n), asked,
+                         since(start_));
+        if (budget_ == 0) budget_ = jobs_[k].be->grid_budget();
+    }
+
     // The first forward pass of a pair: with traceback, a grid within its share (by cells) of the first backend's
     // budget, since every grid is kept until the tracebacks; without, one block (its maximum is the score).
-    std::size_t budget = 0;
-    const auto first_pass = [&](std::size_t k) {
-        job& j = jobs[k];
-        const rect whole{0, pairs[k].m, 0, pairs[k].n};
-        j.s.edge = borders::matrix_edge(whole, sc);
+    void first_pass(std::size_t k) {
+        job& j = jobs_[k];
+        const rect whole{0, pairs_[k].m, 0, pairs_[k].n};
+        j.s.edge = borders::matrix_edge(whole, sc_);
         const std::int64_t multiple = j.be->spacing_multiple();
         std::int64_t K = 0;
-        if (traceback) {
-            const double cells = whole.cells();
-            const auto mine = static_cast<std::size_t>(double(budget) * cells / std::max(all_cells, 1.0));
+        if (traceback_) {
+            const auto mine = static_cast<std::size_t>(double(budget_) * whole.cells() / std::max(all_cells_, 1.0));
             K = spacing_for(whole, std::max<std::size_t>(mine, 1), multiple,
                             static_cast<std::int64_t>(std::sqrt(j.be->leaf_cells())));
         } else {
@@ -466,94 +503,98 @@ std::vector<alignment> run_batch(std::span<const batch_pair> pairs, const scorin
         }
         j.be->forward(whole, j.s.edge, K, j.s.g);
         j.best = j.s.g.best();
-    };
+        if (!traceback_) release(j);
+    }
 
-    std::mutex lock;
-    std::condition_variable changed;
-    std::size_t used = 0;
-    long long kind = 0;
-    int running = 0;
-    std::exception_ptr failed;
-    std::vector<std::thread> threads;
-    const auto wait_until = [&](auto&& ready) {
-        std::unique_lock<std::mutex> g(lock);
-        changed.wait(g, [&] { return failed || ready(); });
-    };
-    for (const std::size_t k : order) {
-        if (pairs[k].m == 0 || pairs[k].n == 0) continue;
-        check_cancelled();
-        {
-            std::lock_guard<std::mutex> g(lock);
-            if (failed) break;
-        }
-        const double asked = since(batch_start);
-        jobs[k].be = pairs[k].make();
-        if (profile)
-            std::fprintf(stderr, "long pair batch: %lld x %lld backend made %.3f-%.3f s\n",
-                         static_cast<long long>(pairs[k].m), static_cast<long long>(pairs[k].n), asked,
-                         since(batch_start));
-        if (budget == 0) budget = jobs[k].be->grid_budget();
-        const rect whole{0, pairs[k].m, 0, pairs[k].n};
-        const backend::share_shape shape = jobs[k].be->sharing(whole, batch_rows);
-        if (shape.units == 0 || shape.capacity == 0 || shape.units > shape.capacity) {
-            // No sharing: the pair alone on the device, after the passes running now.
-            wait_until([&] { return running == 0; });
-            if (failed) break;
-            first_pass(k);
-            if (!traceback) release(jobs[k]);
-            continue;
-        }
-        wait_until([&] { return running == 0 || (kind == shape.kind && used + shape.units <= shape.capacity); });
-        std::lock_guard<std::mutex> g(lock);
-        if (failed) break;
-        used += shape.units;
-        kind = shape.kind;
-        ++running;
-        jobs[k].be->share(shape.units, batch_rows);
-        threads.emplace_back([&, k, units = shape.units, capacity = shape.capacity] {
+    bool has_failed() {
+        std::lock_guard<std::mutex> g(lock_);
+        return failed_ != nullptr;
+    }
+    template <class Ready>
+    void wait_until(const Ready& ready) {
+        std::unique_lock<std::mutex> g(lock_);
+        changed_.wait(g, [&] { return failed_ || ready(); });
+    }
+
+    // A backend that does not share: the pair alone on the device, after the passes running now. False: stop.
+    bool run_alone(std::size_t k) {
+        wait_until([&] { return running_ == 0; });
+        if (has_failed()) return false;
+        first_pass(k);
+        return true;
+    }
+
+    // A pass beside the others, once its units fit beside theirs (and of their kind). False: stop.
+    bool start_shared(std::size_t k, const backend::share_shape& shape) {
+        wait_until([&] { return running_ == 0 || (kind_ == shape.kind && used_ + shape.units <= shape.capacity); });
+        std::lock_guard<std::mutex> g(lock_);
+        if (failed_) return false;
+        used_ += shape.units;
+        kind_ = shape.kind;
+        ++running_;
+        jobs_[k].be->share(shape.units, batch_rows_);
+        threads_.emplace_back([this, k, shape] {
             std::exception_ptr err;
             try {
-                const double began = since(batch_start);
-                first_pass(k);
-                if (profile)
+                const double began = since(start_);
+                first_pass(k);  // releases the backend when no traceback follows
+                if (profile_)
                     std::fprintf(stderr, "long pair batch: %lld x %lld, %zu of %zu units, pass %.3f-%.3f s\n",
-                                 static_cast<long long>(pairs[k].m), static_cast<long long>(pairs[k].n), units,
-                                 capacity, began, since(batch_start));
-                jobs[k].be->share(0, 0);
-                if (!traceback) release(jobs[k]);
+                                 static_cast<long long>(pairs_[k].m), static_cast<long long>(pairs_[k].n),
+                                 shape.units, shape.capacity, began, since(start_));
+                if (jobs_[k].be) jobs_[k].be->share(0, 0);  // the traceback gets the whole device
             } catch (...) {
                 err = std::current_exception();
             }
-            std::lock_guard<std::mutex> g2(lock);
-            used -= units;
-            --running;
-            if (err && !failed) failed = err;
-            changed.notify_all();
+            std::lock_guard<std::mutex> g2(lock_);
+            used_ -= shape.units;
+            --running_;
+            if (err && !failed_) failed_ = err;
+            changed_.notify_all();
         });
+        return true;
     }
-    for (auto& t : threads) t.join();
-    if (failed) std::rethrow_exception(failed);
-    check_cancelled();
 
     // End cells and tracebacks one pair after the other, each backend with the whole device.
-    for (std::size_t k = 0; k < count; ++k) {
-        if (pairs[k].m == 0 || pairs[k].n == 0) continue;
-        job& j = jobs[k];
-        const int best = j.best;
-        if (!traceback) {
-            out[k].score = std::max(best, 0);
-            continue;
+    std::vector<alignment> finish() {
+        std::vector<alignment> out(pairs_.size());
+        for (std::size_t k = 0; k < pairs_.size(); ++k) {
+            if (pairs_[k].m == 0 || pairs_[k].n == 0) continue;
+            job& j = jobs_[k];
+            if (!traceback_) {
+                out[k].score = std::max(j.best, 0);
+                continue;
+            }
+            driver d(*j.be, sc_, nullptr);
+            find_end(d, j.s, j.best);
+            out[k] = align_from(d, *j.be, j.s, nullptr);
+            release(j);
         }
-        driver d(*j.be, sc, nullptr);
-        if (best > 0) {
-            const cell c = d.first_hit(j.s.g, j.s.edge, best);
-            if (!c.found()) throw runtime_failure("internal error: the end cell of a long pair was not found");
-            j.s.end = {best, c.i, c.j};
-        }
-        out[k] = align_from(d, *j.be, j.s, nullptr);
-        release(j);
+        return out;
     }
-    return out;
+
+    std::span<const batch_pair> pairs_;
+    const scoring& sc_;
+    bool traceback_;
+    std::vector<job> jobs_;
+    bool profile_;
+    clock::time_point start_;
+    std::int64_t batch_rows_ = 0;
+    double all_cells_ = 0;
+    std::size_t budget_ = 0;
+    std::mutex lock_;
+    std::condition_variable changed_;
+    std::size_t used_ = 0;
+    long long kind_ = 0;
+    int running_ = 0;
+    std::exception_ptr failed_;
+    std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+std::vector<alignment> run_batch(std::span<const batch_pair> pairs, const scoring& sc, bool traceback) {
+    return batch_runner(pairs, sc, traceback).run();
 }
 
 // ---- The CPU backend ----------------------------------------------------------------------------------------------
