@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# sanitize.sh [GPU_TEST_BINARY]: compute-sanitizer memcheck and racecheck over a small configuration of the GPU engine
-# (every schedule, row barrier, tiled tuning entry and scan entry, on problems that still cross tile boundaries: the
-# GPU test named "sanitize"). Exit 0 when both tools report no error, 77 when there is no GPU or no compute-sanitizer.
+# sanitize.sh [GPU_TEST_BINARY [FILTER [TOOL...]]]: compute-sanitizer over the GPU tests whose names contain FILTER
+# (default "sanitize": small configurations of every engine schedule, row barrier, tiled tuning entry and scan entry,
+# of the GPU aligner, the search and the long-pair rectangles, on problems that still cross tile boundaries), under
+# each TOOL (default: memcheck racecheck synccheck initcheck). swgpu processes the tests start are checked too.
+# Exit 0 when every tool reports no error, 77 when there is no GPU or no compute-sanitizer.
 set -uo pipefail
 bin=${1:-build/tests/gpu/swgpu_gpu_tests}
+filter=${2:-sanitize}
+shift $(( $# < 2 ? $# : 2 ))
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck synccheck initcheck)
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 if [ -z "$sanitizer" ]; then echo "sanitize: compute-sanitizer not found: skipped"; exit 77; fi
 # A name no test has: the binary checks the device and its inputs, runs nothing and says so (exit 2), or exits 77
@@ -15,11 +21,12 @@ case $? in
   *) echo "sanitize: $bin cannot run: $probe"; exit 1 ;;
 esac
 status=0
-for tool in memcheck racecheck; do
+for tool in "${tools[@]}"; do
   echo "== compute-sanitizer --tool $tool"
-  "$sanitizer" --tool "$tool" --error-exitcode 99 "$bin" sanitize
+  start=$SECONDS
+  "$sanitizer" --tool "$tool" --target-processes all --error-exitcode 99 "$bin" "$filter"
   rc=$?
-  echo "== $tool: exit code $rc"
+  echo "== $tool: exit code $rc, $((SECONDS - start)) s"
   [ $rc -eq 0 ] || status=1
 done
 exit $status

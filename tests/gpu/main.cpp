@@ -5,6 +5,8 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "gpu/gpu.hpp"
 #include "tests/gpu/harness.hpp"
@@ -33,16 +35,29 @@ int main(int argc, char** argv) {
                      "(set SWGPU_BINARY to it)\n");
         return 2;
     }
-    // One optional argument: a substring of the names of the tests to run. Anything else is refused, so that a
-    // mistyped option never reads as a clean run of nothing.
+    // One optional argument: substrings of the names of the tests to run, separated by '|' (a test runs when its name
+    // contains any of them). Anything else is refused, so that a mistyped option never reads as a clean run of nothing.
     if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-        std::fprintf(stderr, "usage: swgpu_gpu_tests [NAME_SUBSTRING]\n");
+        std::fprintf(stderr, "usage: swgpu_gpu_tests [NAME_SUBSTRING[|NAME_SUBSTRING...]]\n");
         return 2;
     }
     const char* filter = argc > 1 ? argv[1] : nullptr;
+    std::vector<std::string> parts;
+    if (filter)
+        for (std::string_view rest = filter;;) {
+            const auto bar = rest.find('|');
+            parts.emplace_back(rest.substr(0, bar));
+            if (bar == std::string_view::npos) break;
+            rest.remove_prefix(bar + 1);
+        }
+    const auto chosen = [&](const char* name) {
+        for (const auto& p : parts)
+            if (std::strstr(name, p.c_str())) return true;
+        return parts.empty();
+    };
     int run = 0;
     for (const auto& t : registry()) {
-        if (filter && !std::strstr(t.name, filter)) continue;
+        if (!chosen(t.name)) continue;
         const int before = failures();
         ++run;
         const auto start = std::chrono::steady_clock::now();

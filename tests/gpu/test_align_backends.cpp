@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -367,5 +368,31 @@ GPU_TEST("align: reads against a long subject (windows) print what the whole-sub
     const auto whole = run("align --backend gpu --mode pairwise " + in + " --outfmt '6 std score cigar'", dir);
     CHECK_EQ(whole.code, 0);
     CHECK(windows.out == whole.out);
+    fs::remove_all(dir);
+}
+
+GPU_TEST("align: --max-hsps prints the CPU's further alignments on the GPU backend, in every format") {
+    // The first alignment of each (query, subject, strand) comes from the GPU's pass, the further ones (Waterman-
+    // Eggert) from the host: every format, protein and a DNA genome against a relative with an inversion and a
+    // duplication, the whole output equal to the CPU backend's.
+    const auto dir = scratch();
+    const std::string src = source_dir();
+    const std::string in = src + "/data/demo_queries.fa " + src + "/data/demo_db.fa";
+    for (const std::string fmt : {"'6 std score cigar'", "7", "sam", "paf", "pair", "json"})
+        same_output(in + " -k 20 -e 100 --max-hsps 3 --outfmt " + fmt, dir);
+    std::uint64_t x = 31;
+    auto next = [&x] { return x = x * 6364136223846793005ull + 1442695040888963407ull, static_cast<unsigned>(x >> 33); };
+    std::string a;
+    for (int k = 0; k < 2400; ++k) a += "ACGT"[next() % 4];
+    std::string inv = a.substr(800, 500);
+    std::reverse(inv.begin(), inv.end());
+    for (auto& c : inv) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
+    const std::string b = a.substr(0, 800) + inv + a.substr(1300) + a.substr(1600, 400);
+    write_fasta(dir / "a.fa", {{"a", a}});
+    write_fasta(dir / "b.fa", {{"b", b}, {"b2", b.substr(300, 1500)}});
+    const std::string dna = (dir / "b.fa").string() + " " + (dir / "a.fa").string() + " --max-hsps 4 ";
+    same_output(dna + "--outfmt '6 std score sstrand cigar'", dir);
+    same_output(dna + "--outfmt sam", dir);
+    same_output(dna + "--outfmt paf --dotplot " + (dir / "dots.svg").string(), dir);
     fs::remove_all(dir);
 }
