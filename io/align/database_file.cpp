@@ -12,8 +12,11 @@
 #include <fstream>
 #include <numeric>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
+
+#include <zlib.h>
 
 #include "core/error.hpp"
 #include "io/output_file.hpp"
@@ -22,10 +25,24 @@ namespace swgpu::io {
 
 namespace {
 
-constexpr char magic[8] = {'S', 'W', 'G', 'P', 'U', 'D', 'B', '1'};
+constexpr char magic[8] = {'S', 'W', 'G', 'P', 'U', 'D', 'B', '2'};
 constexpr std::size_t header_bytes = 8 + 4 * 8;
+constexpr unsigned block_bits = 20;  // residues per checksum block: 2^20
 
 std::uint64_t pad8(std::uint64_t n) { return (n + 7) & ~std::uint64_t(7); }
+
+std::uint64_t blocks_of(std::uint64_t residues) { return (residues + (std::uint64_t(1) << block_bits) - 1) >> block_bits; }
+
+// zlib's CRC-32 of `n` bytes continuing `crc`, in pieces zlib's length type holds.
+std::uint32_t crc_of(std::uint32_t crc, const void* data, std::uint64_t n) {
+    auto p = static_cast<const Bytef*>(data);
+    for (std::uint64_t done = 0; done < n;) {
+        const std::uint64_t piece = std::min<std::uint64_t>(n - done, std::uint64_t(1) << 30);
+        crc = static_cast<std::uint32_t>(crc32_z(crc, p + done, static_cast<z_size_t>(piece)));
+        done += piece;
+    }
+    return crc;
+}
 
 std::string resolve(const std::string& path) {
     struct stat st{};
@@ -88,17 +105,36 @@ std::uint64_t write_database(const std::string& source, const std::string& prefi
     std::uint64_t longest = 0;
     for (std::uint64_t k = 0; k < n; ++k) longest = std::max<std::uint64_t>(longest, all.length(k));
 
+    // Everything before the residues, then the names, is written through `meta`, which keeps their checksum.
+    std::uint32_t meta_crc = crc_of(0, nullptr, 0);
+    const auto meta = [&](std::string_view bytes) {
+        meta_crc = crc_of(meta_crc, bytes.data(), bytes.size());
+        out.write(bytes);
+    };
+    const auto bytes_of = [](const auto* data, std::uint64_t count) {
+        return std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(count * sizeof(*data)));
+    };
+    static const char zeros[8] = {};
+    const auto padding = [&](std::uint64_t n_bytes) { return std::string_view(zeros, static_cast<std::size_t>(pad8(n_bytes) - n_bytes)); };
     const std::uint64_t head[4] = {n, r, name_off[n], longest};
-    out.write(std::string_view(magic, 8));
-    write_array(out, head, 4);
-    write_array(out, all.offsets.data(), n + 1);
-    write_array(out, name_off.data(), n + 1);
-    write_array(out, order.data(), n);
-    write_pad(out, n * 4);
+    meta(std::string_view(magic, 8));
+    meta(bytes_of(head, 4));
+    meta(bytes_of(all.offsets.data(), n + 1));
+    meta(bytes_of(name_off.data(), n + 1));
+    meta(bytes_of(order.data(), n));
+    meta(padding(n * 4));
     write_array(out, all.residues.data(), r);
     write_pad(out, r);
-    for (const auto& nm : all.names) out.write(nm);
-    write_pad(out, name_off[n]);
+    for (const auto& nm : all.names) meta(nm);
+    meta(padding(name_off[n]));
+    std::vector<std::uint32_t> sums(static_cast<std::size_t>(blocks_of(r)) + 1);
+    for (std::uint64_t b = 0; b + 1 < sums.size(); ++b) {
+        const std::uint64_t from = b << block_bits, to = std::min(r, (b + 1) << block_bits);
+        sums[b] = crc_of(crc_of(0, nullptr, 0), all.residues.data() + from, to - from);
+    }
+    sums.back() = meta_crc;
+    write_array(out, sums.data(), sums.size());
+    write_pad(out, sums.size() * 4);
     out.commit();
     return n;
 }
@@ -133,9 +169,57 @@ struct database_file::impl {
     const std::uint32_t* order = nullptr;
     const std::uint8_t* residues = nullptr;
     const char* names = nullptr;
+    const std::uint32_t* sums = nullptr;  // blocks_of(r) residue blocks, then the rest
+    std::vector<bool> checked;            // residue blocks whose checksum was checked
     std::uint64_t next = 0;
     std::uint64_t chunk_end(std::uint64_t first, std::uint64_t max_residues) const;
+    // Checks the blocks of residues [from, to) not checked yet; a mismatch names the records in the block.
+    void check_residues(std::uint64_t from, std::uint64_t to);
 };
+
+void database_file::impl::check_residues(std::uint64_t from, std::uint64_t to) {
+    if (from >= to) return;
+    std::vector<std::uint64_t> todo;
+    for (std::uint64_t b = from >> block_bits; b <= (to - 1) >> block_bits; ++b)
+        if (!checked[b]) todo.push_back(b);
+    if (todo.empty()) return;
+    // The blocks' checksums on several threads when there are several blocks: a search of one short query reads the
+    // database faster than one thread computes CRC-32 (about 4 GB/s).
+    std::vector<std::uint32_t> got(todo.size());
+    const auto work = [&](std::size_t first, std::size_t step) {
+        for (std::size_t k = first; k < todo.size(); k += step) {
+            const std::uint64_t start = todo[k] << block_bits, end = std::min(r, (todo[k] + 1) << block_bits);
+            got[k] = crc_of(crc_of(0, nullptr, 0), residues + start, end - start);
+        }
+    };
+    const std::size_t threads = std::min<std::size_t>({todo.size(), std::max(1u, std::thread::hardware_concurrency()), 16});
+    if (threads <= 1) {
+        work(0, 1);
+    } else {
+        std::vector<std::thread> pool;
+        for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work, t, threads);
+        work(0, threads);
+        for (auto& t : pool) t.join();
+    }
+    for (std::size_t k = 0; k < todo.size(); ++k) {
+        const std::uint64_t b = todo[k];
+        if (got[k] != sums[b]) {
+            const std::uint64_t start = b << block_bits, end = std::min(r, (b + 1) << block_bits);
+            // The records with residues in the block: off is strictly increasing.
+            const std::uint64_t first = static_cast<std::uint64_t>(std::upper_bound(off, off + n + 1, start) - off) - 1;
+            const std::uint64_t last = static_cast<std::uint64_t>(std::lower_bound(off, off + n + 1, end) - off) - 1;
+            const auto name = [&](std::uint64_t i) {
+                return std::string(names + name_off[i], static_cast<std::size_t>(name_off[i + 1] - name_off[i]));
+            };
+            const std::string records = first == last ? "record " + std::to_string(first + 1)
+                                                      : "records " + std::to_string(first + 1) + "-" + std::to_string(last + 1);
+            throw input_error(path, "residues of " + records + " (" + name(first) + (first == last ? "" : " to " + name(last)) +
+                                        ") do not match the checksum makedb wrote: the file was changed or damaged "
+                                        "after it was made; rebuild it with swgpu makedb");
+        }
+        checked[b] = true;
+    }
+}
 
 database_file::database_file(const std::string& path) : p_(std::make_unique<impl>()) {
     auto& d = *p_;
@@ -173,7 +257,8 @@ database_file::database_file(const std::string& path) : p_(std::make_unique<impl
     d.name_bytes = head[2];
     d.longest = head[3];
     if (d.n > 0xffffffffull || d.r > d.bytes || d.name_bytes > d.bytes) throw fail("corrupt database header");
-    const std::uint64_t need = header_bytes + 2 * (d.n + 1) * 8 + pad8(d.n * 4) + pad8(d.r) + pad8(d.name_bytes);
+    const std::uint64_t need = header_bytes + 2 * (d.n + 1) * 8 + pad8(d.n * 4) + pad8(d.r) + pad8(d.name_bytes) +
+                               pad8((blocks_of(d.r) + 1) * 4);
     if (need != d.bytes) throw fail("database size does not match its header (truncated?)");
     std::uint64_t at = header_bytes;
     d.off = reinterpret_cast<const std::uint64_t*>(d.base + at);
@@ -185,6 +270,8 @@ database_file::database_file(const std::string& path) : p_(std::make_unique<impl
     d.residues = d.base + at;
     at += pad8(d.r);
     d.names = reinterpret_cast<const char*>(d.base + at);
+    at += pad8(d.name_bytes);
+    d.sums = reinterpret_cast<const std::uint32_t*>(d.base + at);
     if (d.off[0] != 0 || d.off[d.n] != d.r || d.name_off[0] != 0 || d.name_off[d.n] != d.name_bytes)
         throw fail("corrupt database offsets");
     for (std::uint64_t k = 0; k < d.n; ++k) {
@@ -199,6 +286,12 @@ database_file::database_file(const std::string& path) : p_(std::make_unique<impl
         if (length(a) < length(b) || (length(a) == length(b) && a >= b)) throw fail("corrupt database length order");
     }
     if (d.longest != (d.n ? length(d.order[0]) : 0)) throw fail("corrupt database header (longest sequence)");
+    const std::uint64_t before_residues = static_cast<std::uint64_t>(d.residues - d.base);
+    const std::uint32_t meta = crc_of(crc_of(0, d.base, before_residues), d.names, pad8(d.name_bytes));
+    if (meta != d.sums[blocks_of(d.r)])
+        throw fail("its header, tables or names do not match the checksum makedb wrote: the file was changed or "
+                   "damaged after it was made");
+    d.checked.assign(static_cast<std::size_t>(blocks_of(d.r)), false);
 }
 
 database_file::~database_file() {
@@ -213,6 +306,7 @@ std::string_view database_file::name(std::uint64_t k) const {
     return {p_->names + p_->name_off[k], static_cast<std::size_t>(p_->name_off[k + 1] - p_->name_off[k])};
 }
 std::span<const std::uint8_t> database_file::residues(std::uint64_t k) const {
+    p_->check_residues(p_->off[k], p_->off[k + 1]);
     return {p_->residues + p_->off[k], static_cast<std::size_t>(p_->off[k + 1] - p_->off[k])};
 }
 std::span<const std::uint32_t> database_file::length_order() const { return {p_->order, static_cast<std::size_t>(p_->n)}; }
@@ -231,8 +325,9 @@ bool database_file::read_chunk(sequence_set& out, std::uint64_t max_residues) {
     if (out.source.empty()) out.source = p_->path;
     const std::uint64_t first = p_->next, end = p_->chunk_end(first, max_residues);
     if (end == first) return false;
-    // The records are consecutive in the file: their residues are one copy.
+    // The records are consecutive in the file: their residues are one copy, after their blocks' checksums are checked.
     const std::uint64_t base = out.residues.size();
+    p_->check_residues(p_->off[first], p_->off[end]);
     out.residues.insert(out.residues.end(), p_->residues + p_->off[first], p_->residues + p_->off[end]);
     out.offsets.reserve(out.offsets.size() + (end - first));
     out.names.reserve(out.names.size() + (end - first));

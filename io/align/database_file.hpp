@@ -2,14 +2,20 @@
 // PREFIX.swdb, or PREFIX, in place of a FASTA file).
 //
 // Layout, all integers little-endian, every section 8-byte aligned:
-//   char[8]  magic "SWGPUDB1"
+//   char[8]  magic "SWGPUDB2" (the last byte is the format version)
 //   u64      sequences N, residues R, name bytes B, longest sequence L
 //   u64[N+1] residue offsets (record k = residues[off[k], off[k+1]))
 //   u64[N+1] name offsets into the name blob
 //   u32[N]   records ordered by length, longest first, ties by record index (the GPU packs length classes from it)
 //   u8[R]    residues as upper-case letters (not matrix codes, so one database serves every matrix), padded to 8
 //   char[B]  names (first word of each header), padded to 8
+//   u32[K]   CRC-32 (zlib's) of each block of 2^20 residues, K = ceil(R / 2^20)
+//   u32      CRC-32 of everything before the residues and of the names with their padding; padded to 8
 // Records keep their FASTA order: a hit's subject index is the same as when searching the FASTA file.
+//
+// The checksums catch a file changed or damaged after makedb: the header, tables and names are checked when the file
+// is opened, a block of residues the first time a record in it is read (read_chunk, residues); a mismatch is a
+// bad-input error naming the records concerned. Chunks skipped unread (skip_chunk) are not checked.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +46,8 @@ bool is_database_file(const std::string& path);
 
 class database_file {
 public:
-    // Maps `path` or `path.swdb`; validates the layout (a truncated or foreign file is a bad-input error).
+    // Maps `path` or `path.swdb`; validates the layout and the checksum of everything but the residues (a truncated,
+    // foreign or damaged file is a bad-input error). Not safe to use from several threads at once.
     explicit database_file(const std::string& path);
     ~database_file();
     database_file(const database_file&) = delete;
@@ -51,7 +58,7 @@ public:
     std::uint64_t total_residues() const;
     std::uint64_t longest() const;
     std::string_view name(std::uint64_t k) const;
-    std::span<const std::uint8_t> residues(std::uint64_t k) const;  // letters
+    std::span<const std::uint8_t> residues(std::uint64_t k) const;  // letters, their blocks' checksums checked
     std::span<const std::uint32_t> length_order() const;
 
     // Appends records from the current position until at least max_residues were added (0: all); false at the end.

@@ -290,13 +290,14 @@ TEST_CASE("makedb: a .swdb prefix, duplicate ids, headers without an id, databas
 
     // A database of another format version says so, and how to rebuild it.
     std::string bytes = slurp(dir / "out.swdb");
-    REQUIRE(bytes.substr(0, 8) == "SWGPUDB1");
-    bytes[7] = '2';
-    write(dir, "v2.swdb", bytes);
-    const auto v = align(db + " " + (dir / "v2.swdb"));
+    REQUIRE(bytes.substr(0, 8) == "SWGPUDB2");
+    bytes[7] = '1';  // the format before checksums
+    write(dir, "v1.swdb", bytes);
+    const auto v = align(db + " " + (dir / "v1.swdb"));
     CHECK(v.code == 1);
     CHECK(one_error_line(v.err));
-    CHECK_THAT(v.err, Catch::Contains("format version 2") && Catch::Contains("swgpu makedb"));
+    CHECK_THAT(v.err, Catch::Contains("format version 1") && Catch::Contains("reads format version 2") &&
+                          Catch::Contains("swgpu makedb"));
     // A database given where FASTA is read.
     const auto as_query = align((dir / "out.swdb") + " " + db);
     CHECK(as_query.code == 1);

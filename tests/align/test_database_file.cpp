@@ -163,3 +163,91 @@ TEST_CASE("swgpu makedb + align on the database prints what align on the FASTA p
     REQUIRE_FALSE(fs::exists(dir / "x.swdb"));
     fs::remove_all(dir);
 }
+
+TEST_CASE("a database changed after makedb: damaged residues name their records when read, damaged tables or names fail at open", "[makedb][cli]") {
+    // 2,600 records of 1,000 residues: three checksum blocks of 2^20 residues (the last one short).
+    const auto dir = temp_dir();
+    const std::string fasta = (dir / "big.fa").string(), prefix = (dir / "big").string();
+    {
+        std::ofstream f(fasta);
+        std::uint64_t x = 3;
+        for (int k = 0; k < 2600; ++k) {
+            f << ">s" << k << "\n";
+            for (int j = 0; j < 1000; ++j) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                f << "ACDEFGHIKLMNPQRSTVWY"[(x >> 33) % 20];
+            }
+            f << "\n";
+        }
+    }
+    REQUIRE(io::write_database(fasta, prefix) == 2600);
+    const std::string good_path = prefix + ".swdb";
+    std::string good;
+    {
+        std::ifstream in(good_path, std::ios::binary);
+        good.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const std::size_t residues_at = 40 + 2 * 2601 * 8 + 2600 * 4;  // after the header, both offset tables, the order
+    REQUIRE(good.substr(residues_at, 4) != std::string(4, '\0'));
+    int made = 0;
+    const auto damaged = [&](std::size_t at, char now) {
+        std::string b = good;
+        REQUIRE(b[at] != now);
+        b[at] = now;
+        const std::string p = (dir / ("damaged" + std::to_string(++made) + ".swdb")).string();
+        std::ofstream(p, std::ios::binary) << b;
+        return p;
+    };
+    const auto message = [](auto&& f) -> std::string {
+        try {
+            f();
+        } catch (const error& e) {
+            CHECK(e.code() == exit_code::bad_input);
+            return e.what();
+        }
+        return "";
+    };
+    // One letter changed into another valid one in the second block (residue 1,500,000: record 1501, s1500).
+    const std::string one = damaged(residues_at + 1500000, good[residues_at + 1500000] == 'A' ? 'C' : 'A');
+    const auto whole = message([&] {
+        io::database_file db(one);
+        sequence_set all;
+        db.read_chunk(all, 0);
+    });
+    CHECK_THAT(whole, Catch::Contains("damaged1.swdb: residues of records 1049-2098 (s1048 to s2097) do not match the "
+                                      "checksum makedb wrote") &&
+                          Catch::Contains("rebuild it with swgpu makedb"));
+    {
+        // Chunks before the damaged block read; the one reaching it fails; a chunk skipped unread is not checked.
+        io::database_file db(one);
+        sequence_set some;
+        REQUIRE(db.read_chunk(some, 1000000));
+        CHECK(some.size() == 1000);
+        CHECK_THAT(message([&] { db.read_chunk(some, 1000000); }), Catch::Contains("records 1049-2098"));
+        io::database_file skipping(one);
+        std::uint64_t r = 0, n = 0;
+        REQUIRE(skipping.skip_chunk(2200000, r, n));
+        CHECK(n == 2200);
+        REQUIRE(skipping.read_chunk(some, 0));
+        CHECK(skipping.exhausted());
+        CHECK(std::string(skipping.name(2599)) == "s2599");
+        CHECK_THAT(message([&] { (void)skipping.residues(1500); }), Catch::Contains("records 1049-2098"));
+    }
+    // A name or an offset changed: refused when opened.
+    const std::size_t names_at = residues_at + 2600000;
+    CHECK_THAT(message([&] { io::database_file db(damaged(names_at + 1, '9')); }),
+               Catch::Contains("its header, tables or names do not match the checksum makedb wrote"));
+    // The program: exit 1 and one line, no output.
+    const std::string bin = SWGPU_BINARY;
+    std::ofstream(dir / "q.fa") << ">q\n" << good.substr(residues_at + 1499990, 60) << "\n";
+    const int rc = std::system((bin + " align " + (dir / "q.fa").string() + " " + one + " -o " + (dir / "hits.tsv").string() +
+                                " 2> " + (dir / "err.txt").string())
+                                   .c_str());
+    CHECK(WEXITSTATUS(rc) == 1);
+    std::ifstream e(dir / "err.txt");
+    const std::string err((std::istreambuf_iterator<char>(e)), {});
+    CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+    CHECK_THAT(err, Catch::StartsWith("swgpu: error: ") && Catch::Contains("records 1049-2098"));
+    CHECK_FALSE(fs::exists(dir / "hits.tsv"));
+    fs::remove_all(dir);
+}
