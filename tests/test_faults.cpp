@@ -9,14 +9,19 @@
 // the library) the tests say why and pass without running.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/numerics/sat.hpp"
@@ -157,6 +162,42 @@ void check_output_faults(const output_case& c) {
             }
         }
     }
+}
+
+// Starts swgpu ARGS with the library preloaded and writes to files whose path contains `path` stopped after `after`
+// bytes; waits until the stall mark appears (the process is caught in its output), sends `sig` and returns how the
+// process ended: the signal that ended it, or -1 (it exited, or never stalled within 60 s: then it is killed).
+int signal_during_output(const std::string& args, const std::string& path, long long after, int sig) {
+#ifdef SWGPU_FAULT_LIBRARY
+    const temp_dir marks("swgpu-fault-mark");
+    const std::string mark = marks / "stalled";
+    const std::string cmd = "exec env LD_PRELOAD=" + q(SWGPU_FAULT_LIBRARY) + " SWGPU_FAULT_PATH=" + q(path) +
+                            " SWGPU_FAULT_STALL_AFTER=" + std::to_string(after) + " SWGPU_FAULT_STALL_MARK=" + q(mark) +
+                            " '" + SWGPU_BINARY + "' " + args + " < /dev/null > /dev/null 2>&1";
+    const pid_t pid = ::fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGTERM, SIG_DFL);
+        ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    bool stalled = false;
+    int status = 0;
+    for (int k = 0; k < 6000 && !stalled; ++k) {
+        stalled = fs::exists(mark);
+        if (!stalled) {
+            if (::waitpid(pid, &status, WNOHANG) == pid) return -1;  // it ended without reaching its output's stall
+            ::usleep(10000);
+        }
+    }
+    ::kill(pid, stalled ? sig : SIGKILL);
+    ::waitpid(pid, &status, 0);
+    return stalled && WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+#else
+    (void)args, (void)path, (void)after, (void)sig;
+    return -1;
+#endif
 }
 
 }  // namespace
@@ -418,4 +459,68 @@ TEST_CASE("inputs through a named pipe are read once and whole, and one that end
             CHECK(entries(out.path).empty());
         }
     }
+}
+
+TEST_CASE("SIGINT or SIGTERM while any subcommand writes its output: it dies of the signal, no file or the earlier one kept", "[faults][cli]") {
+    // Each command is stopped inside the write of its output (at its first byte, and half way through the file),
+    // then signalled: the process must end by that signal (exit status 128 + N in a shell), leaving no file at the
+    // output's name (or the earlier file of that name as it was) and no temporary file. With several outputs, one
+    // stopped while the others are complete: none is left.
+    REQUIRE_INJECTION();
+    const temp_dir in("swgpu-fault-in");
+    const numeric_inputs inputs(in);
+    const std::string demo = q(queries) + " " + q(database) + " --backend cpu -q";
+    const std::vector<output_case> cases = {
+        {"align -o", "align " + demo + " -o OUT", "hits.tsv"},
+        {"align SAM", "align " + demo + " --outfmt sam -o OUT", "hits.sam"},
+        {"align --dotplot", "align " + demo + " --dotplot OUT", "plot.svg"},
+        {"makedb", "makedb " + q(database) + " OUT -q", "demo.swdb"},
+        {"sat table", "sat " + q(inputs.image) + " --backend cpu -o OUT", "t.npy"},
+        {"sat --box-filter .npy", "sat " + q(inputs.array) + " --box-filter 2 --backend cpu -o OUT", "b.npy"},
+        {"sat --box-filter PNG", "sat " + q(inputs.image) + " --box-filter 2 --backend cpu -o OUT", "b.png"},
+        {"ihist", "ihist " + q(inputs.image) + " --bins 4 --backend cpu -o OUT", "h.npy"},
+        {"sor -o", "sor --model 33 --backend cpu -q -o OUT", "u.npy"},
+        {"levels -o", "levels --matrix " + q(inputs.matrix) + " --backend cpu -q -o OUT", "x.npy"},
+        {"sweep3d", "sweep3d --n 8 --backend cpu -q -o OUT", "g.npy"},
+    };
+    const std::string earlier = "an earlier file of that name\n";
+    int signalled = 0;
+    for (const auto& c : cases) {
+        INFO(c.what << ": swgpu " << c.args);
+        const temp_dir out("swgpu-fault-out");
+        const std::string path = out / c.name;
+        REQUIRE(run_program(with_output(c.args, path)).code == 0);
+        const auto size = static_cast<long long>(fs::file_size(path));
+        fs::remove(path);
+        for (const auto& [after, sig, had_file] : {std::tuple{0LL, SIGINT, false}, std::tuple{size / 2, SIGTERM, true},
+                                                   std::tuple{size / 2, SIGINT, false}, std::tuple{0LL, SIGTERM, true}}) {
+            INFO("stopped after " << after << " of " << size << " bytes, signal " << sig << ", earlier file " << had_file);
+            if (had_file) put(path, earlier);
+            CHECK(signal_during_output(with_output(c.args, path), out.path.string() + "/", after, sig) == sig);
+            ++signalled;
+            if (had_file) {
+                CHECK(entries(out.path) == std::vector<std::string>{c.name});
+                CHECK(slurp(path) == earlier);
+                fs::remove(path);
+            } else {
+                CHECK(entries(out.path).empty());
+            }
+        }
+    }
+    // Several outputs: the last one stopped while the others are written and closed.
+    const temp_dir out("swgpu-fault-out");
+    const std::string several = "sor --model 33 --backend cpu -q -o " + q(out / "u.npy") + " --history " +
+                                q(out / "h.tsv") + " --plot " + q(out / "p.svg");
+    for (const std::string stopped : {"u.npy", "h.tsv", "p.svg"}) {
+        INFO("sor with three outputs, " << stopped << " stopped");
+        CHECK(signal_during_output(several, "." + stopped + ".swgpu-", 10, SIGTERM) == SIGTERM);
+        CHECK(entries(out.path).empty());
+    }
+    const std::string aligned = "align " + demo + " -o " + q(out / "hits.tsv") + " --dotplot " + q(out / "plot.svg");
+    for (const std::string stopped : {"hits.tsv", "plot.svg"}) {
+        INFO("align with a dot plot, " << stopped << " stopped");
+        CHECK(signal_during_output(aligned, "." + stopped + ".swgpu-", 10, SIGINT) == SIGINT);
+        CHECK(entries(out.path).empty());
+    }
+    CHECK(signalled == 4 * static_cast<int>(cases.size()));
 }

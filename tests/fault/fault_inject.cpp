@@ -11,6 +11,10 @@
 //                                 fallocate of a range ending past N fails the same way
 //   SWGPU_FAULT_ERRNO=E           the error of failed writes: a name (ENOSPC, EDQUOT, EFBIG, EIO, EACCES, EROFS) or a
 //                                 number; ENOSPC when unset
+//   SWGPU_FAULT_STALL_AFTER=N     writes to those files succeed for N bytes in all (as above), then the write that
+//                                 would go past N stops the calling thread for good: the process is caught in the middle
+//                                 of its output, where a test sends it a signal; SWGPU_FAULT_STALL_MARK=PATH is created
+//                                 (empty) when a thread stops, so the test knows when to send it
 //   SWGPU_FAULT_READ_AFTER=N      reads of those files return N bytes in all, then fail with EIO
 //   SWGPU_FAULT_OPEN_PATH=TEXT    opening for writing (O_WRONLY, O_RDWR or O_CREAT) or creating a temporary file whose
 //                                 path contains TEXT fails with EACCES, as in a folder the user may not write
@@ -40,6 +44,8 @@ struct settings {
     const char* open_path = nullptr;  // SWGPU_FAULT_OPEN_PATH
     long long write_after = -1;       // -1: no write faults
     long long read_after = -1;        // -1: no read faults
+    long long stall_after = -1;       // -1: no stalls
+    const char* stall_mark = nullptr; // SWGPU_FAULT_STALL_MARK
     int write_errno = ENOSPC;
 };
 
@@ -80,6 +86,9 @@ __attribute__((constructor)) void load_settings() {
     if (config.open_path && !*config.open_path) config.open_path = nullptr;
     config.write_after = number("SWGPU_FAULT_WRITE_AFTER");
     config.read_after = number("SWGPU_FAULT_READ_AFTER");
+    config.stall_after = number("SWGPU_FAULT_STALL_AFTER");
+    config.stall_mark = getenv("SWGPU_FAULT_STALL_MARK");
+    if (config.stall_mark && !*config.stall_mark) config.stall_mark = nullptr;
     config.write_errno = errno_named(getenv("SWGPU_FAULT_ERRNO"));
     const char* probe = getenv("SWGPU_FAULT_PROBE");
     if (probe && *probe) {
@@ -107,9 +116,28 @@ bool matches_fd(int fd) {
     return strstr(target, config.path) != nullptr;
 }
 
+// Stops the calling thread for good (signals still reach the process), after creating the stall mark.
+[[noreturn]] void stall() {
+    if (config.stall_mark) {
+        static auto real_open = reinterpret_cast<int (*)(const char*, int, ...)>(dlsym(RTLD_NEXT, "open"));
+        const int fd = real_open(config.stall_mark, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) close(fd);
+    }
+    for (;;) pause();
+}
+
 // How many of `count` bytes a write to fd may write now: count itself when no fault applies, fewer when the limit is
-// reached part way, and -1 (errno set) when it was reached before.
+// reached part way, and -1 (errno set) when it was reached before. With a stall limit, a write past it never returns.
 long long write_allowance(int fd, size_t count) {
+    if (config.stall_after >= 0 && count > 0 && matches_fd(fd)) {
+        lock();
+        const long long left = config.stall_after - bytes_written;
+        const long long allowed = left <= 0 ? 0 : (static_cast<long long>(count) < left ? static_cast<long long>(count) : left);
+        bytes_written += allowed;
+        unlock();
+        if (allowed == 0) stall();
+        return allowed;  // the part up to the limit; the next write stops
+    }
     if (config.write_after < 0 || count == 0 || !matches_fd(fd)) return static_cast<long long>(count);
     lock();
     const long long left = config.write_after - bytes_written;
