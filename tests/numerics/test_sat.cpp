@@ -588,10 +588,22 @@ TEST_CASE("swgpu sat and ihist: bad inputs give one error line, the documented e
     put(dir / "foreign.npy", foreign + d2 + "\n" + std::string(64, 'x'));
     std::vector<std::uint8_t> nib(4, 0x5a);
     make_tiff(dir / "nibble.tif", nib.data(), 4, 2, 1, 4, SAMPLEFORMAT_UINT);
+    std::vector<std::uint8_t> bits(2, 0xa5);  // 1 bit a pixel, 8 x 2
+    make_tiff(dir / "bilevel.tif", bits.data(), 8, 2, 1, 1, SAMPLEFORMAT_UINT);
+    // A big-endian and an object .npy, as numpy.save writes them ('>u2'; '|O' holds pickled objects).
+    const auto npy = [&](const std::string& name, const std::string& dict, const std::string& body) {
+        std::string b = std::string("\x93NUMPY\x01\x00", 8);
+        const auto len = static_cast<std::uint16_t>(dict.size() + 1);
+        b.append(reinterpret_cast<const char*>(&len), 2);
+        put(dir / name, b + dict + "\n" + body);
+    };
+    npy("big.npy", "{'descr': '>u2', 'fortran_order': False, 'shape': (2, 2), }", std::string(8, '\x01'));
+    npy("object.npy", "{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", std::string(40, 'p'));
     put(dir / "out.tsv", "0 0 25 3\n");
     struct bad_case {
         std::string args;
         int code;
+        std::string says = "";
     };
     const std::vector<bad_case> cases = {
         {"sat " + (dir / "cut.png") + " -o " + (dir / "o.npy"), 1},
@@ -599,6 +611,11 @@ TEST_CASE("swgpu sat and ihist: bad inputs give one error line, the documented e
         {"sat " + (dir / "fortran.npy") + " -o " + (dir / "o.npy"), 1},
         {"sat " + (dir / "foreign.npy") + " -o " + (dir / "o.npy"), 1},
         {"sat " + (dir / "nibble.tif") + " -o " + (dir / "o.npy"), 1},
+        {"sat " + (dir / "bilevel.tif") + " -o " + (dir / "o.npy"), 1, "bit depth 1"},
+        {"ihist " + (dir / "bilevel.tif") + " --bins 2 -o " + (dir / "o.npy"), 1, "bit depth 1"},
+        {"sat " + (dir / "big.npy") + " -o " + (dir / "o.npy"), 1, "big-endian .npy dtype '>u2' is not supported"},
+        {"sat " + (dir / "object.npy") + " -o " + (dir / "o.npy"), 1, "unsupported .npy dtype '|O'"},
+        {"ihist " + (dir / "object.npy") + " --bins 4 -o " + (dir / "o.npy"), 1, "unsupported .npy dtype '|O'"},
         {"sat " + (dir / "ok.png") + " -o " + (dir / "o.npy") + " --query " + (dir / "out.tsv") + " --query-out " + (dir / "o.tsv"), 1},
         {"sat " + (dir / "missing.png") + " -o " + (dir / "o.npy"), 1},
         {"sat " + (dir / "ok.png") + " -o " + (dir / "o.png"), 2},
@@ -616,6 +633,7 @@ TEST_CASE("swgpu sat and ihist: bad inputs give one error line, the documented e
         const auto r = run_swgpu(c.args + " --backend cpu");
         CHECK(r.code == c.code);
         CHECK(one_error_line(r.err));
+        if (!c.says.empty()) CHECK_THAT(r.err, Catch::Contains(c.says));
         CHECK(dir.count() == files_before);  // no output, no temporary file
     }
 }
