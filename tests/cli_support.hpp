@@ -63,14 +63,27 @@ struct program_result {
     std::string out, err;
 };
 
-// Runs the built swgpu (SWGPU_BINARY) with `args` (a shell fragment), stdin from `input` (/dev/null by default); `env`
+// `var` from the environment when set, else `built` (a path compiled in): the tests run from a bundle on another
+// machine with SWGPU_BINARY, SWGPU_SOURCE_DIR and SWGPU_FAULT_LIBRARY set to where things are there.
+inline std::string from_env_or(const char* var, const char* built) {
+    const char* v = std::getenv(var);
+    return v && *v ? std::string(v) : std::string(built);
+}
+
+// The swgpu the tests run: $SWGPU_BINARY, else the one built beside them.
+inline const std::string& swgpu_binary() {
+    static const std::string b = from_env_or("SWGPU_BINARY", SWGPU_BINARY);
+    return b;
+}
+
+// Runs the built swgpu (swgpu_binary()) with `args` (a shell fragment), stdin from `input` (/dev/null by default); `env`
 // (e.g. "SWGPU_TUNE=host.memory_mib=1024") is set for that run only; timeout_seconds > 0 stops it after that long.
 inline program_result run_program(const std::string& args, const std::string& env = "",
                                   const std::string& input = "/dev/null", int timeout_seconds = 0) {
     const temp_dir io("swgpu-run");
     const std::string cmd = (env.empty() ? std::string() : "env " + env + " ") +
         (timeout_seconds > 0 ? "timeout " + std::to_string(timeout_seconds) + " " : std::string()) + "'" +
-        std::string(SWGPU_BINARY) + "' " + args + " <'" + input + "' >'" + (io / "out") + "' 2>'" + (io / "err") + "'";
+        swgpu_binary() + "' " + args + " <'" + input + "' >'" + (io / "out") + "' 2>'" + (io / "err") + "'";
     const int status = std::system(cmd.c_str());
     program_result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -33,7 +33,10 @@ namespace {
 using namespace swgpu::testing;
 namespace fs = std::filesystem;
 
-const std::string source_dir = SWGPU_SOURCE_DIR;
+const std::string source_dir = from_env_or("SWGPU_SOURCE_DIR", SWGPU_SOURCE_DIR);
+#ifdef SWGPU_FAULT_LIBRARY
+const std::string fault_library = from_env_or("SWGPU_FAULT_LIBRARY", SWGPU_FAULT_LIBRARY);
+#endif
 const std::string queries = source_dir + "/data/demo_queries.fa";
 const std::string database = source_dir + "/data/demo_db.fa";
 
@@ -60,8 +63,8 @@ const std::string& injection_unavailable() {
         return "the fault-injection library is built on Linux only";
 #else
         if (address_sanitizer) return "an AddressSanitizer build (LD_PRELOAD of another library conflicts with its runtime)";
-        if (!fs::exists(SWGPU_FAULT_LIBRARY)) return std::string(SWGPU_FAULT_LIBRARY) + " is missing";
-        const auto r = run_program("--version", "LD_PRELOAD=" + q(SWGPU_FAULT_LIBRARY) + " SWGPU_FAULT_PROBE=1");
+        if (!fs::exists(fault_library)) return fault_library + " is missing";
+        const auto r = run_program("--version", "LD_PRELOAD=" + q(fault_library) + " SWGPU_FAULT_PROBE=1");
         if (r.code != 0 || r.err.find("swgpu-fault: loaded") == std::string::npos)
             return "LD_PRELOAD does not reach the swgpu process (exit " + std::to_string(r.code) + ", stderr: " + r.err + ")";
         return "";
@@ -81,7 +84,7 @@ const std::string& injection_unavailable() {
 // swgpu ARGS with the library preloaded and `faults` (SWGPU_FAULT_...=... words) set.
 program_result run_faulted(const std::string& args, const std::string& faults) {
 #ifdef SWGPU_FAULT_LIBRARY
-    return run_program(args, "LD_PRELOAD=" + q(SWGPU_FAULT_LIBRARY) + " " + faults);
+    return run_program(args, "LD_PRELOAD=" + q(fault_library) + " " + faults);
 #else
     (void)faults;
     return run_program(args);
@@ -129,6 +132,25 @@ std::string with_output(std::string args, const std::string& out) {
     return args.replace(at, 3, q(out));
 }
 
+// The backends the fault tests run on: the CPU, and the GPU where one is usable (a run on it succeeds), so that every
+// output path of both is covered (the GPU backend's outputs go through the same files, after device work).
+const std::vector<std::string>& backends() {
+    static const std::vector<std::string> b = [] {
+        std::vector<std::string> v{"cpu"};
+        if (run_program("sweep3d --n 4 --backend gpu -q").code == 0) v.push_back("gpu");
+        return v;
+    }();
+    return b;
+}
+
+// `args` for `backend`: its "--backend cpu" replaced; empty when it names no backend and `backend` is not the CPU
+// (a command without device work runs once).
+std::string on_backend(std::string args, const std::string& backend) {
+    const auto at = args.find("--backend cpu");
+    if (at == std::string::npos) return backend == "cpu" ? args : std::string();
+    return args.replace(at, 13, "--backend " + backend);
+}
+
 // Runs `c` once without faults (it must succeed and write its file) and then with writes to the folder of outputs
 // failing after 0 bytes, half the file and all but its last byte, each with and without an earlier file there.
 void check_output_faults(const output_case& c) {
@@ -171,9 +193,9 @@ int signal_during_output(const std::string& args, const std::string& path, long 
 #ifdef SWGPU_FAULT_LIBRARY
     const temp_dir marks("swgpu-fault-mark");
     const std::string mark = marks / "stalled";
-    const std::string cmd = "exec env LD_PRELOAD=" + q(SWGPU_FAULT_LIBRARY) + " SWGPU_FAULT_PATH=" + q(path) +
+    const std::string cmd = "exec env LD_PRELOAD=" + q(fault_library) + " SWGPU_FAULT_PATH=" + q(path) +
                             " SWGPU_FAULT_STALL_AFTER=" + std::to_string(after) + " SWGPU_FAULT_STALL_MARK=" + q(mark) +
-                            " '" + SWGPU_BINARY + "' " + args + " < /dev/null > /dev/null 2>&1";
+                            " '" + swgpu_binary() + "' " + args + " < /dev/null > /dev/null 2>&1";
     const pid_t pid = ::fork();
     if (pid < 0) return -1;
     if (pid == 0) {
@@ -211,7 +233,9 @@ TEST_CASE("a full disk while swgpu align and makedb write: exit 5, one line, no 
         {"--dotplot", "align " + demo + " --dotplot OUT", "plot.svg"},
         {"makedb", "makedb " + q(database) + " OUT -q", "demo.swdb"},
     };
-    for (const auto& c : cases) check_output_faults(c);
+    for (const auto& backend : backends())
+        for (const auto& c : cases)
+            if (const auto args = on_backend(c.args, backend); !args.empty()) check_output_faults({c.what, args, c.name});
 }
 
 TEST_CASE("a full disk while the numerical commands write: exit 5, one line, no file or the earlier one kept", "[faults][cli]") {
@@ -229,7 +253,9 @@ TEST_CASE("a full disk while the numerical commands write: exit 5, one line, no 
         {"levels --stats", "levels --matrix " + q(inputs.matrix) + " --backend cpu -q --stats OUT", "s.tsv"},
         {"sweep3d", "sweep3d --n 8 --backend cpu -q -o OUT", "g.npy"},
     };
-    for (const auto& c : cases) check_output_faults(c);
+    for (const auto& backend : backends())
+        for (const auto& c : cases)
+            if (const auto args = on_backend(c.args, backend); !args.empty()) check_output_faults({c.what, args, c.name});
 }
 
 TEST_CASE("the error of a failed write is the one the file system gave", "[faults][cli]") {
@@ -281,16 +307,18 @@ TEST_CASE("a command with several outputs leaves none of them when writing one f
         {"ihist -o and --query-out", "ihist " + q(inputs.image) + " --bins 4 --backend cpu -o " + q(out / "h.npy") +
                                          " --query " + q(in / "r.tsv") + " --query-out " + q(out / "hq.tsv"), "h.npy"},
     };
-    for (const auto& c : cases) {
-        INFO(c.what << ", writes to " << c.failing << " fail: swgpu " << c.args);
-        REQUIRE(run_program(c.args).code == 0);  // the command line is right
-        for (const auto& e : entries(out.path)) fs::remove(out.path / e);
-        const auto r = run_faulted(c.args, "SWGPU_FAULT_PATH=" + q("." + c.failing + ".swgpu-") + " SWGPU_FAULT_WRITE_AFTER=10");
-        CHECK(r.code == 5);
-        CHECK(one_error_line(r.err));
-        CHECK_THAT(r.err, Catch::Contains(c.failing) && Catch::Contains("No space left on device"));
-        CHECK(entries(out.path).empty());
-    }
+    for (const auto& backend : backends())
+        for (const auto& c : cases) {
+            const std::string args = on_backend(c.args, backend);
+            INFO(c.what << ", writes to " << c.failing << " fail: swgpu " << args);
+            REQUIRE(run_program(args).code == 0);  // the command line is right
+            for (const auto& e : entries(out.path)) fs::remove(out.path / e);
+            const auto r = run_faulted(args, "SWGPU_FAULT_PATH=" + q("." + c.failing + ".swgpu-") + " SWGPU_FAULT_WRITE_AFTER=10");
+            CHECK(r.code == 5);
+            CHECK(one_error_line(r.err));
+            CHECK_THAT(r.err, Catch::Contains(c.failing) && Catch::Contains("No space left on device"));
+            CHECK(entries(out.path).empty());
+        }
 }
 
 TEST_CASE("an I/O error while an input is read: exit 1, one line naming the file, no output", "[faults][cli]") {
@@ -484,26 +512,31 @@ TEST_CASE("SIGINT or SIGTERM while any subcommand writes its output: it dies of 
         {"sweep3d", "sweep3d --n 8 --backend cpu -q -o OUT", "g.npy"},
     };
     const std::string earlier = "an earlier file of that name\n";
-    int signalled = 0;
-    for (const auto& c : cases) {
-        INFO(c.what << ": swgpu " << c.args);
-        const temp_dir out("swgpu-fault-out");
-        const std::string path = out / c.name;
-        REQUIRE(run_program(with_output(c.args, path)).code == 0);
-        const auto size = static_cast<long long>(fs::file_size(path));
-        fs::remove(path);
-        for (const auto& [after, sig, had_file] : {std::tuple{0LL, SIGINT, false}, std::tuple{size / 2, SIGTERM, true},
-                                                   std::tuple{size / 2, SIGINT, false}, std::tuple{0LL, SIGTERM, true}}) {
-            INFO("stopped after " << after << " of " << size << " bytes, signal " << sig << ", earlier file " << had_file);
-            if (had_file) put(path, earlier);
-            CHECK(signal_during_output(with_output(c.args, path), out.path.string() + "/", after, sig) == sig);
-            ++signalled;
-            if (had_file) {
-                CHECK(entries(out.path) == std::vector<std::string>{c.name});
-                CHECK(slurp(path) == earlier);
-                fs::remove(path);
-            } else {
-                CHECK(entries(out.path).empty());
+    int signalled = 0, runs = 0;
+    for (const auto& backend : backends()) {
+        for (const auto& c : cases) {
+            const std::string args = on_backend(c.args, backend);
+            if (args.empty()) continue;
+            ++runs;
+            INFO(c.what << ": swgpu " << args);
+            const temp_dir out("swgpu-fault-out");
+            const std::string path = out / c.name;
+            REQUIRE(run_program(with_output(args, path)).code == 0);
+            const auto size = static_cast<long long>(fs::file_size(path));
+            fs::remove(path);
+            for (const auto& [after, sig, had_file] : {std::tuple{0LL, SIGINT, false}, std::tuple{size / 2, SIGTERM, true},
+                                                       std::tuple{size / 2, SIGINT, false}, std::tuple{0LL, SIGTERM, true}}) {
+                INFO("stopped after " << after << " of " << size << " bytes, signal " << sig << ", earlier file " << had_file);
+                if (had_file) put(path, earlier);
+                CHECK(signal_during_output(with_output(args, path), out.path.string() + "/", after, sig) == sig);
+                ++signalled;
+                if (had_file) {
+                    CHECK(entries(out.path) == std::vector<std::string>{c.name});
+                    CHECK(slurp(path) == earlier);
+                    fs::remove(path);
+                } else {
+                    CHECK(entries(out.path).empty());
+                }
             }
         }
     }
@@ -522,5 +555,5 @@ TEST_CASE("SIGINT or SIGTERM while any subcommand writes its output: it dies of 
         CHECK(signal_during_output(aligned, "." + stopped + ".swgpu-", 10, SIGINT) == SIGINT);
         CHECK(entries(out.path).empty());
     }
-    CHECK(signalled == 4 * static_cast<int>(cases.size()));
+    CHECK(signalled == 4 * runs);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_device.sh [BIN_DIR] [OUT_DIR]: everything one session checks and measures on a GPU machine, in one go.
 #
-# BIN_DIR holds swgpu, swgpu_gpu_tests and the benchmark programs (a bundle from scripts/bundle.sh: bin/ beside lib/);
+# BIN_DIR holds swgpu, swgpu_gpu_tests and the benchmark programs (a bundle from scripts/bundle.sh: bin/ beside lib/),
+# and for the step "faults" swgpu_tests and libswgpu_fault.so (the host fault tests, run there on both backends);
 # default .carry/engine/bundle/bin. OUT_DIR receives one log per step plus the files steps write (default $OUT, else
 # /tmp/swgpu-device). Steps run in order; a failing step is reported and the next one still runs. The last thing
 # printed is a short table: each step's exit code, time and last output line, then every line a step printed starting
@@ -27,6 +28,7 @@ STEPS=(
   "version|\$BIN/swgpu --version"
   "gpu_tests|\$BIN/swgpu_gpu_tests"
   "sanitize|$repo/scripts/sanitize.sh \$BIN/swgpu_gpu_tests"
+  "faults|if [ -x \$BIN/swgpu_tests ]; then SWGPU_BINARY=\$BIN/swgpu SWGPU_SOURCE_DIR=$repo SWGPU_FAULT_LIBRARY=\$BIN/libswgpu_fault.so \$BIN/swgpu_tests '[faults]'; else echo 'summary: swgpu_tests and libswgpu_fault.so not bundled, host fault tests on the GPU backend not run'; fi"
   "bench_weighted_scan|\$BIN/bench_weighted_scan $SCAN_ARGS"
   "bench_schedules|\$BIN/bench_schedules $SCHEDULES_ARGS --fit \$OUTDIR/hybrid_switch.tsv"
   "bench_gpu_search_classic20|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/classic20_queries.fa \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 10 5 --check 2 --label classic20_db20kx10"
