@@ -25,7 +25,7 @@ const char* const sat_footer =
     "  Unsigned-integer input: uint64 (<u8), exact; signed: int64; floating: float64, or float32 with --type float32.\n"
     "  Shape (H, W) for one channel, (H, W, C) for C channels (colour images: one table per channel).\n"
     "  Inputs: PNG and TIFF (8/16-bit grey or colour, TIFF float32), binary PGM/PPM (P5/P6), NumPy .npy\n"
-    "  (C order, little-endian u1..u8, i1..i8, f4, f8; (W,), (H, W) or (H, W, C)); INPUT - reads stdin. A (W,)\n"
+    "  (C order, u1..u8, i1..i8, f4, f8 in either byte order; (W,), (H, W) or (H, W, C)); INPUT - reads stdin. A (W,)\n"
     "  input is one row, and its table is (W,) (or (W, C)) again.\n"
     "Queries (--query FILE): one rectangle per line, 'top left bottom right' (0-based, inclusive); output one line\n"
     "  per rectangle: top left bottom right area, then sum and mean of each channel, tab-separated.\n"

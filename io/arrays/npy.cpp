@@ -59,15 +59,16 @@ std::string dict_value(const std::string& dict, const std::string& key, const st
     return b == std::string::npos ? "" : v.substr(b, e - b + 1);
 }
 
-sat::dtype parse_descr(std::string d, const std::string& name) {
+// The dtype of a descr; `big_endian` says whether its elements are stored most significant byte first ('>', or '!'
+// as NumPy also reads it), to be swapped after reading.
+sat::dtype parse_descr(std::string d, const std::string& name, bool& big_endian) {
     if (d.size() >= 2 && (d.front() == '\'' || d.front() == '"')) d = d.substr(1, d.size() - 2);
     const std::string hint = "; convert it with numpy, e.g. np.save(f, np.ascontiguousarray(a, dtype='<f8'))";
-    if (d.size() != 3) throw input_error(name, "unsupported .npy dtype '" + shown(d) + "' (expected one of u1 u2 u4 u8 i1 i2 i4 i8 f4 f8, little-endian)" + hint);
+    if (d.size() != 3) throw input_error(name, "unsupported .npy dtype '" + shown(d) + "' (expected one of u1 u2 u4 u8 i1 i2 i4 i8 f4 f8, either byte order)" + hint);
     const char order = d[0], kind = d[1], size = d[2];
-    const bool one_byte = size == '1';
-    if (order == '>' && !one_byte) throw input_error(name, "big-endian .npy dtype '" + shown(d) + "' is not supported" + hint);
-    if (order != '<' && order != '|' && order != '=' && !(order == '>' && one_byte))
+    if (order != '<' && order != '|' && order != '=' && order != '>' && order != '!')
         throw input_error(name, "unsupported .npy dtype '" + shown(d) + "'" + hint);
+    big_endian = (order == '>' || order == '!') && size != '1';
     switch (kind) {
         case 'u':
             if (size == '1') return sat::dtype::u8;
@@ -165,7 +166,16 @@ struct npy_layout {
     sat::array a;
     std::size_t start = 0, need = 0;
     std::string shape;
+    bool big_endian = false;  // elements to be byte-swapped once read
 };
+
+// Elements stored big-endian put into this machine's (little-endian) order.
+void to_native(npy_layout& l) {
+    if (!l.big_endian) return;
+    const std::size_t size = sat::size_of(l.a.type), n = l.need / size;
+    auto* p = static_cast<unsigned char*>(l.a.raw());
+    for (std::size_t k = 0; k < n; ++k) std::reverse(p + k * size, p + (k + 1) * size);
+}
 
 // The header of `bytes` (the file's first bytes: all of the header, perhaps not all of the body).
 npy_layout parse_npy_header(std::string_view bytes, const std::string& name) {
@@ -185,7 +195,8 @@ npy_layout parse_npy_header(std::string_view bytes, const std::string& name) {
     }
     if (bytes.size() < start + header_len) throw input_error(name, "truncated .npy header");
     const std::string dict(bytes.substr(start, header_len));
-    const sat::dtype type = parse_descr(dict_value(dict, "descr", name), name);
+    bool big_endian = false;
+    const sat::dtype type = parse_descr(dict_value(dict, "descr", name), name, big_endian);
     const std::string fortran = dict_value(dict, "fortran_order", name);
     if (fortran == "True")
         throw input_error(name, "the .npy array is in Fortran order; save it in C order (np.ascontiguousarray)");
@@ -225,6 +236,7 @@ npy_layout parse_npy_header(std::string_view bytes, const std::string& name) {
     l.start = start + header_len;
     l.need = static_cast<std::size_t>(need);
     l.shape = shown(shape);
+    l.big_endian = big_endian;
     return l;
 }
 
@@ -258,6 +270,7 @@ sat::array parse_npy(std::string_view bytes, const std::string& name) {
     check_body(l, bytes.size(), name);
     l.a.storage.resize((l.need + 7) / 8);
     std::memcpy(l.a.raw(), bytes.data() + l.start, l.need);
+    to_native(l);
     return std::move(l.a);
 }
 
@@ -286,6 +299,7 @@ sat::array read_npy(const std::string& path) {
     l.a.storage.resize((l.need + 7) / 8);  // uninitialised: the read fills it
     if (read_at(f.fd, static_cast<char*>(l.a.raw()), l.need, l.start, path) != l.need)
         throw input_error(path, "the .npy body is truncated (the file shrank while it was read)");
+    to_native(l);
     return std::move(l.a);
 }
 

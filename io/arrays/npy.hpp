@@ -1,7 +1,7 @@
 // NumPy .npy arrays in and out (format versions 1.0, 2.0 and 3.0 read; 1.0 written, 2.0 when the header needs it).
 //
-// Read: C order only, little-endian (or byte-order-free one-byte) dtypes u1 u2 u4 u8 i1 i2 i4 i8 f4 f8, one to three
-// dimensions: (W,) is one row (marked one_dimensional), (H, W) one lane, (H, W, C) C interleaved lanes. Anything else (Fortran order, big-endian,
+// Read: C order only, dtypes u1 u2 u4 u8 i1 i2 i4 i8 f4 f8 in either byte order (big-endian swapped once read), one to three
+// dimensions: (W,) is one row (marked one_dimensional), (H, W) one lane, (H, W, C) C interleaved lanes. Anything else (Fortran order,
 // bool, complex, structured dtypes, a truncated body) is an input_error naming the file and what to do.
 // Written: (H, W) for one lane, (H, W, C) otherwise (`always_3d` forces the third axis, as integral histograms have);
 // an array marked one_dimensional (one row) without its rows axis: (W,), or (W, C).
