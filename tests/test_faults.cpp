@@ -151,6 +151,43 @@ std::string on_backend(std::string args, const std::string& backend) {
     return args.replace(at, 13, "--backend " + backend);
 }
 
+// Every output of `align` and `makedb`, and of the numerical commands (OUT where the output's path goes).
+std::vector<output_case> align_outputs() {
+    const std::string demo = q(queries) + " " + q(database) + " --backend cpu -q";
+    return {
+        {"BLAST tabular -o", "align " + demo + " -o OUT", "hits.tsv"},
+        {"SAM -o", "align " + demo + " --outfmt sam -o OUT", "hits.sam"},
+        {"--dotplot", "align " + demo + " --dotplot OUT", "plot.svg"},
+        {"makedb", "makedb " + q(database) + " OUT -q", "demo.swdb"},
+    };
+}
+
+std::vector<output_case> numeric_outputs(const numeric_inputs& inputs) {
+    return {
+        {"sat table", "sat " + q(inputs.image) + " --backend cpu -o OUT", "t.npy"},
+        {"sat --box-filter .npy (rows written in place)", "sat " + q(inputs.array) + " --box-filter 2 --backend cpu -o OUT", "b.npy"},
+        {"sat --box-filter PNG", "sat " + q(inputs.image) + " --box-filter 2 --backend cpu -o OUT", "b.png"},
+        {"ihist", "ihist " + q(inputs.image) + " --bins 4 --backend cpu -o OUT", "h.npy"},
+        {"sor -o", "sor --model 33 --backend cpu -q -o OUT", "u.npy"},
+        {"sor --history", "sor --model 33 --backend cpu -q --history OUT", "h.tsv"},
+        {"levels -o", "levels --matrix " + q(inputs.matrix) + " --backend cpu -q -o OUT", "x.npy"},
+        {"levels --stats", "levels --matrix " + q(inputs.matrix) + " --backend cpu -q --stats OUT", "s.tsv"},
+        {"sweep3d", "sweep3d --n 8 --backend cpu -q -o OUT", "g.npy"},
+    };
+}
+
+// After a failed or interrupted run: the folder of outputs holds only the earlier file `name` with its text `earlier`
+// (removed afterwards for the next run), or nothing when there was none.
+void check_nothing_left(const fs::path& outs, const std::string& name, const std::string& earlier) {
+    if (earlier.empty()) {
+        CHECK(entries(outs).empty());
+        return;
+    }
+    CHECK(entries(outs) == std::vector<std::string>{name});
+    CHECK(slurp(outs / name) == earlier);
+    fs::remove(outs / name);
+}
+
 // Runs `c` once without faults (it must succeed and write its file) and then with writes to the folder of outputs
 // failing after 0 bytes, half the file and all but its last byte, each with and without an earlier file there.
 void check_output_faults(const output_case& c) {
@@ -175,13 +212,7 @@ void check_output_faults(const output_case& c) {
             CHECK(r.code == 5);
             CHECK(one_error_line(r.err));
             CHECK_THAT(r.err, Catch::Contains(path) && Catch::Contains("No space left on device"));
-            if (had_file) {
-                CHECK(entries(out.path) == std::vector<std::string>{c.name});
-                CHECK(slurp(path) == earlier);
-                fs::remove(path);
-            } else {
-                CHECK(entries(out.path).empty());
-            }
+            check_nothing_left(out.path, c.name, had_file ? earlier : "");
         }
     }
 }
@@ -226,13 +257,7 @@ int signal_during_output(const std::string& args, const std::string& path, long 
 
 TEST_CASE("a full disk while swgpu align and makedb write: exit 5, one line, no file or the earlier one kept", "[faults][cli]") {
     REQUIRE_INJECTION();
-    const std::string demo = q(queries) + " " + q(database) + " --backend cpu -q";
-    const std::vector<output_case> cases = {
-        {"BLAST tabular -o", "align " + demo + " -o OUT", "hits.tsv"},
-        {"SAM -o", "align " + demo + " --outfmt sam -o OUT", "hits.sam"},
-        {"--dotplot", "align " + demo + " --dotplot OUT", "plot.svg"},
-        {"makedb", "makedb " + q(database) + " OUT -q", "demo.swdb"},
-    };
+    const auto cases = align_outputs();
     for (const auto& backend : backends())
         for (const auto& c : cases)
             if (const auto args = on_backend(c.args, backend); !args.empty()) check_output_faults({c.what, args, c.name});
@@ -242,17 +267,7 @@ TEST_CASE("a full disk while the numerical commands write: exit 5, one line, no 
     REQUIRE_INJECTION();
     const temp_dir in("swgpu-fault-in");
     const numeric_inputs inputs(in);
-    const std::vector<output_case> cases = {
-        {"sat table", "sat " + q(inputs.image) + " --backend cpu -o OUT", "t.npy"},
-        {"sat --box-filter .npy (rows written in place)", "sat " + q(inputs.array) + " --box-filter 2 --backend cpu -o OUT", "b.npy"},
-        {"sat --box-filter PNG", "sat " + q(inputs.image) + " --box-filter 2 --backend cpu -o OUT", "b.png"},
-        {"ihist", "ihist " + q(inputs.image) + " --bins 4 --backend cpu -o OUT", "h.npy"},
-        {"sor -o", "sor --model 33 --backend cpu -q -o OUT", "u.npy"},
-        {"sor --history", "sor --model 33 --backend cpu -q --history OUT", "h.tsv"},
-        {"levels -o", "levels --matrix " + q(inputs.matrix) + " --backend cpu -q -o OUT", "x.npy"},
-        {"levels --stats", "levels --matrix " + q(inputs.matrix) + " --backend cpu -q --stats OUT", "s.tsv"},
-        {"sweep3d", "sweep3d --n 8 --backend cpu -q -o OUT", "g.npy"},
-    };
+    const auto cases = numeric_outputs(inputs);
     for (const auto& backend : backends())
         for (const auto& c : cases)
             if (const auto args = on_backend(c.args, backend); !args.empty()) check_output_faults({c.what, args, c.name});
@@ -362,17 +377,8 @@ TEST_CASE("a folder the user may not write: exit 5 before any work, one line, no
     const numeric_inputs inputs(in);
     const temp_dir out("swgpu-fault-out");
     const std::string demo = q(queries) + " " + q(database) + " --backend cpu -q";
-    const std::vector<output_case> cases = {
-        {"align -o", "align " + demo + " -o OUT", "hits.tsv"},
-        {"align --dotplot", "align " + demo + " --dotplot OUT", "plot.svg"},
-        {"makedb", "makedb " + q(database) + " OUT -q", "db.swdb"},
-        {"sat", "sat " + q(inputs.image) + " --backend cpu -o OUT", "t.npy"},
-        {"sat --box-filter PNG", "sat " + q(inputs.image) + " --box-filter 1 --backend cpu -o OUT", "b.png"},
-        {"sor", "sor --model 17 --backend cpu -q -o OUT", "u.npy"},
-        {"levels", "levels --matrix " + q(inputs.matrix) + " --backend cpu -q -o OUT", "x.npy"},
-        {"sweep3d", "sweep3d --n 4 --backend cpu -q -o OUT", "g.npy"},
-        {"ihist", "ihist " + q(inputs.image) + " --bins 4 --backend cpu -o OUT", "h.npy"},
-    };
+    auto cases = align_outputs();
+    for (auto& c : numeric_outputs(inputs)) cases.push_back(std::move(c));
     const auto check = [&](const program_result& r, const output_case& c, bool had_file) {
         CHECK(r.code == 5);
         CHECK(one_error_line(r.err));
@@ -530,13 +536,7 @@ TEST_CASE("SIGINT or SIGTERM while any subcommand writes its output: it dies of 
                 if (had_file) put(path, earlier);
                 CHECK(signal_during_output(with_output(args, path), out.path.string() + "/", after, sig) == sig);
                 ++signalled;
-                if (had_file) {
-                    CHECK(entries(out.path) == std::vector<std::string>{c.name});
-                    CHECK(slurp(path) == earlier);
-                    fs::remove(path);
-                } else {
-                    CHECK(entries(out.path).empty());
-                }
+                check_nothing_left(out.path, c.name, had_file ? earlier : "");
             }
         }
     }
