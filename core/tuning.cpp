@@ -29,6 +29,7 @@ constexpr setting known[] = {
     {"long.auto_min_side", kind::integer, ""},
     {"long.auto_cells_cpu", kind::real, ""},
     {"long.auto_min_side_cpu", kind::integer, ""},
+    {"long.hsp_cells", kind::real, ""},
     {"long.profile", kind::flag, ""},
     {"long.peer", kind::flag, ""},
     {"long.split", kind::text, "rows|columns"},

@@ -538,12 +538,12 @@ void align_run::keep_printed(search_results& results) const {
 
 void align_run::add_hsps(search_results& results) const {
     if (s_.max_hsps <= 1) return;
-    const std::size_t one = app::add_hsps(results, queries_, masking_.shown(queries_), *sc_, s_.max_hsps,
-                                          s_.no_evalue ? std::numeric_limits<double>::infinity() : s_.evalue,
-                                          s_.threads);
-    if (one > 0)
-        notice("--max-hsps: " + std::to_string(one) + " pair(s) of more than " +
-               std::to_string(static_cast<long long>(app::hsp_cells)) + " cells keep one alignment each");
+    const std::size_t linear = app::add_hsps(results, queries_, masking_.shown(queries_), *sc_, s_.max_hsps,
+                                             s_.no_evalue ? std::numeric_limits<double>::infinity() : s_.evalue,
+                                             s_.threads);
+    if (linear > 0 && verbose_)
+        notice("--max-hsps: " + std::to_string(linear) + " long pair(s) searched again in linear memory, a forward pass "
+               "per further alignment");
 }
 
 void align_run::report(const search_results& results) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -11,9 +12,12 @@
 
 #include "core/align/alignment.hpp"
 #include "core/align/hsps.hpp"
+#include "core/align/long_pair/long_pair.hpp"
 #include "core/align/smith_waterman.hpp"
 #include "core/align/statistics.hpp"
 #include "core/error.hpp"
+#include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 
 namespace swgpu::app {
 
@@ -104,48 +108,55 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
                      const scoring& sc, int max_hsps, double max_evalue, int threads) {
     if (max_hsps <= 1) return 0;
     const evalue_calculator* stats = results.statistics ? &*results.statistics : nullptr;
+    const double full_matrix_cells = tuning::real("long.hsp_cells");
     std::vector<std::pair<std::size_t, std::size_t>> pairs;
     for (std::size_t q = 0; q < results.hits.size(); ++q)
         for (std::size_t i = 0; i < results.hits[q].size(); ++i) pairs.emplace_back(q, i);
-    // The further alignments of each printed hit, found on the threads.
+    // The further alignments of each printed hit: found[0] is the hit's own alignment.
     std::vector<std::vector<printed_hit>> more(pairs.size());
-    std::atomic<std::size_t> next{0}, too_large{0};
+    const auto keep = [&](std::size_t t, std::vector<alignment> found) {
+        const auto [q, i] = pairs[t];
+        const printed_hit& h = results.hits[q][i];
+        if (found.empty() || found[0].score != h.score)
+            throw runtime_failure("internal error: the first of a pair's alignments (--max-hsps) scores " +
+                                  std::to_string(found.empty() ? 0 : found[0].score) + ", its hit " +
+                                  std::to_string(h.score));
+        const auto subject = results.scan.subjects.at(h.subject).span();
+        for (std::size_t k = 1; k < found.size(); ++k) {
+            printed_hit extra;
+            extra.subject = h.subject;
+            extra.str = h.str;
+            extra.score = found[k].score;
+            if (stats) {
+                extra.has_statistics = true;
+                extra.bit_score = stats->bit_score(extra.score);
+                extra.evalue = stats->evalue(extra.score, searched.plus.length(q), subject.size());
+                if (!(extra.evalue <= max_evalue)) break;  // scores only fall from here
+            }
+            extra.stats = stats_of(found[k], shown.residues(q, h.str), subject, sc.matrix);
+            extra.aln = std::move(found[k]);
+            more[t].push_back(std::move(extra));
+        }
+    };
+    const auto cells = [&](std::size_t t) {
+        const auto [q, i] = pairs[t];
+        const printed_hit& h = results.hits[q][i];
+        return double(searched.residues(q, h.str).size()) * double(results.scan.subjects.at(h.subject).span().size());
+    };
+    // Pairs that fit full matrices, a pair a thread.
+    std::atomic<std::size_t> next{0};
     std::exception_ptr failed;
     std::mutex failure;
     const auto work = [&] {
         for (std::size_t t; (t = next++) < pairs.size();) {
             try {
+                if (cells(t) > full_matrix_cells) continue;
                 const auto [q, i] = pairs[t];
                 const printed_hit& h = results.hits[q][i];
-                const auto query = searched.residues(q, h.str);
-                const auto subject = results.scan.subjects.at(h.subject).span();
-                if (double(query.size()) * double(subject.size()) > hsp_cells) {
-                    ++too_large;
-                    continue;
-                }
                 hsp_options opt;
                 opt.max_hsps = max_hsps;
-                opt.max_cells = hsp_cells;
-                std::vector<alignment> found = sw_align_hsps(query, subject, sc, opt);
-                if (found.empty() || found[0].score != h.score)
-                    throw runtime_failure("internal error: the first of a pair's alignments (--max-hsps) scores " +
-                                          std::to_string(found.empty() ? 0 : found[0].score) + ", its hit " +
-                                          std::to_string(h.score));
-                for (std::size_t k = 1; k < found.size(); ++k) {
-                    printed_hit extra;
-                    extra.subject = h.subject;
-                    extra.str = h.str;
-                    extra.score = found[k].score;
-                    if (stats) {
-                        extra.has_statistics = true;
-                        extra.bit_score = stats->bit_score(extra.score);
-                        extra.evalue = stats->evalue(extra.score, searched.plus.length(q), subject.size());
-                        if (!(extra.evalue <= max_evalue)) break;  // scores only fall from here
-                    }
-                    extra.stats = stats_of(found[k], shown.residues(q, h.str), subject, sc.matrix);
-                    extra.aln = std::move(found[k]);
-                    more[t].push_back(std::move(extra));
-                }
+                opt.max_cells = full_matrix_cells;
+                keep(t, sw_align_hsps(searched.residues(q, h.str), results.scan.subjects.at(h.subject).span(), sc, opt));
             } catch (...) {
                 std::lock_guard<std::mutex> g(failure);
                 if (!failed) failed = std::current_exception();
@@ -155,6 +166,25 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
     };
     on_threads(pairs.size(), threads, work);
     if (failed) std::rethrow_exception(failed);
+    // Larger pairs in linear memory, each on all the threads: the hit's alignment (computed here when the output
+    // carried none), then a forward pass and a traceback per further alignment.
+    std::size_t linear = 0;
+    std::unique_ptr<thread_pool> pool;
+    for (std::size_t t = 0; t < pairs.size(); ++t) {
+        if (cells(t) <= full_matrix_cells) continue;
+        if (!pool) pool = std::make_unique<thread_pool>(static_cast<unsigned>(std::max(threads, 0)));
+        const auto [q, i] = pairs[t];
+        const printed_hit& h = results.hits[q][i];
+        const auto query = searched.residues(q, h.str);
+        const auto subject = results.scan.subjects.at(h.subject).span();
+        alignment first = h.aln;
+        if (first.ops.empty()) {
+            long_pair::cpu_backend be(query, subject, sc, *pool);
+            first = long_pair::align(be, static_cast<std::int64_t>(query.size()), static_cast<std::int64_t>(subject.size()), sc);
+        }
+        keep(t, long_pair::align_more(query, subject, sc, *pool, std::move(first), max_hsps, 1));
+        ++linear;
+    }
     // Each hit followed by its further alignments (BLAST prints a subject's HSPs together, best first).
     for (std::size_t q = 0, t = 0; q < results.hits.size(); ++q) {
         std::vector<printed_hit> with;
@@ -164,7 +194,7 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
         }
         results.hits[q] = std::move(with);
     }
-    return too_large;
+    return linear;
 }
 
 }  // namespace swgpu::app

@@ -48,12 +48,12 @@ void adjust_composition(search_results& results, const query_strands& queries, c
                         const composition_adjustment& adjustment, std::size_t k, double max_evalue, int threads);
 
 // Several alignments per (query, subject, strand) (--max-hsps N, BLAST's name): after each printed hit, the next
-// alignments of its pair that share no aligned pair of residues with those before it (core/align/hsps.hpp), each with
-// its own score, bit score and E-value, kept while E <= max_evalue (every positive score without statistics), at most
-// max_hsps in all per hit. `shown` gives the queries as read (their letters for identities and positives). Pairs of
-// more than hsp_cells cells keep their one alignment: their count is returned. On `threads` threads (0: one per
-// hardware thread).
-inline constexpr double hsp_cells = double(1 << 24);
+// alignments of its pair that share no aligned pair of residues with those before it, each with its own score, bit
+// score and E-value, kept while E <= max_evalue (every positive score without statistics), at most max_hsps in all
+// per hit. `shown` gives the queries as read (their letters for identities and positives). Pairs of at most
+// long.hsp_cells cells (data/tuning.tsv) in full matrices (core/align/hsps.hpp), a pair a thread on `threads` threads
+// (0: one per hardware thread); larger ones in linear memory (long_pair::align_more), one after the other on all the
+// threads. Returns how many pairs went the linear-memory way.
 std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
                      const scoring& sc, int max_hsps, double max_evalue, int threads);
 

@@ -69,11 +69,12 @@ struct result {
     std::string out, err;
 };
 
-// Runs `swgpu ARGS` in the source directory (so the demo's relative paths appear in headers as in the golden files).
-result run_swgpu(const std::string& args, const std::string& stdin_file = "") {
+// Runs `swgpu ARGS` in the source directory (so the demo's relative paths appear in headers as in the golden files),
+// with `env` (VAR=value words) set for it.
+result run_swgpu(const std::string& args, const std::string& stdin_file = "", const std::string& env = "") {
     static temp_dir io;
     const auto out = io.path / "stdout", err = io.path / "stderr";
-    const std::string cmd = "cd '" + source_dir + "' && '" + binary + "' " + args +
+    const std::string cmd = "cd '" + source_dir + "' && " + env + " '" + binary + "' " + args +
                             (stdin_file.empty() ? " </dev/null" : " <'" + stdin_file + "'") + " >'" + out.string() +
                             "' 2>'" + err.string() + "'";
     const int status = std::system(cmd.c_str());
@@ -617,4 +618,59 @@ TEST_CASE("max-hsps on a genome against a relative with an inversion and a dupli
     for (const auto& f : rows)
         collinear = collinear || (f[5] == "plus" && std::stol(f[0]) <= 30 && std::stol(f[1]) >= 2370);
     CHECK(collinear);
+}
+
+TEST_CASE("max-hsps on long pairs: found in linear memory, the alignments the full matrices give", "[cli][long]") {
+    temp_dir dir;
+    std::mt19937_64 rng(57);
+    const auto revcomp = [](std::string s) {
+        std::reverse(s.begin(), s.end());
+        for (auto& c : s) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
+        return s;
+    };
+    const auto random_dna = [&](std::size_t n) {
+        std::string x(n, 'A');
+        for (auto& c : x) c = "ACGT"[rng() % 4];
+        return x;
+    };
+    // long.hsp_cells=1000 sends these pairs (about 8 M cells) the linear-memory way: the output is the full matrices'.
+    const std::string a = random_dna(2400);
+    std::string b = a.substr(0, 800) + revcomp(a.substr(800, 500)) + a.substr(1300) + a.substr(1600, 400);
+    for (auto& c : b)
+        if (rng() % 40 == 0) c = "ACGT"[rng() % 4];
+    const std::string af = dir.file("a.fa", ">a\n" + a + "\n"), bf = dir.file("b.fa", ">b\n" + b + "\n>b2\n" + b.substr(500, 1500) + "\n");
+    for (const std::string fmt : {"'6 std score sstrand cigar'", "sam"}) {
+        const std::string args = "align " + bf + " " + af + " --backend cpu --max-hsps 5 --outfmt " + fmt;
+        const auto full = run_swgpu(args);
+        const auto linear = run_swgpu(args + " -v", "", "SWGPU_TUNE=long.hsp_cells=1000");
+        REQUIRE(full.code == 0);
+        REQUIRE(linear.code == 0);
+        CHECK(lines_of(full.out).size() >= 6);
+        CHECK(without_pg(linear.out) == without_pg(full.out));
+        CHECK_THAT(linear.err, Catch::Contains("long pair(s) searched again in linear memory"));
+    }
+    // Protein: the demo's hits, the same both ways.
+    const std::string demo = "align data/demo_queries.fa data/demo_db.fa --backend cpu -k 5 -e 100 --max-hsps 3 "
+                             "--outfmt '6 std score cigar'";
+    const auto full = run_swgpu(demo), linear = run_swgpu(demo, "", "SWGPU_TUNE=long.hsp_cells=1000");
+    REQUIRE(full.code == 0);
+    CHECK(linear.out == full.out);
+    // A pair past 2^24 cells (5 kbp against 5.7 kbp): the inversion and the duplication are found by default.
+    const std::string big = random_dna(5000);
+    const std::string rel = big.substr(0, 2000) + revcomp(big.substr(2000, 700)) + big.substr(2700) + big.substr(3000, 700);
+    const std::string gf = dir.file("g.fa", ">g\n" + big + "\n"), rf = dir.file("r.fa", ">r\n" + rel + "\n");
+    const auto r = run_swgpu("align " + rf + " " + gf + " --backend cpu --max-hsps 4 --outfmt '6 qstart qend sstart send score sstrand'");
+    REQUIRE(r.code == 0);
+    INFO(r.out);
+    bool inversion = false, duplication = false;
+    for (const auto& l : lines_of(r.out)) {
+        const auto f = fields_of(l);
+        const long qs = std::stol(f[0]), qe = std::stol(f[1]), ss = std::stol(f[2]), se = std::stol(f[3]);
+        inversion = inversion || (f[5] == "minus" && std::abs(qs - 2001) <= 30 && std::abs(qe - 2700) <= 30 &&
+                                  std::abs(ss - 2700) <= 30 && std::abs(se - 2001) <= 30);
+        duplication = duplication || (f[5] == "plus" && std::abs(qs - 5001) <= 30 && std::abs(qe - 5700) <= 30 &&
+                                      std::abs(ss - 3001) <= 30 && std::abs(se - 3700) <= 30);
+    }
+    CHECK(inversion);
+    CHECK(duplication);
 }

@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "core/align/hsps.hpp"
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/simd/long_pair_rows.hpp"
 #include "core/align/smith_waterman.hpp"
@@ -318,4 +319,56 @@ TEST_CASE("long pairs in a batch on the CPU: pairs side by side on pools of thei
             else REQUIRE(got[k].score == ref.score);
         }
     }
+}
+
+TEST_CASE("several alignments of a long pair (align_more) equal the full-matrix Waterman-Eggert's, under tight grids", "[long][hsps]") {
+    // core/align/hsps.hpp's sw_align_hsps (every matrix in full) is the reference: the same alignments, in order, for
+    // random, related and rearranged pairs (an inverted or repeated segment gives further alignments of high score),
+    // each vector kernel in turn, grids from one level to several and leaves of a few tiles.
+    std::mt19937_64 rng(47);
+    thread_pool pool(3);
+    const std::vector<scoring> scorings = {
+        dna_scoring(2, -3, 5, 2), dna_scoring(1, -1, 2, 1), transition_scoring(),
+        {substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein}};
+    const std::vector<std::pair<std::size_t, double>> settings = {
+        {std::size_t(1) << 30, 1 << 20}, {4096, 256.0 * 256}, {1 << 14, 300.0 * 300}, {100, 256.0 * 600}};
+    const auto kernels = long_pair::rows::available_kernels();
+    int further = 0;
+    for (int k = 0; k < 24; ++k) {
+        const auto& sc = scorings[k % scorings.size()];
+        const bool dna = sc.type == seq_type::dna;
+        const std::string& alphabet = dna ? dna4 : protein20;
+        codes q = random_sequence(rng, 900 + rng() % 900, alphabet, sc.matrix), s;
+        if (k % 3 == 0) {  // unrelated
+            s = random_sequence(rng, 800 + rng() % 800, alphabet, sc.matrix);
+        } else {  // related, with a segment repeated (and reversed every other time) further on
+            s = mutate(rng, q, 0.06, 4, 60, alphabet, sc.matrix);
+            const std::size_t at = rng() % (q.size() / 2), len = 150 + rng() % 250;
+            codes seg(q.begin() + static_cast<std::ptrdiff_t>(at), q.begin() + static_cast<std::ptrdiff_t>(std::min(q.size(), at + len)));
+            if (k % 2) std::reverse(seg.begin(), seg.end());
+            s.insert(s.end(), seg.begin(), seg.end());
+        }
+        hsp_options opt;
+        opt.max_hsps = 4;
+        opt.min_score = 20;
+        const auto want = sw_align_hsps(q, s, sc, opt);
+        const auto& [budget, leaf] = settings[k % settings.size()];
+        INFO("pair " << k << " lengths " << q.size() << " x " << s.size() << " budget " << budget << " leaf " << leaf);
+        long_pair::cpu_backend be(q, s, sc, pool, budget, leaf, kernels[k % kernels.size()].lanes);
+        const auto first = long_pair::align(be, std::int64_t(q.size()), std::int64_t(s.size()), sc);
+        const auto got = long_pair::align_more(q, s, sc, pool, first, opt.max_hsps, opt.min_score, budget, leaf,
+                                               kernels[(k + 1) % kernels.size()].lanes);
+        REQUIRE(got.size() == want.size());  // none when even the best scores below min_score
+        for (std::size_t x = 0; x < got.size(); ++x) {
+            INFO("alignment " << x);
+            CHECK(got[x].score == want[x].score);
+            CHECK(got[x].query_begin == want[x].query_begin);
+            CHECK(got[x].query_end == want[x].query_end);
+            CHECK(got[x].subject_begin == want[x].subject_begin);
+            CHECK(got[x].subject_end == want[x].subject_end);
+            CHECK(ops_string(got[x]) == ops_string(want[x]));
+        }
+        further += static_cast<int>(got.size()) - 1;
+    }
+    CHECK(further >= 30);  // the rearranged pairs do have further alignments
 }

@@ -421,6 +421,24 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
     return align_from(d, be, score_with_grid(d, be, m, n, sc, t), t);
 }
 
+std::vector<alignment> align_more(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                  const scoring& sc, thread_pool& pool, alignment first, int max_hsps, int min_score,
+                                  std::size_t grid_budget, double leaf_cells, int lanes) {
+    std::vector<alignment> out;
+    if (max_hsps < 1 || first.score <= 0 || first.score < min_score) return out;
+    auto forbidden = std::make_shared<forbidden_pairs>();
+    out.push_back(std::move(first));
+    while (static_cast<int>(out.size()) < max_hsps) {
+        forbidden->add(out.back());
+        cpu_backend be(query, subject, sc, pool, grid_budget, leaf_cells, lanes);
+        be.forbid(forbidden);
+        alignment a = align(be, static_cast<std::int64_t>(query.size()), static_cast<std::int64_t>(subject.size()), sc);
+        if (a.score <= 0 || a.score < min_score) break;
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
 namespace {
 
 // run_batch in its steps: the pairs ordered, the first passes started as the device's share allows (side by side on
@@ -678,6 +696,45 @@ void cpu_backend::at_column(rows::group& grp, std::int64_t col0) const {
     if (!compact_.empty()) grp.compact = compact_.data() + col0;
 }
 
+void forbidden_pairs::add(const alignment& a) {
+    path p;
+    p.first_row = a.query_begin;
+    p.col.assign(static_cast<std::size_t>(a.query_end - a.query_begin + 1), -1);
+    std::int64_t i = a.query_begin, j = a.subject_begin;
+    for (const auto& op : a.ops)
+        for (std::uint32_t k = 0; k < op.len; ++k) {
+            if (op.op == 'M') p.col[idx(i - p.first_row)] = j;
+            if (op.op != 'D') ++i;
+            if (op.op != 'I') ++j;
+        }
+    paths.push_back(std::move(p));
+}
+
+void cpu_backend::mark_forbidden(rows::group& grp, std::vector<int>& buf, std::int64_t row0, std::int64_t col0,
+                                 int lanes) const {
+    grp.forbidden_count = 0;
+    if (!forbidden_ || forbidden_->paths.empty()) return;
+    const auto L = static_cast<std::size_t>(lanes);
+    buf.assign(forbidden_->paths.size() * L, -1);
+    bool any = false;
+    for (std::size_t x = 0; x < forbidden_->paths.size(); ++x) {
+        const auto& p = forbidden_->paths[x];
+        const std::int64_t last = p.first_row + static_cast<std::int64_t>(p.col.size());
+        for (int k = 0; k < grp.rows; ++k) {
+            const std::int64_t i = row0 + k;
+            if (i < p.first_row || i >= last) continue;
+            const std::int64_t j = p.col[idx(i - p.first_row)];
+            if (j >= col0 && j < col0 + grp.w) {
+                buf[x * L + static_cast<std::size_t>(k)] = static_cast<int>(j - col0);
+                any = true;
+            }
+        }
+    }
+    if (!any) return;
+    grp.forbidden = buf.data();
+    grp.forbidden_count = static_cast<int>(forbidden_->paths.size());
+}
+
 void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, grid& g) {
     if (K <= 0 || K % tile != 0) throw runtime_failure("internal error: long-pair grid spacing is not a tile multiple");
     const std::int64_t rows = area.rows(), cols = area.cols();
@@ -714,6 +771,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
         // Groups of `lanes` rows, one row per vector lane (core/align/simd/long_pair_rows.hpp).
         const int lanes = kernel.lanes;
         std::vector<int> profile(static_cast<std::size_t>(lanes) * 32), row_code(static_cast<std::size_t>(lanes), -1);
+        std::vector<int> forbidden_cols;
         for (std::int64_t g0 = i0; g0 < i1; g0 += lanes) {
             const int rows = static_cast<int>(std::min<std::int64_t>(lanes, i1 - g0));
             rows::group grp = start_group(profile, row_code, area.r0 + g0, rows, lanes);
@@ -724,6 +782,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
             grp.corner = diag_first;
             grp.left_h = col_h.data() + g0;
             grp.left_f = col_f.data() + g0;
+            mark_forbidden(grp, forbidden_cols, area.r0 + g0, area.c0 + j0, lanes);
             diag_first = col_h[idx(g0 + rows - 1)];  // H[last row of the group][j0 - 1]: the next group's corner
             best = std::max(best, kernel.run(grp));
         }
@@ -805,7 +864,7 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
     constexpr std::int64_t strip = 2048;
     const std::size_t width = idx(std::min(cols, strip)) + L;
     std::vector<int> hr(b.top_h.begin() + 1, b.top_h.end()), er(b.top_e), col_h(b.left_h), col_f(b.left_f);
-    std::vector<int> profile(L * 32), hit_col(L, -1), row_code(L, -1);
+    std::vector<int> profile(L * 32), hit_col(L, -1), row_code(L, -1), forbidden_cols;
     std::vector<std::uint8_t> steps(width * L);
     int diag_first = b.top_h[0];
     for (std::int64_t g0 = 0; g0 < rows; g0 += lanes) {
@@ -828,6 +887,7 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
             grp.steps_out = steps.data();
             grp.target = target_here;
             grp.hit_col = hit_col.data();
+            mark_forbidden(grp, forbidden_cols, area.r0 + g0, area.c0 + j0, lanes);
             corner = hr[idx(j0 + w - 1)];  // H[g0 - 1][last column of the strip], before the kernel overwrites it
             kernel.run(grp);
             // Cell (g0 + k, j0 + j) was computed at step j + k. g0 and the stride are even: rows k and k + 1 share

@@ -156,6 +156,18 @@ namespace rows {
 struct group;  // core/align/simd/long_pair_rows.hpp
 }
 
+// Cells whose H may not come from the diagonal (several alignments per pair, align_more): the residue pairs that
+// earlier alignments aligned, a path each. A path aligns each of its rows with at most one column.
+struct forbidden_pairs {
+    struct path {
+        std::int64_t first_row = 0;
+        std::vector<std::int64_t> col;  // col[i - first_row]: the column row i is aligned with, -1 where none
+    };
+    std::vector<path> paths;
+    // The aligned pairs ('M' steps) of `a`.
+    void add(const alignment& a);
+};
+
 // The CPU backend: tiles in anti-diagonal waves on the pool's threads, 32-bit cells, rows of a tile in vector lanes
 // (core/align/simd/long_pair_rows.hpp). lanes: 16, 8 or 4 forces that kernel where the CPU runs it (0: the widest). Leaves are
 // traced by the same kernel; trace_batch: how many leaves the walk traces at once, a thread each (the one it needs
@@ -179,9 +191,15 @@ public:
     // pool of its own: pairs whose shorter side is a few tiles run side by side instead of leaving threads idle.
     share_shape sharing(const rect& area, std::int64_t batch_rows) const override;
     void share(std::size_t units, std::int64_t batch_rows) override;
+    // Forward passes and traces from now on take no diagonal step into a cell of `f` (nullptr: none).
+    void forbid(std::shared_ptr<const forbidden_pairs> f) { forbidden_ = std::move(f); }
     static constexpr std::int64_t tile = 256;
 
 private:
+    // Points grp (rows [row0, row0 + grp.rows), columns [col0, col0 + grp.w)) at the forbidden cells among them,
+    // listed in `buf`: lanes entries per path; none when no path crosses the group there.
+    void mark_forbidden(rows::group& grp, std::vector<int>& buf, std::int64_t row0, std::int64_t col0, int lanes) const;
+    std::shared_ptr<const forbidden_pairs> forbidden_;
     // A group of the query rows [row0, row0 + rows): how σ is found (the rows' letter codes where σ takes two values,
     // else `profile` filled for them, lanes x 32, rows past `rows` padded), the gaps and the row count; at_column
     // points it at the subject from column col0. The caller sets the rest.
@@ -218,6 +236,17 @@ struct timing {
 sw_end score(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t = nullptr);
 // The alignment sw_align gives.
 alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, timing* t = nullptr);
+
+// Several local alignments of one pair in linear memory (`--max-hsps` for pairs too large for core/align/hsps.hpp's
+// matrices): after `first` (the pair's best alignment, as align() finds it), the best alignment that aligns no residue
+// pair an earlier one aligned, and so on, while they score at least min_score, at most max_hsps in all (first
+// included). Each is align()'s on the CPU backend with the earlier alignments' pairs as forbidden diagonal steps, so
+// it equals sw_align_hsps's (core/align/hsps.hpp) exactly. Cost: one forward pass over the pair and a traceback per
+// further alignment.
+std::vector<alignment> align_more(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                  const scoring& sc, thread_pool& pool, alignment first, int max_hsps, int min_score,
+                                  std::size_t grid_budget = std::size_t(1) << 30, double leaf_cells = double(1 << 20),
+                                  int lanes = 0);
 
 // Several pairs at once (contigs or genes against a genome, both strands of a pair): the first forward pass of each
 // pair (its m·n cells) runs side by side with the others' where the backends share their device (backend::sharing:

@@ -48,6 +48,11 @@ struct group {
     // Optional, with steps_out: target > 0 sets hit_col[k] to the first column of row k whose H is target (−1: none).
     int target = 0;
     int* hit_col = nullptr;
+    // Optional (several alignments per pair: core/align/long_pair/long_pair.hpp, forbidden_pairs): forbidden_count > 0
+    // lists, for each lane k, forbidden_count columns of the tile (forbidden[x · N + k], x < forbidden_count; a
+    // column outside [0, w) where there is none) whose cell may not take H from the diagonal: H = max(0, E, F) there.
+    const int* forbidden = nullptr;
+    int forbidden_count = 0;
 };
 
 template <int N>
@@ -60,8 +65,8 @@ struct bytes_of {
     typedef std::uint8_t type __attribute__((vector_size(N)));
 };
 
-// Runs a group; returns the largest H of its cells. Trace: g.steps_out is set.
-template <int N, bool Trace>
+// Runs a group; returns the largest H of its cells. Trace: g.steps_out is set; Forbid: g.forbidden_count > 0.
+template <int N, bool Trace, bool Forbid>
 int run_group_as(const group& g) {
     using vec = typename vector_of<N>::type;
     vec lane, shift_mask, zero;
@@ -117,7 +122,13 @@ int run_group_as(const group& g) {
             const vec at = lane_row + codes;
             for (int k = 0; k < N; ++k) sigma[k] = g.profile[at[k]];
         }
-        const vec d = diag + sigma;
+        vec d = diag + sigma;
+        if constexpr (Forbid)
+            for (int x = 0; x < g.forbidden_count; ++x) {
+                vec cols;
+                __builtin_memcpy(&cols, g.forbidden + static_cast<std::size_t>(x) * N, sizeof cols);
+                d = j == cols ? splat(-(1 << 29)) : d;  // below any H: neither H nor the trace's "diagonal"
+            }
         vec h = d > zero ? d : zero;
         h = h > e_in ? h : e_in;
         h = h > f ? h : f;
@@ -188,7 +199,8 @@ int run_group_as(const group& g) {
 
 template <int N>
 int run_group(const group& g) {
-    return g.steps_out ? run_group_as<N, true>(g) : run_group_as<N, false>(g);
+    if (g.forbidden_count > 0) return g.steps_out ? run_group_as<N, true, true>(g) : run_group_as<N, false, true>(g);
+    return g.steps_out ? run_group_as<N, true, false>(g) : run_group_as<N, false, false>(g);
 }
 
 // The group kernels, one per instruction set: portable (4 lanes), avx2 (8), avx512bw (16).
