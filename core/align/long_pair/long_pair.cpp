@@ -381,6 +381,52 @@ std::int64_t spacing_for(const rect& area, std::size_t budget, std::int64_t mult
 namespace {
 
 // The traceback of a scored grid (align's second half).
+// The grid lines of a matrix whose block rows from a0 on were computed again (`below`, over rows [split, ...)) while
+// those above are `above`'s.
+class stacked_grid_lines final : public grid_lines {
+public:
+    stacked_grid_lines(std::shared_ptr<const grid_lines> above, std::shared_ptr<const grid_lines> below, std::int64_t a0,
+                       std::int64_t split)
+        : above_(std::move(above)), below_(std::move(below)), a0_(a0), split_(split) {}
+    void row(std::int64_t a, std::int64_t offset, std::int64_t count, int* h, int* e) const override {
+        if (a < a0_) above_->row(a, offset, count, h, e);
+        else below_->row(a - a0_, offset, count, h, e);
+    }
+    void col(std::int64_t b, std::int64_t offset, std::int64_t count, int* h, int* f) const override {
+        const std::int64_t up = std::clamp<std::int64_t>(split_ - offset, 0, count);
+        if (up > 0) above_->col(b, offset, up, h, f);
+        if (count > up) below_->col(b, offset + up - split_, count - up, h + up, f + up);
+    }
+
+private:
+    std::shared_ptr<const grid_lines> above_, below_;
+    std::int64_t a0_, split_;
+};
+
+// The scored grid of the whole m x n matrix after cells from row `first_row` on changed (a diagonal step forbidden
+// there): the block rows above the one holding first_row are `prev`'s, the rest is computed again from prev's
+// checkpoint row above them. Exact, as H of a row depends only on the rows above it.
+scored_grid score_below(driver& d, const scored_grid& prev, std::int64_t first_row, std::int64_t m, std::int64_t n,
+                        const scoring& sc) {
+    const std::int64_t K = prev.g.K, a0 = first_row / K;
+    scored_grid out;
+    out.edge = prev.edge;
+    const rect below{a0 * K, m, 0, n};
+    borders b = borders::matrix_edge(below, sc);  // the left edge; the top comes from the checkpoint row
+    prev.g.lines->row(a0 - 1, 0, n, b.top_h.data() + 1, b.top_e.data());
+    grid g;
+    d.forward(below, b, K, g, false);
+    out.g.area = prev.g.area;
+    out.g.K = K;
+    out.g.A = prev.g.A;
+    out.g.B = prev.g.B;
+    out.g.block_max.assign(prev.g.block_max.begin(), prev.g.block_max.begin() + static_cast<std::ptrdiff_t>(a0 * prev.g.B));
+    out.g.block_max.insert(out.g.block_max.end(), g.block_max.begin(), g.block_max.end());
+    out.g.lines = std::make_shared<stacked_grid_lines>(prev.g.lines, g.lines, a0, a0 * K);
+    find_end(d, out, out.g.best());
+    return out;
+}
+
 alignment align_from(driver& d, backend& be, const scored_grid& s, timing* t) {
     alignment a;
     if (s.end.score <= 0) return a;
@@ -426,15 +472,25 @@ std::vector<alignment> align_more(std::span<const std::uint8_t> query, std::span
                                   std::size_t grid_budget, double leaf_cells, int lanes) {
     std::vector<alignment> out;
     if (max_hsps < 1 || first.score <= 0 || first.score < min_score) return out;
+    const auto m = static_cast<std::int64_t>(query.size()), n = static_cast<std::int64_t>(subject.size());
+    check_sizes(m, n, sc);
     auto forbidden = std::make_shared<forbidden_pairs>();
     out.push_back(std::move(first));
+    // The grid of the last pass: the next one computes again only the block rows from the one where the alignment
+    // just found begins (nothing above its first row changed).
+    std::optional<scored_grid> prev;
     while (static_cast<int>(out.size()) < max_hsps) {
         forbidden->add(out.back());
         cpu_backend be(query, subject, sc, pool, grid_budget, leaf_cells, lanes);
         be.forbid(forbidden);
-        alignment a = align(be, static_cast<std::int64_t>(query.size()), static_cast<std::int64_t>(subject.size()), sc);
+        driver d(be, sc, nullptr);
+        const std::int64_t changed = out.back().query_begin;
+        scored_grid s = prev && changed >= prev->g.K ? score_below(d, *prev, changed, m, n, sc)
+                                                     : score_with_grid(d, be, m, n, sc, nullptr);
+        alignment a = align_from(d, be, s, nullptr);
         if (a.score <= 0 || a.score < min_score) break;
         out.push_back(std::move(a));
+        prev = std::move(s);
     }
     return out;
 }
