@@ -540,7 +540,7 @@ void align_run::add_hsps(search_results& results) const {
     if (s_.max_hsps <= 1) return;
     const std::size_t linear = app::add_hsps(results, queries_, masking_.shown(queries_), *sc_, s_.max_hsps,
                                              s_.no_evalue ? std::numeric_limits<double>::infinity() : s_.evalue,
-                                             s_.threads);
+                                             s_.threads, !quiet_);
     if (linear > 0 && verbose_)
         notice("--max-hsps: " + std::to_string(linear) + " long pair(s) searched again in linear memory, a forward pass "
                "per further alignment");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/align/progress.hpp"
 #include "core/align/alignment.hpp"
 #include "core/align/hsps.hpp"
 #include "core/align/long_pair/long_pair.hpp"
@@ -105,7 +107,7 @@ void adjust_composition(search_results& results, const query_strands& queries, c
 }
 
 std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
-                     const scoring& sc, int max_hsps, double max_evalue, int threads) {
+                     const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress) {
     if (max_hsps <= 1) return 0;
     const evalue_calculator* stats = results.statistics ? &*results.statistics : nullptr;
     const double full_matrix_cells = tuning::real("long.hsp_cells");
@@ -170,6 +172,7 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
     // carried none), then a forward pass and a traceback per further alignment.
     std::size_t linear = 0;
     std::unique_ptr<thread_pool> pool;
+    progress_line line(progress);
     for (std::size_t t = 0; t < pairs.size(); ++t) {
         if (cells(t) <= full_matrix_cells) continue;
         if (!pool) pool = std::make_unique<thread_pool>(static_cast<unsigned>(std::max(threads, 0)));
@@ -182,7 +185,19 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
             long_pair::cpu_backend be(query, subject, sc, *pool);
             first = long_pair::align(be, static_cast<std::int64_t>(query.size()), static_cast<std::int64_t>(subject.size()), sc);
         }
-        keep(t, long_pair::align_more(query, subject, sc, *pool, std::move(first), max_hsps, 1));
+        const std::string what = "swgpu: --max-hsps, long pair " + std::to_string(query.size()) + " x " +
+                                 std::to_string(subject.size()) + ": alignment ";
+        auto start = std::chrono::steady_clock::now();  // of the pass of alignment `shown`
+        int shown = 0;
+        const auto show = [&](int k, double fraction) {
+            if (fraction < 0) return line.show(what + std::to_string(k) + ", tracing back");
+            if (k != shown) shown = k, start = std::chrono::steady_clock::now();
+            const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            line.show(what + std::to_string(k) + ", forward pass " + progress_bar(fraction, elapsed));
+        };
+        keep(t, long_pair::align_more(query, subject, sc, *pool, std::move(first), max_hsps, 1, std::size_t(1) << 30,
+                                      double(1 << 20), 0, show));
+        line.clear();
         ++linear;
     }
     // Each hit followed by its further alignments (BLAST prints a subject's HSPs together, best first).

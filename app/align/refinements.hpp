@@ -53,8 +53,8 @@ void adjust_composition(search_results& results, const query_strands& queries, c
 // per hit. `shown` gives the queries as read (their letters for identities and positives). Pairs of at most
 // long.hsp_cells cells (data/tuning.tsv) in full matrices (core/align/hsps.hpp), a pair a thread on `threads` threads
 // (0: one per hardware thread); larger ones in linear memory (long_pair::align_more), one after the other on all the
-// threads. Returns how many pairs went the linear-memory way.
+// threads, with a progress line on a terminal when `progress`. Returns how many pairs went the linear-memory way.
 std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
-                     const scoring& sc, int max_hsps, double max_evalue, int threads);
+                     const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress = false);
 
 }  // namespace swgpu::app

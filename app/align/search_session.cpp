@@ -9,6 +9,7 @@
 #include <iostream>
 #include <span>
 
+#include "app/align/progress.hpp"
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/long_pair/runner.hpp"
 #include "core/align/search/score_pass.hpp"
@@ -21,27 +22,6 @@
 namespace swgpu::app {
 
 using clock = std::chrono::steady_clock;
-
-// A one-line progress display, only when stderr is a terminal (docs/conventions.md); erased when done.
-class progress_line {
-public:
-    explicit progress_line(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 1) {}
-    ~progress_line() { clear(); }
-    void show(const std::string& text) {
-        if (!enabled_) return;
-        std::cerr << '\r' << text << std::string(width_ > text.size() ? width_ - text.size() : 0, ' ') << std::flush;
-        width_ = text.size();
-    }
-    void clear() {
-        if (!enabled_ || width_ == 0) return;
-        std::cerr << '\r' << std::string(width_, ' ') << '\r' << std::flush;
-        width_ = 0;
-    }
-
-private:
-    bool enabled_;
-    std::size_t width_ = 0;
-};
 
 namespace {
 
@@ -83,17 +63,6 @@ scoring make_scoring(const scoring_request& r) {
     if (r.evalues && !evalue_calculator::supported(sc))
         evalue_calculator(sc, 0, 0);  // throws the usage error that names the supported pairs
     return sc;
-}
-
-// "[#########...........]  45 %, about 12 s left": a bar of 20, the percentage, and the time left at the rate so far.
-std::string progress_bar(double fraction, double elapsed_s) {
-    fraction = std::clamp(fraction, 0.0, 1.0);
-    const int filled = static_cast<int>(fraction * 20 + 0.5);
-    std::string s = "[" + std::string(filled, '#') + std::string(20 - filled, '.') + "] ";
-    s += std::to_string(static_cast<int>(fraction * 100)) + " %";
-    if (fraction > 0.02 && fraction < 1)
-        s += ", about " + std::to_string(static_cast<long long>(elapsed_s * (1 - fraction) / fraction + 0.5)) + " s left";
-    return s;
 }
 
 search_session::search_session(options opt, std::chrono::steady_clock::time_point started)

@@ -99,7 +99,4 @@ private:
     gpu::align_timing gpu_aligned_;
 };
 
-// "[#########...........]  45 %, about 12 s left": a bar of 20, the percentage, and the time left at the rate so far.
-std::string progress_bar(double fraction, double elapsed_s);
-
 }  // namespace swgpu::app

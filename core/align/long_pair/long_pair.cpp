@@ -469,7 +469,8 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
 
 std::vector<alignment> align_more(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
                                   const scoring& sc, thread_pool& pool, alignment first, int max_hsps, int min_score,
-                                  std::size_t grid_budget, double leaf_cells, int lanes) {
+                                  std::size_t grid_budget, double leaf_cells, int lanes,
+                                  const std::function<void(int k, double fraction)>& progress) {
     std::vector<alignment> out;
     if (max_hsps < 1 || first.score <= 0 || first.score < min_score) return out;
     const auto m = static_cast<std::int64_t>(query.size()), n = static_cast<std::int64_t>(subject.size());
@@ -483,6 +484,7 @@ std::vector<alignment> align_more(std::span<const std::uint8_t> query, std::span
         forbidden->add(out.back());
         cpu_backend be(query, subject, sc, pool, grid_budget, leaf_cells, lanes);
         be.forbid(forbidden);
+        if (progress) be.progress = [&progress, k = static_cast<int>(out.size()) + 1](double f) { progress(k, f); };
         driver d(be, sc, nullptr);
         const std::int64_t changed = out.back().query_begin;
         scored_grid s = prev && changed >= prev->g.K ? score_below(d, *prev, changed, m, n, sc)
