@@ -11,6 +11,7 @@
 #include "core/numerics/sweep3d.hpp"
 #include "core/thread_pool.hpp"
 #include "gpu/numerics/sweep3d.hpp"
+#include "io/memory.hpp"
 #include "io/output_file.hpp"
 #include "io/arrays/npy.hpp"
 
@@ -104,6 +105,15 @@ int sweep3d_command::run() {
     const bool fmod = kernel_ == "fmod";
     if (fmod) sweep3d::check(fp);
     else sweep3d::check(dp);
+    // The host holds the grid (N^3 values; on the GPU backend its copy back), a second copy for -o, and for dd the
+    // angular fluxes on three faces of every cell plane: refused before any of it is taken when it cannot fit.
+    const double value = precision_ == "single" ? 4.0 : 8.0, grids = output_.empty() ? 1 : 2;
+    const double nn = static_cast<double>(n_);
+    io::check_memory(nn * nn * nn * value * grids + (fmod ? 0.0 : 3.0 * nn * nn * angles_ * value),
+                     "--n " + std::to_string(n_) + " is a " + std::to_string(n_) + " x " + std::to_string(n_) + " x " +
+                         std::to_string(n_) + " grid of " + (value == 4.0 ? "float32" : "float64") +
+                         (grids > 1 ? ", held twice for -o" : "") + (fmod ? "" : ", with the angular fluxes of its faces"),
+                     "use a smaller --n" + std::string(value == 8.0 ? " or --precision single" : ""));
     const bool gpu = backend_.use_gpu();
     const auto* f = fmod ? &fp : nullptr;
     const auto* d = fmod ? nullptr : &dp;

@@ -325,4 +325,21 @@ TEST_CASE("swgpu sweep3d: the grid as .npy, the checksum, errors with their exit
     CHECK(run("--n 4 --precision half") == 2);
     CHECK(run("--n 4 -o '" + (dir / "no-such-dir" / "g.npy").string() + "'") == 5);
     CHECK(!fs::exists(dir / "no-such-dir"));
+    // Grids past the memory: refused before anything is taken (exit 4, one line saying what to change), no output.
+    const auto too_large = testing::run_program("sweep3d --n 4096 --backend cpu -o '" + (dir / "big.npy").string() + "'");
+    CHECK(too_large.code == 4);
+    CHECK(testing::one_error_line(too_large.err));
+    CHECK(too_large.err.find("--n 4096 is a 4096 x 4096 x 4096 grid of float64, held twice for -o (1.10 TB)") !=
+          std::string::npos);
+    CHECK(too_large.err.find("use a smaller --n or --precision single") != std::string::npos);
+    const auto small = testing::run_program("sweep3d --n 300 --kernel dd --angles 8 --backend cpu -o '" +
+                                                (dir / "dd.npy").string() + "'",
+                                            "SWGPU_TUNE=host.memory_mib=64");
+    CHECK(small.code == 4);
+    CHECK(testing::one_error_line(small.err));
+    CHECK(small.err.find("grid of float64, held twice for -o, with the angular fluxes of its faces (449 MB); the memory "
+                         "allowed (host.memory_mib) is 67.1 MB: use a smaller --n or --precision single") !=
+          std::string::npos);
+    CHECK(!fs::exists(dir / "big.npy"));
+    CHECK(!fs::exists(dir / "dd.npy"));
 }
