@@ -394,5 +394,20 @@ GPU_TEST("align: --max-hsps prints the CPU's further alignments on the GPU backe
     same_output(dna + "--outfmt '6 std score sstrand cigar'", dir);
     same_output(dna + "--outfmt sam", dir);
     same_output(dna + "--outfmt paf --dotplot " + (dir / "dots.svg").string(), dir);
+    // A long pair (past long.hsp_cells: its further alignments in linear memory on the CPU after the GPU's first),
+    // through --mode pairwise and auto.
+    std::string big;
+    for (int k = 0; k < 9000; ++k) big += "ACGT"[next() % 4];
+    std::string rinv = big.substr(3000, 1200);
+    std::reverse(rinv.begin(), rinv.end());
+    for (auto& c : rinv) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
+    std::string rel = big.substr(0, 3000) + rinv + big.substr(4200) + big.substr(5000, 900);
+    for (auto& c : rel)
+        if (next() % 50 == 0) c = "ACGT"[next() % 4];
+    write_fasta(dir / "big.fa", {{"big", big}});
+    write_fasta(dir / "rel.fa", {{"rel", rel}});
+    const std::string pair = (dir / "rel.fa").string() + " " + (dir / "big.fa").string() + " --max-hsps 4 ";
+    for (const std::string mode : {"pairwise", "auto"})
+        same_output(pair + "--mode " + mode + " --outfmt '6 std score sstrand cigar'", dir);
     fs::remove_all(dir);
 }
