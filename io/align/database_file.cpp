@@ -10,10 +10,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <string_view>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include <zlib.h>
@@ -52,89 +52,147 @@ std::string resolve(const std::string& path) {
     return path;
 }
 
-void write_pad(output_file& out, std::uint64_t n) {
-    static const char zeros[8] = {};
-    out.write(std::string_view(zeros, static_cast<std::size_t>(pad8(n) - n)));
-}
+// A file written by position (output_file::write_at) from its first byte on: `at` is where the next bytes go.
+struct positioned {
+    output_file& out;
+    std::uint64_t at = 0;
+    void put(std::string_view bytes) {
+        out.write_at(at, bytes);
+        at += bytes.size();
+    }
+    void pad() {
+        static const char zeros[8] = {};
+        put(std::string_view(zeros, static_cast<std::size_t>(pad8(at) - at)));
+    }
+};
 
 template <typename T>
-void write_array(output_file& out, const T* data, std::uint64_t count) {
-    out.write(std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(count * sizeof(T))));
+std::string_view bytes_of(const T* data, std::uint64_t count) {
+    return {reinterpret_cast<const char*>(data), static_cast<std::size_t>(count * sizeof(T))};
+}
+
+// CRC-32s of consecutive blocks of 2^20 bytes of a stream fed in pieces of any size.
+struct block_sums {
+    std::vector<std::uint32_t> sums;
+    std::uint32_t crc = crc_of(0, nullptr, 0);
+    std::uint64_t filled = 0;  // bytes of the current block
+    void feed(const std::uint8_t* p, std::uint64_t n) {
+        while (n > 0) {
+            const std::uint64_t take = std::min(n, (std::uint64_t(1) << block_bits) - filled);
+            crc = crc_of(crc, p, take);
+            filled += take;
+            p += take;
+            n -= take;
+            if (filled == (std::uint64_t(1) << block_bits)) finish();
+        }
+    }
+    void finish() {
+        if (filled == 0) return;
+        sums.push_back(crc);
+        crc = crc_of(0, nullptr, 0);
+        filled = 0;
+    }
+};
+
+// Records that repeat an earlier id, reported to `warn` with the first of them (ids name the subjects of hits, and SAM
+// needs them unique: said now, not at search time). Sorts the record numbers by id: 4 bytes a record.
+void warn_repeated_ids(const std::string& source, const std::string& names, const std::vector<std::uint64_t>& name_off,
+                       const std::function<void(const std::string&)>& warn) {
+    const auto n = static_cast<std::uint32_t>(name_off.size() - 1);
+    const auto id = [&](std::uint32_t k) {
+        return std::string_view(names).substr(static_cast<std::size_t>(name_off[k]),
+                                              static_cast<std::size_t>(name_off[k + 1] - name_off[k]));
+    };
+    std::vector<std::uint32_t> by_id(n);
+    std::iota(by_id.begin(), by_id.end(), 0u);
+    std::sort(by_id.begin(), by_id.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const auto x = id(a), y = id(b);
+        return x != y ? x < y : a < b;
+    });
+    std::uint64_t duplicates = 0;
+    std::uint32_t first_repeat = n, its_original = 0;
+    for (std::uint32_t k = 1, original = by_id[0]; k < n; ++k) {
+        if (id(by_id[k]) != id(by_id[k - 1])) {
+            original = by_id[k];
+            continue;
+        }
+        ++duplicates;
+        if (by_id[k] < first_repeat) first_repeat = by_id[k], its_original = original;
+    }
+    if (!duplicates) return;
+    warn(source + ":" + std::string(id(first_repeat)) + " (record " + std::to_string(first_repeat + 1) + ")" +
+         ": the id is also that of record " + std::to_string(its_original + 1) +
+         (duplicates > 1 ? "; " + std::to_string(duplicates) + " records in all repeat an earlier id" : std::string()) +
+         ": hits name subjects by id, so such hits cannot be told apart, and SAM output refuses them; make the ids "
+         "unique");
 }
 
 }  // namespace
 
 std::uint64_t write_database(const std::string& source, const std::string& prefix, const read_options& opt) {
     // Created first, so that an unwritable destination fails before the source is read; written to a temporary file
-    // renamed when complete (io/output_file.hpp).
+    // renamed when complete (io/output_file.hpp), by position: the residues stream into the file as they are read
+    // (memory: the ids and 20 bytes a record), the header last.
     output_file out(database_output(prefix));
-    sequence_set all;
+    if (!out.positional()) throw usage_error(out.name() + ": makedb writes a regular file");
+    positioned file{out, header_bytes};
+    std::vector<std::uint64_t> off{0}, name_off{0};
+    std::string names;
+    std::uint64_t longest = 0;
+    block_sums residue_sums;
     {
         sequence_reader reader(source, opt);
-        all.source = source;
-        reader.read_chunk(all, 0);
-    }
-    const std::uint64_t n = all.size(), r = all.total_residues();
-    if (n > 0xffffffffull) throw input_error(source, "more than 2^32 records; split the database");
-    if (opt.on_warning) {  // ids name the subjects of hits, and SAM needs them unique: say so now, not at search time
-        std::unordered_map<std::string_view, std::uint64_t> first;
-        first.reserve(static_cast<std::size_t>(n));
-        std::uint64_t duplicates = 0;
-        std::string example;
-        for (std::uint64_t k = 0; k < n; ++k) {
-            const auto [it, fresh] = first.emplace(all.names[k], k);
-            if (!fresh && ++duplicates == 1)
-                example = source + ":" + all.names[k] + " (record " + std::to_string(k + 1) + ")" +
-                          ": the id is also that of record " + std::to_string(it->second + 1);
+        for (;;) {
+            sequence_set chunk;  // 16 M residues at a time
+            if (!reader.read_chunk(chunk, std::uint64_t(1) << 24)) break;
+            for (auto& c : chunk.residues) c = static_cast<std::uint8_t>(c >= 'a' && c <= 'z' ? c - 32 : c);
+            file.put(bytes_of(chunk.residues.data(), chunk.residues.size()));
+            residue_sums.feed(chunk.residues.data(), chunk.residues.size());
+            for (std::size_t k = 0; k < chunk.size(); ++k) {
+                off.push_back(off.back() + chunk.length(k));
+                longest = std::max<std::uint64_t>(longest, chunk.length(k));
+                names += chunk.names[k];
+                name_off.push_back(names.size());
+            }
+            if (off.size() - 1 > 0xffffffffull) throw input_error(source, "more than 2^32 records; split the database");
         }
-        if (duplicates)
-            opt.on_warning(example + (duplicates > 1 ? "; " + std::to_string(duplicates) + " records in all repeat an "
-                                                           "earlier id"
-                                                     : std::string()) +
-                           ": hits name subjects by id, so such hits cannot be told apart, and SAM output refuses "
-                           "them; make the ids unique");
     }
-    for (auto& c : all.residues) c = static_cast<std::uint8_t>(c >= 'a' && c <= 'z' ? c - 32 : c);
-    std::vector<std::uint64_t> name_off(n + 1, 0);
-    for (std::uint64_t k = 0; k < n; ++k) name_off[k + 1] = name_off[k] + all.names[k].size();
-    std::vector<std::uint32_t> order(all.size());  // fewer than 2^32, checked above
+    residue_sums.finish();
+    const std::uint64_t n = off.size() - 1, r = off.back();
+    if (opt.on_warning) warn_repeated_ids(source, names, name_off, opt.on_warning);
+    std::vector<std::uint32_t> order(static_cast<std::size_t>(n));  // fewer than 2^32, checked above
     std::iota(order.begin(), order.end(), 0u);
+    const auto length = [&](std::uint32_t k) { return off[k + 1] - off[k]; };
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {  // longest first, ties by index
-        return all.length(a) != all.length(b) ? all.length(a) > all.length(b) : a < b;
+        return length(a) != length(b) ? length(a) > length(b) : a < b;
     });
-    std::uint64_t longest = 0;
-    for (std::uint64_t k = 0; k < n; ++k) longest = std::max<std::uint64_t>(longest, all.length(k));
-
-    // Everything before the residues, then the names, is written through `meta`, which keeps their checksum.
-    std::uint32_t meta_crc = crc_of(0, nullptr, 0);
-    const auto meta = [&](std::string_view bytes) {
-        meta_crc = crc_of(meta_crc, bytes.data(), bytes.size());
-        out.write(bytes);
-    };
-    const auto bytes_of = [](const auto* data, std::uint64_t count) {
-        return std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(count * sizeof(*data)));
-    };
-    static const char zeros[8] = {};
-    const auto padding = [&](std::uint64_t n_bytes) { return std::string_view(zeros, static_cast<std::size_t>(pad8(n_bytes) - n_bytes)); };
-    const std::uint64_t head[4] = {n, r, name_off[n], longest};
-    meta(std::string_view(magic, 8));
-    meta(bytes_of(head, 4));
-    meta(bytes_of(all.offsets.data(), n + 1));
-    meta(bytes_of(name_off.data(), n + 1));
-    meta(bytes_of(order.data(), n));
-    meta(padding(n * 4));
-    write_array(out, all.residues.data(), r);
-    write_pad(out, r);
-    for (const auto& nm : all.names) meta(nm);
-    meta(padding(name_off[n]));
-    std::vector<std::uint32_t> sums(static_cast<std::size_t>(blocks_of(r)) + 1);
-    for (std::uint64_t b = 0; b + 1 < sums.size(); ++b) {
-        const std::uint64_t from = b << block_bits, to = std::min(r, (b + 1) << block_bits);
-        sums[b] = crc_of(crc_of(0, nullptr, 0), all.residues.data() + from, to - from);
+    file.pad();
+    // The checksum of the header (magic included) and of everything after the residues but the checksums.
+    char head[header_bytes];
+    std::memcpy(head, magic, 8);
+    const std::uint64_t counts[4] = {n, r, names.size(), longest};
+    std::memcpy(head + 8, counts, sizeof counts);
+    std::uint32_t meta = crc_of(crc_of(0, nullptr, 0), head, header_bytes);
+    file.put(names);
+    file.pad();
+    file.put(bytes_of(off.data(), n + 1));
+    file.put(bytes_of(name_off.data(), n + 1));
+    file.put(bytes_of(order.data(), n));
+    file.pad();
+    {  // the same bytes as written, in file order
+        static const char zeros[8] = {};
+        meta = crc_of(meta, names.data(), names.size());
+        meta = crc_of(meta, zeros, pad8(names.size()) - names.size());
+        meta = crc_of(meta, off.data(), (n + 1) * 8);
+        meta = crc_of(meta, name_off.data(), (n + 1) * 8);
+        meta = crc_of(meta, order.data(), n * 4);
+        meta = crc_of(meta, zeros, pad8(n * 4) - n * 4);
     }
-    sums.back() = meta_crc;
-    write_array(out, sums.data(), sums.size());
-    write_pad(out, sums.size() * 4);
+    std::vector<std::uint32_t> sums = std::move(residue_sums.sums);
+    sums.push_back(meta);
+    file.put(bytes_of(sums.data(), sums.size()));
+    file.pad();
+    out.write_at(0, std::string_view(head, header_bytes));
     out.commit();
     return n;
 }
@@ -261,16 +319,16 @@ database_file::database_file(const std::string& path) : p_(std::make_unique<impl
                                pad8((blocks_of(d.r) + 1) * 4);
     if (need != d.bytes) throw fail("database size does not match its header (truncated?)");
     std::uint64_t at = header_bytes;
+    d.residues = d.base + at;
+    at += pad8(d.r);
+    d.names = reinterpret_cast<const char*>(d.base + at);
+    at += pad8(d.name_bytes);
     d.off = reinterpret_cast<const std::uint64_t*>(d.base + at);
     at += (d.n + 1) * 8;
     d.name_off = reinterpret_cast<const std::uint64_t*>(d.base + at);
     at += (d.n + 1) * 8;
     d.order = reinterpret_cast<const std::uint32_t*>(d.base + at);
     at += pad8(d.n * 4);
-    d.residues = d.base + at;
-    at += pad8(d.r);
-    d.names = reinterpret_cast<const char*>(d.base + at);
-    at += pad8(d.name_bytes);
     d.sums = reinterpret_cast<const std::uint32_t*>(d.base + at);
     if (d.off[0] != 0 || d.off[d.n] != d.r || d.name_off[0] != 0 || d.name_off[d.n] != d.name_bytes)
         throw fail("corrupt database offsets");
@@ -286,8 +344,9 @@ database_file::database_file(const std::string& path) : p_(std::make_unique<impl
         if (length(a) < length(b) || (length(a) == length(b) && a >= b)) throw fail("corrupt database length order");
     }
     if (d.longest != (d.n ? length(d.order[0]) : 0)) throw fail("corrupt database header (longest sequence)");
-    const std::uint64_t before_residues = static_cast<std::uint64_t>(d.residues - d.base);
-    const std::uint32_t meta = crc_of(crc_of(0, d.base, before_residues), d.names, pad8(d.name_bytes));
+    const auto names_at = reinterpret_cast<const std::uint8_t*>(d.names);
+    const std::uint32_t meta = crc_of(crc_of(crc_of(0, nullptr, 0), d.base, header_bytes), names_at,
+                                      static_cast<std::uint64_t>(reinterpret_cast<const std::uint8_t*>(d.sums) - names_at));
     if (meta != d.sums[blocks_of(d.r)])
         throw fail("its header, tables or names do not match the checksum makedb wrote: the file was changed or "
                    "damaged after it was made");

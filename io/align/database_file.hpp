@@ -4,13 +4,16 @@
 // Layout, all integers little-endian, every section 8-byte aligned:
 //   char[8]  magic "SWGPUDB2" (the last byte is the format version)
 //   u64      sequences N, residues R, name bytes B, longest sequence L
-//   u64[N+1] residue offsets (record k = residues[off[k], off[k+1]))
-//   u64[N+1] name offsets into the name blob
-//   u32[N]   records ordered by length, longest first, ties by record index (the GPU packs length classes from it)
 //   u8[R]    residues as upper-case letters (not matrix codes, so one database serves every matrix), padded to 8
 //   char[B]  names (first word of each header), padded to 8
+//   u64[N+1] residue offsets (record k = residues[off[k], off[k+1]))
+//   u64[N+1] name offsets into the name blob
+//   u32[N]   records ordered by length, longest first, ties by record index (the GPU packs length classes from it),
+//            padded to 8
 //   u32[K]   CRC-32 (zlib's) of each block of 2^20 residues, K = ceil(R / 2^20)
-//   u32      CRC-32 of everything before the residues and of the names with their padding; padded to 8
+//   u32      CRC-32 of the magic and header, then of everything from the names to here; padded to 8
+// The residues come first so that makedb streams them into the file as it reads the FASTA (its memory: the names and
+// about 20 bytes a record), the tables after them, the header last.
 // Records keep their FASTA order: a hit's subject index is the same as when searching the FASTA file.
 //
 // The checksums catch a file changed or damaged after makedb: the header, tables and names are checked when the file
@@ -30,7 +33,7 @@
 namespace swgpu::io {
 
 // Reads FASTA/FASTQ `source` (any spec sequence_reader accepts) and writes database_output(prefix) atomically (a
-// temporary file renamed when complete). Returns the number of records written. Errors: bad input (1) for the
+// temporary file renamed when complete), the residues streamed into it as they are read. Returns the number of records written. Errors: bad input (1) for the
 // source, output (5). Records that repeat an earlier id are reported to opt.on_warning (the first one named).
 std::uint64_t write_database(const std::string& source, const std::string& prefix, const read_options& opt = {});
 
