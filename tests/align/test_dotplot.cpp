@@ -304,7 +304,7 @@ TEST_CASE("dotplot SVG: a path of 10^7 columns stays small", "[dotplot]") {
     query_strands queries;
     queries.plus.add("long_query", std::string(total, 'A'));
     database_scan scan;
-    scan.subjects[0] = subject_record{"long_subject", std::vector<std::uint8_t>(total, 0)};
+    scan.subjects[0] = subject_record{"long_subject", std::vector<std::uint8_t>(total, 0), {}};
     std::vector<cigar_op> ops;
     for (int k = 0; k < 121'951; ++k) {
         ops.push_back({'M', 40});
