@@ -39,8 +39,7 @@ struct temp_slot {
 temp_slot temp_files[temp_slots];
 
 extern "C" void remove_temp_files_and_die(int sig) {
-    for (auto& slot : temp_files)
-        if (slot.live.load()) ::unlink(slot.path);
+    remove_temporary_files();
     ::signal(sig, SIG_DFL);
     ::raise(sig);
 }
@@ -80,6 +79,15 @@ void unregister_temp(int slot) {
     temp_files[slot].live.store(false);
     temp_files[slot].used.store(false);
 }
+
+}  // namespace
+
+void remove_temporary_files() noexcept {
+    for (auto& slot : temp_files)
+        if (slot.live.load()) ::unlink(slot.path);
+}
+
+namespace {
 
 // The umask cannot be read without setting it; mode bits a plain open(0666) would give.
 mode_t default_file_mode() {

@@ -67,6 +67,9 @@ private:
 // after the earlier ones were renamed, could leave some. Null pointers (outputs not asked for) are skipped.
 void commit_all(std::initializer_list<output_file*> files);
 
+// Removes the temporary file of every output not yet complete (async-signal-safe: for a handler of a fatal signal).
+void remove_temporary_files() noexcept;
+
 // A file a command reads or writes, with the words that name it in messages ("-o", "the database DB").
 struct named_file {
     std::string role;  // e.g. "-o", "--dotplot", "the database", "the query file"

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -50,6 +52,68 @@ std::string resolve(const std::string& path) {
     const std::string with = path + ".swdb";
     if (::stat(with.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return with;
     return path;
+}
+
+// Databases mapped right now, for the handler of SIGBUS: a file truncated while mapped (copied over in place while a
+// search reads it) makes reading its lost pages a SIGBUS. The handler turns a fault inside one of these mappings into
+// one error line and exit code 1 (bad input), the outputs' temporary files removed; any other fault goes on to the
+// handler before it (or the default action). Fixed slots, claimed and released with atomic flags.
+constexpr int map_slots = 16;
+struct map_slot {
+    std::atomic<bool> used{false};
+    std::atomic<bool> live{false};
+    const std::uint8_t* base = nullptr;
+    std::size_t bytes = 0;
+    char message[4200];
+    std::size_t message_length = 0;
+};
+map_slot mapped[map_slots];
+struct sigaction previous_sigbus{};
+
+extern "C" void database_sigbus(int sig, siginfo_t* info, void* context) {
+    const auto* at = static_cast<const std::uint8_t*>(info->si_addr);
+    for (const auto& slot : mapped)
+        if (slot.live.load() && at >= slot.base && at < slot.base + slot.bytes) {
+            (void)!::write(STDERR_FILENO, slot.message, slot.message_length);
+            remove_temporary_files();
+            ::_exit(static_cast<int>(exit_code::bad_input));
+        }
+    if (previous_sigbus.sa_flags & SA_SIGINFO) {
+        if (previous_sigbus.sa_sigaction) return previous_sigbus.sa_sigaction(sig, info, context);
+    } else if (previous_sigbus.sa_handler != SIG_DFL && previous_sigbus.sa_handler != SIG_IGN) {
+        return previous_sigbus.sa_handler(sig);
+    }
+    ::signal(sig, SIG_DFL);  // the fault repeats when the handler returns, now with the default action
+}
+
+int register_mapping(const std::uint8_t* base, std::size_t bytes, const std::string& path) {
+    static const bool installed = [] {
+        struct sigaction act{};
+        act.sa_sigaction = database_sigbus;
+        act.sa_flags = SA_SIGINFO;
+        ::sigemptyset(&act.sa_mask);
+        return ::sigaction(SIGBUS, &act, &previous_sigbus) == 0;
+    }();
+    if (!installed) return -1;
+    const std::string text = "swgpu: error: " + path + ": the database file changed (it shrank) while it was read; "
+                             "rebuild it with swgpu makedb, where no search reads it, and run again\n";
+    for (int k = 0; k < map_slots; ++k) {
+        bool expected = false;
+        if (!mapped[k].used.compare_exchange_strong(expected, true)) continue;
+        mapped[k].base = base;
+        mapped[k].bytes = bytes;
+        mapped[k].message_length = std::min(text.size(), sizeof mapped[k].message);
+        std::memcpy(mapped[k].message, text.data(), mapped[k].message_length);
+        mapped[k].live.store(true);
+        return k;
+    }
+    return -1;  // all taken: such a fault is a plain SIGBUS
+}
+
+void unregister_mapping(int slot) {
+    if (slot < 0) return;
+    mapped[slot].live.store(false);
+    mapped[slot].used.store(false);
 }
 
 // A file written by position (output_file::write_at) from its first byte on: `at` is where the next bytes go.
@@ -229,6 +293,7 @@ struct database_file::impl {
     const char* names = nullptr;
     const std::uint32_t* sums = nullptr;  // blocks_of(r) residue blocks, then the rest
     std::vector<bool> checked;            // residue blocks whose checksum was checked
+    int map_slot = -1;                    // register_mapping's
     std::uint64_t next = 0;
     std::uint64_t chunk_end(std::uint64_t first, std::uint64_t max_residues) const;
     // Checks the blocks of residues [from, to) not checked yet; a mismatch names the records in the block.
@@ -294,7 +359,10 @@ database_file::database_file(const std::string& path) : p_(std::make_unique<impl
     ::close(fd);
     if (m == MAP_FAILED) throw input_error(d.path, std::string("cannot map database: ") + std::strerror(errno));
     d.base = static_cast<const std::uint8_t*>(m);
+    d.map_slot = register_mapping(d.base, d.bytes, d.path);
     auto fail = [&](const std::string& what) {
+        unregister_mapping(d.map_slot);
+        d.map_slot = -1;
         ::munmap(const_cast<std::uint8_t*>(d.base), d.bytes);
         d.base = nullptr;
         return input_error(d.path, what + "; rebuild it with swgpu makedb");
@@ -354,7 +422,9 @@ database_file::database_file(const std::string& path) : p_(std::make_unique<impl
 }
 
 database_file::~database_file() {
-    if (p_ && p_->base) ::munmap(const_cast<std::uint8_t*>(p_->base), p_->bytes);
+    if (!p_ || !p_->base) return;
+    unregister_mapping(p_->map_slot);
+    ::munmap(const_cast<std::uint8_t*>(p_->base), p_->bytes);
 }
 
 const std::string& database_file::path() const { return p_->path; }

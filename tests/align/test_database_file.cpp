@@ -2,10 +2,13 @@
 // read, corrupt files are clear errors.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <sys/wait.h>
 #include <fstream>
 
 #include "core/error.hpp"
@@ -249,5 +252,42 @@ TEST_CASE("a database changed after makedb: damaged residues name their records 
     CHECK(std::count(err.begin(), err.end(), '\n') == 1);
     CHECK_THAT(err, Catch::StartsWith("swgpu: error: ") && Catch::Contains("records 1049-2098"));
     CHECK_FALSE(fs::exists(dir / "hits.tsv"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a database truncated while it is read: one error line and exit 1, not a bus error", "[makedb]") {
+    // Copied over in place while a search maps it: reading its lost pages is a SIGBUS, which the reader turns into
+    // the error convention (and removes the outputs' temporary files). Run in a child process, which exits.
+    const auto dir = temp_dir();
+    const std::string fasta = (dir / "t.fa").string(), prefix = (dir / "t").string();
+    {
+        std::ofstream f(fasta);
+        for (int k = 0; k < 64; ++k) f << ">s" << k << "\n" << std::string(20000, "ACDEFGHIKL"[k % 10]) << "\n";
+    }
+    REQUIRE(io::write_database(fasta, prefix) == 64);
+    const std::string db = prefix + ".swdb", err = (dir / "err.txt").string();
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(fd, STDERR_FILENO);
+        try {
+            io::database_file f(db);
+            if (::truncate(db.c_str(), 4096) != 0) ::_exit(90);
+            sequence_set all;
+            f.read_chunk(all, 0);
+        } catch (...) {
+            ::_exit(91);
+        }
+        ::_exit(92);  // read what is no longer there without a fault
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    std::ifstream e(err);
+    const std::string text((std::istreambuf_iterator<char>(e)), {});
+    CHECK(text == "swgpu: error: " + db + ": the database file changed (it shrank) while it was read; rebuild it with "
+                                          "swgpu makedb, where no search reads it, and run again\n");
     fs::remove_all(dir);
 }

@@ -101,7 +101,7 @@ run_result run(const std::vector<std::pair<std::string, std::string>>& queries,
 
 std::string render(const run_result& r, const io::output_format& fmt, const fs::path& file) {
     io::output_file out(file.string());
-    io::write_results(fmt, io::run_header{"9.9.9", "swgpu align q.fa db.fa", "q.fa", "db.fa"},
+    io::write_results(fmt, io::run_header{"9.9.9", "swgpu align q.fa db.fa", "q.fa", "db.fa", ""},
                       io::results_view{r.sc, r.queries, r.scan, r.hits}, out);
     out.commit();
     return slurp(file);
