@@ -75,8 +75,6 @@ void check(const search_settings& s) {
         throw usage_error("comp_based_stats 1 adjusts E-values; it does not go with evalues off");
     if (s.seg && s.dust) throw usage_error("seg masks protein and dust masks DNA; set one of them");
     if (s.max_hsps < 1) throw usage_error("max_hsps must be at least 1 (got " + std::to_string(s.max_hsps) + ")");
-    if (s.max_hsps > 1 && s.comp_based_stats == 1)
-        throw usage_error("max_hsps above 1 does not go with comp_based_stats 1 yet");
 }
 
 // What the settings ask of one type of sequences (the command line's messages, named as the settings).
@@ -227,7 +225,7 @@ std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resi
     if (s.settings.max_hsps > 1)
         (void)app::add_hsps(r, queries, masker.shown(queries), s.sc, s.settings.max_hsps,
                             s.settings.evalues ? s.settings.evalue : std::numeric_limits<double>::infinity(),
-                            s.settings.threads);
+                            s.settings.threads, false, s.composition ? &*s.composition : nullptr);
     masker.unmask_hits(r, s.sc.matrix, true);
     const auto searched = std::chrono::steady_clock::now();
     std::vector<hit> hits = to_hits(r, masker.shown(queries), s.sc);

@@ -196,8 +196,8 @@ void align_command::add_masking_options(CLI::App* sub) {
         ->capture_default_str();
     sub->add_option("--max-hsps", s_.max_hsps,
                     "Alignments per (query, subject, strand), as BLAST's -max_hsps: the best, then the best sharing "
-                    "no aligned pair of residues with those before it (Waterman-Eggert), while E <= -e; pairs of at "
-                    "most 2^24 cells (docs/align.md)")
+                    "no aligned pair of residues with those before it (Waterman-Eggert), while E <= -e; with "
+                    "--comp-based-stats 1 under the pair's adjusted matrix (docs/align.md)")
         ->capture_default_str();
     sub->add_option("--comp-based-stats", s_.comp_based_stats,
                     "Protein, BLOSUM45/50/62/80/90 or PAM30/70/250: 0 = standard statistics (blastp -comp_based_stats 0); "

@@ -166,9 +166,6 @@ void align_run::check_options() {
         throw usage_error("--comp-based-stats 1 adjusts E-values; it does not go with --no-evalue");
     if (s_.max_hsps < 1)
         throw usage_error("--max-hsps must be at least 1 (got " + std::to_string(s_.max_hsps) + ")");
-    if (s_.max_hsps > 1 && s_.comp_based_stats == 1)
-        throw usage_error("--max-hsps above 1 does not go with --comp-based-stats 1 yet (the further alignments "
-                          "are not rescaled)");
 }
 
 // Positionals (QUERY DB, or with --batch only DB), the --batch list, and no output that would replace an input or
@@ -540,7 +537,7 @@ void align_run::add_hsps(search_results& results) const {
     if (s_.max_hsps <= 1) return;
     const std::size_t linear = app::add_hsps(results, queries_, masking_.shown(queries_), *sc_, s_.max_hsps,
                                              s_.no_evalue ? std::numeric_limits<double>::infinity() : s_.evalue,
-                                             s_.threads, !quiet_);
+                                             s_.threads, !quiet_, composition_ ? &*composition_ : nullptr);
     if (linear > 0 && verbose_)
         notice("--max-hsps: " + std::to_string(linear) + " long pair(s) searched again in linear memory, a forward pass "
                "per further alignment");

@@ -107,7 +107,8 @@ void adjust_composition(search_results& results, const query_strands& queries, c
 }
 
 std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
-                     const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress) {
+                     const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress,
+                     const composition_adjustment* composition) {
     if (max_hsps <= 1) return 0;
     const evalue_calculator* stats = results.statistics ? &*results.statistics : nullptr;
     const double full_matrix_cells = tuning::real("long.hsp_cells");
@@ -119,22 +120,25 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
     const auto keep = [&](std::size_t t, std::vector<alignment> found) {
         const auto [q, i] = pairs[t];
         const printed_hit& h = results.hits[q][i];
-        if (found.empty() || found[0].score != h.score)
+        const int first = found.empty() ? 0 : composition ? unscale_score(found[0].score) : found[0].score;
+        if (found.empty() || first != h.score)
             throw runtime_failure("internal error: the first of a pair's alignments (--max-hsps) scores " +
-                                  std::to_string(found.empty() ? 0 : found[0].score) + ", its hit " +
-                                  std::to_string(h.score));
+                                  std::to_string(first) + ", its hit " + std::to_string(h.score));
         const auto subject = results.scan.subjects.at(h.subject).span();
         for (std::size_t k = 1; k < found.size(); ++k) {
             printed_hit extra;
             extra.subject = h.subject;
             extra.str = h.str;
-            extra.score = found[k].score;
+            extra.score = composition ? unscale_score(found[k].score) : found[k].score;
             if (stats) {
                 extra.has_statistics = true;
                 extra.bit_score = stats->bit_score(extra.score);
-                extra.evalue = stats->evalue(extra.score, searched.plus.length(q), subject.size());
+                extra.evalue = composition ? stats->evalue_of_score(double(found[k].score) / composition_scale,
+                                                                    searched.plus.length(q), subject.size())
+                                           : stats->evalue(extra.score, searched.plus.length(q), subject.size());
                 if (!(extra.evalue <= max_evalue)) break;  // scores only fall from here
             }
+            found[k].score = extra.score;
             extra.stats = stats_of(found[k], shown.residues(q, h.str), subject, sc.matrix);
             extra.aln = std::move(found[k]);
             more[t].push_back(std::move(extra));
@@ -155,10 +159,22 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
                 if (cells(t) > full_matrix_cells) continue;
                 const auto [q, i] = pairs[t];
                 const printed_hit& h = results.hits[q][i];
+                const auto query = searched.residues(q, h.str);
+                const auto subject = results.scan.subjects.at(h.subject).span();
                 hsp_options opt;
                 opt.max_hsps = max_hsps;
                 opt.max_cells = full_matrix_cells;
-                keep(t, sw_align_hsps(searched.residues(q, h.str), results.scan.subjects.at(h.subject).span(), sc, opt));
+                if (!composition) {
+                    keep(t, sw_align_hsps(query, subject, sc, opt));
+                    continue;
+                }
+                // Composition-based statistics: the pair's adjusted matrix M' and gaps x32 (as the hit was aligned:
+                // core/align/composition.hpp), so the first is the hit's alignment and the others follow it.
+                const auto r = composition->adjust(query, composition_of(query, sc.matrix), subject,
+                                                   sw_align(query, subject, sc), sc.gaps);
+                if (!r.aligned) continue;
+                keep(t, sw_align_hsps_wide(query, r.searched, r.matrix, sc.gaps.open * composition_scale,
+                                           sc.gaps.extend * composition_scale, opt));
             } catch (...) {
                 std::lock_guard<std::mutex> g(failure);
                 if (!failed) failed = std::current_exception();
@@ -174,7 +190,7 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
     std::unique_ptr<thread_pool> pool;
     progress_line line(progress);
     for (std::size_t t = 0; t < pairs.size(); ++t) {
-        if (cells(t) <= full_matrix_cells) continue;
+        if (cells(t) <= full_matrix_cells || composition) continue;  // long pairs under M': one alignment
         if (!pool) pool = std::make_unique<thread_pool>(static_cast<unsigned>(std::max(threads, 0)));
         const auto [q, i] = pairs[t];
         const printed_hit& h = results.hits[q][i];

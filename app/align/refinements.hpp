@@ -54,7 +54,11 @@ void adjust_composition(search_results& results, const query_strands& queries, c
 // long.hsp_cells cells (data/tuning.tsv) in full matrices (core/align/hsps.hpp), a pair a thread on `threads` threads
 // (0: one per hardware thread); larger ones in linear memory (long_pair::align_more), one after the other on all the
 // threads, with a progress line on a terminal when `progress`. Returns how many pairs went the linear-memory way.
+// With `composition` (--comp-based-stats 1: the hits were realigned with their pair's adjusted matrix M'), the further
+// alignments are those under M' and the gaps x32, their scores and E-values as adjust_composition gives them; pairs
+// above long.hsp_cells then keep their one alignment.
 std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
-                     const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress = false);
+                     const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress = false,
+                     const composition_adjustment* composition = nullptr);
 
 }  // namespace swgpu::app

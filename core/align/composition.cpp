@@ -520,9 +520,10 @@ composition_adjustment::result composition_adjustment::adjust(std::span<const st
     const aa_composition subject_composition = composition_of(searched, *m_);
     if (query_composition.residues == 0 || subject_composition.residues == 0) return out;
     out.lambda_ratio = lambda_ratio(query_composition, subject_composition);
-    const wide_matrix scaled = scaled_matrix(out.lambda_ratio, query_composition, subject_composition);
-    out.aln = sw_align_wide(query, searched, scaled, gaps.open * composition_scale, gaps.extend * composition_scale);
+    out.matrix = scaled_matrix(out.lambda_ratio, query_composition, subject_composition);
+    out.aln = sw_align_wide(query, searched, out.matrix, gaps.open * composition_scale, gaps.extend * composition_scale);
     out.aligned = out.aln.score > 0;
+    out.searched = std::move(searched);
     return out;
 }
 

@@ -84,6 +84,8 @@ public:
         alignment aln;            // with the subject as given (masked residues only scored as X); aln.score = S'
         double lambda_ratio = 1;  // clamped
         bool subject_masked = false;  // SEG masked some of the subject
+        wide_matrix matrix;           // M' (when aligned), for further alignments of the pair (--max-hsps)
+        std::vector<std::uint8_t> searched;  // the subject as aligned: SEG-masked residues as X
     };
     // The whole stage for one pair: SEG on the subject (unless near-identical to the query in `standard`, the
     // alignment with the standard matrix), compositions, M', and the Smith-Waterman alignment with M' and the gap

@@ -24,17 +24,25 @@ struct matrices {
     std::size_t at(std::size_t i, std::size_t j) const { return i * (n + 1) + j; }
 };
 
+// σ and the gap costs: a substitution matrix's or a wide (composition-adjusted) one's.
+struct scores {
+    const substitution_matrix* matrix = nullptr;
+    const wide_matrix* wide = nullptr;
+    int open = 0, extend = 0;
+    int operator()(std::uint8_t a, std::uint8_t b) const { return wide ? wide->at(a, b) : matrix->score(a, b); }
+};
+
 // Rows [first, m] from the row above them.
-void fill_rows(matrices& x, std::span<const std::uint8_t> q, std::span<const std::uint8_t> s, const scoring& sc,
+void fill_rows(matrices& x, std::span<const std::uint8_t> q, std::span<const std::uint8_t> s, const scores& sc,
                std::size_t first) {
-    const int oe = sc.gaps.open + sc.gaps.extend, ext = sc.gaps.extend;
+    const int oe = sc.open + sc.extend, ext = sc.extend;
     for (std::size_t i = std::max<std::size_t>(first, 1); i <= x.m; ++i) {
         check_cancelled();
         for (std::size_t j = 1; j <= x.n; ++j) {
             const std::size_t c = x.at(i, j), up = x.at(i - 1, j), left = x.at(i, j - 1), diag = x.at(i - 1, j - 1);
             const int e = std::max(x.e[up] - ext, x.h[up] - oe);
             const int f = std::max(x.f[left] - ext, x.h[left] - oe);
-            const int d = x.forbidden[c] ? neg_inf : x.h[diag] + sc.matrix.score(q[i - 1], s[j - 1]);
+            const int d = x.forbidden[c] ? neg_inf : x.h[diag] + sc(q[i - 1], s[j - 1]);
             x.e[c] = e;
             x.f[c] = f;
             x.h[c] = std::max({0, d, e, f});
@@ -43,9 +51,9 @@ void fill_rows(matrices& x, std::span<const std::uint8_t> q, std::span<const std
 }
 
 // The walk of sw_traceback from end cell (i, j) (1-based), forbidden diagonal steps excluded.
-alignment walk(const matrices& x, std::span<const std::uint8_t> q, std::span<const std::uint8_t> s, const scoring& sc,
+alignment walk(const matrices& x, std::span<const std::uint8_t> q, std::span<const std::uint8_t> s, const scores& sc,
                std::size_t i, std::size_t j) {
-    const int oe = sc.gaps.open + sc.gaps.extend;
+    const int oe = sc.open + sc.extend;
     alignment a;
     a.score = x.h[x.at(i, j)];
     a.query_end = static_cast<std::int64_t>(i) - 1;
@@ -56,7 +64,7 @@ alignment walk(const matrices& x, std::span<const std::uint8_t> q, std::span<con
         const std::size_t c = x.at(i, j);
         if (state == 'H') {
             if (x.h[c] == 0) break;
-            if (!x.forbidden[c] && x.h[c] == x.h[x.at(i - 1, j - 1)] + sc.matrix.score(q[i - 1], s[j - 1])) {
+            if (!x.forbidden[c] && x.h[c] == x.h[x.at(i - 1, j - 1)] + sc(q[i - 1], s[j - 1])) {
                 ops += 'M';
                 --i, --j;
             } else if (x.h[c] == x.e[c]) {
@@ -84,10 +92,8 @@ alignment walk(const matrices& x, std::span<const std::uint8_t> q, std::span<con
     return a;
 }
 
-}  // namespace
-
-std::vector<alignment> sw_align_hsps(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
-                                     const scoring& sc, const hsp_options& opt) {
+std::vector<alignment> hsps_with(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                 const scores& sc, const hsp_options& opt) {
     std::vector<alignment> out;
     if (opt.max_hsps < 1 || query.empty() || subject.empty()) return out;
     if (double(query.size()) * double(subject.size()) > opt.max_cells)
@@ -118,6 +124,18 @@ std::vector<alignment> sw_align_hsps(std::span<const std::uint8_t> query, std::s
         out.push_back(std::move(a));
     }
     return out;
+}
+
+}  // namespace
+
+std::vector<alignment> sw_align_hsps(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                     const scoring& sc, const hsp_options& opt) {
+    return hsps_with(query, subject, scores{&sc.matrix, nullptr, sc.gaps.open, sc.gaps.extend}, opt);
+}
+
+std::vector<alignment> sw_align_hsps_wide(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                          const wide_matrix& m, int gap_open, int gap_extend, const hsp_options& opt) {
+    return hsps_with(query, subject, scores{nullptr, &m, gap_open, gap_extend}, opt);
 }
 
 }  // namespace swgpu

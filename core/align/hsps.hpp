@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/align/alignment.hpp"
+#include "core/align/composition.hpp"
 #include "core/align/scoring.hpp"
 
 namespace swgpu {
@@ -31,5 +32,9 @@ struct hsp_options {
 // The alignments in order of discovery (scores non-increasing), at most opt.max_hsps.
 std::vector<alignment> sw_align_hsps(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
                                      const scoring& sc, const hsp_options& opt);
+// The same with a wide (composition-adjusted: core/align/composition.hpp) matrix and its gap costs; the first is
+// sw_align_wide's alignment.
+std::vector<alignment> sw_align_hsps_wide(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                          const wide_matrix& m, int gap_open, int gap_extend, const hsp_options& opt);
 
 }  // namespace swgpu

@@ -576,8 +576,28 @@ TEST_CASE("max-hsps: further alignments of a pair, each as core's Waterman-Egger
     }
     CHECK(primary == 1);
     CHECK(records >= 3);
+    // With composition-based statistics: each subject's first row is its row under --comp-based-stats 1 alone (the
+    // hit realigned with the pair's adjusted matrix); the further ones, under that matrix too, follow with falling
+    // scores and E-values within -e.
+    const auto adjusted1 = run_swgpu("align " + qf + " " + sf + cols + " --comp-based-stats 1");
+    const auto adjusted3 = run_swgpu("align " + qf + " " + sf + cols + " --comp-based-stats 1 --max-hsps 3");
+    REQUIRE(adjusted3.code == 0);
+    const auto a1 = lines_of(adjusted1.out), a3 = lines_of(adjusted3.out);
+    REQUIRE(a3.size() > a1.size());
+    std::size_t next_first = 0;
+    for (std::size_t k = 0; k < a3.size(); ++k) {
+        const auto f = fields_of(a3[k]);
+        if (k == 0 || fields_of(a3[k - 1])[1] != f[1]) {
+            REQUIRE(next_first < a1.size());
+            CHECK(a3[k] == a1[next_first++]);
+        } else {
+            CHECK(std::stoi(f[6]) <= std::stoi(fields_of(a3[k - 1])[6]));
+            CHECK(std::stod(f[7]) <= 10.0);
+        }
+    }
+    CHECK(next_first == a1.size());
     // Refusals: one line, exit 2.
-    for (const std::string bad : {" --max-hsps 0", " --max-hsps 2 --comp-based-stats 1"}) {
+    for (const std::string bad : {" --max-hsps 0"}) {
         INFO(bad);
         const auto r = run_swgpu("align " + qf + " " + sf + cols + bad);
         CHECK(r.code == 2);

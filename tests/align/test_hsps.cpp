@@ -260,3 +260,40 @@ TEST_CASE("max_hsps: the scores lalign36 (SIM, FASTA 36) reports for the same pa
     std::filesystem::remove_all(dir);
     CHECK(compared >= 20);
 }
+
+TEST_CASE("max_hsps with a wide matrix: the standard matrix widened gives the same alignments; the first is sw_align_wide's", "[hsps]") {
+    std::mt19937_64 rng(61);
+    const scoring sc{substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein};
+    wide_matrix same;
+    for (int a = 0; a < substitution_matrix::max_letters; ++a)
+        for (int b = 0; b < substitution_matrix::max_letters; ++b)
+            same.scores[static_cast<std::size_t>(a * substitution_matrix::max_letters + b)] =
+                sc.matrix.score(static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b));
+    // A matrix of 32 times the scores, with gaps 32 times: the alignments of the standard one, scores times 32.
+    wide_matrix times32 = same;
+    for (auto& v : times32.scores) v *= 32;
+    hsp_options opt;
+    opt.max_hsps = 5;
+    for (int k = 0; k < 40; ++k) {
+        const auto [q, s] = repeated_pair(rng, "ACDEFGHIKLMNPQRSTVWY", sc.matrix);
+        const auto want = sw_align_hsps(q, s, sc, opt);
+        const auto got = sw_align_hsps_wide(q, s, same, 11, 1, opt);
+        const auto scaled = sw_align_hsps_wide(q, s, times32, 11 * 32, 32, opt);
+        REQUIRE(got.size() == want.size());
+        REQUIRE(scaled.size() == want.size());
+        for (std::size_t x = 0; x < want.size(); ++x) {
+            CHECK(got[x].score == want[x].score);
+            CHECK(ops_of(got[x]) == ops_of(want[x]));
+            CHECK(got[x].query_begin == want[x].query_begin);
+            CHECK(got[x].subject_begin == want[x].subject_begin);
+            CHECK(scaled[x].score == 32 * want[x].score);
+            CHECK(ops_of(scaled[x]) == ops_of(want[x]));
+        }
+        if (!got.empty()) {
+            const alignment first = sw_align_wide(q, s, times32, 11 * 32, 32);
+            CHECK(first.score == scaled[0].score);
+            CHECK(ops_of(first) == ops_of(scaled[0]));
+            CHECK(first.query_begin == scaled[0].query_begin);
+        }
+    }
+}

@@ -564,11 +564,15 @@ def test_max_hsps_equals_command_line(tmp_path):
     assert len(several) > len(one)
     assert [as_columns(h) for h in several] == cli(q, db, "--max-hsps", 4)
     assert [key(h) for h in swgpu.Database(db, max_hsps=4).search(q)] == [key(h) for h in several]
+    # With composition-based statistics too: the command line's rows.
+    adjusted = swgpu.search(q, db, max_hsps=4, comp_based_stats=1)
+    assert len(adjusted) > len(swgpu.search(q, db, comp_based_stats=1))
+    assert [as_columns(h) for h in adjusted] == cli(q, db, "--max-hsps", 4, "--comp-based-stats", 1)
 
 
 def test_masking_and_composition_settings_refused():
     for settings in ({"dust": True}, {"comp_based_stats": 2}, {"comp_based_stats": 1, "evalues": False},
-                     {"seg": "yes"}, {"max_hsps": 0}, {"max_hsps": 2, "comp_based_stats": 1}):
+                     {"seg": "yes"}, {"max_hsps": 0}):
         with pytest.raises(swgpu.Error) as e:
             swgpu.search(QUERIES, DB, **settings)
         assert e.value.exit_code == 2, settings
