@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -149,14 +150,36 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
         const printed_hit& h = results.hits[q][i];
         return double(searched.residues(q, h.str).size()) * double(results.scan.subjects.at(h.subject).span().size());
     };
-    // Pairs that fit full matrices, a pair a thread.
+    // The hit's alignment (computed here when the output carried none), then the further ones: by the long-pair
+    // method with forbidden steps (the CPU's vector kernel; faster than full matrices even for short pairs: the
+    // demo's 37 hits with --max-hsps 5 took 0.24 s that way, 0.11-0.17 s this way on 2 threads).
+    const auto more_of = [&](std::size_t t, thread_pool& pool,
+                             const std::function<void(int, double)>& progress_of = {}) {
+        const auto [q, i] = pairs[t];
+        const printed_hit& h = results.hits[q][i];
+        const auto query = searched.residues(q, h.str);
+        const auto subject = results.scan.subjects.at(h.subject).span();
+        alignment first = h.aln;
+        if (first.ops.empty()) {
+            long_pair::cpu_backend be(query, subject, sc, pool);
+            first = long_pair::align(be, static_cast<std::int64_t>(query.size()), static_cast<std::int64_t>(subject.size()), sc);
+        }
+        keep(t, long_pair::align_more(query, subject, sc, pool, std::move(first), max_hsps, 1, std::size_t(1) << 30,
+                                      double(1 << 20), 0, progress_of));
+    };
+    // Pairs of at most long.hsp_cells cells, a pair a thread.
     std::atomic<std::size_t> next{0};
     std::exception_ptr failed;
     std::mutex failure;
     const auto work = [&] {
+        thread_pool one(1);  // runs on this thread
         for (std::size_t t; (t = next++) < pairs.size();) {
             try {
                 if (cells(t) > full_matrix_cells) continue;
+                if (!composition) {
+                    more_of(t, one);
+                    continue;
+                }
                 const auto [q, i] = pairs[t];
                 const printed_hit& h = results.hits[q][i];
                 const auto query = searched.residues(q, h.str);
@@ -164,10 +187,6 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
                 hsp_options opt;
                 opt.max_hsps = max_hsps;
                 opt.max_cells = full_matrix_cells;
-                if (!composition) {
-                    keep(t, sw_align_hsps(query, subject, sc, opt));
-                    continue;
-                }
                 // Composition-based statistics: the pair's adjusted matrix M' and gaps x32 (as the hit was aligned:
                 // core/align/composition.hpp), so the first is the hit's alignment and the others follow it.
                 const auto r = composition->adjust(query, composition_of(query, sc.matrix), subject,
@@ -184,8 +203,7 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
     };
     on_threads(pairs.size(), threads, work);
     if (failed) std::rethrow_exception(failed);
-    // Larger pairs in linear memory, each on all the threads: the hit's alignment (computed here when the output
-    // carried none), then a forward pass and a traceback per further alignment.
+    // Larger pairs one after the other, each on all the threads, with a progress line.
     std::size_t linear = 0;
     std::unique_ptr<thread_pool> pool;
     progress_line line(progress);
@@ -196,11 +214,6 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
         const printed_hit& h = results.hits[q][i];
         const auto query = searched.residues(q, h.str);
         const auto subject = results.scan.subjects.at(h.subject).span();
-        alignment first = h.aln;
-        if (first.ops.empty()) {
-            long_pair::cpu_backend be(query, subject, sc, *pool);
-            first = long_pair::align(be, static_cast<std::int64_t>(query.size()), static_cast<std::int64_t>(subject.size()), sc);
-        }
         const std::string what = "swgpu: --max-hsps, long pair " + std::to_string(query.size()) + " x " +
                                  std::to_string(subject.size()) + ": alignment ";
         auto start = std::chrono::steady_clock::now();  // of the pass of alignment `shown`
@@ -211,8 +224,7 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
             const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             line.show(what + std::to_string(k) + ", forward pass " + progress_bar(fraction, elapsed));
         };
-        keep(t, long_pair::align_more(query, subject, sc, *pool, std::move(first), max_hsps, 1, std::size_t(1) << 30,
-                                      double(1 << 20), 0, show));
+        more_of(t, *pool, show);
         line.clear();
         ++linear;
     }

@@ -50,13 +50,14 @@ void adjust_composition(search_results& results, const query_strands& queries, c
 // Several alignments per (query, subject, strand) (--max-hsps N, BLAST's name): after each printed hit, the next
 // alignments of its pair that share no aligned pair of residues with those before it, each with its own score, bit
 // score and E-value, kept while E <= max_evalue (every positive score without statistics), at most max_hsps in all
-// per hit. `shown` gives the queries as read (their letters for identities and positives). Pairs of at most
-// long.hsp_cells cells (data/tuning.tsv) in full matrices (core/align/hsps.hpp), a pair a thread on `threads` threads
-// (0: one per hardware thread); larger ones in linear memory (long_pair::align_more), one after the other on all the
-// threads, with a progress line on a terminal when `progress`. Returns how many pairs went the linear-memory way.
-// With `composition` (--comp-based-stats 1: the hits were realigned with their pair's adjusted matrix M'), the further
-// alignments are those under M' and the gaps x32, their scores and E-values as adjust_composition gives them; pairs
-// above long.hsp_cells then keep their one alignment.
+// per hit. `shown` gives the queries as read (their letters for identities and positives). Found by the long-pair
+// method with forbidden steps (long_pair::align_more, the full-matrix Waterman-Eggert's alignments in linear memory):
+// pairs of at most long.hsp_cells cells (data/tuning.tsv) a pair a thread on `threads` threads (0: one per hardware
+// thread), larger ones one after the other on all of them, with a progress line on a terminal when `progress`.
+// Returns how many pairs went the one-at-a-time way. With `composition` (--comp-based-stats 1: the hits were
+// realigned with their pair's adjusted matrix M'), the further alignments are those under M' and the gaps x32 (full
+// matrices, core/align/hsps.hpp), their scores and E-values as adjust_composition gives them; pairs above
+// long.hsp_cells then keep their one alignment.
 std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
                      const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress = false,
                      const composition_adjustment* composition = nullptr);

@@ -640,7 +640,7 @@ TEST_CASE("max-hsps on a genome against a relative with an inversion and a dupli
     CHECK(collinear);
 }
 
-TEST_CASE("max-hsps on long pairs: found in linear memory, the alignments the full matrices give", "[cli][long]") {
+TEST_CASE("max-hsps on long pairs: one at a time on all threads, the alignments a pair a thread gives", "[cli][long]") {
     temp_dir dir;
     std::mt19937_64 rng(57);
     const auto revcomp = [](std::string s) {
@@ -653,7 +653,7 @@ TEST_CASE("max-hsps on long pairs: found in linear memory, the alignments the fu
         for (auto& c : x) c = "ACGT"[rng() % 4];
         return x;
     };
-    // long.hsp_cells=1000 sends these pairs (about 8 M cells) the linear-memory way: the output is the full matrices'.
+    // long.hsp_cells=1000 sends these pairs (about 8 M cells) one at a time on all threads: the output is the same.
     const std::string a = random_dna(2400);
     std::string b = a.substr(0, 800) + revcomp(a.substr(800, 500)) + a.substr(1300) + a.substr(1600, 400);
     for (auto& c : b)

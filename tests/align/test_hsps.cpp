@@ -261,7 +261,7 @@ TEST_CASE("max_hsps: the scores lalign36 (SIM, FASTA 36) reports for the same pa
     CHECK(compared >= 20);
 }
 
-TEST_CASE("max_hsps with a wide matrix: the standard matrix widened gives the same alignments; the first is sw_align_wide's", "[hsps]") {
+TEST_CASE("max_hsps with a wide matrix: the standard matrix widened gives the same alignments, the first sw_align_wide's", "[hsps]") {
     std::mt19937_64 rng(61);
     const scoring sc{substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein};
     wide_matrix same;
