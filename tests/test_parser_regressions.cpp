@@ -6,6 +6,7 @@
 #include <tiffio.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -230,4 +231,22 @@ TEST_CASE("loop index arrays: an index of 2^63 - 1 is refused without overflow",
     io::set_loop_writes(loop, io::parse_npy(w, "w.npy"), "w.npy");
     CHECK(std::string(caught([&] { io::set_loop_locations(loop, -1, 0, "w.npy"); }).what()) ==
           "w.npy: more than 2^31-1 iterations or array elements; split the loop");
+}
+
+TEST_CASE("a region with an exponent in its positions is refused at once, a name that looks so is read", "[fuzz][align]") {
+    // HTSlib multiplies by ten once per unit of an exponent: "chr1:1E6666666666" took 5 s (found by fuzz_region, a
+    // timeout under the fuzzer). Positions are plain integers; a sequence named like that is still found.
+    temp_dir dir;
+    std::ofstream(dir / "g.fa") << ">chr1\nACGTACGTAC\n>x:1e5\nGGGG\n";
+    for (const std::string region : {"chr1:1E6666666666", "chr1:1e5-2e5", "chr1:001066666666666666E6666666666[,.0"}) {
+        const auto start = std::chrono::steady_clock::now();
+        const auto e = caught([&] { io::read_region(dir / "g.fa", region); });
+        CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 0.5);
+        CHECK(e.code() == exit_code::bad_input);
+        CHECK(std::string(e.what()).find("positions are plain integers") != std::string::npos);
+    }
+    const auto named = io::read_region(dir / "g.fa", "x:1e5");
+    REQUIRE(named.size() == 1);
+    CHECK(named.length(0) == 4);
+    CHECK(io::read_region(dir / "g.fa", "chr1:2-5").length(0) == 4);
 }
