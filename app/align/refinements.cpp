@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -107,137 +108,169 @@ void adjust_composition(search_results& results, const query_strands& queries, c
     }
 }
 
-std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
-                     const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress,
-                     const composition_adjustment* composition) {
-    if (max_hsps <= 1) return 0;
-    const evalue_calculator* stats = results.statistics ? &*results.statistics : nullptr;
-    const double full_matrix_cells = tuning::real("long.hsp_cells");
-    std::vector<std::pair<std::size_t, std::size_t>> pairs;
-    for (std::size_t q = 0; q < results.hits.size(); ++q)
-        for (std::size_t i = 0; i < results.hits[q].size(); ++i) pairs.emplace_back(q, i);
-    // The further alignments of each printed hit: found[0] is the hit's own alignment.
-    std::vector<std::vector<printed_hit>> more(pairs.size());
-    const auto keep = [&](std::size_t t, std::vector<alignment> found) {
-        const auto [q, i] = pairs[t];
-        const printed_hit& h = results.hits[q][i];
-        const int first = found.empty() ? 0 : composition ? unscale_score(found[0].score) : found[0].score;
+namespace {
+
+// add_hsps in its steps: the printed hits as pairs, the further alignments of the smaller pairs a pair a thread and of
+// the larger ones one at a time on all threads, then each hit followed by its own.
+class hsp_finder {
+public:
+    hsp_finder(search_results& results, const query_strands& searched, const query_strands& shown, const scoring& sc,
+               int max_hsps, double max_evalue, const composition_adjustment* composition)
+        : results_(results), searched_(searched), shown_(shown), sc_(sc), max_hsps_(max_hsps), max_evalue_(max_evalue),
+          composition_(composition), stats_(results.statistics ? &*results.statistics : nullptr),
+          small_cells_(tuning::real("long.hsp_cells")) {
+        for (std::size_t q = 0; q < results.hits.size(); ++q)
+            for (std::size_t i = 0; i < results.hits[q].size(); ++i) pairs_.emplace_back(q, i);
+        more_.resize(pairs_.size());
+    }
+
+    // Pairs of at most long.hsp_cells cells, a pair a thread.
+    void small_pairs(int threads) {
+        std::atomic<std::size_t> next{0};
+        std::exception_ptr failed;
+        std::mutex failure;
+        on_threads(pairs_.size(), threads, [&] {
+            thread_pool one(1);  // runs on this thread
+            for (std::size_t t; (t = next++) < pairs_.size();) {
+                try {
+                    if (cells(t) > small_cells_) continue;
+                    if (composition_) under_composition(t);
+                    else by_long_pair(t, one);
+                } catch (...) {
+                    std::lock_guard<std::mutex> g(failure);
+                    if (!failed) failed = std::current_exception();
+                    next = pairs_.size();
+                }
+            }
+        });
+        if (failed) std::rethrow_exception(failed);
+    }
+
+    // Larger pairs one after the other, each on all the threads, with a progress line; under composition-based
+    // statistics they keep their one alignment. Returns how many.
+    std::size_t large_pairs(int threads, bool progress) {
+        std::size_t done = 0;
+        std::unique_ptr<thread_pool> pool;
+        progress_line line(progress);
+        for (std::size_t t = 0; t < pairs_.size(); ++t) {
+            if (cells(t) <= small_cells_ || composition_) continue;
+            if (!pool) pool = std::make_unique<thread_pool>(static_cast<unsigned>(std::max(threads, 0)));
+            const std::string what = "swgpu: --max-hsps, long pair " + std::to_string(query(t).size()) + " x " +
+                                     std::to_string(subject(t).size()) + ": alignment ";
+            auto start = std::chrono::steady_clock::now();  // of the pass of alignment `shown`
+            int shown = 0;
+            by_long_pair(t, *pool, [&](int k, double fraction) {
+                if (fraction < 0) return line.show(what + std::to_string(k) + ", tracing back");
+                if (k != shown) shown = k, start = std::chrono::steady_clock::now();
+                const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                line.show(what + std::to_string(k) + ", forward pass " + progress_bar(fraction, elapsed));
+            });
+            line.clear();
+            ++done;
+        }
+        return done;
+    }
+
+    // Each hit followed by its further alignments (BLAST prints a subject's HSPs together, best first).
+    void interleave() {
+        for (std::size_t q = 0, t = 0; q < results_.hits.size(); ++q) {
+            std::vector<printed_hit> with;
+            for (std::size_t i = 0; i < results_.hits[q].size(); ++i, ++t) {
+                with.push_back(std::move(results_.hits[q][i]));
+                for (auto& extra : more_[t]) with.push_back(std::move(extra));
+            }
+            results_.hits[q] = std::move(with);
+        }
+    }
+
+private:
+    const printed_hit& hit(std::size_t t) const { return results_.hits[pairs_[t].first][pairs_[t].second]; }
+    std::span<const std::uint8_t> query(std::size_t t) const { return searched_.residues(pairs_[t].first, hit(t).str); }
+    std::span<const std::uint8_t> subject(std::size_t t) const { return results_.scan.subjects.at(hit(t).subject).span(); }
+    double cells(std::size_t t) const { return double(query(t).size()) * double(subject(t).size()); }
+
+    // The hit's alignment (computed here when the output carried none), then the further ones by the long-pair method
+    // with forbidden steps (the CPU's vector kernel; faster than full matrices even for short pairs: the demo's 37
+    // hits with --max-hsps 5 took 0.24 s that way, 0.08-0.17 s this way on 2 threads).
+    void by_long_pair(std::size_t t, thread_pool& pool, const std::function<void(int, double)>& progress = {}) {
+        const auto q = query(t), s = subject(t);
+        alignment first = hit(t).aln;
+        if (first.ops.empty()) {
+            long_pair::cpu_backend be(q, s, sc_, pool);
+            first = long_pair::align(be, static_cast<std::int64_t>(q.size()), static_cast<std::int64_t>(s.size()), sc_);
+        }
+        keep(t, long_pair::align_more(q, s, sc_, pool, std::move(first), max_hsps_, 1, std::size_t(1) << 30,
+                                      double(1 << 20), 0, progress));
+    }
+
+    // Composition-based statistics: the pair's adjusted matrix M' and gaps x32 (as the hit was aligned:
+    // core/align/composition.hpp), so the first is the hit's alignment and the others follow it.
+    void under_composition(std::size_t t) {
+        const auto q = query(t), s = subject(t);
+        const auto r = composition_->adjust(q, composition_of(q, sc_.matrix), s, sw_align(q, s, sc_), sc_.gaps);
+        if (!r.aligned) return;
+        hsp_options opt;
+        opt.max_hsps = max_hsps_;
+        opt.max_cells = small_cells_;
+        keep(t, sw_align_hsps_wide(q, r.searched, r.matrix, sc_.gaps.open * composition_scale,
+                                   sc_.gaps.extend * composition_scale, opt));
+    }
+
+    // The alignments of pair t after its first (which must be the hit's), with their scores and E-values, while
+    // E <= max_evalue.
+    void keep(std::size_t t, std::vector<alignment> found) {
+        const std::size_t q = pairs_[t].first;
+        const printed_hit& h = hit(t);
+        const auto scale = [this](int score) { return composition_ ? unscale_score(score) : score; };
+        const int first = found.empty() ? 0 : scale(found[0].score);
         if (found.empty() || first != h.score)
             throw runtime_failure("internal error: the first of a pair's alignments (--max-hsps) scores " +
                                   std::to_string(first) + ", its hit " + std::to_string(h.score));
-        const auto subject = results.scan.subjects.at(h.subject).span();
+        const auto s = subject(t);
         for (std::size_t k = 1; k < found.size(); ++k) {
             printed_hit extra;
             extra.subject = h.subject;
             extra.str = h.str;
-            extra.score = composition ? unscale_score(found[k].score) : found[k].score;
-            if (stats) {
+            extra.score = scale(found[k].score);
+            if (stats_) {
                 extra.has_statistics = true;
-                extra.bit_score = stats->bit_score(extra.score);
-                extra.evalue = composition ? stats->evalue_of_score(double(found[k].score) / composition_scale,
-                                                                    searched.plus.length(q), subject.size())
-                                           : stats->evalue(extra.score, searched.plus.length(q), subject.size());
-                if (!(extra.evalue <= max_evalue)) break;  // scores only fall from here
+                extra.bit_score = stats_->bit_score(extra.score);
+                extra.evalue = composition_ ? stats_->evalue_of_score(double(found[k].score) / composition_scale,
+                                                                      searched_.plus.length(q), s.size())
+                                            : stats_->evalue(extra.score, searched_.plus.length(q), s.size());
+                if (!(extra.evalue <= max_evalue_)) break;  // scores only fall from here
             }
             found[k].score = extra.score;
-            extra.stats = stats_of(found[k], shown.residues(q, h.str), subject, sc.matrix);
+            extra.stats = stats_of(found[k], shown_.residues(q, h.str), s, sc_.matrix);
             extra.aln = std::move(found[k]);
-            more[t].push_back(std::move(extra));
+            more_[t].push_back(std::move(extra));
         }
-    };
-    const auto cells = [&](std::size_t t) {
-        const auto [q, i] = pairs[t];
-        const printed_hit& h = results.hits[q][i];
-        return double(searched.residues(q, h.str).size()) * double(results.scan.subjects.at(h.subject).span().size());
-    };
-    // The hit's alignment (computed here when the output carried none), then the further ones: by the long-pair
-    // method with forbidden steps (the CPU's vector kernel; faster than full matrices even for short pairs: the
-    // demo's 37 hits with --max-hsps 5 took 0.24 s that way, 0.11-0.17 s this way on 2 threads).
-    const auto more_of = [&](std::size_t t, thread_pool& pool,
-                             const std::function<void(int, double)>& progress_of = {}) {
-        const auto [q, i] = pairs[t];
-        const printed_hit& h = results.hits[q][i];
-        const auto query = searched.residues(q, h.str);
-        const auto subject = results.scan.subjects.at(h.subject).span();
-        alignment first = h.aln;
-        if (first.ops.empty()) {
-            long_pair::cpu_backend be(query, subject, sc, pool);
-            first = long_pair::align(be, static_cast<std::int64_t>(query.size()), static_cast<std::int64_t>(subject.size()), sc);
-        }
-        keep(t, long_pair::align_more(query, subject, sc, pool, std::move(first), max_hsps, 1, std::size_t(1) << 30,
-                                      double(1 << 20), 0, progress_of));
-    };
-    // Pairs of at most long.hsp_cells cells, a pair a thread.
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr failed;
-    std::mutex failure;
-    const auto work = [&] {
-        thread_pool one(1);  // runs on this thread
-        for (std::size_t t; (t = next++) < pairs.size();) {
-            try {
-                if (cells(t) > full_matrix_cells) continue;
-                if (!composition) {
-                    more_of(t, one);
-                    continue;
-                }
-                const auto [q, i] = pairs[t];
-                const printed_hit& h = results.hits[q][i];
-                const auto query = searched.residues(q, h.str);
-                const auto subject = results.scan.subjects.at(h.subject).span();
-                hsp_options opt;
-                opt.max_hsps = max_hsps;
-                opt.max_cells = full_matrix_cells;
-                // Composition-based statistics: the pair's adjusted matrix M' and gaps x32 (as the hit was aligned:
-                // core/align/composition.hpp), so the first is the hit's alignment and the others follow it.
-                const auto r = composition->adjust(query, composition_of(query, sc.matrix), subject,
-                                                   sw_align(query, subject, sc), sc.gaps);
-                if (!r.aligned) continue;
-                keep(t, sw_align_hsps_wide(query, r.searched, r.matrix, sc.gaps.open * composition_scale,
-                                           sc.gaps.extend * composition_scale, opt));
-            } catch (...) {
-                std::lock_guard<std::mutex> g(failure);
-                if (!failed) failed = std::current_exception();
-                next = pairs.size();
-            }
-        }
-    };
-    on_threads(pairs.size(), threads, work);
-    if (failed) std::rethrow_exception(failed);
-    // Larger pairs one after the other, each on all the threads, with a progress line.
-    std::size_t linear = 0;
-    std::unique_ptr<thread_pool> pool;
-    progress_line line(progress);
-    for (std::size_t t = 0; t < pairs.size(); ++t) {
-        if (cells(t) <= full_matrix_cells || composition) continue;  // long pairs under M': one alignment
-        if (!pool) pool = std::make_unique<thread_pool>(static_cast<unsigned>(std::max(threads, 0)));
-        const auto [q, i] = pairs[t];
-        const printed_hit& h = results.hits[q][i];
-        const auto query = searched.residues(q, h.str);
-        const auto subject = results.scan.subjects.at(h.subject).span();
-        const std::string what = "swgpu: --max-hsps, long pair " + std::to_string(query.size()) + " x " +
-                                 std::to_string(subject.size()) + ": alignment ";
-        auto start = std::chrono::steady_clock::now();  // of the pass of alignment `shown`
-        int shown = 0;
-        const auto show = [&](int k, double fraction) {
-            if (fraction < 0) return line.show(what + std::to_string(k) + ", tracing back");
-            if (k != shown) shown = k, start = std::chrono::steady_clock::now();
-            const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            line.show(what + std::to_string(k) + ", forward pass " + progress_bar(fraction, elapsed));
-        };
-        more_of(t, *pool, show);
-        line.clear();
-        ++linear;
     }
-    // Each hit followed by its further alignments (BLAST prints a subject's HSPs together, best first).
-    for (std::size_t q = 0, t = 0; q < results.hits.size(); ++q) {
-        std::vector<printed_hit> with;
-        for (std::size_t i = 0; i < results.hits[q].size(); ++i, ++t) {
-            with.push_back(std::move(results.hits[q][i]));
-            for (auto& extra : more[t]) with.push_back(std::move(extra));
-        }
-        results.hits[q] = std::move(with);
-    }
-    return linear;
+
+    search_results& results_;
+    const query_strands& searched_;
+    const query_strands& shown_;
+    const scoring& sc_;
+    int max_hsps_;
+    double max_evalue_;
+    const composition_adjustment* composition_;
+    const evalue_calculator* stats_;
+    double small_cells_;
+    std::vector<std::pair<std::size_t, std::size_t>> pairs_;  // (query, printed hit)
+    std::vector<std::vector<printed_hit>> more_;              // per pair: its further alignments
+};
+
+}  // namespace
+
+std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
+                     const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress,
+                     const composition_adjustment* composition) {
+    if (max_hsps <= 1) return 0;
+    hsp_finder finder(results, searched, shown, sc, max_hsps, max_evalue, composition);
+    finder.small_pairs(threads);
+    const std::size_t large = finder.large_pairs(threads, progress);
+    finder.interleave();
+    return large;
 }
 
 }  // namespace swgpu::app
