@@ -196,6 +196,25 @@ std::string open_failure(int err) {
            "; check the path and its permissions";
 }
 
+// Regions HTSlib would misread or take long over: a NUL byte (it reads a C string: cut short, to an empty name say)
+// and positions with an exponent ("1e5", multiplied out one power of ten at a time: "chr1:1E6666666666" took 5 s,
+// larger ones longer). Positions are plain integers here; a sequence named like that is still a name.
+void refuse_unreadable(const std::string& region, const faidx_t* fai, const std::string& where) {
+    if (region.find('\0') != std::string::npos) throw input_error(where, "the region holds a NUL byte");
+    const auto colon = region.rfind(':');
+    if (colon == std::string::npos || faidx_has_seq(fai, region.c_str())) return;
+    const std::string tail = region.substr(colon + 1);
+    // A number HTSlib would read with an exponent: digits (and commas), then 'e' or 'E', at BEG or END.
+    const auto exponent_after = [&tail](std::size_t at) {
+        const std::size_t digits_end = std::min(tail.find_first_not_of("0123456789,", at), tail.size());
+        return digits_end > at && digits_end < tail.size() && (tail[digits_end] == 'e' || tail[digits_end] == 'E');
+    };
+    const std::size_t dash = tail.find('-');
+    if (exponent_after(0) || (dash != std::string::npos && exponent_after(dash + 1)))
+        throw input_error(where, "positions are plain integers (1-based, commas allowed, no exponent): write NAME:BEG "
+                                 "or NAME:BEG-END");
+}
+
 }  // namespace
 
 sequence_source parse_source(const std::string& spec) {
@@ -506,22 +525,7 @@ struct sequence_reader::impl {
         } closer{fai};
 
         const std::string where = shown + ":" + printable(region);
-        // HTSlib reads the region as a C string: a NUL byte would cut it short (to an empty name, say).
-        if (region.find('\0') != std::string::npos) throw input_error(where, "the region holds a NUL byte");
-        // HTSlib reads positions with an exponent ("1e5"), multiplying by ten once per unit of it: "chr1:1E6666666666"
-        // took 5 s, larger ones longer. Positions here are plain integers; a name that looks so is still a name.
-        if (const auto colon = region.rfind(':'); colon != std::string::npos && !faidx_has_seq(fai, region.c_str())) {
-            const std::string tail = region.substr(colon + 1);
-            // A number HTSlib would read with an exponent: digits (and commas), then 'e' or 'E', at BEG or END.
-            const auto exponent_after = [&tail](std::size_t at) {
-                const std::size_t digits_end = std::min(tail.find_first_not_of("0123456789,", at), tail.size());
-                return digits_end > at && digits_end < tail.size() && (tail[digits_end] == 'e' || tail[digits_end] == 'E');
-            };
-            const std::size_t dash = tail.find('-');
-            if (exponent_after(0) || (dash != std::string::npos && exponent_after(dash + 1)))
-                throw input_error(where, "positions are plain integers (1-based, commas allowed, no exponent): write "
-                                         "NAME:BEG or NAME:BEG-END");
-        }
+        refuse_unreadable(region, fai, where);
         int tid = -1;
         hts_pos_t beg = 0, end = 0;
         const char* rest = fai_parse_region(fai, region.c_str(), &tid, &beg, &end, 0);
