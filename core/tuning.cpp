@@ -30,6 +30,7 @@ constexpr setting known[] = {
     {"long.auto_cells_cpu", kind::real, ""},
     {"long.auto_min_side_cpu", kind::integer, ""},
     {"long.hsp_cells", kind::real, ""},
+    {"long.cpu_task_tiles", kind::integer, ""},
     {"long.profile", kind::flag, ""},
     {"long.peer", kind::flag, ""},
     {"long.split", kind::text, "rows|columns"},

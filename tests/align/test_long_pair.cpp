@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "core/align/hsps.hpp"
+#include "core/cancel.hpp"
+#include "core/tuning.hpp"
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/simd/long_pair_rows.hpp"
 #include "core/align/smith_waterman.hpp"
@@ -117,6 +119,64 @@ TEST_CASE("long pairs: tile edges, one residue against many, identical pairs", "
         REQUIRE(cigar_string(a.ops) == "3000M");
         REQUIRE(a == sw_align(q, q, sc));
     }
+}
+
+TEST_CASE("long pairs: the CPU's forward tasks of several tiles give one tile's grids on any number of threads", "[long]") {
+    // Tasks of 1, 2, 3 and 5 tiles per side (partial at the edges; fewer where the threads would idle), on 1 to 7
+    // threads, over square, narrow and tall rectangles, with grids of a few tiles: the same end, alignment and grids.
+    std::mt19937_64 rng(41);
+    const auto sc = dna_scoring(2, -3, 5, 2);
+    const std::int64_t t = long_pair::cpu_backend::tile;
+    struct shape {
+        std::size_t m, n;
+    };
+    for (const shape sh : {shape{3000, 2600}, shape{5200, 3100}, shape{2 * t + 7, 4000}, shape{4000, t - 3}, shape{600, 700}}) {
+        const auto q = random_sequence(rng, sh.m, dna4, sc.matrix);
+        auto s = mutate(rng, q, 0.05, 6, 100, dna4, sc.matrix);
+        s.resize(std::min(s.size(), sh.n));
+        while (s.size() < sh.n) s.push_back(q[s.size() % q.size()]);
+        const auto want = sw_align(q, s, sc);
+        const auto m = std::int64_t(q.size()), n = std::int64_t(s.size());
+        for (const int task : {1, 2, 3, 5}) {
+            const tuning::scoped_override tiles("long.cpu_task_tiles=" + std::to_string(task));
+            for (const unsigned threads : {1u, 2u, 3u, 7u}) {
+                INFO(sh.m << " x " << sh.n << ", tasks of " << task << " tiles, " << threads << " threads");
+                thread_pool pool(threads);
+                long_pair::cpu_backend be(q, s, sc, pool, 1 << 14, 256.0 * 256);
+                REQUIRE(long_pair::score(be, m, n, sc) == sw_score(q, s, sc));
+                REQUIRE(long_pair::align(be, m, n, sc) == want);
+            }
+        }
+    }
+}
+
+TEST_CASE("long pairs: a CPU forward pass asked to stop ends with the interruption on every thread count", "[long]") {
+    // Asked before the pass starts, and while its tasks run and wait on one another (a 30 kbp pair takes far longer
+    // than 2 ms on any thread count): every task leaves, and the pass ends with exit code "interrupted".
+    std::mt19937_64 rng(43);
+    const auto sc = dna_scoring(2, -3, 5, 2);
+    const auto q = random_sequence(rng, 30000, dna4, sc.matrix);
+    const auto s = mutate(rng, q, 0.05, 6, 100, dna4, sc.matrix);
+    for (unsigned threads : {1u, 3u, 8u})
+        for (int delay_ms : {0, 2}) {
+            INFO(threads << " threads, asked after " << delay_ms << " ms");
+            thread_pool pool(threads);
+            long_pair::cpu_backend be(q, s, sc, pool);
+            std::thread asker([delay_ms] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+                request_cancel();
+            });
+            if (delay_ms == 0) asker.join();
+            exit_code code = exit_code::success;
+            try {
+                (void)long_pair::score(be, std::int64_t(q.size()), std::int64_t(s.size()), sc);
+            } catch (const error& e) {
+                code = e.code();
+            }
+            if (asker.joinable()) asker.join();
+            withdraw_cancel();
+            CHECK(code == exit_code::interrupted);
+        }
 }
 
 TEST_CASE("long pairs: the CPU trace of a rectangle holds every cell's source and gap bits, and the first target", "[long]") {

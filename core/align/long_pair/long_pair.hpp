@@ -168,7 +168,7 @@ struct forbidden_pairs {
     void add(const alignment& a);
 };
 
-// The CPU backend: tiles in anti-diagonal waves on the pool's threads, 32-bit cells, rows of a tile in vector lanes
+// The CPU backend: squares of tiles (long.cpu_task_tiles per side) in anti-diagonal waves on the pool's threads, 32-bit cells, rows of a tile in vector lanes
 // (core/align/simd/long_pair_rows.hpp). lanes: 16, 8 or 4 forces that kernel where the CPU runs it (0: the widest). Leaves are
 // traced by the same kernel; trace_batch: how many leaves the walk traces at once, a thread each (the one it needs
 // and the next ones along its likely path, traced whole rather than the part the walk can reach: about 2.7 times
@@ -194,6 +194,8 @@ public:
     // Forward passes and traces from now on take no diagonal step into a cell of `f` (nullptr: none).
     void forbid(std::shared_ptr<const forbidden_pairs> f) { forbidden_ = std::move(f); }
     static constexpr std::int64_t tile = 256;
+    // The most tiles per side of one task of the forward pass (long.cpu_task_tiles).
+    static constexpr std::int64_t max_task_tiles = 16;
 
 private:
     // Points grp (rows [row0, row0 + grp.rows), columns [col0, col0 + grp.w)) at the forbidden cells among them,
