@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# sanitize.sh [GPU_TEST_BINARY [FILTER [TOOL...]]]: compute-sanitizer over the GPU tests whose names contain FILTER
-# (default "sanitize": small configurations of every engine schedule, row barrier, tiled tuning entry and scan entry,
-# of the GPU aligner, the search and the long-pair rectangles, on problems that still cross tile boundaries), under
-# each TOOL (default: memcheck racecheck synccheck initcheck). swgpu processes the tests start are checked too.
+# sanitize.sh [GPU_TEST_BINARY [FILTER [TOOL...]]]: compute-sanitizer over the GPU tests whose names contain one of
+# FILTER's '|'-separated parts, under each TOOL (default: memcheck racecheck synccheck initcheck). The default FILTER
+# takes the tests named "sanitize" (small configurations of every engine schedule, row barrier, tiled tuning entry and
+# scan entry, of the GPU aligner, the search and the long-pair rectangles, on problems that still cross tile
+# boundaries) and the short tests of the numerical subcommands' own kernels (tables and histograms on every schedule,
+# rectangle queries, the box filter, SOR anti-diagonally, in column strips and red-black, sweep3d tiles and
+# hyperplanes, the levels inspector and level_p2p). swgpu processes the tests start are checked too.
 # Exit 0 when every tool reports no error, 77 when there is no GPU or no compute-sanitizer.
 set -uo pipefail
 bin=${1:-build/tests/gpu/swgpu_gpu_tests}
-filter=${2:-sanitize}
+default_filter="sanitize|[sat] integral histograms|rectangle queries on the device|every dtype equals|GPU sweeps anti-diagonal"
+default_filter+="|column strips and the compensation|one-pass red-black|sweep3d dd|sweep3d fmod|GPU inspector|level_p2p"
+filter=${2:-$default_filter}
 shift $(( $# < 2 ? $# : 2 ))
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck synccheck initcheck)
