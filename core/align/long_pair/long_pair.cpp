@@ -697,6 +697,8 @@ cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const st
     }
     compact_ = std::move(compact);
     letter_code_ = std::move(letters);
+    compact_rev_.assign(compact_.size() + 2 * rev_pad, 255);
+    std::copy(compact_.rbegin(), compact_.rend(), compact_rev_.begin() + rev_pad);
     // σ of two values on the letters that meet (DNA under --match/--mismatch): one comparison per step.
     std::vector<bool> in_query(substitution_matrix::max_letters, false);
     for (const auto c : query) in_query[c & 31] = true;
@@ -752,7 +754,11 @@ rows::group cpu_backend::start_group(std::vector<int>& profile, std::vector<int>
 
 void cpu_backend::at_column(rows::group& grp, std::int64_t col0) const {
     grp.subject = s_.data() + col0;
-    if (!compact_.empty()) grp.compact = compact_.data() + col0;
+    if (!compact_.empty()) {
+        grp.compact = compact_.data() + col0;
+        // compact_rev_[rev_pad + S − 1 − p] holds the code of subject position p.
+        grp.compact_rev = compact_rev_.data() + rev_pad + (static_cast<std::int64_t>(compact_.size()) - 1 - col0);
+    }
 }
 
 void forbidden_pairs::add(const alignment& a) {

@@ -20,6 +20,9 @@
 
 namespace swgpu::long_pair::rows {
 
+// The widest group the kernel takes its fastest way (wider ones run, a lane extracted at every step).
+inline constexpr int max_group_columns = 2048;
+
 // One group of N rows against the columns [0, w) of a tile (pointers already at the tile's first column).
 struct group {
     const int* profile;          // N x 32: profile[k * 32 + x] = σ(row k's query letter, x); rows past `rows` padded
@@ -29,6 +32,10 @@ struct group {
     const std::uint8_t* compact = nullptr;
     const std::uint8_t* letter_code = nullptr;
     int letters = 0;
+    // Optional, with compact codes: the same codes as 32-bit values in reverse order, compact_rev[−x] = compact[x],
+    // readable for x in [−N, w + N): the codes of every lane at step t are then one load (compact_rev − t), where
+    // shifting each new code in would take a broadcast and a shuffle.
+    const int* compact_rev = nullptr;
     // Optional, with compact codes: σ is `match` where a lane's row letter (its compact code, row_code[k]; a code no
     // subject letter has when the letter is not among them) equals the subject's and `mismatch` elsewhere: one
     // comparison per step. The caller checks that σ has this form on the letters involved.
@@ -78,49 +85,68 @@ int run_group_as(const group& g) {
     // values: match where it equals the lane's row letter. Few letters: one vector per letter (σ of each lane's row
     // against it), chosen where the codes match. Otherwise each lane reads the profile at its row and letter (a
     // gather; building σ per step in a buffer first, one scalar store per cell, took 1.6 times as long for protein).
-    const int steps = g.w + N - 1;
-    const bool by_letter = g.compact && g.letters <= 8;
+    // The group's fields in locals: the stores through top_h and top_e could otherwise alias them, and the compiler
+    // would reload each from memory at every step.
+    const int gw = g.w, rows = g.rows;
+    int* const top_h = g.top_h;
+    int* const top_e = g.top_e;
+    const std::uint8_t* const compact = g.compact;
+    const int* const compact_rev = g.compact_rev;
+    const std::uint8_t* const subject = g.subject;
+    const int* const profile = g.profile;
+    const int steps = gw + N - 1;
+    const bool by_letter = compact && g.letters <= 8;
     const bool two_values = by_letter && g.row_code;
+    const int letters = by_letter ? g.letters : 0;
     vec by[8], row_code = zero;
     const vec match = splat(g.match), mismatch = splat(g.mismatch);
     if (two_values) {
-        for (int k = 0; k < N; ++k) row_code[k] = k < g.rows ? g.row_code[k] : -1;
+        for (int k = 0; k < N; ++k) row_code[k] = k < rows ? g.row_code[k] : -1;
     } else if (by_letter) {
-        for (int x = 0; x < g.letters; ++x)
-            for (int k = 0; k < N; ++k) by[x][k] = g.profile[k * 32 + g.letter_code[x]];
+        for (int x = 0; x < letters; ++x)
+            for (int k = 0; k < N; ++k) by[x][k] = profile[k * 32 + g.letter_code[x]];
     }
     vec lane_row = zero;  // each lane's row of the profile: lane · 32
     for (int k = 0; k < N; ++k) lane_row[k] = k * 32;
     vec codes = zero;
-    const vec neg_oe = splat(-g.oe), neg_e = splat(-g.ext), w = splat(g.w);
+    const vec neg_oe = splat(-g.oe), neg_e = splat(-g.ext), w = splat(gw);
     vec h_left = zero, f = zero, up, e_in = zero, best = zero;
     for (int k = 0; k < N; ++k) {
-        h_left[k] = k < g.rows ? g.left_h[k] : 0;
-        f[k] = k < g.rows ? g.left_f[k] : -g.oe;
+        h_left[k] = k < rows ? g.left_h[k] : 0;
+        f[k] = k < rows ? g.left_f[k] : -g.oe;
     }
     // The diagonal of lane 0 at step 0 is the corner; of lane k > 0, H[i0+k−1][−1] (the left border of the row above).
     vec diag = shift_in(h_left, splat(g.corner));
-    const int last = g.rows - 1;
+    const int last = rows - 1;
     vec j = zero - lane;  // the column of each lane at step t
     vec hits = splat(-1);  // Trace with a target: each lane's first column whose H is the target
+    // The body's last four lanes of H and E at every step (see `step`), 4 per column of the bottom row.
+    int tail_h[4 * max_group_columns], tail_e[4 * max_group_columns];
     // One step. Masked: some lanes are before column 0 or past the last column (the first and last N − 1 steps, or
-    // a tile narrower than N); Full: the group has N rows, so the bottom row is lane N − 1 (a constant lane).
-    const auto step = [&](int t, auto masked, auto full) {
-        const int col = t < g.w ? t : g.w - 1;  // lane 0's inputs (unused once t >= w)
-        up = shift_in(h_left, splat(g.top_h[col]));
-        e_in = shift_in(e_in, splat(g.top_e[col]));
+    // a tile narrower than N); Full: the group has N rows, so the bottom row is lane N − 1 (a constant lane);
+    // Body: every lane inside the tile and the bottom lane's column inside it (its outputs go through out_h, out_e);
+    // Sigma: 0 two values, 1 by letter, 2 gathered from the profile.
+    const auto step = [&](int t, auto masked, auto full, auto body, auto sigma_mode) {
+        constexpr int mode = decltype(sigma_mode)::value;
+        const int col = t < gw ? t : gw - 1;  // lane 0's inputs (unused once t >= w)
+        up = shift_in(h_left, splat(top_h[col]));
+        e_in = shift_in(e_in, splat(top_e[col]));
         vec sigma;
-        if (two_values) {
-            codes = shift_in(codes, splat(g.compact[col]));
+        if constexpr (mode == 0 || mode == 1) {
+            if (compact_rev)
+                __builtin_memcpy(&codes, compact_rev - t, sizeof codes);
+            else
+                codes = shift_in(codes, splat(compact[col]));
+        }
+        if constexpr (mode == 0) {
             sigma = codes == row_code ? match : mismatch;
-        } else if (by_letter) {
-            codes = shift_in(codes, splat(g.compact[col]));
+        } else if constexpr (mode == 1) {
             sigma = codes == 0 ? by[0] : zero;
-            for (int x = 1; x < g.letters; ++x) sigma = codes == x ? by[x] : sigma;
+            for (int x = 1; x < letters; ++x) sigma = codes == x ? by[x] : sigma;
         } else {  // a gather: lane k reads σ(row k, its subject letter)
-            codes = shift_in(codes, splat(g.subject[col] & 31));
+            codes = shift_in(codes, splat(subject[col] & 31));
             const vec at = lane_row + codes;
-            for (int k = 0; k < N; ++k) sigma[k] = g.profile[at[k]];
+            for (int k = 0; k < N; ++k) sigma[k] = profile[at[k]];
         }
         vec d = diag + sigma;
         if constexpr (Forbid)
@@ -165,35 +191,53 @@ int run_group_as(const group& g) {
             f = f_next;
             best = best > h ? best : h;
         }
-        const int bottom = decltype(full)::value ? N - 1 : last;
-        const int jl = t - bottom;
-        if (jl >= 0 && jl < g.w) {
-            g.top_h[jl] = h[bottom];
-            g.top_e[jl] = e_next[bottom];
+        if constexpr (decltype(body)::value) {
+            // The last four lanes (the bottom row's column t − (N − 1) in the last) stored whole: a store, where taking
+            // one lane out of the vector would be a shuffle; copied to top_h, top_e after the sweep.
+            const int jl = t - (N - 1);
+            __builtin_memcpy(tail_h + 4 * jl, reinterpret_cast<const char*>(&h) + (N - 4) * sizeof(int), 4 * sizeof(int));
+            __builtin_memcpy(tail_e + 4 * jl, reinterpret_cast<const char*>(&e_next) + (N - 4) * sizeof(int), 4 * sizeof(int));
+        } else {
+            const int bottom = decltype(full)::value ? N - 1 : last;
+            const int jl = t - bottom;
+            if (jl >= 0 && jl < gw) {
+                top_h[jl] = h[bottom];
+                top_e[jl] = e_next[bottom];
+            }
         }
         j += 1;
     };
     using yes = std::true_type;
     using no = std::false_type;
-    // Steps N − 1 .. w − 1 have every lane inside the tile.
-    const int body_begin = N - 1, body_end = g.w;
-    if (body_begin < body_end && g.rows == N) {
-        for (int t = 0; t < body_begin; ++t) step(t, yes{}, yes{});
-        for (int t = body_begin; t < body_end; ++t) step(t, no{}, yes{});
-        for (int t = body_end; t < steps; ++t) step(t, yes{}, yes{});
-    } else {
-        for (int t = 0; t < steps; ++t) step(t, yes{}, no{});
-    }
-    for (int k = 0; k < g.rows; ++k) {
+    const auto sweep = [&](auto sigma_mode) {
+        // Steps N − 1 .. w − 1 have every lane inside the tile; their bottom-row columns 0 .. w − N go to top_h and
+        // top_e once they are done (no later step of the group reads them).
+        const int body_begin = N - 1, body_end = gw;
+        if (body_begin < body_end && rows == N && gw <= max_group_columns) {
+            for (int t = 0; t < body_begin; ++t) step(t, yes{}, yes{}, no{}, sigma_mode);
+            for (int t = body_begin; t < body_end; ++t) step(t, no{}, yes{}, yes{}, sigma_mode);
+            for (int jl = 0; jl <= gw - N; ++jl) top_h[jl] = tail_h[4 * jl + 3], top_e[jl] = tail_e[4 * jl + 3];
+            for (int t = body_end; t < steps; ++t) step(t, yes{}, yes{}, no{}, sigma_mode);
+        } else {
+            for (int t = 0; t < steps; ++t) step(t, yes{}, no{}, no{}, sigma_mode);
+        }
+    };
+    if (two_values)
+        sweep(std::integral_constant<int, 0>{});
+    else if (by_letter)
+        sweep(std::integral_constant<int, 1>{});
+    else
+        sweep(std::integral_constant<int, 2>{});
+    for (int k = 0; k < rows; ++k) {
         g.left_h[k] = h_left[k];
         g.left_f[k] = f[k];
     }
     if constexpr (Trace) {
         if (g.target > 0)
-            for (int k = 0; k < g.rows; ++k) g.hit_col[k] = hits[k];
+            for (int k = 0; k < rows; ++k) g.hit_col[k] = hits[k];
     }
     int m = 0;
-    for (int k = 0; k < g.rows; ++k) m = best[k] > m ? best[k] : m;
+    for (int k = 0; k < rows; ++k) m = best[k] > m ? best[k] : m;
     return m;
 }
 
