@@ -21,7 +21,11 @@ if [ ${#threads[@]} -eq 0 ]; then
   for t in 1 2 4 8 16 32 64; do [ "$t" -le "$cores" ] && threads+=("$t"); done
   [ "${threads[-1]}" -eq "$cores" ] || threads+=("$cores")
 fi
-gcups() { sed -n 's/^summary: .*forward pass [0-9.]* s = \([0-9.]*\) GCUPS.*/\1/p'; }
+# GCUPS of the forward pass to two decimals, from the summary's sizes and time (it prints one decimal).
+gcups() {
+  sed -n 's/^summary: cpu \([0-9]*\)x\([0-9]*\) .*forward pass \([0-9.]*\) s = .*/\1 \2 \3/p' |
+    awk '{printf "%.2f\n", $1 * $2 / $3 / 1e9}'
+}
 echo "# host: $cores CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(lscpu | sed -n 's/^Thread(s) per core: *//p') thread(s) per core"
 
 declare -A one_pair ceiling
@@ -47,5 +51,5 @@ base=${threads[0]}
 for t in "${threads[@]}"; do
   awk -v t="$t" -v b="$base" -v p="${one_pair[$t]}" -v p1="${one_pair[$base]}" -v c="${ceiling[$t]}" -v c1="${ceiling[$base]}" 'BEGIN{
     ep = p / (t / b * p1); ec = c / (t / b * c1);
-    printf "summary: %2d threads: one pair %.1f GCUPS (efficiency %.0f %%), independent processes %.1f GCUPS (%.0f %%), the pair at %.0f %% of the host'"'"'s ceiling\n", t, p, 100 * ep, c, 100 * ec, 100 * ep / ec }'
+    printf "summary: %2d threads: one pair %.2f GCUPS (efficiency %.0f %%), independent processes %.2f GCUPS (%.0f %%), the pair at %.0f %% of the host'"'"'s ceiling\n", t, p, 100 * ep, c, 100 * ec, 100 * ep / ec }'
 done
