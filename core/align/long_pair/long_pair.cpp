@@ -800,6 +800,107 @@ void cpu_backend::mark_forbidden(rows::group& grp, std::vector<int>& buf, std::i
     grp.forbidden_count = static_cast<int>(forbidden_->paths.size());
 }
 
+// One forward pass: its rectangle, the running borders, the grid it fills and the kernel it runs.
+struct cpu_backend::forward_state {
+    rect area;
+    const borders& b;
+    std::int64_t K, rows, cols;
+    std::int64_t nti, ntj;  // tiles per side
+    std::int64_t s, nI;     // tiles per side of a task, task rows
+    grid& g;
+    std::shared_ptr<host_grid_lines> lines;
+    std::vector<std::atomic<int>> block_max;
+    // Running borders: the bottom row of the last tile computed in each column, and the right column of the last
+    // tile computed in each row. A wave's tasks have distinct tile rows and tile columns, so they touch disjoint parts.
+    std::vector<int> row_h, row_e, col_h, col_f;
+    // corner[J % 3][I]: H at the bottom-right cell of task (I, J), written in wave I + J, read by task (I+1, J+1)
+    // two waves later, overwritten by task (I, J+3) three waves later.
+    std::vector<int> corner;
+    rows::kernel_choice kernel;
+};
+
+void cpu_backend::forward_tile(forward_state& st, std::int64_t ti, std::int64_t tj, int diag_first) const {
+    const std::int64_t i0 = ti * tile, i1 = std::min(i0 + tile, st.rows);
+    const std::int64_t j0 = tj * tile, j1 = std::min(j0 + tile, st.cols);
+    int* hr = st.row_h.data() + j0;
+    int* er = st.row_e.data() + j0;
+    const int w = static_cast<int>(j1 - j0);
+    int best = 0;
+    // Groups of `lanes` rows, one row per vector lane (core/align/simd/long_pair_rows.hpp).
+    const int lanes = st.kernel.lanes;
+    std::vector<int> profile(static_cast<std::size_t>(lanes) * 32), row_code(static_cast<std::size_t>(lanes), -1);
+    std::vector<int> forbidden_cols;
+    for (std::int64_t g0 = i0; g0 < i1; g0 += lanes) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(lanes, i1 - g0));
+        rows::group grp = start_group(profile, row_code, st.area.r0 + g0, rows, lanes);
+        at_column(grp, st.area.c0 + j0);
+        grp.w = w;
+        grp.top_h = hr;
+        grp.top_e = er;
+        grp.corner = diag_first;
+        grp.left_h = st.col_h.data() + g0;
+        grp.left_f = st.col_f.data() + g0;
+        mark_forbidden(grp, forbidden_cols, st.area.r0 + g0, st.area.c0 + j0, lanes);
+        diag_first = st.col_h[idx(g0 + rows - 1)];  // H[last row of the group][j0 - 1]: the next group's corner
+        best = std::max(best, st.kernel.run(grp));
+    }
+    // Checkpoints on the grid's lines (tile borders, as K is a multiple of the tile).
+    const std::int64_t K = st.K, cols = st.cols;
+    if (i1 % K == 0 && i1 < st.rows) {
+        const auto a = idx(i1 / K - 1);
+        std::copy_n(hr, w, st.lines->row_h.data() + a * idx(cols) + idx(j0));
+        std::copy_n(er, w, st.lines->row_e.data() + a * idx(cols) + idx(j0));
+    }
+    if (j1 % K == 0 && j1 < cols) {
+        const auto at = static_cast<std::ptrdiff_t>(idx(j1 / K - 1) * idx(st.rows) + idx(i0));
+        std::copy(st.col_h.begin() + i0, st.col_h.begin() + i1, st.lines->col_h.begin() + at);
+        std::copy(st.col_f.begin() + i0, st.col_f.begin() + i1, st.lines->col_f.begin() + at);
+    }
+    auto& slot = st.block_max[idx((i0 / K) * st.g.B + j0 / K)];
+    int seen = slot.load(std::memory_order_relaxed);
+    while (best > seen && !slot.compare_exchange_weak(seen, best, std::memory_order_relaxed)) {
+    }
+}
+
+void cpu_backend::forward_task(forward_state& st, std::int64_t I, std::int64_t J) const {
+    const std::int64_t s = st.s, ti0 = I * s, ti1 = std::min(ti0 + s, st.nti), tj0 = J * s, tj1 = std::min(tj0 + s, st.ntj);
+    // The corner of each tile: from outside the task for its first row and column (read before the tile to its
+    // left, or above, overwrites the border holding it), else the bottom-right cell of the tile up and left.
+    std::array<int, max_task_tiles> first_row{}, first_col{}, up_left{}, here{};
+    for (std::int64_t ti = ti0; ti < ti1; ++ti, std::swap(up_left, here))
+        for (std::int64_t tj = tj0; tj < tj1; ++tj) {
+            const std::int64_t i0 = ti * tile, j0 = tj * tile;
+            const auto a = idx(ti - ti0), c = idx(tj - tj0);
+            int diag;
+            if (ti == ti0 && tj == tj0)
+                diag = ti == 0 ? st.b.top_h[idx(j0)]
+                               : (tj == 0 ? st.b.left_h[idx(i0 - 1)] : st.corner[idx(((J - 1) % 3) * st.nI + I - 1)]);
+            else if (ti == ti0)
+                diag = first_row[c];
+            else if (tj == tj0)
+                diag = first_col[a];
+            else
+                diag = up_left[c - 1];
+            const std::int64_t i1 = std::min(i0 + tile, st.rows), j1 = std::min(j0 + tile, st.cols);
+            if (ti == ti0 && tj + 1 < tj1) first_row[c + 1] = st.row_h[idx(j1 - 1)];
+            if (tj == tj0 && ti + 1 < ti1) first_col[a + 1] = st.col_h[idx(i1 - 1)];
+            forward_tile(st, ti, tj, diag);
+            here[c] = st.row_h[idx(j1 - 1)];
+        }
+    st.corner[idx((J % 3) * st.nI + I)] = st.row_h[idx(std::min(tj1 * tile, st.cols) - 1)];
+}
+
+// A task is a square of s × s tiles (fewer at the edges), its tiles in row-major order; the tasks run in anti-diagonal
+// waves. Every wave ends at a barrier and every task reads its top and left borders from the cores that wrote them, so
+// larger tasks cost less of both per cell (16 threads, s = 2 against 1: 6 % faster at 20 kbp, 12 % at 200 kbp, 18 % at
+// 1 Mbp; data/tuning.tsv), while the widest wave must still keep the threads busy.
+std::int64_t cpu_backend::task_tiles(std::int64_t nti, std::int64_t ntj) {
+    const auto threads_n = static_cast<std::int64_t>(threads().size());
+    std::int64_t s = std::clamp<std::int64_t>(tuning::integer("long.cpu_task_tiles"), 1, max_task_tiles);
+    while (s > 1 && std::min(nti, ntj) / s < 2 * threads_n) --s;
+    return s;
+}
+
 void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, grid& g) {
     if (K <= 0 || K % tile != 0) throw runtime_failure("internal error: long-pair grid spacing is not a tile multiple");
     const std::int64_t rows = area.rows(), cols = area.cols();
@@ -808,102 +909,29 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     g.K = K;
     g.A = (rows + K - 1) / K;
     g.B = (cols + K - 1) / K;
-    auto lines = std::make_shared<host_grid_lines>(g.A, g.B, rows, cols);
-    std::vector<std::atomic<int>> block_max(idx(g.A * g.B));
-    for (auto& v : block_max) v.store(0, std::memory_order_relaxed);
-
-    // Running borders: the bottom row of the last tile computed in each column, and the right column of the last
-    // tile computed in each row. A wave's tasks have distinct tile rows and tile columns, so they touch disjoint parts.
-    std::vector<int> row_h(b.top_h.begin() + 1, b.top_h.end()), row_e(b.top_e);
-    std::vector<int> col_h(b.left_h), col_f(b.left_f);
-    const std::int64_t nti = (rows + tile - 1) / tile, ntj = (cols + tile - 1) / tile;
-    rows::kernel_choice kernel = rows::best_kernel();
-    for (const auto& k : rows::available_kernels())
-        if (k.lanes == lanes_) kernel = k;
-
-    // Tile (ti, tj), given H[i0 - 1][j0 - 1] (its corner).
-    auto run_tile = [&](std::int64_t ti, std::int64_t tj, int diag_first) {
-        const std::int64_t i0 = ti * tile, i1 = std::min(i0 + tile, rows);
-        const std::int64_t j0 = tj * tile, j1 = std::min(j0 + tile, cols);
-        int* hr = row_h.data() + j0;
-        int* er = row_e.data() + j0;
-        const int w = static_cast<int>(j1 - j0);
-        int best = 0;
-        // Groups of `lanes` rows, one row per vector lane (core/align/simd/long_pair_rows.hpp).
-        const int lanes = kernel.lanes;
-        std::vector<int> profile(static_cast<std::size_t>(lanes) * 32), row_code(static_cast<std::size_t>(lanes), -1);
-        std::vector<int> forbidden_cols;
-        for (std::int64_t g0 = i0; g0 < i1; g0 += lanes) {
-            const int rows = static_cast<int>(std::min<std::int64_t>(lanes, i1 - g0));
-            rows::group grp = start_group(profile, row_code, area.r0 + g0, rows, lanes);
-            at_column(grp, area.c0 + j0);
-            grp.w = w;
-            grp.top_h = hr;
-            grp.top_e = er;
-            grp.corner = diag_first;
-            grp.left_h = col_h.data() + g0;
-            grp.left_f = col_f.data() + g0;
-            mark_forbidden(grp, forbidden_cols, area.r0 + g0, area.c0 + j0, lanes);
-            diag_first = col_h[idx(g0 + rows - 1)];  // H[last row of the group][j0 - 1]: the next group's corner
-            best = std::max(best, kernel.run(grp));
-        }
-        // Checkpoints on the grid's lines (tile borders, as K is a multiple of the tile).
-        if (i1 % K == 0 && i1 < rows) {
-            const auto a = idx(i1 / K - 1);
-            std::copy_n(hr, w, lines->row_h.data() + a * idx(cols) + idx(j0));
-            std::copy_n(er, w, lines->row_e.data() + a * idx(cols) + idx(j0));
-        }
-        if (j1 % K == 0 && j1 < cols) {
-            const auto bc = idx(j1 / K - 1);
-            std::copy(col_h.begin() + i0, col_h.begin() + i1, lines->col_h.begin() + static_cast<std::ptrdiff_t>(bc * idx(rows) + idx(i0)));
-            std::copy(col_f.begin() + i0, col_f.begin() + i1, lines->col_f.begin() + static_cast<std::ptrdiff_t>(bc * idx(rows) + idx(i0)));
-        }
-        auto& slot = block_max[idx((i0 / K) * g.B + j0 / K)];
-        int seen = slot.load(std::memory_order_relaxed);
-        while (best > seen && !slot.compare_exchange_weak(seen, best, std::memory_order_relaxed)) {
-        }
-    };
-
-    // A task is a square of s × s tiles (fewer at the edges), its tiles in row-major order; the tasks run in
-    // anti-diagonal waves. Every wave ends at a barrier and every task reads its top and left borders from the cores
-    // that wrote them, so larger tasks cost less of both per cell (16 threads, s = 2 against 1: 6 % faster at 20 kbp,
-    // 12 % at 200 kbp, 18 % at 1 Mbp; data/tuning.tsv), while the widest wave must still keep the threads busy.
-    const std::int64_t s = [&] {
-        const std::int64_t threads_n = static_cast<std::int64_t>(threads().size());
-        std::int64_t best_s = std::clamp<std::int64_t>(tuning::integer("long.cpu_task_tiles"), 1, max_task_tiles);
-        while (best_s > 1 && std::min(nti, ntj) / best_s < 2 * threads_n) --best_s;
-        return best_s;
-    }();
+    const std::int64_t nti = (rows + tile - 1) / tile, ntj = (cols + tile - 1) / tile, s = task_tiles(nti, ntj);
     const std::int64_t nI = (nti + s - 1) / s, nJ = (ntj + s - 1) / s;
-    // corner[J % 3][I]: H at the bottom-right cell of task (I, J), written in wave I + J, read by task (I+1, J+1)
-    // two waves later, overwritten by task (I, J+3) three waves later.
-    std::vector<int> corner(idx(3 * nI));
-    auto run_task = [&](std::int64_t I, std::int64_t J) {
-        const std::int64_t ti0 = I * s, ti1 = std::min(ti0 + s, nti), tj0 = J * s, tj1 = std::min(tj0 + s, ntj);
-        // The corner of each tile: from outside the task for its first row and column (read before the tile to its
-        // left, or above, overwrites the border holding it), else the bottom-right cell of the tile up and left.
-        std::array<int, max_task_tiles> first_row{}, first_col{}, up_left{}, here{};
-        for (std::int64_t ti = ti0; ti < ti1; ++ti, std::swap(up_left, here))
-            for (std::int64_t tj = tj0; tj < tj1; ++tj) {
-                const std::int64_t i0 = ti * tile, j0 = tj * tile;
-                const auto a = idx(ti - ti0), c = idx(tj - tj0);
-                int diag;
-                if (ti == ti0 && tj == tj0)
-                    diag = ti == 0 ? b.top_h[idx(j0)] : (tj == 0 ? b.left_h[idx(i0 - 1)] : corner[idx(((J - 1) % 3) * nI + I - 1)]);
-                else if (ti == ti0)
-                    diag = first_row[c];
-                else if (tj == tj0)
-                    diag = first_col[a];
-                else
-                    diag = up_left[c - 1];
-                const std::int64_t i1 = std::min(i0 + tile, rows), j1 = std::min(j0 + tile, cols);
-                if (ti == ti0 && tj + 1 < tj1) first_row[c + 1] = row_h[idx(j1 - 1)];
-                if (tj == tj0 && ti + 1 < ti1) first_col[a + 1] = col_h[idx(i1 - 1)];
-                run_tile(ti, tj, diag);
-                here[c] = row_h[idx(j1 - 1)];
-            }
-        corner[idx((J % 3) * nI + I)] = row_h[idx(std::min(tj1 * tile, cols) - 1)];
-    };
+    forward_state st{area,
+                     b,
+                     K,
+                     rows,
+                     cols,
+                     nti,
+                     ntj,
+                     s,
+                     nI,
+                     g,
+                     std::make_shared<host_grid_lines>(g.A, g.B, rows, cols),
+                     std::vector<std::atomic<int>>(idx(g.A * g.B)),
+                     std::vector<int>(b.top_h.begin() + 1, b.top_h.end()),
+                     b.top_e,
+                     b.left_h,
+                     b.left_f,
+                     std::vector<int>(idx(3 * nI)),
+                     rows::best_kernel()};
+    for (auto& v : st.block_max) v.store(0, std::memory_order_relaxed);
+    for (const auto& k : rows::available_kernels())
+        if (k.lanes == lanes_) st.kernel = k;
 
     std::int64_t tasks_done = 0;
     auto last_report = clock::now();
@@ -912,7 +940,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
         const std::int64_t lo = std::max<std::int64_t>(0, d - (nJ - 1)), hi = std::min(d, nI - 1);
         threads().parallel_for(idx(hi - lo + 1), [&](std::size_t k) {
             const std::int64_t I = lo + static_cast<std::int64_t>(k);
-            run_task(I, d - I);
+            forward_task(st, I, d - I);
         });
         tasks_done += hi - lo + 1;
         if (progress && !own_pool_ && since(last_report) > 0.25) {
@@ -920,9 +948,9 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
             last_report = clock::now();
         }
     }
-    g.lines = std::move(lines);
-    g.block_max.resize(block_max.size());
-    for (std::size_t k = 0; k < block_max.size(); ++k) g.block_max[k] = block_max[k].load();
+    g.lines = std::move(st.lines);
+    g.block_max.resize(st.block_max.size());
+    for (std::size_t k = 0; k < st.block_max.size(); ++k) g.block_max[k] = st.block_max[k].load();
 }
 
 backend::share_shape cpu_backend::sharing(const rect& area, std::int64_t) const {

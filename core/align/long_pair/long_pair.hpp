@@ -203,6 +203,12 @@ private:
     // Points grp (rows [row0, row0 + grp.rows), columns [col0, col0 + grp.w)) at the forbidden cells among them,
     // listed in `buf`: lanes entries per path; none when no path crosses the group there.
     void mark_forbidden(rows::group& grp, std::vector<int>& buf, std::int64_t row0, std::int64_t col0, int lanes) const;
+    // The forward pass in named steps (long_pair.cpp): its state, one tile given its corner, one task of tiles, and
+    // how many tiles per side a task takes.
+    struct forward_state;
+    void forward_tile(forward_state& st, std::int64_t ti, std::int64_t tj, int corner) const;
+    void forward_task(forward_state& st, std::int64_t I, std::int64_t J) const;
+    std::int64_t task_tiles(std::int64_t nti, std::int64_t ntj);
     std::shared_ptr<const forbidden_pairs> forbidden_;
     // A group of the query rows [row0, row0 + rows): how σ is found (the rows' letter codes where σ takes two values,
     // else `profile` filled for them, lanes x 32, rows past `rows` padded), the gaps and the row count; at_column
