@@ -128,9 +128,11 @@ struct float_plan {
     int acc_bits;  // 64 or 128; 0: the image holds NaN or infinities (nothing is written)
     int s;         // the fixed-point scale: sums of x · 2^s
     int split;     // the CPU's split plan (float32 rounds fl(S·2^-s) · fl(1/A)), else a fixed plan (fl(S) / A · 2^-s)
+    int unused;    // named so that the copy to the host reads no uninitialized padding bytes
     u64 area;
     double a, inv, back;  // A, fl(1/A), 2^-s (float32 only)
 };
+static_assert(sizeof(float_plan) == 4 * sizeof(int) + sizeof(u64) + 3 * sizeof(double), "float_plan has padding");
 struct workspace_layout {
     unsigned long long least, most;  // the least nonzero and the greatest magnitude bits
     float_plan plan;
