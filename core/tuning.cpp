@@ -22,7 +22,7 @@ constexpr setting known[] = {
     {"search.prepare", kind::flag, ""},
     {"search.logical_devices", kind::integer, ""},
     {"search.align_max_cells", kind::real, ""},
-    {"long.entry", kind::integer, "-1|0|1|2|3|4|5"},
+    {"long.entry", kind::integer, "-1|0|1|2|3|4|5|6|7|8"},
     {"long.batch", kind::integer, ""},
     {"long.batch_entry", kind::integer, ""},
     {"long.auto_cells", kind::real, ""},

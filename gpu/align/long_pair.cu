@@ -103,8 +103,9 @@ public:
         // The default is the first entry that fits (bands of 1024 rows were fastest on the H100: 1 Mbp x 1 Mbp,
         // bands of 1024/512/256 rows: 1.58/1.48/1.05 TCUPS; the cells of row_cells_h were no faster);
         // long.entry picks another one for measurements (-1, the table's default: none).
-        forward_entries_ = {configure<32, forward_x>(), configure<16, forward_x>(), configure<8, forward_x>(),
-                            configure<32, forward_h>(), configure<16, forward_h>(), configure<8, forward_h>()};
+        forward_entries_ = {configure<32, forward_x>(),    configure<16, forward_x>(),    configure<8, forward_x>(),
+                            configure<32, forward_h>(),    configure<16, forward_h>(),    configure<8, forward_h>(),
+                            configure<32, forward_comp>(), configure<16, forward_comp>(), configure<8, forward_comp>()};
         split_entries_ = {configure<32, forward_split>(), configure<16, forward_split>(), configure<8, forward_split>()};
         for (const auto& e : forward_entries_)
             if (!fwd_.resident_warps && e.resident_warps) fwd_ = e;

@@ -2,13 +2,16 @@
 // kernel of persistent warps, each warp a band of rows, bands handing their bottom rows to the next band through
 // rings in L2 with per-warp progress counters (the engine's tiled P2P schedule with tiles of one band x 32 columns).
 //
-// Why these kernels keep their own method rather than the engine's weighted scan (gpu/engine/weighted_scan.cuh): the
-// engine's tiled P2P with the compensation (max,+) scan of the horizontal gap is a policy of its own here
+// Why the default keeps the anti-diagonal method rather than the engine's weighted scan (gpu/engine/weighted_scan.cuh):
+// the engine's tiled P2P with the compensation (max,+) scan of the horizontal gap is a policy of its own
 // (--long-policy compensation, tested against sw_score), but it makes two passes over every row of a tile with a
 // block-wide scan per row where these bands make one pass with one shuffle per 32 cells per lane: on the H100 it ran at
 // 21.1 / 53.6 / 96.0 GCUPS against 94.4 / 300.2 / 752.8 for the bands (32 k, 100 k and 300 kbp pairs, score pass,
-// docs/performance.md), so `auto` takes the bands. What they share with the engine: the flags (gpu/flags.cuh:
-// acquire/release counters and the bounded spin) and the counters a 128-byte line apart (as the look-back's statuses).
+// docs/performance.md), so `auto` takes the bands. The compensation method at warp level is a kind of this kernel
+// (forward_comp, column_cells_comp: the lanes of a band on one column, the vertical gap by a shuffle scan; entries
+// 6-8 of long.entry): 1.39 against 1.85 TCUPS at 1 Mbp. What the bands share with the engine: the flags
+// (gpu/flags.cuh: acquire/release counters and the bounded spin) and the counters a 128-byte line apart (as the
+// look-back's statuses).
 //
 // Orientation and cells (as the database kernels, gpu/align/search_kernels.cuh; the cell code is theirs, gpu/align/sw_cells.cuh): rows i are
 // query residues, columns j subject residues. A band is S = 32·R consecutive rows; lane t of the warp holds rows
@@ -217,16 +220,93 @@ __device__ __forceinline__ void row_cells_h(const std::uint32_t* __restrict__ pr
     }
 }
 
-// Kernel kinds: the forward pass with row_cells (6.5 instructions per cell) or row_cells_h (5.5), the trace, and the
+// One column of a band by the compensation method: every lane on the same column j (no skew between lanes), the
+// vertical gap's recurrence down the band's 32·R rows solved as a (max,+) weighted scan instead of a chain through the
+// lanes. With E'' = E + oe, the recurrence E[r+1] = max(E[r] - e, H[r] - oe), H[r] = max(x[r], E[r]) is
+//   E''[r+1] = max(E''[r] - e, x[r])       (E'' - oe <= E'' - e, so H's gap term drops out),
+// a (max,+) map with the same weight -e in every row, so any run of w rows composes to "decay w·e, then max with the
+// run's own E''" (its E'' leaving with nothing entering: max over its rows r of x[r] - (rows after r)·e).
+//   pass 1: x = max(diag + σ, F, 0) per cell (one VIADDMNMX.RELU), then the runs' own E'' by a tree over the lane's R
+//           cells (R - 1 VIADDMNMX, depth log2 R; runs of 8 are kept);
+//   scan:   the lanes' maps by 5 shuffles and VIADDMNMX with decays R·e·2^d: E'' entering each lane;
+//   pass 2: E'' entering each run of 8 from the runs before it (one VIADDMNMX a run), then per cell H = max(E'' - oe,
+//           x) and E'' on (one VIADDMNMX each), F' = max(F - e, H - oe) (an add and a VIADDMNMX) and the running
+//           maximum of x (half a VIMNMX3), in R/8 independent chains of 8.
+// 6.5 DPX instructions per cell as row_cells, plus about 12 per lane and column for the scan and the shuffles (the
+// bands: 2 shuffles); the longest chain per column is about 5 + 10 + R/8 + 8·2 instructions instead of the bands' R.
+// `diag` enters as H of the row above the lane's first row at column j - 1; `e` as E entering the band's first row at
+// column j (lane 0's), and leaves as E entering the row below the lane's last row. The cells are row_cells' (same H,
+// E, F): the grids are the bands' bit for bit. `level[k]` = -2^k·e, `decay[d]` = -2^d·R·e.
+template <int R>
+__device__ __forceinline__ void column_cells_comp(const std::uint32_t* __restrict__ prof, std::uint32_t diag,
+                                                  std::uint32_t& e, std::uint32_t (&h)[R], std::uint32_t (&f)[R],
+                                                  std::uint32_t& m, int oe, const int (&level)[5], const int (&decay)[5],
+                                                  int lane) {
+    static_assert(R % 8 == 0, "runs of 8 cells");
+    constexpr int runs = R / 8;
+    std::uint32_t sc[R];
+#pragma unroll
+    for (int c4 = 0; c4 < R; c4 += 4) {
+        const uint4 v = *reinterpret_cast<const uint4*>(prof + c4);
+        sc[c4] = v.x, sc[c4 + 1] = v.y, sc[c4 + 2] = v.z, sc[c4 + 3] = v.w;
+    }
+    int x[R], t[R];
+#pragma unroll
+    for (int c = 0; c < R; ++c) {
+        x[c] = __viaddmax_s32_relu(static_cast<int>(diag), static_cast<int>(sc[c]), static_cast<int>(f[c]));
+        diag = h[c];
+        t[c] = x[c];
+    }
+    int run_own[runs];  // own E'' of each run of 8 cells
+#pragma unroll
+    for (int k = 0, w = 1; w < R; ++k, w *= 2) {
+#pragma unroll
+        for (int c = 0; c < R; c += 2 * w) t[c] = __viaddmax_s32(t[c], level[k], t[c + w]);
+        if (2 * w == 8) {
+#pragma unroll
+            for (int r = 0; r < runs; ++r) run_own[r] = t[8 * r];
+        }
+    }
+    const int top = static_cast<int>(e) + oe;
+    int wv = lane == 0 ? __viaddmax_s32(top, decay[0], t[0]) : t[0];
+#pragma unroll
+    for (int d = 0; d < 5; ++d)
+        wv = __viaddmax_s32(static_cast<int>(__shfl_up_sync(0xffffffffu, wv, 1 << d)), decay[d], wv);
+    const int up = __shfl_up_sync(0xffffffffu, wv, 1);
+    int en[runs];
+    en[0] = lane == 0 ? top : up;
+#pragma unroll
+    for (int r = 1; r < runs; ++r) en[r] = __viaddmax_s32(en[r - 1], level[3], run_own[r - 1]);
+    int mi = static_cast<int>(m);
+#pragma unroll
+    for (int r = 0; r < runs; ++r) {
+        int ev = en[r];
+#pragma unroll
+        for (int c = 8 * r; c < 8 * r + 8; ++c) {
+            const int hv = __viaddmax_s32(ev, -oe, x[c]);
+            ev = __viaddmax_s32(ev, level[0], x[c]);
+            f[c] = static_cast<std::uint32_t>(__viaddmax_s32(static_cast<int>(f[c]), level[0], hv - oe));
+            h[c] = static_cast<std::uint32_t>(hv);
+            if (c & 1) mi = __vimax3_s32(mi, x[c - 1], x[c]);
+        }
+        if (r == runs - 1) e = static_cast<std::uint32_t>(ev - oe);
+    }
+    m = static_cast<std::uint32_t>(mi);
+}
+
+// Kernel kinds: the forward pass with row_cells (6.5 instructions per cell) or row_cells_h (5.5), the trace, the
 // forward pass of one part of a pass split over devices (row_cells; waits for its left border and publishes its right
-// border band by band: a kind of its own, so that the other kernels carry none of it).
-enum band_kind : int { forward_x = 0, forward_h = 1, trace_kind = 2, forward_split = 3 };
+// border band by band: a kind of its own, so that the other kernels carry none of it), and the forward pass by the
+// compensation method (column_cells_comp: the lanes of a band on one column, the vertical gap by a warp scan).
+enum band_kind : int { forward_x = 0, forward_h = 1, trace_kind = 2, forward_split = 3, forward_comp = 4 };
 
 // The bands of one rectangle, for the warp with index gw among p.warps (wib: its index in the block).
 template <int R, int Kind>
 __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib) {
     constexpr bool Trace = Kind == trace_kind;
     constexpr bool Split = Kind == forward_split;
+    constexpr bool Comp = Kind == forward_comp;
+    constexpr int skew = Comp ? 0 : 1;  // lane t computes column k - skew·t at step k
     constexpr int S = warp_size * R;
     constexpr int stripe = kernels::chunk_stripe_words(R);
     constexpr int row_words = kernels::chunk_row_words(warp_size, R);
@@ -239,6 +319,12 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
     const long long rows = p.rows, cols = p.cols;
     const int oe = p.gap_oe, ext = p.gap_e;
     const std::uint32_t neg_oe = static_cast<std::uint32_t>(-oe), neg_e = static_cast<std::uint32_t>(-ext);
+    // The compensation method's weights: runs of 2^k rows, 2^d lanes of R rows. (Seeing them as multiples of ext,
+    // the compiler splits each max(a - 2^k·ext, b) of the tree and the scan into a multiply-add and a max: about 25
+    // instructions per lane and column at R = 32, docs/performance.md.)
+    int level[5], decay[5];
+#pragma unroll
+    for (int d = 0; d < 5; ++d) level[d] = -(1 << d) * ext, decay[d] = -(1 << d) * R * ext;
 
     long long gen = 0;
     for (long long band = gw; band < p.bands; band += p.warps, ++gen) {
@@ -302,7 +388,8 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
         long long next_line = Trace ? LLONG_MAX : p.K - 1;  // the lane's next checkpoint column
         const long long block_row = Trace ? 0 : row0 / p.K;
 
-        const long long steps = cols + warp_size - 1;
+        if constexpr (Comp) hdiag = lane == 0 ? hdiag : hin;  // H above-left of the lane's first row, every lane
+        const long long steps = cols + skew * (warp_size - 1);
         for (long long k0 = 0; k0 < steps; k0 += warp_size) {
             __syncwarp();
             // The letters of this chunk's columns, so that no step waits on a global load.
@@ -335,6 +422,39 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                 if (in_consumed && lane == 0 && ((k0 / warp_size) % 8 == 7 || end == cols))
                     store_release(in_consumed, base + end);
             }
+            // After a forward step of column j: the block's maximum at the block's last column, the checkpoint column.
+            const auto finish_column = [&](long long j) {
+                if (j == next_line || j == cols - 1) {
+                    atomicMax(p.block_max + block_row * p.B + j / p.K, static_cast<int>(m));
+                    m = 0;
+                    if (j == next_line && j + 1 < cols) {
+                        const long long b = j / p.K;
+#pragma unroll
+                        for (int c = 0; c < R; ++c) {
+                            if (my_row + c < rows) {
+                                p.col_h[b * rows + my_row + c] = static_cast<int>(h[c]);
+                                p.col_f[b * rows + my_row + c] = static_cast<int>(f[c]);
+                            }
+                        }
+                    }
+                    next_line += p.K;
+                }
+            };
+            if constexpr (Comp) {
+                const int n = static_cast<int>(min(static_cast<long long>(warp_size), cols - k0));
+#pragma unroll 1
+                for (int s = 0; s < n; ++s) {
+                    const long long j = k0 + s;
+                    const int2 v = stage_in[s];
+                    const std::uint32_t* pr = prof + stage_letters[s + warp_size - 1] * row_words + lane * stripe;
+                    std::uint32_t e = static_cast<std::uint32_t>(v.y);
+                    column_cells_comp<R>(pr, hdiag, e, h, f, m, oe, level, decay, lane);
+                    const std::uint32_t up = __shfl_up_sync(0xffffffffu, h[R - 1], 1);
+                    hdiag = lane == 0 ? static_cast<std::uint32_t>(v.x) : up;
+                    if (lane == warp_size - 1) stage_out[s] = make_int2(static_cast<int>(h[R - 1]), static_cast<int>(e));
+                    finish_column(j);
+                }
+            } else {
 #pragma unroll 1
             for (int s = 0; s < warp_size; ++s) {
                 const long long k = k0 + s, j = k - lane;
@@ -360,35 +480,22 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                     } else {
                         if constexpr (Kind == forward_h) row_cells_h<R>(pr, diag, e, h, f, m, neg_oe, neg_e);
                         else kernels::row_cells<R, kernels::lanes_s32>(pr, diag, e, h, f, m, neg_oe, neg_e);
-                        if (j == next_line || j == cols - 1) {
-                            atomicMax(p.block_max + block_row * p.B + j / p.K, static_cast<int>(m));
-                            m = 0;
-                            if (j == next_line && j + 1 < cols) {
-                                const long long b = j / p.K;
-#pragma unroll
-                                for (int c = 0; c < R; ++c) {
-                                    if (my_row + c < rows) {
-                                        p.col_h[b * rows + my_row + c] = static_cast<int>(h[c]);
-                                        p.col_f[b * rows + my_row + c] = static_cast<int>(f[c]);
-                                    }
-                                }
-                            }
-                            next_line += p.K;
-                        }
+                        finish_column(j);
                     }
                 }
                 if (lane == warp_size - 1) stage_out[s] = make_int2(static_cast<int>(h[R - 1]), static_cast<int>(e));
                 hin = __shfl_up_sync(0xffffffffu, static_cast<std::uint32_t>(h[R - 1]), 1);
                 ein = __shfl_up_sync(0xffffffffu, e, 1);
             }
-            // The chunk's bottom-row outputs: columns k0 - 31 .. k0.
+            }
+            // The chunk's bottom-row outputs: columns k0 - 31 .. k0 (skewed), k0 .. k0 + 31 (the compensation method).
             __syncwarp();
-            const long long last = min(k0, cols - 1);
+            const long long last = min(k0 + (1 - skew) * (warp_size - 1), cols - 1);
             if ((out_flag || ck_row >= 0 || to_slab) && last >= 0) {
                 if (out_consumed && lane == 0 && out_base + last + 1 > static_cast<unsigned long long>(ring_len))
                     wait_at_least(out_consumed, out_base + last + 1 - ring_len, seen_consumed);
                 __syncwarp();
-                const long long jo = k0 - (warp_size - 1) + lane;
+                const long long jo = k0 - skew * (warp_size - 1) + lane;
                 if (jo >= 0 && jo < cols) {
                     const int2 v = stage_out[lane];
                     if (out_ring) __stcg(out_ring + ((out_base + jo) & (ring_len - 1)), v);

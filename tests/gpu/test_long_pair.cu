@@ -86,6 +86,32 @@ GPU_TEST("long_pair: GPU rectangles give sw_align's alignment on random and rela
     }
 }
 
+GPU_TEST("long_pair: every forward entry (both cell codes of the anti-diagonal bands, the compensation method) gives sw_align's alignment (sanitize)") {
+    // Entries 0-8 (long.entry): bands of 32, 16 and 8 rows per lane for each kernel. The compensation method's lanes
+    // share one column and scan the vertical gap; its grids are the bands' bit for bit, so the whole alignment (forward
+    // pass, checkpoints, recomputed blocks) must be sw_align's. Shapes cross lanes, bands, chunks of 32 columns and
+    // band generations; gap costs include a long open and a larger extend.
+    std::mt19937_64 rng(808);
+    const std::vector<scoring> scorings = {dna_scoring(2, -3, 5, 2), dna_scoring(3, -4, 20, 3),
+                                           {substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein}};
+    for (int entry = 0; entry <= 8; ++entry) {
+        const tuning::scoped_override force("long.entry=" + std::to_string(entry));
+        for (const auto& [m, n] : std::vector<std::pair<std::size_t, std::size_t>>{
+                 {1, 1}, {1, 40}, {33, 1}, {255, 31}, {257, 33}, {1023, 700}, {1025, 2049}, {4100, 3000}}) {
+            for (const auto& sc : scorings) {
+                const auto& alphabet = sc.type == seq_type::dna ? dna4 : protein20;
+                const auto q = random_sequence(rng, m, alphabet, sc.matrix);
+                auto s = random_sequence(rng, n, alphabet, sc.matrix);
+                if (m > 8 && n > 8) std::copy_n(q.begin(), std::min(m, n) / 2, s.begin() + std::min<std::size_t>(3, n / 4));
+                check_pair(q, s, sc, 0, ("entry " + std::to_string(entry)).c_str());
+            }
+        }
+        const auto q = random_sequence(rng, 9000, dna4, scorings[0].matrix);
+        const auto s = mutate(rng, q, 0.04, 10, 100, dna4, scorings[0].matrix);
+        check_pair(q, s, scorings[0], std::size_t(1) << 16, ("entry " + std::to_string(entry) + ", small grid").c_str());
+    }
+}
+
 GPU_TEST("long_pair: band, chunk and grid edges; tiny grid budgets force several levels") {
     std::mt19937_64 rng(3);
     const auto sc = dna_scoring(2, -3, 5, 2);
