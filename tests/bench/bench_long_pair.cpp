@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -38,7 +39,9 @@
 
 using namespace swgpu;
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
     std::size_t length = 100000, reps = 5, threads = 0, trace_batch = 0;
     double mutation = 0.05;
     unsigned seed = 1;
@@ -160,4 +163,15 @@ int main(int argc, char** argv) {
                 backend.c_str(), (long long)m, (long long)n, score_only ? "score" : "align", mw, cells / mw / 1e9, mf,
                 cells / mf / 1e9, mw / mf);
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {  // no GPU, a file that cannot be read: one line
+        std::fprintf(stderr, "bench_long_pair: %s\n", e.what());
+        return 1;
+    }
 }
