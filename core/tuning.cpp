@@ -31,6 +31,7 @@ constexpr setting known[] = {
     {"long.auto_min_side_cpu", kind::integer, ""},
     {"long.hsp_cells", kind::real, ""},
     {"long.cpu_task_tiles", kind::integer, ""},
+    {"long.cpu_narrow", kind::integer, "0|1"},
     {"long.profile", kind::flag, ""},
     {"long.peer", kind::flag, ""},
     {"long.split", kind::text, "rows|columns"},

@@ -150,6 +150,49 @@ TEST_CASE("long pairs: the CPU's forward tasks of several tiles give one tile's 
     }
 }
 
+TEST_CASE("long pairs: the CPU's 16-bit cells relative to each group's corner give the 32-bit cells' grids", "[long]") {
+    // long.cpu_narrow 1 (16-bit cells where rows::narrow_fits allows) against 0 (32-bit cells), for every kernel: the
+    // grids' lines and block maxima equal number for number, over related pairs whose scores pass 16384 (the floor
+    // then at -32768) and random ones (scores near 0, the floor at -corner), tiles with a last partial group, DNA by
+    // two values and by letter, protein by gather; scorings where the bound fails run 32-bit cells and still agree.
+    std::mt19937_64 rng(57);
+    thread_pool pool(3);
+    const std::vector<scoring> scorings = {dna_scoring(2, -3, 5, 2), transition_scoring(),
+                                           {substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein},
+                                           dna_scoring(100, -90, 60, 20)};  // (2·32 + 256 + 2)·(100 + 160) > 16384
+    CHECK(long_pair::rows::narrow_fits(32, 256, 2, 7));
+    CHECK(long_pair::rows::narrow_fits(32, 256, 11, 12));
+    CHECK(!long_pair::rows::narrow_fits(32, 256, 100, 80));
+    const auto lines_of = [](const long_pair::grid& g) {
+        const auto* l = dynamic_cast<const long_pair::host_grid_lines*>(g.lines.get());
+        REQUIRE(l != nullptr);
+        return std::vector<std::vector<int>>{l->row_h, l->row_e, l->col_h, l->col_f, g.block_max};
+    };
+    for (const auto& sc : scorings) {
+        const bool dna = sc.type == seq_type::dna;
+        const auto& alphabet = dna ? dna4 : protein20;
+        for (const auto& [m, related] : std::vector<std::pair<std::size_t, bool>>{{12000, true}, {3000, false}, {1000, true}}) {
+            const auto q = random_sequence(rng, m + rng() % 97, alphabet, sc.matrix);
+            const auto s = related ? mutate(rng, q, 0.03, 6, 60, alphabet, sc.matrix) : random_sequence(rng, m, alphabet, sc.matrix);
+            const long_pair::rect area{0, std::int64_t(q.size()), 0, std::int64_t(s.size())};
+            const auto b = long_pair::borders::matrix_edge(area, sc);
+            for (const auto& kernel : long_pair::rows::available_kernels()) {
+                INFO(sc.matrix.name() << " " << q.size() << " x " << s.size() << ", " << kernel.lanes << " lanes");
+                std::vector<std::vector<int>> got[2];
+                for (const int narrow : {0, 1}) {
+                    const tuning::scoped_override cells("long.cpu_narrow=" + std::to_string(narrow));
+                    long_pair::cpu_backend be(q, s, sc, pool, 1 << 20, 256.0 * 256, kernel.lanes);
+                    long_pair::grid g;
+                    be.forward(area, b, 512, g);
+                    got[narrow] = lines_of(g);
+                }
+                REQUIRE(got[1] == got[0]);
+                if (related && m >= 12000 && sc.gaps.open < 60) CHECK(*std::max_element(got[1][4].begin(), got[1][4].end()) > 16384);
+            }
+        }
+    }
+}
+
 TEST_CASE("long pairs: a CPU forward pass asked to stop ends with the interruption on every thread count", "[long]") {
     // Asked before the pass starts, and while its tasks run and wait on one another (a 30 kbp pair takes far longer
     // than 2 ms on any thread count): every task leaves, and the pass ends with exit code "interrupted".

@@ -699,6 +699,7 @@ cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const st
     letter_code_ = std::move(letters);
     compact_rev_.assign(compact_.size() + 2 * rev_pad, 255);
     std::copy(compact_.rbegin(), compact_.rend(), compact_rev_.begin() + rev_pad);
+    compact_rev16_.assign(compact_rev_.begin(), compact_rev_.end());
     // σ of two values on the letters that meet (DNA under --match/--mismatch): one comparison per step.
     std::vector<bool> in_query(substitution_matrix::max_letters, false);
     for (const auto c : query) in_query[c & 31] = true;
@@ -752,12 +753,19 @@ rows::group cpu_backend::start_group(std::vector<int>& profile, std::vector<int>
     return grp;
 }
 
+int cpu_backend::sigma_max() const {
+    int m = 0;
+    for (const auto v : sc_.matrix.table()) m = std::max(m, static_cast<int>(v));
+    return m;
+}
+
 void cpu_backend::at_column(rows::group& grp, std::int64_t col0) const {
     grp.subject = s_.data() + col0;
     if (!compact_.empty()) {
         grp.compact = compact_.data() + col0;
         // compact_rev_[rev_pad + S − 1 − p] holds the code of subject position p.
         grp.compact_rev = compact_rev_.data() + rev_pad + (static_cast<std::int64_t>(compact_.size()) - 1 - col0);
+        grp.compact_rev16 = compact_rev16_.data() + rev_pad + (static_cast<std::int64_t>(compact_.size()) - 1 - col0);
     }
 }
 
@@ -817,6 +825,9 @@ struct cpu_backend::forward_state {
     // two waves later, overwritten by task (I, J+3) three waves later.
     std::vector<int> corner;
     rows::kernel_choice kernel;
+    // Groups of kernel.lanes16 rows in 16-bit cells where a tile has that many rows left (rows::narrow_fits; no
+    // forbidden cells; long.cpu_narrow), else groups of kernel.lanes rows in 32-bit cells.
+    bool narrow = false;
 };
 
 void cpu_backend::forward_tile(forward_state& st, std::int64_t ti, std::int64_t tj, int diag_first) const {
@@ -826,13 +837,17 @@ void cpu_backend::forward_tile(forward_state& st, std::int64_t ti, std::int64_t 
     int* er = st.row_e.data() + j0;
     const int w = static_cast<int>(j1 - j0);
     int best = 0;
-    // Groups of `lanes` rows, one row per vector lane (core/align/simd/long_pair_rows.hpp).
-    const int lanes = st.kernel.lanes;
-    std::vector<int> profile(static_cast<std::size_t>(lanes) * 32), row_code(static_cast<std::size_t>(lanes), -1);
+    // Groups of `lanes` rows, one row per vector lane (core/align/simd/long_pair_rows.hpp); of lanes16 rows in
+    // 16-bit cells while the tile has that many rows left.
+    const int lanes = st.kernel.lanes, lanes16 = st.narrow ? st.kernel.lanes16 : 0;
+    const auto most = static_cast<std::size_t>(std::max(lanes, lanes16));
+    std::vector<int> profile(most * 32), row_code(most, -1);
     std::vector<int> forbidden_cols;
-    for (std::int64_t g0 = i0; g0 < i1; g0 += lanes) {
-        const int rows = static_cast<int>(std::min<std::int64_t>(lanes, i1 - g0));
-        rows::group grp = start_group(profile, row_code, st.area.r0 + g0, rows, lanes);
+    for (std::int64_t g0 = i0; g0 < i1;) {
+        const bool narrow = lanes16 > 0 && i1 - g0 >= lanes16;
+        const int n = narrow ? lanes16 : lanes;
+        const int rows = static_cast<int>(std::min<std::int64_t>(n, i1 - g0));
+        rows::group grp = start_group(profile, row_code, st.area.r0 + g0, rows, n);
         at_column(grp, st.area.c0 + j0);
         grp.w = w;
         grp.top_h = hr;
@@ -840,9 +855,10 @@ void cpu_backend::forward_tile(forward_state& st, std::int64_t ti, std::int64_t 
         grp.corner = diag_first;
         grp.left_h = st.col_h.data() + g0;
         grp.left_f = st.col_f.data() + g0;
-        mark_forbidden(grp, forbidden_cols, st.area.r0 + g0, st.area.c0 + j0, lanes);
+        if (!narrow) mark_forbidden(grp, forbidden_cols, st.area.r0 + g0, st.area.c0 + j0, lanes);
         diag_first = st.col_h[idx(g0 + rows - 1)];  // H[last row of the group][j0 - 1]: the next group's corner
-        best = std::max(best, st.kernel.run(grp));
+        best = std::max(best, narrow ? st.kernel.run16(grp) : st.kernel.run(grp));
+        g0 += rows;
     }
     // Checkpoints on the grid's lines (tile borders, as K is a multiple of the tile).
     const std::int64_t K = st.K, cols = st.cols;
@@ -932,6 +948,8 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     for (auto& v : st.block_max) v.store(0, std::memory_order_relaxed);
     for (const auto& k : rows::available_kernels())
         if (k.lanes == lanes_) st.kernel = k;
+    st.narrow = st.kernel.run16 && (!forbidden_ || forbidden_->paths.empty()) && tuning::integer("long.cpu_narrow") != 0 &&
+                rows::narrow_fits(st.kernel.lanes16, static_cast<int>(tile), sigma_max(), sc_.gaps.open + sc_.gaps.extend);
 
     std::int64_t tasks_done = 0;
     auto last_report = clock::now();

@@ -196,8 +196,8 @@ public:
     static constexpr std::int64_t tile = 256;
     // The most tiles per side of one task of the forward pass (long.cpu_task_tiles).
     static constexpr std::int64_t max_task_tiles = 16;
-    // The padding at each end of compact_rev_: the most lanes of a group kernel.
-    static constexpr std::int64_t rev_pad = 16;
+    // The padding at each end of compact_rev_ and compact_rev16_: the most lanes of a group kernel.
+    static constexpr std::int64_t rev_pad = 32;
 
 private:
     // Points grp (rows [row0, row0 + grp.rows), columns [col0, col0 + grp.w)) at the forbidden cells among them,
@@ -216,9 +216,12 @@ private:
     rows::group start_group(std::vector<int>& profile, std::vector<int>& codes, std::int64_t row0, int rows,
                             int lanes) const;
     void at_column(rows::group& grp, std::int64_t col0) const;
+    // The largest score of the matrix, at least 0 (the 16-bit cells' bound, rows::narrow_fits).
+    int sigma_max() const;
     std::span<const std::uint8_t> q_, s_;
     std::vector<std::uint8_t> compact_, letter_code_;  // the subject in compact codes, when it has at most 8 letters
-    std::vector<int> compact_rev_;  // the same reversed, 32 bits each, with 16 codes of padding at both ends (rows::group)
+    std::vector<int> compact_rev_;  // the same reversed, 32 bits each, with rev_pad codes of padding at both ends (rows::group)
+    std::vector<std::int16_t> compact_rev16_;  // the same, 16 bits each (the 16-bit cells)
     // With compact codes, when σ on the query's and the subject's letters is match on equal letters and mismatch
     // elsewhere: each query letter's compact code (-1: not a subject letter), indexed by letter; else empty.
     std::vector<int> row_code_;

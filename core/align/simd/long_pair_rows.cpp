@@ -10,14 +10,16 @@ namespace swgpu::long_pair::rows {
 // core/align/simd/long_pair_rows_avx2.cpp and long_pair_rows_avx512.cpp.
 int run_group_avx2(const group& g);
 int run_group_avx512(const group& g);
+int run_group16_avx2(const group& g);
+int run_group16_avx512(const group& g);
 #endif
 
 kernel_choice kernel_for(simd::isa target) {
     switch (target) {
-        case simd::isa::portable: return {target, 4, &run_group<4>};
+        case simd::isa::portable: return {target, 4, &run_group<4>, 8, &run_group16<8>};
 #if defined(SWGPU_X86_KERNELS)
-        case simd::isa::avx2: return {target, 8, &run_group_avx2};
-        case simd::isa::avx512bw: return {target, 16, &run_group_avx512};
+        case simd::isa::avx2: return {target, 8, &run_group_avx2, 16, &run_group16_avx2};
+        case simd::isa::avx512bw: return {target, 16, &run_group_avx512, 32, &run_group16_avx512};
 #endif
         default: return {target, 0, nullptr};
     }

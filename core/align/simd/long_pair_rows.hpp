@@ -7,8 +7,16 @@
 // it (a wavefront of skew 1): what lane k needs from row i0 + k − 1 at column j (H, and E entering its row) was
 // computed by lane k − 1 at the step before, and the diagonal H[i−1][j−1] one step earlier still; moving them is a
 // shift of the whole vector by one lane, with the tile's top border entering lane 0. Recurrence and border
-// conventions as core/align/long_pair/long_pair.hpp; 32-bit cells. The kernel calls no inline library function, so that the copies
+// conventions as core/align/long_pair/long_pair.hpp. The kernel calls no inline library function, so that the copies
 // compiled for different instruction sets share no symbol the linker could pick from the wrong one.
+//
+// Cells of 32 bits, or of 16 bits relative to the group's corner (run_group16: twice the lanes per vector). Relative
+// values are exact where every H, E and F of the group lies within 16384 of the corner's H: neighbouring H differ by at
+// most σmax + oe (σmax the largest score, at least 0; oe a gap of one), E and F lie within oe of an H, and every cell of
+// a group of N rows and w columns (and the cells its idle lanes compute past either end, N more columns) is at most
+// 2N + w + 1 steps from the corner; narrow_fits() checks (2N + w + 2)·(σmax + 2·oe) < 16384. H >= 0 becomes
+// H_rel >= −corner; where the corner is above 16384 every H of the group is positive and the floor is −32768, below
+// them all.
 #pragma once
 
 #include <cstddef>
@@ -34,8 +42,10 @@ struct group {
     int letters = 0;
     // Optional, with compact codes: the same codes as 32-bit values in reverse order, compact_rev[−x] = compact[x],
     // readable for x in [−N, w + N): the codes of every lane at step t are then one load (compact_rev − t), where
-    // shifting each new code in would take a broadcast and a shuffle.
+    // shifting each new code in would take a broadcast and a shuffle. compact_rev16: the same as 16-bit values, for
+    // the 16-bit cells.
     const int* compact_rev = nullptr;
+    const std::int16_t* compact_rev16 = nullptr;
     // Optional, with compact codes: σ is `match` where a lane's row letter (its compact code, row_code[k]; a code no
     // subject letter has when the letter is not among them) equals the subject's and `mismatch` elsewhere: one
     // comparison per step. The caller checks that σ has this form on the letters involved.
@@ -62,25 +72,40 @@ struct group {
     int forbidden_count = 0;
 };
 
-template <int N>
+template <int N, class T = int>
 struct vector_of {
-    typedef int type __attribute__((vector_size(N * sizeof(int))));
+    typedef T type __attribute__((vector_size(N * sizeof(T))));
 };
+
+// Whether 16-bit cells relative to the corner are exact for groups of `lanes` rows and up to `w` columns (see the top
+// of this file): sigma_max is the largest score (at least 0), oe the cost of a gap of one.
+constexpr bool narrow_fits(int lanes, int w, int sigma_max, int oe) {
+    return sigma_max >= 0 && oe >= 0 &&
+           static_cast<long long>(2 * lanes + w + 2) * (static_cast<long long>(sigma_max) + 2LL * oe) < 16384;
+}
 
 template <int N>
 struct bytes_of {
     typedef std::uint8_t type __attribute__((vector_size(N)));
 };
 
-// Runs a group; returns the largest H of its cells. Trace: g.steps_out is set; Forbid: g.forbidden_count > 0.
-template <int N, bool Trace, bool Forbid>
+// Runs a group; returns the largest H of its cells. Trace: g.steps_out is set; Forbid: g.forbidden_count > 0. T: int,
+// or std::int16_t for cells relative to the corner (no trace, no forbidden cells; the caller checks narrow_fits and
+// gives N = g.rows).
+template <int N, bool Trace, bool Forbid, class T = int>
 int run_group_as(const group& g) {
-    using vec = typename vector_of<N>::type;
+    using vec = typename vector_of<N, T>::type;
+    constexpr bool narrow = sizeof(T) < sizeof(int);
+    static_assert(!narrow || (!Trace && !Forbid), "16-bit cells: the forward pass only");
     vec lane, shift_mask, zero;
-    for (int k = 0; k < N; ++k) lane[k] = k, shift_mask[k] = k == 0 ? N : k - 1, zero[k] = 0;
+    for (int k = 0; k < N; ++k) lane[k] = static_cast<T>(k), shift_mask[k] = static_cast<T>(k == 0 ? N : k - 1), zero[k] = 0;
     // Lane k takes lane k − 1's value, lane 0 the first lane of `first` (one two-source permute).
     const auto shift_in = [&shift_mask](vec v, vec first) { return __builtin_shuffle(v, first, shift_mask); };
-    const auto splat = [&zero](int v) { return zero + v; };
+    const auto splat = [&zero](int v) { return zero + static_cast<T>(v); };
+    // Values in the vectors: v − base (base: 0, or the corner's H for 16-bit cells); `h_floor`: H = 0 there.
+    const int base = narrow ? g.corner : 0;
+    const auto rel = [base](int v) { return v - base; };
+    const vec h_floor = narrow ? splat(base > 16384 ? -32768 : -base) : zero, one = splat(1);
     // σ of every lane at every step, from a vector of each lane's subject letter shifted in like the borders. Two
     // values: match where it equals the lane's row letter. Few letters: one vector per letter (σ of each lane's row
     // against it), chosen where the codes match. Otherwise each lane reads the profile at its row and letter (a
@@ -91,7 +116,8 @@ int run_group_as(const group& g) {
     int* const top_h = g.top_h;
     int* const top_e = g.top_e;
     const std::uint8_t* const compact = g.compact;
-    const int* const compact_rev = g.compact_rev;
+    const int* const compact_rev = narrow ? nullptr : g.compact_rev;
+    const std::int16_t* const compact_rev16 = narrow ? g.compact_rev16 : nullptr;
     const std::uint8_t* const subject = g.subject;
     const int* const profile = g.profile;
     const int steps = gw + N - 1;
@@ -101,27 +127,28 @@ int run_group_as(const group& g) {
     vec by[8], row_code = zero;
     const vec match = splat(g.match), mismatch = splat(g.mismatch);
     if (two_values) {
-        for (int k = 0; k < N; ++k) row_code[k] = k < rows ? g.row_code[k] : -1;
+        for (int k = 0; k < N; ++k) row_code[k] = static_cast<T>(k < rows ? g.row_code[k] : -1);
     } else if (by_letter) {
         for (int x = 0; x < letters; ++x)
-            for (int k = 0; k < N; ++k) by[x][k] = profile[k * 32 + g.letter_code[x]];
+            for (int k = 0; k < N; ++k) by[x][k] = static_cast<T>(profile[k * 32 + g.letter_code[x]]);
     }
     vec lane_row = zero;  // each lane's row of the profile: lane · 32
-    for (int k = 0; k < N; ++k) lane_row[k] = k * 32;
+    for (int k = 0; k < N; ++k) lane_row[k] = static_cast<T>(k * 32);
     vec codes = zero;
     const vec neg_oe = splat(-g.oe), neg_e = splat(-g.ext), w = splat(gw);
-    vec h_left = zero, f = zero, up, e_in = zero, best = zero;
+    vec h_left = zero, f = zero, up, e_in = zero, best = h_floor;
     for (int k = 0; k < N; ++k) {
-        h_left[k] = k < rows ? g.left_h[k] : 0;
-        f[k] = k < rows ? g.left_f[k] : -g.oe;
+        h_left[k] = static_cast<T>(k < rows ? rel(g.left_h[k]) : 0);
+        f[k] = static_cast<T>(k < rows ? rel(g.left_f[k]) : -g.oe);
     }
     // The diagonal of lane 0 at step 0 is the corner; of lane k > 0, H[i0+k−1][−1] (the left border of the row above).
-    vec diag = shift_in(h_left, splat(g.corner));
+    vec diag = shift_in(h_left, splat(rel(g.corner)));
     const int last = rows - 1;
     vec j = zero - lane;  // the column of each lane at step t
     vec hits = splat(-1);  // Trace with a target: each lane's first column whose H is the target
-    // The body's last four lanes of H and E at every step (see `step`), 4 per column of the bottom row.
-    int tail_h[4 * max_group_columns], tail_e[4 * max_group_columns];
+    // The body's last 16 bytes of lanes of H and E at every step (see `step`), L per column of the bottom row.
+    constexpr int L = 16 / static_cast<int>(sizeof(T));
+    T tail_h[L * max_group_columns], tail_e[L * max_group_columns];
     // One step. Masked: some lanes are before column 0 or past the last column (the first and last N − 1 steps, or
     // a tile narrower than N); Full: the group has N rows, so the bottom row is lane N − 1 (a constant lane);
     // Body: every lane inside the tile and the bottom lane's column inside it (its outputs go through out_h, out_e);
@@ -129,12 +156,14 @@ int run_group_as(const group& g) {
     const auto step = [&](int t, auto masked, auto full, auto body, auto sigma_mode) {
         constexpr int mode = decltype(sigma_mode)::value;
         const int col = t < gw ? t : gw - 1;  // lane 0's inputs (unused once t >= w)
-        up = shift_in(h_left, splat(top_h[col]));
-        e_in = shift_in(e_in, splat(top_e[col]));
+        up = shift_in(h_left, splat(rel(top_h[col])));
+        e_in = shift_in(e_in, splat(rel(top_e[col])));
         vec sigma;
         if constexpr (mode == 0 || mode == 1) {
             if (compact_rev)
                 __builtin_memcpy(&codes, compact_rev - t, sizeof codes);
+            else if (compact_rev16)
+                __builtin_memcpy(&codes, compact_rev16 - t, sizeof codes);
             else
                 codes = shift_in(codes, splat(compact[col]));
         }
@@ -142,11 +171,11 @@ int run_group_as(const group& g) {
             sigma = codes == row_code ? match : mismatch;
         } else if constexpr (mode == 1) {
             sigma = codes == 0 ? by[0] : zero;
-            for (int x = 1; x < letters; ++x) sigma = codes == x ? by[x] : sigma;
+            for (int x = 1; x < letters; ++x) sigma = codes == splat(x) ? by[x] : sigma;
         } else {  // a gather: lane k reads σ(row k, its subject letter)
             codes = shift_in(codes, splat(subject[col] & 31));
             const vec at = lane_row + codes;
-            for (int k = 0; k < N; ++k) sigma[k] = profile[at[k]];
+            for (int k = 0; k < N; ++k) sigma[k] = static_cast<T>(profile[at[k]]);
         }
         vec d = diag + sigma;
         if constexpr (Forbid)
@@ -155,7 +184,7 @@ int run_group_as(const group& g) {
                 __builtin_memcpy(&cols, g.forbidden + static_cast<std::size_t>(x) * N, sizeof cols);
                 d = j == cols ? splat(-(1 << 29)) : d;  // below any H: neither H nor the trace's "diagonal"
             }
-        vec h = d > zero ? d : zero;
+        vec h = d > h_floor ? d : h_floor;
         h = h > e_in ? h : e_in;
         h = h > f ? h : f;
         const vec g_open = h + neg_oe;
@@ -184,7 +213,7 @@ int run_group_as(const group& g) {
             const vec active = (j >= zero) & (j < w);
             h_left = active ? h : h_left;
             f = active ? f_next : f;
-            const vec counted = active ? h : zero;  // inactive lanes hold borders of cells outside this tile
+            const vec counted = active ? h : h_floor;  // inactive lanes hold borders of cells outside this tile
             best = best > counted ? best : counted;
         } else {
             h_left = h;
@@ -192,20 +221,20 @@ int run_group_as(const group& g) {
             best = best > h ? best : h;
         }
         if constexpr (decltype(body)::value) {
-            // The last four lanes (the bottom row's column t − (N − 1) in the last) stored whole: a store, where taking
+            // The last L lanes (the bottom row's column t − (N − 1) in the last) stored whole: a store, where taking
             // one lane out of the vector would be a shuffle; copied to top_h, top_e after the sweep.
             const int jl = t - (N - 1);
-            __builtin_memcpy(tail_h + 4 * jl, reinterpret_cast<const char*>(&h) + (N - 4) * sizeof(int), 4 * sizeof(int));
-            __builtin_memcpy(tail_e + 4 * jl, reinterpret_cast<const char*>(&e_next) + (N - 4) * sizeof(int), 4 * sizeof(int));
+            __builtin_memcpy(tail_h + L * jl, reinterpret_cast<const char*>(&h) + (N - L) * sizeof(T), L * sizeof(T));
+            __builtin_memcpy(tail_e + L * jl, reinterpret_cast<const char*>(&e_next) + (N - L) * sizeof(T), L * sizeof(T));
         } else {
             const int bottom = decltype(full)::value ? N - 1 : last;
             const int jl = t - bottom;
             if (jl >= 0 && jl < gw) {
-                top_h[jl] = h[bottom];
-                top_e[jl] = e_next[bottom];
+                top_h[jl] = h[bottom] + base;
+                top_e[jl] = e_next[bottom] + base;
             }
         }
-        j += 1;
+        j += one;
     };
     using yes = std::true_type;
     using no = std::false_type;
@@ -216,7 +245,8 @@ int run_group_as(const group& g) {
         if (body_begin < body_end && rows == N && gw <= max_group_columns) {
             for (int t = 0; t < body_begin; ++t) step(t, yes{}, yes{}, no{}, sigma_mode);
             for (int t = body_begin; t < body_end; ++t) step(t, no{}, yes{}, yes{}, sigma_mode);
-            for (int jl = 0; jl <= gw - N; ++jl) top_h[jl] = tail_h[4 * jl + 3], top_e[jl] = tail_e[4 * jl + 3];
+            for (int jl = 0; jl <= gw - N; ++jl)
+                top_h[jl] = tail_h[L * jl + L - 1] + base, top_e[jl] = tail_e[L * jl + L - 1] + base;
             for (int t = body_end; t < steps; ++t) step(t, yes{}, yes{}, no{}, sigma_mode);
         } else {
             for (int t = 0; t < steps; ++t) step(t, yes{}, no{}, no{}, sigma_mode);
@@ -229,15 +259,15 @@ int run_group_as(const group& g) {
     else
         sweep(std::integral_constant<int, 2>{});
     for (int k = 0; k < rows; ++k) {
-        g.left_h[k] = h_left[k];
-        g.left_f[k] = f[k];
+        g.left_h[k] = h_left[k] + base;
+        g.left_f[k] = f[k] + base;
     }
     if constexpr (Trace) {
         if (g.target > 0)
             for (int k = 0; k < rows; ++k) g.hit_col[k] = hits[k];
     }
     int m = 0;
-    for (int k = 0; k < rows; ++k) m = best[k] > m ? best[k] : m;
+    for (int k = 0; k < rows; ++k) m = best[k] + base > m ? best[k] + base : m;
     return m;
 }
 
@@ -246,13 +276,20 @@ int run_group(const group& g) {
     if (g.forbidden_count > 0) return g.steps_out ? run_group_as<N, true, true>(g) : run_group_as<N, false, true>(g);
     return g.steps_out ? run_group_as<N, true, false>(g) : run_group_as<N, false, false>(g);
 }
+// 16-bit cells relative to the corner: a group of exactly N rows, no trace, no forbidden cells, narrow_fits.
+template <int N>
+int run_group16(const group& g) {
+    return run_group_as<N, false, false, std::int16_t>(g);
+}
 
-// The group kernels, one per instruction set: portable (4 lanes), avx2 (8), avx512bw (16).
+// The group kernels, one per instruction set: portable (4 lanes, 8 of 16 bits), avx2 (8, 16), avx512bw (16, 32).
 using group_kernel = int (*)(const group&);
 struct kernel_choice {
     simd::isa isa;
     int lanes;
-    group_kernel run;  // nullptr: none for this instruction set
+    group_kernel run;    // nullptr: none for this instruction set
+    int lanes16 = 0;     // rows of a group of 16-bit cells (run16)
+    group_kernel run16 = nullptr;
 };
 // The kernel built for `target`, whether or not the CPU runs it; run is nullptr for sse41 and, where the x86 kernels
 // are not compiled, for avx2 and avx512bw.

@@ -18,6 +18,7 @@ SWGPU_ISA_BEGIN(avx2)
 
 namespace swgpu::long_pair::rows {
 int run_group_avx2(const group& g) { return run_group<8>(g); }
+int run_group16_avx2(const group& g) { return run_group16<16>(g); }
 }  // namespace swgpu::long_pair::rows
 
 SWGPU_ISA_END(avx2)

@@ -18,6 +18,7 @@ SWGPU_ISA_BEGIN(avx512bw)
 
 namespace swgpu::long_pair::rows {
 int run_group_avx512(const group& g) { return run_group<16>(g); }
+int run_group16_avx512(const group& g) { return run_group16<32>(g); }
 }  // namespace swgpu::long_pair::rows
 
 SWGPU_ISA_END(avx512bw)
