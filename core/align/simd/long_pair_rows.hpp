@@ -1,7 +1,7 @@
 // The CPU long-pair backend's inner loop: N consecutive rows of a tile at once, one row per vector lane, written once
-// with GCC/Clang vector extensions and compiled for each instruction set (long_pair_rows_avx2.cpp: 8 lanes of 32 bits,
-// long_pair_rows_avx512.cpp: 16 lanes; long_pair_rows.cpp, the portable build: 4 lanes), the way the GPU band kernel
-// uses warp lanes.
+// with GCC/Clang vector extensions and compiled for each instruction set (long_pair_rows_avx2.cpp: 8 lanes of 32 bits
+// or 16 of 16 bits, long_pair_rows_avx512.cpp: 16 or 32; long_pair_rows.cpp, the portable build: 4 or 8), the way the
+// GPU band kernel uses warp lanes.
 //
 // Lane k holds row i0 + k and at step t computes column j = t − k, so each lane is one column behind the lane above
 // it (a wavefront of skew 1): what lane k needs from row i0 + k − 1 at column j (H, and E entering its row) was
