@@ -40,7 +40,7 @@ STEPS=(
   "bench_long_pair_1M_align|\$BIN/bench_long_pair --length 1000000 --reps 5"
   "long_pair_entries|\$BIN/swgpu_gpu_tests 'every forward entry' | tail -1; for e in 0 6 7 0 6 7; do SWGPU_TUNE=long.entry=\$e \$BIN/bench_long_pair --length 1000000 --reps 3 --score-only | sed -n 's/^summary:/summary: long.entry '\$e':/p'; done; if command -v cuobjdump >/dev/null; then cuobjdump -sass \$BIN/bench_long_pair > \$OUTDIR/long_pair.sass && python3 $repo/scripts/sass_step_counts.py \$OUTDIR/long_pair.sass; fi"
   "cpu_long_pair_threads|$repo/tests/bench/bench_cpu_scaling.sh \$BIN/bench_long_pair 200000 30000"
-  "cpu_long_pair_one_thread|\$BIN/bench_long_pair --length 30000 --backend cpu --threads 1 --score-only --reps 5 --parasail"
+  "cpu_long_pair_one_thread|for n in 0 1; do SWGPU_TUNE=long.cpu_narrow=\$n \$BIN/bench_long_pair --length 30000 --backend cpu --threads 1 --score-only --reps 5 --parasail | sed -n 's/^summary:/summary: long.cpu_narrow '\$n':/p'; done"
   "cpu_long_pair_1M|for s in 2 4; do SWGPU_TUNE=long.cpu_task_tiles=\$s \$BIN/bench_long_pair --length 1000000 --backend cpu --score-only --reps 0 | sed -n 's/^summary:/summary: tasks of '\$s' tiles:/p'; done"
   "reads_vs_genome|python3 $repo/tests/bench/make_reads.py 5000000 100000 150 \$OUTDIR/rg && /usr/bin/time -f 'summary: 100k reads x 5 Mbp, both strands, -k 1, whole process %e s' \$BIN/swgpu align \$OUTDIR/rg.reads.fa \$OUTDIR/rg.genome.fa -k 1 --outfmt '6 std score' -o \$OUTDIR/rg.tsv"
   "bench_sweep3d|$repo/tests/bench/bench_sweep3d.sh \$BIN"
