@@ -825,8 +825,8 @@ struct cpu_backend::forward_state {
     // two waves later, overwritten by task (I, J+3) three waves later.
     std::vector<int> corner;
     rows::kernel_choice kernel;
-    // Groups of kernel.lanes16 rows in 16-bit cells where a tile has that many rows left (rows::narrow_fits; no
-    // forbidden cells; long.cpu_narrow), else groups of kernel.lanes rows in 32-bit cells.
+    // Groups of kernel.lanes16 rows in 16-bit cells where a tile has that many rows left (rows::narrow_fits; a subject
+    // of compact codes; no forbidden cells; long.cpu_narrow), else groups of kernel.lanes rows in 32-bit cells.
     bool narrow = false;
 };
 
@@ -948,7 +948,10 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     for (auto& v : st.block_max) v.store(0, std::memory_order_relaxed);
     for (const auto& k : rows::available_kernels())
         if (k.lanes == lanes_) st.kernel = k;
-    st.narrow = st.kernel.run16 && (!forbidden_ || forbidden_->paths.empty()) && tuning::integer("long.cpu_narrow") != 0 &&
+    // 16-bit cells where σ comes from letter comparisons (a subject of at most 8 letters): gathering σ into 16-bit lanes
+    // one at a time made protein slower (12 kbp, one thread: 0.6-0.7 against 0.9-1.1 GCUPS).
+    st.narrow = st.kernel.run16 && !compact_.empty() && (!forbidden_ || forbidden_->paths.empty()) &&
+                tuning::integer("long.cpu_narrow") != 0 &&
                 rows::narrow_fits(st.kernel.lanes16, static_cast<int>(tile), sigma_max(), sc_.gaps.open + sc_.gaps.extend);
 
     std::int64_t tasks_done = 0;
