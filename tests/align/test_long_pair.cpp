@@ -155,6 +155,7 @@ TEST_CASE("long pairs: the CPU's 16-bit cells relative to each group's corner gi
     // grids' lines and block maxima equal number for number, over related pairs whose scores pass 16384 (the floor
     // then at -32768) and random ones (scores near 0, the floor at -corner), tiles with a last partial group, DNA by
     // two values and by letter; protein (σ gathered) and scorings where the bound fails run 32-bit cells and agree.
+    // Then the trace of a rectangle, both ways.
     std::mt19937_64 rng(57);
     thread_pool pool(3);
     const std::vector<scoring> scorings = {dna_scoring(2, -3, 5, 2), transition_scoring(),
@@ -188,6 +189,20 @@ TEST_CASE("long pairs: the CPU's 16-bit cells relative to each group's corner gi
                 }
                 REQUIRE(got[1] == got[0]);
                 if (related && m >= 12000 && sc.gaps.open < 60) CHECK(*std::max_element(got[1][4].begin(), got[1][4].end()) > 16384);
+                // The trace of a rectangle (its strips of 512 columns in 16-bit cells, a partial last group): the
+                // same nibbles and the same first cell holding the best score.
+                const long_pair::rect part{0, std::min<std::int64_t>(area.r1, 1100), 0, std::min<std::int64_t>(area.c1, 1300)};
+                const auto target = sw_score(codes(q.begin(), q.begin() + part.r1), codes(s.begin(), s.begin() + part.c1), sc).score;
+                long_pair::trace traced[2];
+                for (const int narrow : {0, 1}) {
+                    const tuning::scoped_override cells("long.cpu_narrow=" + std::to_string(narrow));
+                    long_pair::cpu_backend be(q, s, sc, pool, 1 << 20, 256.0 * 256, kernel.lanes);
+                    be.trace_rect(part, long_pair::borders::matrix_edge(part, sc), target, traced[narrow]);
+                }
+                REQUIRE(traced[1].nibbles == traced[0].nibbles);
+                REQUIRE(traced[1].hit_i == traced[0].hit_i);
+                REQUIRE(traced[1].hit_j == traced[0].hit_j);
+                CHECK(traced[1].hit_i >= 0);
             }
         }
     }

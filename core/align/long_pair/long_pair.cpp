@@ -1009,15 +1009,26 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
     rows::kernel_choice kernel = rows::best_kernel();
     for (const auto& k : rows::available_kernels())
         if (k.lanes == lanes_) kernel = k;
-    const int lanes = kernel.lanes;
-    const auto L = static_cast<std::size_t>(lanes);
-    constexpr std::int64_t strip = 2048;
-    const std::size_t width = idx(std::min(cols, strip)) + L;
+    // Groups of lanes16 rows in 16-bit cells (as forward(), in strips of at most strip16 columns, which the bound
+    // allows for common scorings) while that many rows are left, else of `lanes` rows in 32-bit cells.
+    constexpr std::int64_t strip32 = 2048, strip16 = 512;
+    const int oe = sc_.gaps.open + sc_.gaps.extend;
+    const int lanes16 = kernel.run16 && !compact_.empty() && (!forbidden_ || forbidden_->paths.empty()) &&
+                                tuning::integer("long.cpu_narrow") != 0 &&
+                                rows::narrow_fits(kernel.lanes16, static_cast<int>(strip16), sigma_max(), oe)
+                            ? kernel.lanes16
+                            : 0;
+    const auto most = static_cast<std::size_t>(std::max(kernel.lanes, lanes16));
+    const std::size_t width = idx(std::min(cols, strip32)) + most;
     std::vector<int> hr(b.top_h.begin() + 1, b.top_h.end()), er(b.top_e), col_h(b.left_h), col_f(b.left_f);
-    std::vector<int> profile(L * 32), hit_col(L, -1), row_code(L, -1), forbidden_cols;
-    std::vector<std::uint8_t> steps(width * L);
+    std::vector<int> profile(most * 32), hit_col(most, -1), row_code(most, -1), forbidden_cols;
+    std::vector<std::uint8_t> steps(width * most);
     int diag_first = b.top_h[0];
-    for (std::int64_t g0 = 0; g0 < rows; g0 += lanes) {
+    for (std::int64_t g0 = 0; g0 < rows;) {
+        const bool narrow = lanes16 > 0 && rows - g0 >= lanes16;
+        const int lanes = narrow ? lanes16 : kernel.lanes;
+        const auto L = static_cast<std::size_t>(lanes);
+        const std::int64_t strip = narrow ? strip16 : strip32;
         const int n = static_cast<int>(std::min<std::int64_t>(lanes, rows - g0));
         const rows::group rows_here = start_group(profile, row_code, area.r0 + g0, n, lanes);
         const int target_here = out.hit_i < 0 ? target : 0;
@@ -1037,9 +1048,10 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
             grp.steps_out = steps.data();
             grp.target = target_here;
             grp.hit_col = hit_col.data();
-            mark_forbidden(grp, forbidden_cols, area.r0 + g0, area.c0 + j0, lanes);
+            if (!narrow) mark_forbidden(grp, forbidden_cols, area.r0 + g0, area.c0 + j0, lanes);
             corner = hr[idx(j0 + w - 1)];  // H[g0 - 1][last column of the strip], before the kernel overwrites it
-            kernel.run(grp);
+            if (narrow) kernel.run16(grp);
+            else kernel.run(grp);
             // Cell (g0 + k, j0 + j) was computed at step j + k. g0 and the stride are even: rows k and k + 1 share
             // a byte.
             for (std::int64_t j = 0; j < w; ++j) {
@@ -1062,6 +1074,7 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
             out.hit_i = area.r0 + g0 + first_hit_row;
             out.hit_j = area.c0 + first_hit_col;
         }
+        g0 += n;
     }
 }
 

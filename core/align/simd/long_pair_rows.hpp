@@ -90,13 +90,13 @@ struct bytes_of {
 };
 
 // Runs a group; returns the largest H of its cells. Trace: g.steps_out is set; Forbid: g.forbidden_count > 0. T: int,
-// or std::int16_t for cells relative to the corner (no trace, no forbidden cells; the caller checks narrow_fits and
-// gives N = g.rows).
+// or std::int16_t for cells relative to the corner (no forbidden cells; the caller checks narrow_fits and gives
+// N = g.rows).
 template <int N, bool Trace, bool Forbid, class T = int>
 int run_group_as(const group& g) {
     using vec = typename vector_of<N, T>::type;
     constexpr bool narrow = sizeof(T) < sizeof(int);
-    static_assert(!narrow || (!Trace && !Forbid), "16-bit cells: the forward pass only");
+    static_assert(!narrow || !Forbid, "16-bit cells: no forbidden cells");
     vec lane, shift_mask, zero;
     for (int k = 0; k < N; ++k) lane[k] = static_cast<T>(k), shift_mask[k] = static_cast<T>(k == 0 ? N : k - 1), zero[k] = 0;
     // Lane k takes lane k − 1's value, lane 0 the first lane of `first` (one two-source permute).
@@ -197,12 +197,13 @@ int run_group_as(const group& g) {
             // open here, as trace_rect's scalar definition in core/align/long_pair/long_pair.hpp.
             vec src = h == e_in ? splat(2) : splat(3);
             src = h == d ? splat(1) : src;
-            src = h == zero ? zero : src;
+            src = h == h_floor ? zero : src;  // H = 0
             const vec nib = src | ((e_next == g_open) & splat(4)) | ((f_next == g_open) & splat(8));
             const auto bytes = __builtin_convertvector(nib, typename bytes_of<N>::type);
             __builtin_memcpy(g.steps_out + static_cast<std::size_t>(t) * N, &bytes, N);
-            if (g.target > 0) {
-                vec found = (h == splat(g.target)) & (hits < zero);
+            // A target further than 16-bit cells reach from the corner is no H of the group.
+            if (g.target > 0 && (!narrow || (g.target - base >= -32768 && g.target - base <= 32767))) {
+                vec found = (h == splat(g.target - base)) & (hits < zero);
                 if constexpr (decltype(masked)::value) found &= (j >= zero) & (j < w);
                 hits = found ? j : hits;
             }
@@ -276,10 +277,10 @@ int run_group(const group& g) {
     if (g.forbidden_count > 0) return g.steps_out ? run_group_as<N, true, true>(g) : run_group_as<N, false, true>(g);
     return g.steps_out ? run_group_as<N, true, false>(g) : run_group_as<N, false, false>(g);
 }
-// 16-bit cells relative to the corner: a group of exactly N rows, no trace, no forbidden cells, narrow_fits.
+// 16-bit cells relative to the corner: a group of exactly N rows, no forbidden cells, narrow_fits.
 template <int N>
 int run_group16(const group& g) {
-    return run_group_as<N, false, false, std::int16_t>(g);
+    return g.steps_out ? run_group_as<N, true, false, std::int16_t>(g) : run_group_as<N, false, false, std::int16_t>(g);
 }
 
 // The group kernels, one per instruction set: portable (4 lanes, 8 of 16 bits), avx2 (8, 16), avx512bw (16, 32).
