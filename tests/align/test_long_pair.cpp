@@ -154,7 +154,7 @@ TEST_CASE("long pairs: the CPU's 16-bit cells relative to each group's corner gi
     // long.cpu_narrow 1 (16-bit cells where rows::narrow_fits allows) against 0 (32-bit cells), for every kernel: the
     // grids' lines and block maxima equal number for number, over related pairs whose scores pass 16384 (the floor
     // then at -32768) and random ones (scores near 0, the floor at -corner), tiles with a last partial group, DNA by
-    // two values and by letter; protein (σ gathered) and scorings where the bound fails run 32-bit cells and agree.
+    // two values and by letter, protein by letter (20 letters); a scoring beyond the bound runs 32-bit cells both ways.
     // Then the trace of a rectangle, both ways.
     std::mt19937_64 rng(57);
     thread_pool pool(3);

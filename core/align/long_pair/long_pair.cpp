@@ -683,13 +683,14 @@ cpu_backend::cpu_backend(std::span<const std::uint8_t> query, std::span<const st
     : q_(query), s_(subject), sc_(sc), pool_(pool), budget_(grid_budget),
       leaf_(std::max(leaf_cells, double(tile) * double(tile))), lanes_(lanes),
       batch_(trace_batch ? trace_batch : pool.size() >= 4 ? pool.size() : 1) {
-    // A subject of few letters (DNA) gets compact codes, so that the vector kernel picks σ by comparisons.
+    // A subject of few letters (DNA; protein in 16-bit cells) gets compact codes, so that the vector kernel picks σ by
+    // comparisons.
     std::vector<int> code(substitution_matrix::max_letters, -1);
     std::vector<std::uint8_t> compact(subject.size()), letters;
     for (std::size_t k = 0; k < subject.size(); ++k) {
         int& c = code[subject[k] & 31];
         if (c < 0) {
-            if (letters.size() == 8) return;
+            if (letters.size() == static_cast<std::size_t>(rows::max_select_letters16)) return;
             c = static_cast<int>(letters.size());
             letters.push_back(subject[k] & 31);
         }
@@ -948,8 +949,8 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     for (auto& v : st.block_max) v.store(0, std::memory_order_relaxed);
     for (const auto& k : rows::available_kernels())
         if (k.lanes == lanes_) st.kernel = k;
-    // 16-bit cells where σ comes from letter comparisons (a subject of at most 8 letters): gathering σ into 16-bit lanes
-    // one at a time made protein slower (12 kbp, one thread: 0.6-0.7 against 0.9-1.1 GCUPS).
+    // 16-bit cells where σ comes from letter comparisons (a subject of at most max_select_letters16 letters): gathering
+    // σ into 16-bit lanes one at a time made protein slower (12 kbp, one thread: 0.6-0.7 against 0.9-1.1 GCUPS).
     st.narrow = st.kernel.run16 && !compact_.empty() && (!forbidden_ || forbidden_->paths.empty()) &&
                 tuning::integer("long.cpu_narrow") != 0 &&
                 rows::narrow_fits(st.kernel.lanes16, static_cast<int>(tile), sigma_max(), sc_.gaps.open + sc_.gaps.extend);

@@ -219,7 +219,8 @@ private:
     // The largest score of the matrix, at least 0 (the 16-bit cells' bound, rows::narrow_fits).
     int sigma_max() const;
     std::span<const std::uint8_t> q_, s_;
-    std::vector<std::uint8_t> compact_, letter_code_;  // the subject in compact codes, when it has at most 8 letters
+    // The subject in compact codes, when it has at most rows::max_select_letters16 letters.
+    std::vector<std::uint8_t> compact_, letter_code_;
     std::vector<int> compact_rev_;  // the same reversed, 32 bits each, with rev_pad codes of padding at both ends (rows::group)
     std::vector<std::int16_t> compact_rev16_;  // the same, 16 bits each (the 16-bit cells)
     // With compact codes, when σ on the query's and the subject's letters is match on equal letters and mismatch

@@ -30,12 +30,16 @@ namespace swgpu::long_pair::rows {
 
 // The widest group the kernel takes its fastest way (wider ones run, a lane extracted at every step).
 inline constexpr int max_group_columns = 2048;
+// The most subject letters for which σ is chosen by comparisons (one vector per letter) rather than gathered: 8 in
+// 32-bit cells, 24 in 16-bit cells (protein), where a gather fills twice the lanes one at a time.
+inline constexpr int max_select_letters = 8, max_select_letters16 = 24;
 
 // One group of N rows against the columns [0, w) of a tile (pointers already at the tile's first column).
 struct group {
     const int* profile;          // N x 32: profile[k * 32 + x] = σ(row k's query letter, x); rows past `rows` padded
     const std::uint8_t* subject; // w subject codes
-    // Optional: the subject as `letters` compact codes (letters <= 8): σ is then chosen per step by comparisons
+    // Optional: the subject as `letters` compact codes (at most max_select_letters16): σ is then chosen per step by
+    // comparisons where letters <= max_select_letters (16-bit cells: max_select_letters16)
     // against each letter instead of being gathered (profile[k * 32 + letter_code[c]] for compact code c).
     const std::uint8_t* compact = nullptr;
     const std::uint8_t* letter_code = nullptr;
@@ -121,10 +125,11 @@ int run_group_as(const group& g) {
     const std::uint8_t* const subject = g.subject;
     const int* const profile = g.profile;
     const int steps = gw + N - 1;
-    const bool by_letter = compact && g.letters <= 8;
+    constexpr int select_letters = narrow ? max_select_letters16 : max_select_letters;
+    const bool by_letter = compact && g.letters <= select_letters;
     const bool two_values = by_letter && g.row_code;
     const int letters = by_letter ? g.letters : 0;
-    vec by[8], row_code = zero;
+    vec by[select_letters], row_code = zero;
     const vec match = splat(g.match), mismatch = splat(g.mismatch);
     if (two_values) {
         for (int k = 0; k < N; ++k) row_code[k] = static_cast<T>(k < rows ? g.row_code[k] : -1);
