@@ -754,10 +754,22 @@ rows::group cpu_backend::start_group(std::vector<int>& profile, std::vector<int>
     return grp;
 }
 
-int cpu_backend::sigma_max() const {
-    int m = 0;
-    for (const auto v : sc_.matrix.table()) m = std::max(m, static_cast<int>(v));
-    return m;
+rows::kernel_choice cpu_backend::kernel() const {
+    rows::kernel_choice chosen = rows::best_kernel();
+    for (const auto& k : rows::available_kernels())
+        if (k.lanes == lanes_) chosen = k;
+    return chosen;
+}
+
+// Gathering σ lane by lane into 16-bit lanes made protein slower (12 kbp, one thread: 0.6-0.7 against 0.9-1.1 GCUPS),
+// hence compact codes (σ by comparisons) are required.
+int cpu_backend::narrow_lanes(const rows::kernel_choice& k, int width) const {
+    if (!k.run16 || compact_.empty() || (forbidden_ && !forbidden_->paths.empty()) ||
+        tuning::integer("long.cpu_narrow") == 0)
+        return 0;
+    int sigma_max = 0;  // the largest score, at least 0
+    for (const auto v : sc_.matrix.table()) sigma_max = std::max(sigma_max, static_cast<int>(v));
+    return rows::narrow_fits(k.lanes16, width, sigma_max, sc_.gaps.open + sc_.gaps.extend) ? k.lanes16 : 0;
 }
 
 void cpu_backend::at_column(rows::group& grp, std::int64_t col0) const {
@@ -826,9 +838,9 @@ struct cpu_backend::forward_state {
     // two waves later, overwritten by task (I, J+3) three waves later.
     std::vector<int> corner;
     rows::kernel_choice kernel;
-    // Groups of kernel.lanes16 rows in 16-bit cells where a tile has that many rows left (rows::narrow_fits; a subject
-    // of compact codes; no forbidden cells; long.cpu_narrow), else groups of kernel.lanes rows in 32-bit cells.
-    bool narrow = false;
+    // Groups of `lanes16` rows in 16-bit cells where a tile has that many rows left (0: none; narrow_lanes), else
+    // groups of kernel.lanes rows in 32-bit cells.
+    int lanes16 = 0;
 };
 
 void cpu_backend::forward_tile(forward_state& st, std::int64_t ti, std::int64_t tj, int diag_first) const {
@@ -840,7 +852,7 @@ void cpu_backend::forward_tile(forward_state& st, std::int64_t ti, std::int64_t 
     int best = 0;
     // Groups of `lanes` rows, one row per vector lane (core/align/simd/long_pair_rows.hpp); of lanes16 rows in
     // 16-bit cells while the tile has that many rows left.
-    const int lanes = st.kernel.lanes, lanes16 = st.narrow ? st.kernel.lanes16 : 0;
+    const int lanes = st.kernel.lanes, lanes16 = st.lanes16;
     const auto most = static_cast<std::size_t>(std::max(lanes, lanes16));
     std::vector<int> profile(most * 32), row_code(most, -1);
     std::vector<int> forbidden_cols;
@@ -945,15 +957,9 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
                      b.left_h,
                      b.left_f,
                      std::vector<int>(idx(3 * nI)),
-                     rows::best_kernel()};
+                     kernel()};
     for (auto& v : st.block_max) v.store(0, std::memory_order_relaxed);
-    for (const auto& k : rows::available_kernels())
-        if (k.lanes == lanes_) st.kernel = k;
-    // 16-bit cells where σ comes from letter comparisons (a subject of at most max_select_letters16 letters): gathering
-    // σ into 16-bit lanes one at a time made protein slower (12 kbp, one thread: 0.6-0.7 against 0.9-1.1 GCUPS).
-    st.narrow = st.kernel.run16 && !compact_.empty() && (!forbidden_ || forbidden_->paths.empty()) &&
-                tuning::integer("long.cpu_narrow") != 0 &&
-                rows::narrow_fits(st.kernel.lanes16, static_cast<int>(tile), sigma_max(), sc_.gaps.open + sc_.gaps.extend);
+    st.lanes16 = narrow_lanes(st.kernel, static_cast<int>(tile));
 
     std::int64_t tasks_done = 0;
     auto last_report = clock::now();
@@ -1007,18 +1013,11 @@ void cpu_backend::trace_rect(const rect& area, const borders& b, int target, tra
     out.stride = (rows + 1) / 2 * 2;
     out.nibbles.assign(idx(out.stride * cols / 2 + 1), 0);
     if (rows == 0 || cols == 0) return;
-    rows::kernel_choice kernel = rows::best_kernel();
-    for (const auto& k : rows::available_kernels())
-        if (k.lanes == lanes_) kernel = k;
+    const rows::kernel_choice kernel = this->kernel();
     // Groups of lanes16 rows in 16-bit cells (as forward(), in strips of at most strip16 columns, which the bound
     // allows for common scorings) while that many rows are left, else of `lanes` rows in 32-bit cells.
     constexpr std::int64_t strip32 = 2048, strip16 = 512;
-    const int oe = sc_.gaps.open + sc_.gaps.extend;
-    const int lanes16 = kernel.run16 && !compact_.empty() && (!forbidden_ || forbidden_->paths.empty()) &&
-                                tuning::integer("long.cpu_narrow") != 0 &&
-                                rows::narrow_fits(kernel.lanes16, static_cast<int>(strip16), sigma_max(), oe)
-                            ? kernel.lanes16
-                            : 0;
+    const int lanes16 = narrow_lanes(kernel, static_cast<int>(strip16));
     const auto most = static_cast<std::size_t>(std::max(kernel.lanes, lanes16));
     const std::size_t width = idx(std::min(cols, strip32)) + most;
     std::vector<int> hr(b.top_h.begin() + 1, b.top_h.end()), er(b.top_e), col_h(b.left_h), col_f(b.left_f);

@@ -153,7 +153,8 @@ public:
 };
 
 namespace rows {
-struct group;  // core/align/simd/long_pair_rows.hpp
+struct group;          // core/align/simd/long_pair_rows.hpp
+struct kernel_choice;
 }
 
 // Cells whose H may not come from the diagonal (several alignments per pair, align_more): the residue pairs that
@@ -216,8 +217,11 @@ private:
     rows::group start_group(std::vector<int>& profile, std::vector<int>& codes, std::int64_t row0, int rows,
                             int lanes) const;
     void at_column(rows::group& grp, std::int64_t col0) const;
-    // The largest score of the matrix, at least 0 (the 16-bit cells' bound, rows::narrow_fits).
-    int sigma_max() const;
+    // The group kernel of `lanes_` rows (else the best this CPU runs), and the rows of its 16-bit groups for groups of
+    // up to `width` columns: kernel.lanes16 where 16-bit cells are exact and worth it (σ by comparisons: a subject of
+    // compact codes; no forbidden cells; rows::narrow_fits; long.cpu_narrow), else 0.
+    rows::kernel_choice kernel() const;
+    int narrow_lanes(const rows::kernel_choice& kernel, int width) const;
     std::span<const std::uint8_t> q_, s_;
     // The subject in compact codes, when it has at most rows::max_select_letters16 letters.
     std::vector<std::uint8_t> compact_, letter_code_;
