@@ -456,37 +456,37 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                 }
             } else {
 #pragma unroll 1
-            for (int s = 0; s < warp_size; ++s) {
-                const long long k = k0 + s, j = k - lane;
-                if (lane == 0) {
-                    const int2 v = stage_in[s];
-                    hin = static_cast<std::uint32_t>(v.x);
-                    ein = static_cast<std::uint32_t>(v.y);
-                }
-                const std::uint32_t diag = hdiag;
-                hdiag = hin;
-                std::uint32_t e = ein;
-                if (j >= 0 && j < cols) {
-                    const int x = stage_letters[s - lane + warp_size - 1];
-                    const std::uint32_t* pr = prof + x * row_words + lane * stripe;
-                    if constexpr (Trace) {
-                        int ei = static_cast<int>(e);
-                        const unsigned bits = trace_cells<R>(pr, static_cast<int>(diag), ei, h, f, oe, ext, p.target,
-                                                             my_row, rows, j, p.first_hit);
-                        e = static_cast<std::uint32_t>(ei);
-                        const long long nib = j * p.stride + my_row;
-                        static_assert(R == 4, "the trace kernel stores 4 nibbles per lane and step");
-                        *reinterpret_cast<std::uint16_t*>(p.trace + (nib >> 1)) = static_cast<std::uint16_t>(bits);
-                    } else {
-                        if constexpr (Kind == forward_h) row_cells_h<R>(pr, diag, e, h, f, m, neg_oe, neg_e);
-                        else kernels::row_cells<R, kernels::lanes_s32>(pr, diag, e, h, f, m, neg_oe, neg_e);
-                        finish_column(j);
+                for (int s = 0; s < warp_size; ++s) {
+                    const long long k = k0 + s, j = k - lane;
+                    if (lane == 0) {
+                        const int2 v = stage_in[s];
+                        hin = static_cast<std::uint32_t>(v.x);
+                        ein = static_cast<std::uint32_t>(v.y);
                     }
+                    const std::uint32_t diag = hdiag;
+                    hdiag = hin;
+                    std::uint32_t e = ein;
+                    if (j >= 0 && j < cols) {
+                        const int x = stage_letters[s - lane + warp_size - 1];
+                        const std::uint32_t* pr = prof + x * row_words + lane * stripe;
+                        if constexpr (Trace) {
+                            int ei = static_cast<int>(e);
+                            const unsigned bits = trace_cells<R>(pr, static_cast<int>(diag), ei, h, f, oe, ext, p.target,
+                                                                 my_row, rows, j, p.first_hit);
+                            e = static_cast<std::uint32_t>(ei);
+                            const long long nib = j * p.stride + my_row;
+                            static_assert(R == 4, "the trace kernel stores 4 nibbles per lane and step");
+                            *reinterpret_cast<std::uint16_t*>(p.trace + (nib >> 1)) = static_cast<std::uint16_t>(bits);
+                        } else {
+                            if constexpr (Kind == forward_h) row_cells_h<R>(pr, diag, e, h, f, m, neg_oe, neg_e);
+                            else kernels::row_cells<R, kernels::lanes_s32>(pr, diag, e, h, f, m, neg_oe, neg_e);
+                            finish_column(j);
+                        }
+                    }
+                    if (lane == warp_size - 1) stage_out[s] = make_int2(static_cast<int>(h[R - 1]), static_cast<int>(e));
+                    hin = __shfl_up_sync(0xffffffffu, static_cast<std::uint32_t>(h[R - 1]), 1);
+                    ein = __shfl_up_sync(0xffffffffu, e, 1);
                 }
-                if (lane == warp_size - 1) stage_out[s] = make_int2(static_cast<int>(h[R - 1]), static_cast<int>(e));
-                hin = __shfl_up_sync(0xffffffffu, static_cast<std::uint32_t>(h[R - 1]), 1);
-                ein = __shfl_up_sync(0xffffffffu, e, 1);
-            }
             }
             // The chunk's bottom-row outputs: columns k0 - 31 .. k0 (skewed), k0 .. k0 + 31 (the compensation method).
             __syncwarp();
