@@ -579,6 +579,7 @@ private:
         }
         const long long generations = (p.bands + fit - 1) / fit;
         p.warps = static_cast<int>((p.bands + generations - 1) / generations);
+        for (int d = 0; d < 5; ++d) p.comp_level[d] = -(1 << d) * p.gap_e, p.comp_decay[d] = -(1 << d) * cfg.rows * p.gap_e;
         ring_ = pooled<int2>(static_cast<std::size_t>(p.warps) * ring_len, s);
         flags_ = pooled<unsigned long long>(static_cast<std::size_t>(2 * p.warps + 1) * flag_stride, s);
         row_buffer_ = pooled<int2>(static_cast<std::size_t>(area.cols()), s);

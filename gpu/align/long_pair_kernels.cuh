@@ -89,6 +89,7 @@ struct band_params {
     const int* sigma;             // [query code * 32 + compact subject letter]
     int letters;
     int gap_oe, gap_e;
+    int comp_level[5], comp_decay[5];  // the compensation method: -2^k·e, -2^d·R·e (R: rows per lane)
     long long bands;
     int warps;                    // NW
     int2* ring;                   // NW x ring_len
@@ -319,12 +320,12 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
     const long long rows = p.rows, cols = p.cols;
     const int oe = p.gap_oe, ext = p.gap_e;
     const std::uint32_t neg_oe = static_cast<std::uint32_t>(-oe), neg_e = static_cast<std::uint32_t>(-ext);
-    // The compensation method's weights: runs of 2^k rows, 2^d lanes of R rows. (Seeing them as multiples of ext,
-    // the compiler splits each max(a - 2^k·ext, b) of the tree and the scan into a multiply-add and a max: about 25
-    // instructions per lane and column at R = 32, docs/performance.md.)
+    // The compensation method's weights (runs of 2^k rows, 2^d lanes of R rows) come from the host: computed here as
+    // multiples of ext, the compiler split each max(a - 2^k·ext, b) of the tree and the scan into a multiply-add and
+    // a max (about 25 instructions more per lane and column at R = 32, docs/performance.md).
     int level[5], decay[5];
 #pragma unroll
-    for (int d = 0; d < 5; ++d) level[d] = -(1 << d) * ext, decay[d] = -(1 << d) * R * ext;
+    for (int d = 0; d < 5; ++d) level[d] = p.comp_level[d], decay[d] = p.comp_decay[d];
 
     long long gen = 0;
     for (long long band = gw; band < p.bands; band += p.warps, ++gen) {
