@@ -3,7 +3,7 @@
 
 SASS_FILE is `cuobjdump -sass` of a program holding gpu/align/long_pair_kernels.cuh (bench_long_pair, swgpu). For every
 band_kernel<R, Kind> in it, the innermost loop that holds at least R VIADDMNMX.RELU (one per cell: the step over a
-chunk's columns) is found; the branch that stores checkpoint columns and block maxima (from the branch before the first
+chunk's columns; the 16-bit kind: R / 2 VIADDMNMX.S16x2.RELU, one per word of two cells) is found; the branch that stores checkpoint columns and block maxima (from the branch before the first
 STG/REDG to the last one) is left out, as it runs once per K columns. Prints, per kernel, the instructions of one
 column and lane, per cell, the DPX instructions (VI*) per cell and the commonest opcodes.
 """
@@ -11,7 +11,8 @@ import collections
 import re
 import sys
 
-KINDS = {"0": "bands (row_cells)", "1": "bands (row_cells_h)", "3": "bands, split", "4": "compensation"}
+KINDS = {"0": "bands (row_cells)", "1": "bands (row_cells_h)", "3": "bands, split", "4": "compensation",
+         "5": "bands, 16-bit cells"}
 
 
 def instructions(function_text):
@@ -27,7 +28,7 @@ def opcode(text):
     return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
 
 
-def step_loop(ins, rows):
+def step_loop(ins, rows, relu="VIADDMNMX.RELU"):
     index = {a: i for i, (a, _) in enumerate(ins)}
     best = None
     for i, (a, text) in enumerate(ins):
@@ -38,7 +39,7 @@ def step_loop(ins, rows):
         if target >= a or target not in index:
             continue
         body = ins[index[target]:i + 1]
-        cells = sum(opcode(t) == "VIADDMNMX.RELU" for _, t in body)
+        cells = sum(opcode(t) == relu for _, t in body)
         if cells >= rows and (best is None or len(body) < len(best)):
             best = body
     return best
@@ -54,7 +55,9 @@ def main():
         if not m:
             continue
         rows, kind = int(m.group(1)), m.group(2)
-        body = step_loop(instructions(function), rows)
+        # the 16-bit kind: one VIADDMNMX.S16x2.RELU per word of two cells, R cells per lane and step
+        body = step_loop(instructions(function), rows // 2, "VIADDMNMX.S16x2.RELU") if kind == "5" else \
+            step_loop(instructions(function), rows)
         if body is None:
             continue
         stores = [i for i, (_, t) in enumerate(body) if opcode(t).startswith(("STG", "REDG"))]

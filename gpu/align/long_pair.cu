@@ -86,10 +86,18 @@ public:
         letters_ = std::max<int>(1, static_cast<int>(letter_of.size()));
         // sigma[q * 32 + x]: query code q (any of the 32 codes) against compact subject letter x.
         std::vector<int> sigma(32 * 32, 0);
+        int sigma_max = 0, sigma_min = 0;
         for (int q = 0; q < 32; ++q)
-            for (int x = 0; x < static_cast<int>(letter_of.size()); ++x)
-                sigma[static_cast<std::size_t>(q) * 32 + x] = sc.matrix.score(static_cast<std::uint8_t>(q),
-                                                                               static_cast<std::uint8_t>(letter_of[x]));
+            for (int x = 0; x < static_cast<int>(letter_of.size()); ++x) {
+                const int v = sc.matrix.score(static_cast<std::uint8_t>(q), static_cast<std::uint8_t>(letter_of[x]));
+                sigma[static_cast<std::size_t>(q) * 32 + x] = v;
+                sigma_max = std::max(sigma_max, v), sigma_min = std::min(sigma_min, v);
+            }
+        // 16-bit cells (forward_narrow, gpu/align/long_pair_kernels.cuh): exact where neighbouring cells differ by
+        // little against 16 bits, σ fits a byte and the subject has at most 4 letters (σ by one byte permutation).
+        const long long delta = static_cast<long long>(sigma_max) + oe_;
+        narrow_ok_ = letter_of.size() <= 4 &&
+                     sigma_min >= -128 && sigma_max <= 127 && 80 * delta + 2LL * oe_ + 256 < 16384;
         // Stream-ordered memory: a backend made or released while other pairs' passes run (run_batch) must not
         // wait for the device (cudaFree does).
         stage("codes");
@@ -105,12 +113,15 @@ public:
         // long.entry picks another one for measurements (-1, the table's default: none).
         forward_entries_ = {configure<32, forward_x>(),    configure<16, forward_x>(),    configure<8, forward_x>(),
                             configure<32, forward_h>(),    configure<16, forward_h>(),    configure<8, forward_h>(),
-                            configure<32, forward_comp>(), configure<16, forward_comp>(), configure<8, forward_comp>()};
+                            configure<32, forward_comp>(), configure<16, forward_comp>(), configure<8, forward_comp>(),
+                            configure<32, forward_narrow>()};
         split_entries_ = {configure<32, forward_split>(), configure<16, forward_split>(), configure<8, forward_split>()};
         for (const auto& e : forward_entries_)
             if (!fwd_.resident_warps && e.resident_warps) fwd_ = e;
         if (const std::int64_t k = tuning::integer("long.entry", device_arch()); k >= 0) {
-            if (k < static_cast<std::int64_t>(forward_entries_.size()) && forward_entries_[k].resident_warps)
+            // (16-bit cells only where they are exact: elsewhere the default)
+            if (k < static_cast<std::int64_t>(forward_entries_.size()) && forward_entries_[k].resident_warps &&
+                (forward_entries_[k].kind != forward_narrow || narrow_ok_))
                 fwd_ = forward_entries_[k], forced_entry_ = true;
         }
         // A leaf has few bands: one warp per block spreads them over as many SMs.
@@ -453,7 +464,7 @@ private:
         if (const auto it = known.find({dev, letters_, most_warps}); it != known.end()) return it->second;
         SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
         for (int w = most_warps; w >= 1; w /= 2) {
-            const std::size_t smem = w * warp_smem_words<R>(letters_) * sizeof(std::uint32_t);
+            const std::size_t smem = w * warp_smem_words<R, Kind>(letters_) * sizeof(std::uint32_t);
             if (smem > static_cast<std::size_t>(smem_max)) continue;
             int blocks = 0;
             SWGPU_CUDA_CHECK(
@@ -513,7 +524,7 @@ public:
         if (!forced_entry_ && k >= 0 && k < static_cast<std::int64_t>(forward_entries_.size()) &&
             forward_entries_[k].resident_warps && forward_entries_[k].kind == forward_x)
             return forward_entries_[k];
-        return entry_for(batch_rows);
+        return entry_for(batch_rows, false);
     }
 
 private:
@@ -521,18 +532,25 @@ private:
     const kernel_config& forward_entry(std::int64_t rows) const { return shared_ ? *shared_ : entry_for(rows); }
     // The default (bands of 1024 rows) when `rows` make at least half as many bands as warps fit at once; else the
     // entry with the largest bands that does (shorter rectangles, the blocks the traceback recomputes, need more,
-    // thinner bands to fill the GPU); long.entry overrides.
-    const kernel_config& entry_for(std::int64_t rows) const {
+    // thinner bands to fill the GPU); long.entry overrides. With long.gpu_narrow = 1, bands of 1024 rows go in 16-bit
+    // cells where those are exact (narrow_ok_), but not in a batch (`narrow` false: its passes share one kernel); the
+    // H100's table keeps 32-bit cells, which were faster there (docs/performance.md).
+    const kernel_config& entry_for(std::int64_t rows, bool narrow = true) const {
         if (forced_entry_) return fwd_;
         const kernel_config* best = &fwd_;
         for (const auto& e : forward_entries_) {
             if (!e.resident_warps || e.kind != forward_x || e.rows > best->rows) continue;
             const std::int64_t bands = (rows + warp_size * e.rows - 1) / (warp_size * e.rows);
-            if (2 * bands >= e.resident_warps) return e;
+            if (2 * bands >= e.resident_warps) return with_narrow(e, narrow);
             best = &e;
         }
-        return *best;
+        return with_narrow(*best, narrow);
     }
+    const kernel_config& with_narrow(const kernel_config& e, bool narrow) const {
+        const kernel_config& n = forward_entries_[narrow_entry];
+        return narrow && narrow_auto_ && narrow_ok_ && e.rows == n.rows && n.resident_warps ? n : e;
+    }
+    static constexpr std::size_t narrow_entry = 9;
 
     band_params common(const long_pair::rect& area, const long_pair::borders& b) {
         const cudaStream_t s = stream_.get();
@@ -600,7 +618,8 @@ private:
         cfg.kernel<<<blocks, cfg.warps_per_block * warp_size, cfg.smem, s>>>(p);
         SWGPU_CUDA_CHECK_LAUNCH("band_kernel");
         if (report) {
-            const double total = double(p.bands) * double((area.cols() + 2 * warp_size - 2) / warp_size);
+            const int lag = cfg.kind == forward_narrow ? 2 * warp_size - 1 : warp_size - 1;
+            const double total = double(p.bands) * double((area.cols() + lag + warp_size - 1) / warp_size);
             cuda_event finished;
             finished.record(s);
             cuda_stream poll;
@@ -683,6 +702,8 @@ private:
     pooled<int2> row_buffer_;
     std::vector<kernel_config> forward_entries_, split_entries_;
     bool forced_entry_ = false;
+    bool narrow_ok_ = false;  // 16-bit cells are exact for this pair's scores
+    bool narrow_auto_ = tuning::integer("long.gpu_narrow", device_arch()) != 0;  // the default takes 16-bit cells
     std::size_t share_units_ = 0;               // while shared: the blocks this backend's passes may take
     const kernel_config* shared_ = nullptr;     // and the batch's entry
     std::size_t batch_ =

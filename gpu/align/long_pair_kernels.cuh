@@ -47,8 +47,10 @@
 // into block_max with one atomicMax per block column. trace: each lane stores the R nibbles of its column per step;
 // a cell scoring `target` lowers first_hit = (row << 32 | column) with atomicMin (row-major order).
 //
-// Entries: forward kernels for R = 32, 16, 8 (bands of 1024, 512, 256 rows) and two cell codes; a rectangle takes
-// bands of 1024 rows unless it has too few of them to fill the GPU (see forward_entry). Leaves of the traceback are
+// Entries: forward kernels for R = 32, 16, 8 (bands of 1024, 512, 256 rows) and two cell codes, the compensation
+// method's (6-8) and 16-bit cells (9: narrow_cells, bands of 1024 rows, 0.91x the 32-bit cells on the H100, so not the
+// default there); a rectangle takes bands of 1024 rows unless it has too few of them to fill the GPU (see
+// forward_entry). Leaves of the traceback are
 // traced many per launch (band_batch_kernel: each rectangle its own warps, rings and counters). A long forward pass
 // counts its chunks in device memory, read by a copy on another stream while it runs (progress).
 //
@@ -155,15 +157,26 @@ __device__ __forceinline__ void wait_at_least_sys(const unsigned long long* p, u
     wait_until(p, need, seen, [](const unsigned long long* q) { return load_acquire_sys(q); });
 }
 
-template <int R>
+// Kernel kinds: the forward pass with row_cells (6.5 instructions per cell) or row_cells_h (5.5), the trace, the
+// forward pass of one part of a pass split over devices (row_cells; waits for its left border and publishes its right
+// border band by band: a kind of its own, so that the other kernels carry none of it), the forward pass by the
+// compensation method (column_cells_comp: the lanes of a band on one column, the vertical gap by a warp scan), and the
+// forward pass in 16-bit cells (narrow_cells: two cells per word, see below).
+enum band_kind : int { forward_x = 0, forward_h = 1, trace_kind = 2, forward_split = 3, forward_comp = 4,
+                       forward_narrow = 5 };
+
+// The 16-bit kind keeps σ in registers: no profile in shared memory.
+template <int R, int Kind = forward_x>
 constexpr int profile_words(int letters) {
-    return letters * kernels::chunk_row_words(warp_size, R);
+    return Kind == forward_narrow ? 0 : letters * kernels::chunk_row_words(warp_size, R);
 }
 // Shared memory of one warp: its band's profile, then 32 staged inputs and 32 staged outputs (int2 each), then the
-// 64 subject letters a chunk of 32 steps reads (columns k0 - 31 .. k0 + 32).
-template <int R>
+// 64 subject letters a chunk of 32 steps reads (columns k0 - 31 .. k0 + 32; the 16-bit kind: 96, from k0 - 63, then
+// the 64 byte-permutation selectors of its steps).
+template <int R, int Kind = forward_x>
 constexpr std::size_t warp_smem_words(int letters) {
-    return static_cast<std::size_t>(profile_words<R>(letters)) + 4 * warp_size + 16;
+    return static_cast<std::size_t>(profile_words<R, Kind>(letters)) + 4 * warp_size +
+           (Kind == forward_narrow ? 24 + 2 * warp_size : 16);
 }
 
 // One step of a lane in the trace kernel: R cells of column j, with their nibbles (see core/align/long_pair/long_pair.hpp).
@@ -295,11 +308,78 @@ __device__ __forceinline__ void column_cells_comp(const std::uint32_t* __restric
     m = static_cast<std::uint32_t>(mi);
 }
 
-// Kernel kinds: the forward pass with row_cells (6.5 instructions per cell) or row_cells_h (5.5), the trace, the
-// forward pass of one part of a pass split over devices (row_cells; waits for its left border and publishes its right
-// border band by band: a kind of its own, so that the other kernels carry none of it), and the forward pass by the
-// compensation method (column_cells_comp: the lanes of a band on one column, the vertical gap by a warp scan).
-enum band_kind : int { forward_x = 0, forward_h = 1, trace_kind = 2, forward_split = 3, forward_comp = 4 };
+// The forward pass in 16-bit cells (forward_narrow; section 3 of the design: past 32 bits of work per cell). Each word
+// holds two cells (s16x2 DPX instructions), so a lane computes 32 cells per step with the instructions row_cells
+// spends on 16. The two halves of a word must be independent: lane t holds rows [t·16, +16) of the band in the low
+// halves ("virtual lane" t) and rows [512 + t·16, +16) in the high halves (virtual lane t + 32), so a warp is 64
+// virtual lanes of 16 rows, skewed by one column each (virtual lane v computes column k - v at step k): a band of
+// 1024 rows, as the 32-bit entry 0, but 63 columns from its first cell to its last. Virtual lane 32 reads from virtual
+// lane 31 (lane 31's low halves, rotated into lane 0's high halves by the same shuffle that moves the rest).
+//
+// Exact in 16 bits: values are stored relative to a base per virtual lane. Neighbouring H differ by at most
+// δ = max(σ) + oe (H ≥ E ≥ H above - oe, and by induction over the columns H - H above ≤ σmax + oe; the same across),
+// and E, F lie between the neighbouring H - oe and H. At the start of every chunk of 32 steps each virtual lane moves
+// its base to H of its first row (its h[0]) less 16384, or to 0 where that is negative, so everything it touches in
+// the chunk (17 rows, 33 columns, within about 50·δ + oe of that H) lies in [-oe, 16384 + 50·δ + oe] relative to the
+// base, and H >= 0 is H_rel >= 0 either way (base 0: the same; base > 0: every H of the chunk is positive): the floor
+// is the DPX instructions' RELU. The bases of neighbouring virtual lanes lie within about 17·δ of each other: values
+// cross from one virtual lane to the next with the difference of their bases added (one VIADD.16x2 per value and
+// step). The host takes this kind only where 80·δ + 2·oe + 256 < 16384 and the subject has at most 4 letters: σ of a
+// word is one PRMT from two registers holding the 4 scores (bytes: the scoring allows -127..127) of the two rows'
+// query letters. Conversions from absolute values (borders) saturate at -32768, exact for a value below all it meets.
+// Rows past the rectangle (the last band) get σ = -128 and stay out of the running maximum.
+constexpr int narrow_rows = 16;       // rows per virtual lane (R / 2 of its entry, R = 32)
+constexpr int narrow_offset = 16384;  // a base is H of the virtual lane's first row less this, or 0
+
+__device__ __forceinline__ int half_lo(std::uint32_t w) { return static_cast<int>(static_cast<std::int16_t>(w & 0xffffu)); }
+__device__ __forceinline__ int half_hi(std::uint32_t w) { return static_cast<int>(w) >> 16; }
+__device__ __forceinline__ std::uint32_t halves(int lo, int hi) {
+    return (static_cast<std::uint32_t>(lo) & 0xffffu) | (static_cast<std::uint32_t>(hi) << 16);
+}
+__device__ __forceinline__ int clamp16(int v) { return min(max(v, -32768), 32767); }
+// PRMT in its default mode: a selector nibble with bit 3 set replicates the sign of the byte it names.
+__device__ __forceinline__ std::uint32_t byte_perm_signed(std::uint32_t a, std::uint32_t b, std::uint32_t sel) {
+    std::uint32_t d;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+    return d;
+}
+
+// One step of a lane in 16-bit cells: two cells per word, in the order of row_cells_h with E carried as
+// E2 = E + oe (whose update is then one VIADDMNMX, as in column_cells_comp):
+//   x = max(H↖ + σ, F, 0); H = max(E2 - oe, x); F' = max(F - e, H - oe); E2' = max(E2 - e, x).
+// Values are relative to bases chosen so that H >= 0 is H_rel >= 0 (see above): RELU is the floor.
+// sa[c] holds σ of row c's low-half query letter against subject letters 0-3 (a byte each), sb[c] the high half's;
+// `sel` picks the step's two subject letters with sign extension (PRMT). With Edge, halves outside the rectangle's
+// columns (cm: 0xffff per valid half) keep their H and F, and rows past the rectangle (c >= nv_lo / nv_hi) stay out
+// of the running maximum. Per word: a PRMT, 4.5 DPX instructions and one add (3 per cell).
+template <int NR, bool Edge>
+__device__ __forceinline__ void narrow_cells(const std::uint32_t (&sa)[NR], const std::uint32_t (&sb)[NR],
+                                             std::uint32_t sel, std::uint32_t diag, std::uint32_t& e2,
+                                             std::uint32_t (&h)[NR], std::uint32_t (&f)[NR],
+                                             std::uint32_t& m, std::uint32_t neg_oe, std::uint32_t neg_e,
+                                             std::uint32_t cm, int nv_lo, int nv_hi) {
+    std::uint32_t previous = 0;
+#pragma unroll
+    for (int c = 0; c < NR; ++c) {
+        const std::uint32_t sigma = byte_perm_signed(sa[c], sb[c], sel);
+        std::uint32_t x = __viaddmax_s16x2_relu(diag, sigma, f[c]);
+        diag = h[c];
+        const std::uint32_t hv = __viaddmax_s16x2(e2, neg_oe, x);
+        e2 = __viaddmax_s16x2(e2, neg_e, x);
+        const std::uint32_t fv = __viaddmax_s16x2(f[c], neg_e, __vadd2(hv, neg_oe));
+        if constexpr (Edge) {
+            const std::uint32_t keep = cm & ((c < nv_lo ? 0xffffu : 0u) | (c < nv_hi ? 0xffff0000u : 0u));
+            h[c] = (hv & cm) | (h[c] & ~cm);
+            f[c] = (fv & cm) | (f[c] & ~cm);
+            x = (x & keep) | (0x80008000u & ~keep);
+        } else {
+            h[c] = hv;
+            f[c] = fv;
+        }
+        if (c & 1) m = __vimax3_s16x2(m, previous, x);
+        previous = x;
+    }
+}
 
 // The bands of one rectangle, for the warp with index gw among p.warps (wib: its index in the block).
 template <int R, int Kind>
@@ -307,14 +387,16 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
     constexpr bool Trace = Kind == trace_kind;
     constexpr bool Split = Kind == forward_split;
     constexpr bool Comp = Kind == forward_comp;
-    constexpr int skew = Comp ? 0 : 1;  // lane t computes column k - skew·t at step k
+    constexpr bool Narrow = Kind == forward_narrow;
+    // Lane t computes column k - t at step k (the compensation method: column k). Columns from the band's first cell to its last at one step (the 16-bit kind: 64 virtual lanes).
+    constexpr int lag = Comp ? 0 : Narrow ? 2 * warp_size - 1 : warp_size - 1;
     constexpr int S = warp_size * R;
     constexpr int stripe = kernels::chunk_stripe_words(R);
     constexpr int row_words = kernels::chunk_row_words(warp_size, R);
     extern __shared__ uint4 smem_storage[];
     const int lane = threadIdx.x & 31;
-    std::uint32_t* prof = reinterpret_cast<std::uint32_t*>(smem_storage) + wib * warp_smem_words<R>(p.letters);
-    int2* stage_in = reinterpret_cast<int2*>(prof + profile_words<R>(p.letters));
+    std::uint32_t* prof = reinterpret_cast<std::uint32_t*>(smem_storage) + wib * warp_smem_words<R, Kind>(p.letters);
+    int2* stage_in = reinterpret_cast<int2*>(prof + profile_words<R, Kind>(p.letters));
     int2* stage_out = stage_in + warp_size;
     std::uint8_t* stage_letters = reinterpret_cast<std::uint8_t*>(stage_out + warp_size);
     const long long rows = p.rows, cols = p.cols;
@@ -331,7 +413,7 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
     for (long long band = gw; band < p.bands; band += p.warps, ++gen) {
         const long long row0 = band * S, my_row = row0 + lane * R;
         __syncwarp();
-        for (int idx = lane; idx < p.letters * S; idx += warp_size) {
+        for (int idx = lane; !Narrow && idx < p.letters * S; idx += warp_size) {
             const int x = idx / S, r = idx - x * S;
             const long long row = row0 + r;
             prof[x * row_words + (r / R) * stripe + (r % R)] =
@@ -373,11 +455,13 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                 __syncwarp();
             }
         }
+        if constexpr (!Narrow) {
 #pragma unroll
-        for (int c = 0; c < R; ++c) {
-            const long long row = my_row + c;
-            h[c] = static_cast<cell_t>(row < rows ? p.left_h[row] : 0);
-            f[c] = static_cast<cell_t>(row < rows ? p.left_f[row] : -oe);
+            for (int c = 0; c < R; ++c) {
+                const long long row = my_row + c;
+                h[c] = static_cast<cell_t>(row < rows ? p.left_h[row] : 0);
+                f[c] = static_cast<cell_t>(row < rows ? p.left_f[row] : -oe);
+            }
         }
         // hdiag: H above-left of the lane's first row for its next column; hin/ein: its input for this step.
         // Lane t > 0 starts with H[first row - 1][c0 - 1] in hin, which becomes its diagonal at its first column.
@@ -390,11 +474,69 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
         const long long block_row = Trace ? 0 : row0 / p.K;
 
         if constexpr (Comp) hdiag = lane == 0 ? hdiag : hin;  // H above-left of the lane's first row, every lane
-        const long long steps = cols + skew * (warp_size - 1);
+
+        // The 16-bit kind's state (see narrow_cells): rows my_lo + c in the low halves, my_hi + c in the high halves,
+        // each half relative to its base (b_lo, b_hi); m_lo/m_hi: the running maxima folded at each move of a base.
+        constexpr int NR = R / 2;
+        [[maybe_unused]] std::uint32_t nh[NR], nf[NR], nsa[NR], nsb[NR];
+        [[maybe_unused]] std::uint32_t nhdiag = 0, nhin = 0, nein = 0, nm = 0x80008000u, ndelta = 0;
+        [[maybe_unused]] int b_lo = 0, b_hi = 0, m_lo = 0, m_hi = 0, nv_lo = 0, nv_hi = 0;
+        [[maybe_unused]] long long due_lo = 0, due_hi = 0, next_lo = p.K - 1, next_hi = p.K - 1, event = 0;
+        [[maybe_unused]] const long long my_lo = row0 + lane * NR, my_hi = my_lo + warp_size * NR;
+        const auto narrow_bases = [&] {  // the differences of the bases across virtual lanes
+            const int pl = __shfl_sync(0xffffffffu, b_lo, (lane + warp_size - 1) & 31);
+            const int ph = __shfl_sync(0xffffffffu, b_hi, (lane + warp_size - 1) & 31);
+            ndelta = halves(pl - b_lo, (lane == 0 ? pl : ph) - b_hi);
+        };
+        const auto narrow_event = [&] {  // the step of the lane's next block end or checkpoint column
+            event = min(due_lo + lane, due_hi + lane + warp_size);
+        };
+        if constexpr (Narrow) {
+            nv_lo = static_cast<int>(max(0LL, min(static_cast<long long>(NR), rows - my_lo)));
+            nv_hi = static_cast<int>(max(0LL, min(static_cast<long long>(NR), rows - my_hi)));
+            b_lo = nv_lo ? max(0, p.left_h[my_lo] - narrow_offset) : 0;
+            b_hi = nv_hi ? max(0, p.left_h[my_hi] - narrow_offset) : 0;
+#pragma unroll
+            for (int c = 0; c < NR; ++c) {
+                int hl = 0, fl = -oe, hh = 0, fh = -oe;
+                std::uint32_t sl = 0x80808080u, sh = 0x80808080u;
+                const auto scores = [&](long long row) {
+                    std::uint32_t w = 0;
+                    const int q = p.query[row];
+                    for (int x = 0; x < 4; ++x)
+                        w |= (static_cast<std::uint32_t>(x < p.letters ? p.sigma[q * 32 + x] : 0) & 0xffu) << (8 * x);
+                    return w;
+                };
+                if (c < nv_lo) {
+                    hl = clamp16(p.left_h[my_lo + c] - b_lo), fl = clamp16(p.left_f[my_lo + c] - b_lo);
+                    sl = scores(my_lo + c);
+                }
+                if (c < nv_hi) {
+                    hh = clamp16(p.left_h[my_hi + c] - b_hi), fh = clamp16(p.left_f[my_hi + c] - b_hi);
+                    sh = scores(my_hi + c);
+                }
+                nh[c] = halves(hl, hh), nf[c] = halves(fl, fh), nsa[c] = sl, nsb[c] = sh;
+            }
+            const int corner = from_top ? p.top_h[0] : (row0 > 0 ? p.left_h[row0 - 1] : 0);
+            nhdiag = halves(lane == 0 ? clamp16(corner - b_lo) : 0, 0);
+            nhin = halves(lane > 0 && my_lo - 1 < rows ? clamp16(p.left_h[my_lo - 1] - b_lo) : 0,
+                          my_hi - 1 < rows ? clamp16(p.left_h[my_hi - 1] - b_hi) : 0);
+            nein = halves(clamp16(-b_lo), clamp16(-b_hi));  // E + oe of E = -oe
+            narrow_bases();
+            due_lo = min(next_lo, cols - 1), due_hi = due_lo;
+            narrow_event();
+        }
+        const long long steps = cols + lag;
         for (long long k0 = 0; k0 < steps; k0 += warp_size) {
             __syncwarp();
             // The letters of this chunk's columns, so that no step waits on a global load.
-            {
+            if constexpr (Narrow) {  // columns k0 - 63 .. k0 + 32
+#pragma unroll
+                for (int i = lane; i < 3 * warp_size; i += warp_size) {
+                    const long long j = k0 - lag + i;
+                    stage_letters[i] = j >= 0 && j < cols ? p.subject[j] : 0;
+                }
+            } else {
                 const long long j0 = k0 - (warp_size - 1) + lane, j1 = k0 + 1 + lane;
                 stage_letters[lane] = j0 >= 0 && j0 < cols ? p.subject[j0] : 0;
                 stage_letters[warp_size + lane] = j1 < cols ? p.subject[j1] : 0;
@@ -441,7 +583,109 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                     next_line += p.K;
                 }
             };
-            if constexpr (Comp) {
+            if constexpr (Narrow) {
+                // Each virtual lane moves its base to H of its first row less narrow_offset, or 0 (rows past the
+                // rectangle keep theirs).
+                {
+                    const int dl = nv_lo ? max(0, b_lo + half_lo(nh[0]) - narrow_offset) - b_lo : 0;
+                    const int dh = nv_hi ? max(0, b_hi + half_hi(nh[0]) - narrow_offset) - b_hi : 0;
+                    const std::uint32_t D = halves(dl, dh);
+                    if (half_lo(nm) != -32768) m_lo = max(m_lo, half_lo(nm) + b_lo);
+                    if (half_hi(nm) != -32768) m_hi = max(m_hi, half_hi(nm) + b_hi);
+                    nm = 0x80008000u;
+                    b_lo += dl, b_hi += dh;
+#pragma unroll
+                    for (int c = 0; c < NR; ++c) nh[c] = __vsub2(nh[c], D), nf[c] = __vsub2(nf[c], D);
+                    nhdiag = __vsub2(nhdiag, D), nhin = __vsub2(nhin, D), nein = __vsub2(nein, D);
+                    narrow_bases();
+                }
+                const std::uint32_t neg_oe2 = kernels::lanes_s16x2::splat(-oe), neg_e2 = kernels::lanes_s16x2::splat(-ext);
+                // Per chunk, so that a step reads one word: the selectors of the steps (lane t at step s reads entry
+                // s - t + 31: its low half's letter at stage_letters[entry + 32], its high half's at [entry]), and the
+                // chunk's top inputs as two 16-bit values relative to lane 0's low base (entry .x).
+                std::uint32_t* sel_of = reinterpret_cast<std::uint32_t*>(stage_letters + 3 * warp_size);
+#pragma unroll
+                for (int i = lane; i < 2 * warp_size; i += warp_size) {
+                    const std::uint32_t xl = stage_letters[i + warp_size], xh = stage_letters[i];
+                    sel_of[i] = xl | ((8u | xl) << 4) | ((4u + xh) << 8) | ((12u + xh) << 12);
+                }
+                {
+                    const int b0 = __shfl_sync(0xffffffffu, b_lo, 0);
+                    if (k0 + lane < cols) {
+                        const int2 v = stage_in[lane];
+                        stage_in[lane].x = static_cast<int>(halves(clamp16(v.x - b0), clamp16(v.y + oe - b0)));
+                    }
+                }
+                __syncwarp();
+                int event_step = -1;  // the step of this chunk at which `event` falls, else -1
+                const auto chunk_event = [&] {
+                    const long long d = event - k0;
+                    event_step = d >= 0 && d < warp_size ? static_cast<int>(d) : -1;
+                };
+                chunk_event();
+                // A block's maximum at its last column (or the rectangle's), the checkpoint column: one half at a time.
+                const auto finish_half = [&](bool high, long long j) {
+                    int& mabs = high ? m_hi : m_lo;
+                    const int b = high ? b_hi : b_lo, rel = high ? half_hi(nm) : half_lo(nm);
+                    atomicMax(p.block_max + block_row * p.B + j / p.K, rel != -32768 ? max(mabs, rel + b) : mabs);
+                    mabs = 0;
+                    nm = high ? (nm & 0xffffu) | 0x80000000u : (nm & 0xffff0000u) | 0x8000u;
+                    long long& next = high ? next_hi : next_lo;
+                    const long long first = high ? my_hi : my_lo;
+                    if (j == next && j + 1 < cols) {
+                        const long long bc = j / p.K;
+#pragma unroll
+                        for (int c = 0; c < NR; ++c) {
+                            if (first + c < rows) {
+                                p.col_h[bc * rows + first + c] = (high ? half_hi(nh[c]) : half_lo(nh[c])) + (high ? b_hi : b_lo);
+                                p.col_f[bc * rows + first + c] = (high ? half_hi(nf[c]) : half_lo(nf[c])) + (high ? b_hi : b_lo);
+                            }
+                        }
+                    }
+                    long long& due = high ? due_hi : due_lo;
+                    if (j == cols - 1) due = LLONG_MAX / 4;
+                    else next += p.K, due = min(next, cols - 1);
+                };
+                const auto chunk = [&](auto edge_tag) {
+                    constexpr bool Edge = decltype(edge_tag)::value;
+#pragma unroll 1
+                    for (int s = 0; s < warp_size; ++s) {
+                        const long long k = k0 + s;
+                        if (lane == 0) {  // the band's top input: lane 0's low halves
+                            const std::uint32_t w = static_cast<std::uint32_t>(stage_in[s].x);
+                            nhin = __byte_perm(w, nhin, 0x7610);
+                            nein = __byte_perm(w, nein, 0x7632);
+                        }
+                        const std::uint32_t diag = nhdiag;
+                        nhdiag = nhin;
+                        std::uint32_t e = nein;
+                        const std::uint32_t sel = sel_of[s - lane + warp_size - 1];
+                        std::uint32_t cm = 0xffffffffu;
+                        if constexpr (Edge) {
+                            const long long jl = k - lane, jh = jl - warp_size;
+                            cm = (jl >= 0 && jl < cols ? 0xffffu : 0u) | (jh >= 0 && jh < cols ? 0xffff0000u : 0u);
+                        }
+                        narrow_cells<NR, Edge>(nsa, nsb, sel, diag, e, nh, nf, nm, neg_oe2, neg_e2, cm, nv_lo, nv_hi);
+                        if (lane == warp_size - 1)
+                            stage_out[s] = make_int2(half_hi(nh[NR - 1]) + b_hi, half_hi(e) + b_hi - oe);
+                        std::uint32_t hs = __shfl_sync(0xffffffffu, nh[NR - 1], (lane + warp_size - 1) & 31);
+                        std::uint32_t es = __shfl_sync(0xffffffffu, e, (lane + warp_size - 1) & 31);
+                        if (lane == 0) hs <<= 16, es <<= 16;  // virtual lane 31's low halves into virtual lane 32
+                        nhin = __vadd2(hs, ndelta);
+                        nein = __vadd2(es, ndelta);
+                        if (s == event_step) {
+                            const long long jl = k - lane;
+                            if (jl == due_lo) finish_half(false, jl);
+                            if (jl - warp_size == due_hi) finish_half(true, jl - warp_size);
+                            narrow_event();
+                            chunk_event();
+                        }
+                    }
+                };
+                // Warp-uniform: the first two chunks, the last ones, and a band with rows past the rectangle.
+                if (k0 < 2 * warp_size || k0 + warp_size > cols || row0 + S > rows) chunk(std::true_type{});
+                else chunk(std::false_type{});
+            } else if constexpr (Comp) {
                 const int n = static_cast<int>(min(static_cast<long long>(warp_size), cols - k0));
 #pragma unroll 1
                 for (int s = 0; s < n; ++s) {
@@ -489,14 +733,15 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                     ein = __shfl_up_sync(0xffffffffu, e, 1);
                 }
             }
-            // The chunk's bottom-row outputs: columns k0 - 31 .. k0 (skewed), k0 .. k0 + 31 (the compensation method).
+            // The chunk's bottom-row outputs: columns k0 - 31 .. k0 (skewed), k0 .. k0 + 31 (the compensation method),
+            // k0 - 63 .. k0 - 32 (16-bit cells).
             __syncwarp();
-            const long long last = min(k0 + (1 - skew) * (warp_size - 1), cols - 1);
+            const long long last = min(k0 + warp_size - 1 - lag, cols - 1);
             if ((out_flag || ck_row >= 0 || to_slab) && last >= 0) {
                 if (out_consumed && lane == 0 && out_base + last + 1 > static_cast<unsigned long long>(ring_len))
                     wait_at_least(out_consumed, out_base + last + 1 - ring_len, seen_consumed);
                 __syncwarp();
-                const long long jo = k0 - skew * (warp_size - 1) + lane;
+                const long long jo = k0 - lag + lane;
                 if (jo >= 0 && jo < cols) {
                     const int2 v = stage_out[lane];
                     if (out_ring) __stcg(out_ring + ((out_base + jo) & (ring_len - 1)), v);

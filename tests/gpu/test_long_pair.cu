@@ -86,15 +86,16 @@ GPU_TEST("long_pair: GPU rectangles give sw_align's alignment on random and rela
     }
 }
 
-GPU_TEST("long_pair: every forward entry (both cell codes of the anti-diagonal bands, the compensation method) gives sw_align's alignment (sanitize)") {
-    // Entries 0-8 (long.entry): bands of 32, 16 and 8 rows per lane for each kernel. The compensation method's lanes
+GPU_TEST("long_pair: every forward entry (both cell codes of the anti-diagonal bands, the compensation method, 16-bit cells) gives sw_align's alignment (sanitize)") {
+    // Entries 0-8 (long.entry): bands of 32, 16 and 8 rows per lane for each kernel; entry 9: 16-bit cells (DNA here;
+    // BLOSUM62's 20 letters take the default). The compensation method's lanes
     // share one column and scan the vertical gap; its grids are the bands' bit for bit, so the whole alignment (forward
     // pass, checkpoints, recomputed blocks) must be sw_align's. Shapes cross lanes, bands, chunks of 32 columns and
     // band generations; gap costs include a long open and a larger extend.
     std::mt19937_64 rng(808);
     const std::vector<scoring> scorings = {dna_scoring(2, -3, 5, 2), dna_scoring(3, -4, 20, 3),
                                            {substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein}};
-    for (int entry = 0; entry <= 8; ++entry) {
+    for (int entry = 0; entry <= 9; ++entry) {
         const tuning::scoped_override force("long.entry=" + std::to_string(entry));
         for (const auto& [m, n] : std::vector<std::pair<std::size_t, std::size_t>>{
                  {1, 1}, {1, 40}, {33, 1}, {255, 31}, {257, 33}, {1023, 700}, {1025, 2049}, {4100, 3000}}) {
@@ -109,6 +110,32 @@ GPU_TEST("long_pair: every forward entry (both cell codes of the anti-diagonal b
         const auto q = random_sequence(rng, 9000, dna4, scorings[0].matrix);
         const auto s = mutate(rng, q, 0.04, 10, 100, dna4, scorings[0].matrix);
         check_pair(q, s, scorings[0], std::size_t(1) << 16, ("entry " + std::to_string(entry) + ", small grid").c_str());
+    }
+}
+
+GPU_TEST("long_pair: 16-bit cells near the edge of 16 bits (large scores, wide spans between neighbours) and beyond it give sw_align's alignment (sanitize)") {
+    // 16-bit cells hold each value relative to a base per 16 rows; the kernel is taken where 80·(σmax + oe) + 2·oe + 256
+    // < 16384. Match 60 / mismatch -60, gaps 90 + 30·k: σmax + oe = 180, so a chunk's values span up to about 9,000
+    // around their base, and related pairs score far past 32767 (bases move with them). Match 100 / mismatch -100,
+    // gaps 150 + 50·k is past the bound: 32-bit cells. DNA with N (5 letters): 32-bit cells. The same alignments as
+    // sw_align either way, on random and related pairs across bands and chunks.
+    std::mt19937_64 rng(4242);
+    const tuning::scoped_override force("long.entry=9");
+    for (const auto& sc : {dna_scoring(60, -60, 90, 30), dna_scoring(100, -100, 150, 50), dna_scoring(2, -3, 5, 2)}) {
+        for (const auto& [m, n] : std::vector<std::pair<std::size_t, std::size_t>>{
+                 {1, 1}, {40, 3}, {1023, 1025}, {1025, 2100}, {3000, 2500}}) {
+            const auto q = random_sequence(rng, m, dna4, sc.matrix);
+            auto s = random_sequence(rng, n, dna4, sc.matrix);
+            check_pair(q, s, sc, 0, "16-bit cells, random");
+            const auto r = mutate(rng, q, 0.03, 10, 100, dna4, sc.matrix);
+            check_pair(q, r, sc, 0, "16-bit cells, related");
+        }
+        const auto q = random_sequence(rng, 9000, dna4, sc.matrix);
+        const auto r = mutate(rng, q, 0.02, 10, 100, dna4, sc.matrix);
+        check_pair(q, r, sc, std::size_t(1) << 16, "16-bit cells, 9 kbp, small grid");
+        auto with_n = r;
+        for (std::size_t k = 100; k < with_n.size(); k += 997) with_n[k] = encode_letters("N", sc.matrix)[0];
+        check_pair(q, with_n, sc, 0, "16-bit cells, subject with N");
     }
 }
 
