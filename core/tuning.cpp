@@ -33,6 +33,7 @@ constexpr setting known[] = {
     {"long.hsp_cells", kind::real, ""},
     {"long.cpu_task_tiles", kind::integer, ""},
     {"long.cpu_narrow", kind::integer, "0|1"},
+    {"long.cpu_schedule", kind::text, "waves|dataflow"},
     {"long.profile", kind::flag, ""},
     {"long.peer", kind::flag, ""},
     {"long.split", kind::text, "rows|columns"},

@@ -123,7 +123,8 @@ TEST_CASE("long pairs: tile edges, one residue against many, identical pairs", "
 
 TEST_CASE("long pairs: the CPU's forward tasks of several tiles give one tile's grids on any number of threads", "[long]") {
     // Tasks of 1, 2, 3 and 5 tiles per side (partial at the edges; fewer where the threads would idle), on 1 to 7
-    // threads, over square, narrow and tall rectangles, with grids of a few tiles: the same end, alignment and grids.
+    // threads, in waves and in the dataflow schedule, over square, narrow and tall rectangles, with grids of a few
+    // tiles: the same end, alignment and grids.
     std::mt19937_64 rng(41);
     const auto sc = dna_scoring(2, -3, 5, 2);
     const std::int64_t t = long_pair::cpu_backend::tile;
@@ -137,14 +138,18 @@ TEST_CASE("long pairs: the CPU's forward tasks of several tiles give one tile's 
         while (s.size() < sh.n) s.push_back(q[s.size() % q.size()]);
         const auto want = sw_align(q, s, sc);
         const auto m = std::int64_t(q.size()), n = std::int64_t(s.size());
-        for (const int task : {1, 2, 3, 5}) {
-            const tuning::scoped_override tiles("long.cpu_task_tiles=" + std::to_string(task));
-            for (const unsigned threads : {1u, 2u, 3u, 7u}) {
-                INFO(sh.m << " x " << sh.n << ", tasks of " << task << " tiles, " << threads << " threads");
-                thread_pool pool(threads);
-                long_pair::cpu_backend be(q, s, sc, pool, 1 << 14, 256.0 * 256);
-                REQUIRE(long_pair::score(be, m, n, sc) == sw_score(q, s, sc));
-                REQUIRE(long_pair::align(be, m, n, sc) == want);
+        for (const char* schedule : {"waves", "dataflow"}) {
+            for (const int task : {1, 2, 3, 5}) {
+                const tuning::scoped_override tiles("long.cpu_task_tiles=" + std::to_string(task) +
+                                                    ",long.cpu_schedule=" + schedule);
+                for (const unsigned threads : {1u, 2u, 3u, 7u}) {
+                    INFO(sh.m << " x " << sh.n << ", tasks of " << task << " tiles, " << threads << " threads, "
+                              << schedule);
+                    thread_pool pool(threads);
+                    long_pair::cpu_backend be(q, s, sc, pool, 1 << 14, 256.0 * 256);
+                    REQUIRE(long_pair::score(be, m, n, sc) == sw_score(q, s, sc));
+                    REQUIRE(long_pair::align(be, m, n, sc) == want);
+                }
             }
         }
     }
@@ -215,9 +220,11 @@ TEST_CASE("long pairs: a CPU forward pass asked to stop ends with the interrupti
     const auto sc = dna_scoring(2, -3, 5, 2);
     const auto q = random_sequence(rng, 30000, dna4, sc.matrix);
     const auto s = mutate(rng, q, 0.05, 6, 100, dna4, sc.matrix);
+    for (const char* schedule : {"waves", "dataflow"})
     for (unsigned threads : {1u, 3u, 8u})
         for (int delay_ms : {0, 2}) {
-            INFO(threads << " threads, asked after " << delay_ms << " ms");
+            INFO(threads << " threads, asked after " << delay_ms << " ms, " << schedule);
+            const tuning::scoped_override order(std::string("long.cpu_schedule=") + schedule);
             thread_pool pool(threads);
             long_pair::cpu_backend be(q, s, sc, pool);
             std::thread asker([delay_ms] {

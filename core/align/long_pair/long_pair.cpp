@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 #include <optional>
+#include <queue>
 #include <limits>
 #include <cstdio>
 #include <string>
@@ -834,9 +835,11 @@ struct cpu_backend::forward_state {
     // Running borders: the bottom row of the last tile computed in each column, and the right column of the last
     // tile computed in each row. A wave's tasks have distinct tile rows and tile columns, so they touch disjoint parts.
     std::vector<int> row_h, row_e, col_h, col_f;
-    // corner[J % 3][I]: H at the bottom-right cell of task (I, J), written in wave I + J, read by task (I+1, J+1)
-    // two waves later, overwritten by task (I, J+3) three waves later.
-    std::vector<int> corner;
+    // corner_in[I]: H above and left of the first cell of the next task in task row I (task (I, J + 1) once (I, J)
+    // has started): (I, J) saves it from row_h at its start, before its tiles overwrite the row above. Only task row I
+    // writes and reads it, one task after the other, so any order that keeps each task after the one above it and
+    // the one to its left (the waves, the dataflow schedule) reads the right value.
+    std::vector<int> corner_in;
     rows::kernel_choice kernel;
     // Groups of `lanes16` rows in 16-bit cells where a tile has that many rows left (0: none; narrow_lanes), else
     // groups of kernel.lanes rows in 32-bit cells.
@@ -896,14 +899,17 @@ void cpu_backend::forward_task(forward_state& st, std::int64_t I, std::int64_t J
     // The corner of each tile: from outside the task for its first row and column (read before the tile to its
     // left, or above, overwrites the border holding it), else the bottom-right cell of the tile up and left.
     std::array<int, max_task_tiles> first_row{}, first_col{}, up_left{}, here{};
+    const int task_corner = ti0 == 0 ? st.b.top_h[idx(tj0 * tile)]
+                            : tj0 == 0 ? st.b.left_h[idx(ti0 * tile - 1)]
+                                       : st.corner_in[idx(I)];
+    if (ti0 > 0) st.corner_in[idx(I)] = st.row_h[idx(std::min(tj1 * tile, st.cols) - 1)];
     for (std::int64_t ti = ti0; ti < ti1; ++ti, std::swap(up_left, here))
         for (std::int64_t tj = tj0; tj < tj1; ++tj) {
             const std::int64_t i0 = ti * tile, j0 = tj * tile;
             const auto a = idx(ti - ti0), c = idx(tj - tj0);
             int diag;
             if (ti == ti0 && tj == tj0)
-                diag = ti == 0 ? st.b.top_h[idx(j0)]
-                               : (tj == 0 ? st.b.left_h[idx(i0 - 1)] : st.corner[idx(((J - 1) % 3) * st.nI + I - 1)]);
+                diag = task_corner;
             else if (ti == ti0)
                 diag = first_row[c];
             else if (tj == tj0)
@@ -916,13 +922,13 @@ void cpu_backend::forward_task(forward_state& st, std::int64_t I, std::int64_t J
             forward_tile(st, ti, tj, diag);
             here[c] = st.row_h[idx(j1 - 1)];
         }
-    st.corner[idx((J % 3) * st.nI + I)] = st.row_h[idx(std::min(tj1 * tile, st.cols) - 1)];
 }
 
 // A task is a square of s × s tiles (fewer at the edges), its tiles in row-major order; the tasks run in anti-diagonal
-// waves. Every wave ends at a barrier and every task reads its top and left borders from the cores that wrote them, so
-// larger tasks cost less of both per cell (16 threads, s = 2 against 1: 6 % faster at 20 kbp, 12 % at 200 kbp, 18 % at
-// 1 Mbp; data/tuning.tsv), while the widest wave must still keep the threads busy.
+// waves or as they become ready (forward_dataflow). Every task reads its top and left borders from the cores that
+// wrote them (and every wave ends at a barrier), so larger tasks cost less per cell (16 threads, waves, s = 2 against 1:
+// 6 % faster at 20 kbp, 12 % at 200 kbp, 18 % at 1 Mbp; data/tuning.tsv), while the widest anti-diagonal must still
+// keep the threads busy.
 std::int64_t cpu_backend::task_tiles(std::int64_t nti, std::int64_t ntj) {
     const auto threads_n = static_cast<std::int64_t>(threads().size());
     std::int64_t s = std::clamp<std::int64_t>(tuning::integer("long.cpu_task_tiles"), 1, max_task_tiles);
@@ -956,13 +962,20 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
                      b.top_e,
                      b.left_h,
                      b.left_f,
-                     std::vector<int>(idx(3 * nI)),
+                     std::vector<int>(idx(nI)),
                      kernel()};
     for (auto& v : st.block_max) v.store(0, std::memory_order_relaxed);
     st.lanes16 = narrow_lanes(st.kernel, static_cast<int>(tile));
 
     std::int64_t tasks_done = 0;
     auto last_report = clock::now();
+    if (threads().size() > 1 && nI * nJ > 1 && tuning::text("long.cpu_schedule") == "dataflow") {
+        forward_dataflow(st);
+        g.lines = std::move(st.lines);
+        g.block_max.resize(st.block_max.size());
+        for (std::size_t k = 0; k < st.block_max.size(); ++k) g.block_max[k] = st.block_max[k].load();
+        return;
+    }
     for (std::int64_t d = 0; d < nI + nJ - 1; ++d) {
         check_cancelled();
         const std::int64_t lo = std::max<std::int64_t>(0, d - (nJ - 1)), hi = std::min(d, nI - 1);
@@ -979,6 +992,67 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     g.lines = std::move(st.lines);
     g.block_max.resize(st.block_max.size());
     for (std::size_t k = 0; k < st.block_max.size(); ++k) g.block_max[k] = st.block_max[k].load();
+}
+
+// The tasks without waves: each task becomes ready once the task above it and the one to its left are done, and the
+// pool's threads take ready tasks, lowest anti-diagonal first, until all are done; no thread waits for a wave's
+// slowest task (long.cpu_schedule=dataflow).
+void cpu_backend::forward_dataflow(forward_state& st) {
+    const std::int64_t nI = st.nI, nJ = (st.ntj + st.s - 1) / st.s, total = nI * nJ;
+    std::vector<std::atomic<std::uint8_t>> waiting(idx(total));  // tasks above and to the left not yet done
+    for (std::int64_t I = 0; I < nI; ++I)
+        for (std::int64_t J = 0; J < nJ; ++J)
+            waiting[idx(I * nJ + J)].store(static_cast<std::uint8_t>((I > 0) + (J > 0)), std::memory_order_relaxed);
+    using item = std::pair<std::int64_t, std::int64_t>;  // (I + J, I)
+    std::priority_queue<item, std::vector<item>, std::greater<item>> ready;
+    std::mutex ready_m, report_m;
+    std::atomic<std::int64_t> done{0};
+    std::atomic<bool> failed{false};
+    auto last_report = clock::now();
+    ready.push({0, 0});
+    // A task's writes reach the task it makes ready: the last decrement (acq_rel) orders both predecessors' writes
+    // before the push, and the mutex orders the push before the pop.
+    const auto make_ready = [&](std::int64_t I, std::int64_t J) {
+        if (waiting[idx(I * nJ + J)].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            std::lock_guard lock(ready_m);
+            ready.push({I + J, I});
+        }
+    };
+    threads().parallel_for(threads().size(), [&](std::size_t) {
+        try {
+            while (!failed.load(std::memory_order_relaxed)) {
+                item t{-1, -1};
+                {
+                    std::lock_guard lock(ready_m);
+                    if (!ready.empty()) {
+                        t = ready.top();
+                        ready.pop();
+                    }
+                }
+                if (t.second < 0) {
+                    if (done.load(std::memory_order_acquire) == total) return;
+                    std::this_thread::yield();
+                    continue;
+                }
+                check_cancelled();
+                const std::int64_t I = t.second, J = t.first - t.second;
+                forward_task(st, I, J);
+                if (I + 1 < nI) make_ready(I + 1, J);
+                if (J + 1 < nJ) make_ready(I, J + 1);
+                const std::int64_t finished = done.fetch_add(1, std::memory_order_acq_rel) + 1;
+                if (progress && !own_pool_) {
+                    std::unique_lock lock(report_m, std::try_to_lock);
+                    if (lock && since(last_report) > 0.25) {
+                        progress(double(finished) / double(total));
+                        last_report = clock::now();
+                    }
+                }
+            }
+        } catch (...) {
+            failed.store(true);  // the other threads leave; the pool rethrows the first exception
+            throw;
+        }
+    });
 }
 
 backend::share_shape cpu_backend::sharing(const rect& area, std::int64_t) const {

@@ -169,7 +169,8 @@ struct forbidden_pairs {
     void add(const alignment& a);
 };
 
-// The CPU backend: squares of tiles (long.cpu_task_tiles per side) in anti-diagonal waves on the pool's threads, 32-bit cells, rows of a tile in vector lanes
+// The CPU backend: squares of tiles (long.cpu_task_tiles per side), each as soon as the one above and the one to its
+// left are done (long.cpu_schedule: or in anti-diagonal waves) on the pool's threads, rows of a tile in vector lanes
 // (core/align/simd/long_pair_rows.hpp). lanes: 16, 8 or 4 forces that kernel where the CPU runs it (0: the widest). Leaves are
 // traced by the same kernel; trace_batch: how many leaves the walk traces at once, a thread each (the one it needs
 // and the next ones along its likely path, traced whole rather than the part the walk can reach: about 2.7 times
@@ -209,6 +210,7 @@ private:
     struct forward_state;
     void forward_tile(forward_state& st, std::int64_t ti, std::int64_t tj, int corner) const;
     void forward_task(forward_state& st, std::int64_t I, std::int64_t J) const;
+    void forward_dataflow(forward_state& st);
     std::int64_t task_tiles(std::int64_t nti, std::int64_t ntj);
     std::shared_ptr<const forbidden_pairs> forbidden_;
     // A group of the query rows [row0, row0 + rows): how σ is found (the rows' letter codes where σ takes two values,
