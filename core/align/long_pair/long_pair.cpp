@@ -1006,6 +1006,7 @@ void cpu_backend::forward_dataflow(forward_state& st) {
     using item = std::pair<std::int64_t, std::int64_t>;  // (I + J, I)
     std::priority_queue<item, std::vector<item>, std::greater<item>> ready;
     std::mutex ready_m, report_m;
+    std::condition_variable wake;  // a task became ready, or the pass is over
     std::atomic<std::int64_t> done{0};
     std::atomic<bool> failed{false};
     auto last_report = clock::now();
@@ -1014,25 +1015,31 @@ void cpu_backend::forward_dataflow(forward_state& st) {
     // before the push, and the mutex orders the push before the pop.
     const auto make_ready = [&](std::int64_t I, std::int64_t J) {
         if (waiting[idx(I * nJ + J)].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            std::lock_guard lock(ready_m);
-            ready.push({I + J, I});
+            {
+                std::lock_guard lock(ready_m);
+                ready.push({I + J, I});
+            }
+            wake.notify_one();
         }
+    };
+    // The end (or a failure) wakes every waiting thread; taking the lock after the change means no thread can have
+    // checked the condition before it and wait after the notification.
+    const auto wake_all = [&] {
+        { std::lock_guard lock(ready_m); }
+        wake.notify_all();
     };
     threads().parallel_for(threads().size(), [&](std::size_t) {
         try {
-            while (!failed.load(std::memory_order_relaxed)) {
-                item t{-1, -1};
+            for (;;) {
+                item t;
                 {
-                    std::lock_guard lock(ready_m);
-                    if (!ready.empty()) {
-                        t = ready.top();
-                        ready.pop();
-                    }
-                }
-                if (t.second < 0) {
-                    if (done.load(std::memory_order_acquire) == total) return;
-                    std::this_thread::yield();
-                    continue;
+                    std::unique_lock lock(ready_m);
+                    wake.wait(lock, [&] {
+                        return !ready.empty() || failed.load() || done.load(std::memory_order_acquire) == total;
+                    });
+                    if (ready.empty() || failed.load()) return;
+                    t = ready.top();
+                    ready.pop();
                 }
                 check_cancelled();
                 const std::int64_t I = t.second, J = t.first - t.second;
@@ -1040,6 +1047,7 @@ void cpu_backend::forward_dataflow(forward_state& st) {
                 if (I + 1 < nI) make_ready(I + 1, J);
                 if (J + 1 < nJ) make_ready(I, J + 1);
                 const std::int64_t finished = done.fetch_add(1, std::memory_order_acq_rel) + 1;
+                if (finished == total) wake_all();
                 if (progress && !own_pool_) {
                     std::unique_lock lock(report_m, std::try_to_lock);
                     if (lock && since(last_report) > 0.25) {
@@ -1050,6 +1058,7 @@ void cpu_backend::forward_dataflow(forward_state& st) {
             }
         } catch (...) {
             failed.store(true);  // the other threads leave; the pool rethrows the first exception
+            wake_all();
             throw;
         }
     });
