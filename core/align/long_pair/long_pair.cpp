@@ -967,26 +967,23 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
     for (auto& v : st.block_max) v.store(0, std::memory_order_relaxed);
     st.lanes16 = narrow_lanes(st.kernel, static_cast<int>(tile));
 
-    std::int64_t tasks_done = 0;
-    auto last_report = clock::now();
     if (threads().size() > 1 && nI * nJ > 1 && tuning::text("long.cpu_schedule") == "dataflow") {
         forward_dataflow(st);
-        g.lines = std::move(st.lines);
-        g.block_max.resize(st.block_max.size());
-        for (std::size_t k = 0; k < st.block_max.size(); ++k) g.block_max[k] = st.block_max[k].load();
-        return;
-    }
-    for (std::int64_t d = 0; d < nI + nJ - 1; ++d) {
-        check_cancelled();
-        const std::int64_t lo = std::max<std::int64_t>(0, d - (nJ - 1)), hi = std::min(d, nI - 1);
-        threads().parallel_for(idx(hi - lo + 1), [&](std::size_t k) {
-            const std::int64_t I = lo + static_cast<std::int64_t>(k);
-            forward_task(st, I, d - I);
-        });
-        tasks_done += hi - lo + 1;
-        if (progress && !own_pool_ && since(last_report) > 0.25) {
-            progress(double(tasks_done) / double(nI * nJ));
-            last_report = clock::now();
+    } else {  // anti-diagonal waves of tasks
+        std::int64_t tasks_done = 0;
+        auto last_report = clock::now();
+        for (std::int64_t d = 0; d < nI + nJ - 1; ++d) {
+            check_cancelled();
+            const std::int64_t lo = std::max<std::int64_t>(0, d - (nJ - 1)), hi = std::min(d, nI - 1);
+            threads().parallel_for(idx(hi - lo + 1), [&](std::size_t k) {
+                const std::int64_t I = lo + static_cast<std::int64_t>(k);
+                forward_task(st, I, d - I);
+            });
+            tasks_done += hi - lo + 1;
+            if (progress && !own_pool_ && since(last_report) > 0.25) {
+                progress(double(tasks_done) / double(nI * nJ));
+                last_report = clock::now();
+            }
         }
     }
     g.lines = std::move(st.lines);
