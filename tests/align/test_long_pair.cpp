@@ -172,7 +172,8 @@ TEST_CASE("long pairs: the CPU's 16-bit cells relative to each group's corner gi
     const auto lines_of = [](const long_pair::grid& g) {
         const auto* l = dynamic_cast<const long_pair::host_grid_lines*>(g.lines.get());
         REQUIRE(l != nullptr);
-        return std::vector<std::vector<int>>{l->row_h, l->row_e, l->col_h, l->col_f, g.block_max};
+        const auto plain = [](const auto& v) { return std::vector<int>(v.begin(), v.end()); };
+        return std::vector<std::vector<int>>{plain(l->row_h), plain(l->row_e), plain(l->col_h), plain(l->col_f), g.block_max};
     };
     for (const auto& sc : scorings) {
         const bool dna = sc.type == seq_type::dna;

@@ -339,9 +339,12 @@ borders grid::block_borders(std::int64_t a, std::int64_t b, const borders& outer
     return out;
 }
 
-host_grid_lines::host_grid_lines(std::int64_t A, std::int64_t B, std::int64_t rows_, std::int64_t cols_)
-    : rows(rows_), cols(cols_), row_h(idx(std::max<std::int64_t>(A - 1, 0) * cols_)), row_e(row_h.size()),
-      col_h(idx(std::max<std::int64_t>(B - 1, 0) * rows_)), col_f(col_h.size()) {}
+host_grid_lines::host_grid_lines(std::int64_t A, std::int64_t B, std::int64_t rows_, std::int64_t cols_, bool filled)
+    : rows(rows_), cols(cols_) {
+    const auto row_n = idx(std::max<std::int64_t>(A - 1, 0) * cols_), col_n = idx(std::max<std::int64_t>(B - 1, 0) * rows_);
+    for (auto* v : {&row_h, &row_e}) filled ? v->assign(row_n, 0) : v->resize(row_n);
+    for (auto* v : {&col_h, &col_f}) filled ? v->assign(col_n, 0) : v->resize(col_n);
+}
 
 void host_grid_lines::row(std::int64_t a, std::int64_t offset, std::int64_t count, int* h, int* e) const {
     std::copy_n(row_h.begin() + a * cols + offset, count, h);
@@ -844,6 +847,9 @@ struct cpu_backend::forward_state {
     // Groups of `lanes16` rows in 16-bit cells where a tile has that many rows left (0: none; narrow_lanes), else
     // groups of kernel.lanes rows in 32-bit cells.
     int lanes16 = 0;
+    // long.profile: the threads' time inside tasks, summed, printed with the pass's wall time when it ends.
+    bool profile = false;
+    std::atomic<std::int64_t> task_ns{0};
 };
 
 void cpu_backend::forward_tile(forward_state& st, std::int64_t ti, std::int64_t tj, int diag_first) const {
@@ -895,6 +901,14 @@ void cpu_backend::forward_tile(forward_state& st, std::int64_t ti, std::int64_t 
 }
 
 void cpu_backend::forward_task(forward_state& st, std::int64_t I, std::int64_t J) const {
+    const auto t0 = st.profile ? clock::now() : clock::time_point{};
+    forward_task_tiles(st, I, J);
+    if (st.profile)
+        st.task_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - t0).count(),
+                             std::memory_order_relaxed);
+}
+
+void cpu_backend::forward_task_tiles(forward_state& st, std::int64_t I, std::int64_t J) const {
     const std::int64_t s = st.s, ti0 = I * s, ti1 = std::min(ti0 + s, st.nti), tj0 = J * s, tj1 = std::min(tj0 + s, st.ntj);
     // The corner of each tile: from outside the task for its first row and column (read before the tile to its
     // left, or above, overwrites the border holding it), else the bottom-right cell of the tile up and left.
@@ -956,7 +970,7 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
                      s,
                      nI,
                      g,
-                     std::make_shared<host_grid_lines>(g.A, g.B, rows, cols),
+                     std::make_shared<host_grid_lines>(g.A, g.B, rows, cols, false),
                      std::vector<std::atomic<int>>(idx(g.A * g.B)),
                      std::vector<int>(b.top_h.begin() + 1, b.top_h.end()),
                      b.top_e,
@@ -966,6 +980,8 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
                      kernel()};
     for (auto& v : st.block_max) v.store(0, std::memory_order_relaxed);
     st.lanes16 = narrow_lanes(st.kernel, static_cast<int>(tile));
+    st.profile = tuning::flag("long.profile");
+    const auto started = clock::now();
 
     if (threads().size() > 1 && nI * nJ > 1 && tuning::text("long.cpu_schedule") == "dataflow") {
         forward_dataflow(st);
@@ -986,6 +1002,16 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
             }
         }
     }
+    if (st.profile) {
+        const double wall = since(started), busy = double(st.task_ns.load()) * 1e-9;
+        const auto n = threads().size();
+        std::fprintf(stderr,
+                     "long-pair profile: cpu forward %lld x %lld, %lld x %lld tasks of %lld tiles, %zu threads: %.4f s, "
+                     "in tasks %.4f s (%.0f %% of the threads' time), %.1f us per task\n",
+                     static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(nI),
+                     static_cast<long long>(nJ), static_cast<long long>(s), static_cast<std::size_t>(n), wall, busy,
+                     100.0 * busy / (wall * double(n)), 1e6 * busy / double(nI * nJ));
+    }
     g.lines = std::move(st.lines);
     g.block_max.resize(st.block_max.size());
     for (std::size_t k = 0; k < st.block_max.size(); ++k) g.block_max[k] = st.block_max[k].load();
@@ -993,7 +1019,8 @@ void cpu_backend::forward(const rect& area, const borders& b, std::int64_t K, gr
 
 // The tasks without waves: each task becomes ready once the task above it and the one to its left are done, and the
 // pool's threads take ready tasks, lowest anti-diagonal first, until all are done; no thread waits for a wave's
-// slowest task (long.cpu_schedule=dataflow).
+// slowest task (long.cpu_schedule=dataflow). A thread whose task makes the task to its right ready runs that one next
+// itself, so that a task row tends to stay on one core.
 void cpu_backend::forward_dataflow(forward_state& st) {
     const std::int64_t nI = st.nI, nJ = (st.ntj + st.s - 1) / st.s, total = nI * nJ;
     std::vector<std::atomic<std::uint8_t>> waiting(idx(total));  // tasks above and to the left not yet done
@@ -1010,14 +1037,15 @@ void cpu_backend::forward_dataflow(forward_state& st) {
     ready.push({0, 0});
     // A task's writes reach the task it makes ready: the last decrement (acq_rel) orders both predecessors' writes
     // before the push, and the mutex orders the push before the pop.
+    const auto last_wait = [&](std::int64_t I, std::int64_t J) {
+        return waiting[idx(I * nJ + J)].fetch_sub(1, std::memory_order_acq_rel) == 1;
+    };
     const auto make_ready = [&](std::int64_t I, std::int64_t J) {
-        if (waiting[idx(I * nJ + J)].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            {
-                std::lock_guard lock(ready_m);
-                ready.push({I + J, I});
-            }
-            wake.notify_one();
+        {
+            std::lock_guard lock(ready_m);
+            ready.push({I + J, I});
         }
+        wake.notify_one();
     };
     // The end (or a failure) wakes every waiting thread; taking the lock after the change means no thread can have
     // checked the condition before it and wait after the notification.
@@ -1038,19 +1066,24 @@ void cpu_backend::forward_dataflow(forward_state& st) {
                     t = ready.top();
                     ready.pop();
                 }
-                check_cancelled();
-                const std::int64_t I = t.second, J = t.first - t.second;
-                forward_task(st, I, J);
-                if (I + 1 < nI) make_ready(I + 1, J);
-                if (J + 1 < nJ) make_ready(I, J + 1);
-                const std::int64_t finished = done.fetch_add(1, std::memory_order_acq_rel) + 1;
-                if (finished == total) wake_all();
-                if (progress && !own_pool_) {
-                    std::unique_lock lock(report_m, std::try_to_lock);
-                    if (lock && since(last_report) > 0.25) {
-                        progress(double(finished) / double(total));
-                        last_report = clock::now();
+                // Along the task row while the task to the right becomes ready with this one: the borders it reads
+                // on its left are then still in this thread's cache; the task below goes to the queue.
+                for (std::int64_t I = t.second, J = t.first - t.second;;) {
+                    check_cancelled();
+                    forward_task(st, I, J);
+                    if (I + 1 < nI && last_wait(I + 1, J)) make_ready(I + 1, J);
+                    const bool right = J + 1 < nJ && last_wait(I, J + 1);
+                    const std::int64_t finished = done.fetch_add(1, std::memory_order_acq_rel) + 1;
+                    if (finished == total) wake_all();
+                    if (progress && !own_pool_) {
+                        std::unique_lock lock(report_m, std::try_to_lock);
+                        if (lock && since(last_report) > 0.25) {
+                            progress(double(finished) / double(total));
+                            last_report = clock::now();
+                        }
                     }
+                    if (!right) break;
+                    ++J;
                 }
             }
         } catch (...) {
