@@ -174,9 +174,9 @@ void align_command::add_run_options(CLI::App* sub) {
         ->check(CLI::IsMember({"auto", "search", "pairwise"}))
         ->capture_default_str();
     sub->add_option("--long-policy", s_.long_policy,
-                    "Score pass of long pairs on the GPU: antidiagonal (bands of rows, cells along anti-diagonals in "
-                    "each tile), compensation (the engine's tiles with the compensation weighted scan; score only: "
-                    "alignments still come from the bands), auto: the faster by the measurements in "
+                    "Forward passes of long pairs on the GPU: antidiagonal (bands of rows in a warp's registers, "
+                    "cells along anti-diagonals in each tile), compensation (a warp's lanes on one column, the "
+                    "vertical gap by a (max,+) weighted scan across them), auto: the faster by the measurements in "
                     "data/long_pair_policy.tsv. Same output either way")
         ->check(CLI::IsMember({"auto", "antidiagonal", "compensation"}))
         ->capture_default_str();

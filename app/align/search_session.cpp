@@ -106,6 +106,13 @@ void search_session::compose(const scoring& sc) {
 void search_session::compose_long_pairs(const scoring& sc) {
     const auto long_backend = [this](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d) {
         std::unique_ptr<long_pair::backend> be = base_->long_pair_backend(q, d);
+        // --long-policy (the GPU's forward kernels; auto: the faster by data/long_pair_policy.tsv for the pair's cells)
+        const double cells = double(q.size()) * double(d.size());
+        be->use_policy(opt_.long_policy == "compensation" ||
+                               (opt_.long_policy == "auto" &&
+                                long_pair::fastest_policy(cells) == long_pair::policy::compensation)
+                           ? long_pair::policy::compensation
+                           : long_pair::policy::antidiagonal);
         // On a terminal: the forward pass's fraction done and the time left, then the traceback.
         const std::string what = "swgpu: long pair " + std::to_string(q.size()) + " x " + std::to_string(d.size());
         be->progress = [progress = progress_.get(), what, start = clock::now()](double fraction) {
@@ -130,18 +137,6 @@ void search_session::compose_long_pairs(const scoring& sc) {
         progress_->clear();
         info(what);
     };
-    if (gpus_) {  // the score alone through the engine's tiles, where the measured policy says they are faster
-        long_pairs_->use_compensation = [this](double cells) {
-            return opt_.long_policy == "compensation" ||
-                   (opt_.long_policy == "auto" && long_pair::fastest_policy(cells) == long_pair::policy::compensation);
-        };
-        long_pairs_->compensation = [this, &sc](std::span<const std::uint8_t> q, std::span<const std::uint8_t> d) {
-            gpus_->wait();
-            gpu::schedule_choice choice;
-            choice.sched = gpu::schedule::tiled_p2p;
-            return gpu::sw_score(q, d, sc, choice).end.score;
-        };
-    }
     if (opt_.mode != "pairwise") {
         windows_ = std::make_unique<subject_windows>(sc);
         windowed_ = std::make_unique<windowed_backend>(*backend_, *windows_);

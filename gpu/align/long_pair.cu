@@ -502,7 +502,7 @@ public:
     // blocks that add up to the capacity are all resident together, which the bands' waits need.
     share_shape sharing(const long_pair::rect& area, std::int64_t batch_rows) const override {
         const kernel_config& e = batch_entry(batch_rows);
-        if (!e.resident_warps || e.kind != forward_x) return {};
+        if (!e.resident_warps || (e.kind != forward_x && e.kind != forward_comp)) return {};
         const long long S = static_cast<long long>(warp_size) * e.rows;
         const long long bands = (area.rows() + S - 1) / S;
         share_shape out;
@@ -511,21 +511,24 @@ public:
                                           out.capacity);
         int dev = 0;
         SWGPU_CUDA_CHECK(cudaGetDevice(&dev));
-        out.kind = ((static_cast<long long>(e.smem) * 8 + e.warps_per_block) * 64 + e.rows) * 64 + dev;
+        out.kind = (((static_cast<long long>(e.smem) * 8 + e.warps_per_block) * 64 + e.rows) * 64 + dev) * 8 + e.kind;
         return out;
     }
     void share(std::size_t units, std::int64_t batch_rows) override {
         share_units_ = units;
         shared_ = units ? &batch_entry(batch_rows) : nullptr;
     }
-    // The entry of a batch's passes: long.batch_entry (fitted), else the one `batch_rows` rows would take alone.
+    // The entry of a batch's passes: long.batch_entry (fitted; with the compensation policy, its kernel with bands of
+    // as many rows), else the one `batch_rows` rows would take alone.
     const kernel_config& batch_entry(std::int64_t batch_rows) const {
         const std::int64_t k = tuning::integer("long.batch_entry", device_arch());
         if (!forced_entry_ && k >= 0 && k < static_cast<std::int64_t>(forward_entries_.size()) &&
             forward_entries_[k].resident_warps && forward_entries_[k].kind == forward_x)
-            return forward_entries_[k];
+            for (const auto& e : forward_entries_)
+                if (e.resident_warps && e.kind == policy_kind() && e.rows == forward_entries_[k].rows) return e;
         return entry_for(batch_rows, false);
     }
+    void use_policy(long_pair::policy p) override { policy_ = p; }
 
 private:
     // The forward entry for a rectangle of `rows` rows (while shared, the batch's entry).
@@ -537,18 +540,21 @@ private:
     // H100's table keeps 32-bit cells, which were faster there (docs/performance.md).
     const kernel_config& entry_for(std::int64_t rows, bool narrow = true) const {
         if (forced_entry_) return fwd_;
-        const kernel_config* best = &fwd_;
+        const kernel_config* best = nullptr;
         for (const auto& e : forward_entries_) {
-            if (!e.resident_warps || e.kind != forward_x || e.rows > best->rows) continue;
+            if (!e.resident_warps || e.kind != policy_kind() || (best && e.rows > best->rows)) continue;
             const std::int64_t bands = (rows + warp_size * e.rows - 1) / (warp_size * e.rows);
             if (2 * bands >= e.resident_warps) return with_narrow(e, narrow);
             best = &e;
         }
-        return with_narrow(*best, narrow);
+        return best ? with_narrow(*best, narrow) : fwd_;
     }
+    // The forward kernel of the policy: the anti-diagonal bands (forward_x) or the compensation method (forward_comp).
+    int policy_kind() const { return policy_ == long_pair::policy::compensation ? forward_comp : forward_x; }
     const kernel_config& with_narrow(const kernel_config& e, bool narrow) const {
         const kernel_config& n = forward_entries_[narrow_entry];
-        return narrow && narrow_auto_ && narrow_ok_ && e.rows == n.rows && n.resident_warps ? n : e;
+        return narrow && narrow_auto_ && narrow_ok_ && e.kind == forward_x && e.rows == n.rows && n.resident_warps ? n
+                                                                                                                : e;
     }
     static constexpr std::size_t narrow_entry = 9;
 
@@ -702,6 +708,7 @@ private:
     pooled<int2> row_buffer_;
     std::vector<kernel_config> forward_entries_, split_entries_;
     bool forced_entry_ = false;
+    long_pair::policy policy_ = long_pair::policy::antidiagonal;  // use_policy
     bool narrow_ok_ = false;  // 16-bit cells are exact for this pair's scores
     bool narrow_auto_ = tuning::integer("long.gpu_narrow", device_arch()) != 0;  // the default takes 16-bit cells
     std::size_t share_units_ = 0;               // while shared: the blocks this backend's passes may take

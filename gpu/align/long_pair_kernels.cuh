@@ -3,13 +3,13 @@
 // rings in L2 with per-warp progress counters (the engine's tiled P2P schedule with tiles of one band x 32 columns).
 //
 // Why the default keeps the anti-diagonal method rather than the engine's weighted scan (gpu/engine/weighted_scan.cuh):
-// the engine's tiled P2P with the compensation (max,+) scan of the horizontal gap is a policy of its own
-// (--long-policy compensation, tested against sw_score), but it makes two passes over every row of a tile with a
-// block-wide scan per row where these bands make one pass with one shuffle per 32 cells per lane: on the H100 it ran at
-// 21.1 / 53.6 / 96.0 GCUPS against 94.4 / 300.2 / 752.8 for the bands (32 k, 100 k and 300 kbp pairs, score pass,
-// docs/performance.md), so `auto` takes the bands. The compensation method at warp level is a kind of this kernel
-// (forward_comp, column_cells_comp: the lanes of a band on one column, the vertical gap by a shuffle scan; entries
-// 6-8 of long.entry): 1.39 against 1.85 TCUPS at 1 Mbp. What the bands share with the engine: the flags
+// the engine's tiled P2P with the compensation (max,+) scan of the horizontal gap makes two passes over every row of a
+// tile with a block-wide scan per row where these bands make one pass with one shuffle per 32 cells per lane: on the
+// H100 it ran at 21.1 / 53.6 / 96.0 GCUPS against 94.4 / 300.2 / 752.8 for the bands (32 k, 100 k and 300 kbp pairs,
+// score pass, docs/performance.md). The compensation method at warp level is a kind of this kernel (forward_comp,
+// column_cells_comp: the lanes of a band on one column, the vertical gap by a shuffle scan; --long-policy
+// compensation, entries 6-8 of long.entry): 1.44 against 1.85 TCUPS at 1 Mbp, 0.90x at 32-300 kbp, so `auto` takes
+// the bands. What the bands share with the engine: the flags
 // (gpu/flags.cuh: acquire/release counters and the bounded spin) and the counters a 128-byte line apart (as the
 // look-back's statuses).
 //

@@ -1,7 +1,7 @@
 // bench_long_pair: one long pair through core/align/long_pair/long_pair.hpp on the GPU or the CPU, score pass and full alignment.
 //
 //   bench_long_pair [--length N | --files A.fa B.fa] [--backend gpu|cpu] [--reps R] [--threads T] [--score-only]
-//                   [--mutation RATE] [--seed S] [--policy antidiagonal|compensation] [--parasail]
+//                   [--mutation RATE] [--seed S] [--policy antidiagonal|compensation|engine-tiles] [--parasail]
 //                   [--gpu-mem-gib G] [--trace-batch B]
 //
 // --trace-batch B (CPU): leaves the walk traces at once, a thread each (1: one at a time; default: the threads, from
@@ -9,8 +9,9 @@
 //
 // --parasail (builds that found libparasail-dev) also times parasail's 32-bit single-pair functions on one thread.
 //
-// --policy compensation runs the score pass (score and end cell) on the engine's tiled schedule instead
-// (gpu::sw_score with tiled_p2p: the compensation weighted scan inside each tile), for data/long_pair_policy.tsv.
+// --policy picks the GPU's forward kernels (long_pair::policy: the anti-diagonal bands or the compensation method at
+// warp level), for data/long_pair_policy.tsv; engine-tiles runs the score pass (score and end cell) on the engine's
+// tiled schedule instead (gpu::sw_score with tiled_p2p: the compensation weighted scan inside each tile).
 //
 // --length N makes a random DNA sequence of N bases and a relative of it (substitutions at RATE, default 0.05, and
 // an indel every 10 kbp, up to 50 bases), deterministic for a seed; --files aligns the first record of each file
@@ -103,6 +104,11 @@ int run(int argc, char** argv) {
     std::unique_ptr<long_pair::backend> be;
     if (backend == "gpu") be = gpu::long_pair_backend(q, s, sc, device_memory);
     else be = std::make_unique<long_pair::cpu_backend>(q, s, sc, pool, std::size_t(1) << 30, double(1 << 20), 0, trace_batch);
+    if (policy != "antidiagonal" && policy != "compensation" && policy != "engine-tiles") {
+        std::fprintf(stderr, "bench_long_pair: --policy is antidiagonal, compensation or engine-tiles\n");
+        return 2;
+    }
+    be->use_policy(policy == "compensation" ? long_pair::policy::compensation : long_pair::policy::antidiagonal);
     std::printf("# bench_long_pair %lld x %lld (%s), backend %s, %s\n", (long long)m, (long long)n,
                 dna ? "DNA 2/-3 5/2" : "protein BLOSUM62 11/1", backend.c_str(), score_only ? "score" : "alignment");
     std::vector<double> wall, fwd;
@@ -110,7 +116,7 @@ int run(int argc, char** argv) {
     for (std::size_t r = 0; r <= reps; ++r) {
         long_pair::timing t;
         const auto t0 = std::chrono::steady_clock::now();
-        if (policy == "compensation") {  // the engine's tiled schedule, compensation inside tiles: score and end cell
+        if (policy == "engine-tiles") {  // the engine's tiled schedule, compensation inside tiles: score and end cell
             gpu::schedule_choice choice;
             choice.sched = gpu::schedule::tiled_p2p;
             const auto t1 = std::chrono::steady_clock::now();

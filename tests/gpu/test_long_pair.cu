@@ -28,8 +28,9 @@ scoring dna_scoring(int match, int mismatch, int open, int extend) {
 bool same(const alignment& a, const alignment& b) { return a == b; }
 
 void check_pair(const codes& q, const codes& s, const scoring& sc, std::size_t budget, const char* what,
-                std::vector<int> devices = {}) {
+                std::vector<int> devices = {}, long_pair::policy policy = long_pair::policy::antidiagonal) {
     auto be = gpu::long_pair_backend(q, s, sc, budget, devices);
+    be->use_policy(policy);
     const auto m = std::int64_t(q.size()), n = std::int64_t(s.size());
     const auto want = sw_align(q, s, sc);
     const auto end = long_pair::score(*be, m, n, sc);
@@ -137,6 +138,31 @@ GPU_TEST("long_pair: 16-bit cells near the edge of 16 bits (large scores, wide s
         for (std::size_t k = 100; k < with_n.size(); k += 997) with_n[k] = encode_letters("N", sc.matrix)[0];
         check_pair(q, with_n, sc, 0, "16-bit cells, subject with N");
     }
+}
+
+GPU_TEST("long_pair: the compensation policy (--long-policy compensation) gives sw_align's alignment, with bands of each height") {
+    // The policy picks the compensation kernel with the bands' own rule (the largest bands that still fill the GPU:
+    // 1024, 512 or 256 rows by the pair's rows), so pairs of a few hundred to 40,000 rows reach every height; grids of
+    // several levels (small budgets) recompute blocks with thinner bands.
+    std::mt19937_64 rng(6161);
+    const std::vector<scoring> scorings = {dna_scoring(2, -3, 5, 2), dna_scoring(1, -1, 2, 1),
+                                           {substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein}};
+    const auto comp = long_pair::policy::compensation;
+    for (const auto& sc : scorings) {
+        const auto& alphabet = sc.type == seq_type::dna ? dna4 : protein20;
+        for (const auto& [m, n] : std::vector<std::pair<std::size_t, std::size_t>>{
+                 {1, 1}, {31, 2000}, {700, 1500}, {2049, 1023}, {5000, 5000}}) {
+            const auto q = random_sequence(rng, m, alphabet, sc.matrix);
+            check_pair(q, random_sequence(rng, n, alphabet, sc.matrix), sc, 0, "compensation policy, random", {}, comp);
+            if (m > 30) check_pair(q, mutate(rng, q, 0.04, 8, 80, alphabet, sc.matrix), sc, 0, "compensation policy, related", {}, comp);
+        }
+        const auto q = random_sequence(rng, 12000, alphabet, sc.matrix);
+        check_pair(q, mutate(rng, q, 0.04, 8, 80, alphabet, sc.matrix), sc, std::size_t(1) << 16,
+                   "compensation policy, small grid", {}, comp);
+    }
+    const auto sc = scorings[0];
+    const auto q = random_sequence(rng, 40000, dna4, sc.matrix);
+    check_pair(q, mutate(rng, q, 0.05, 20, 200, dna4, sc.matrix), sc, 0, "compensation policy, 40 kbp", {}, comp);
 }
 
 GPU_TEST("long_pair: band, chunk and grid edges; tiny grid budgets force several levels") {
@@ -271,28 +297,37 @@ GPU_TEST("long_pair: a batch of pairs side by side on the GPU (contigs against a
         seqs.emplace_back(random_sequence(rng, 3000, letters, sc.matrix), &other);
         std::vector<alignment> want;
         for (const auto& [q, s] : seqs) want.push_back(sw_align(q, *s, sc));
-        for (const bool traceback : {false, true}) {
-            std::vector<long_pair::batch_pair> jobs;
-            for (const auto& [q, s] : seqs)
-                jobs.push_back({[&sc, q = std::span<const std::uint8_t>(q), s = std::span<const std::uint8_t>(*s)] {
-                                    return gpu::long_pair_backend(q, s, sc, 0, {});
-                                },
-                                std::int64_t(q.size()), std::int64_t(s->size())});
-            const auto got = long_pair::run_batch(jobs, sc, traceback);
-            int wrong = 0;
-            for (std::size_t k = 0; k < seqs.size(); ++k) {
-                const bool ok = traceback ? got[k] == want[k] : got[k].score == want[k].score;
-                if (!ok && wrong++ < 5)
-                    std::fprintf(stderr, "batch pair %zu (%zu x %zu, traceback %d): GPU score %d, sw_align %d\n", k,
-                                 seqs[k].first.size(), seqs[k].second->size(), int(traceback), got[k].score,
-                                 want[k].score);
+        for (const auto policy : {long_pair::policy::antidiagonal, long_pair::policy::compensation})
+            for (const bool traceback : {false, true}) {
+                std::vector<long_pair::batch_pair> jobs;
+                for (const auto& [q, s] : seqs)
+                    jobs.push_back({[&sc, policy, q = std::span<const std::uint8_t>(q), s = std::span<const std::uint8_t>(*s)] {
+                                        auto be = gpu::long_pair_backend(q, s, sc, 0, {});
+                                        be->use_policy(policy);
+                                        return be;
+                                    },
+                                    std::int64_t(q.size()), std::int64_t(s->size())});
+                const auto got = long_pair::run_batch(jobs, sc, traceback);
+                int wrong = 0;
+                for (std::size_t k = 0; k < seqs.size(); ++k) {
+                    const bool ok = traceback ? got[k] == want[k] : got[k].score == want[k].score;
+                    if (!ok && wrong++ < 5)
+                        std::fprintf(stderr, "batch pair %zu (%zu x %zu, traceback %d, policy %d): GPU score %d, sw_align %d\n",
+                                     k, seqs[k].first.size(), seqs[k].second->size(), int(traceback), int(policy),
+                                     got[k].score, want[k].score);
+                }
+                CHECK(wrong == 0);
             }
-            CHECK(wrong == 0);
-        }
-        // The pairs did share the GPU: a contig's pass takes a part of it.
+        // The pairs did share the GPU: a contig's pass takes a part of it, under either policy, the two in passes of
+        // different kinds (different kernels never run side by side).
         auto be = gpu::long_pair_backend(seqs[1].first, genome, sc, 0, {});
-        const auto shape = be->sharing({0, std::int64_t(seqs[1].first.size()), 0, std::int64_t(genome.size())}, 100000);
+        const long_pair::rect area{0, std::int64_t(seqs[1].first.size()), 0, std::int64_t(genome.size())};
+        const auto shape = be->sharing(area, 100000);
         CHECK(shape.units > 0);
         CHECK(shape.units < shape.capacity);
+        be->use_policy(long_pair::policy::compensation);
+        const auto comp_shape = be->sharing(area, 100000);
+        CHECK(comp_shape.units > 0);
+        CHECK(comp_shape.kind != shape.kind);
     }
 }

@@ -141,6 +141,12 @@ struct trace {
     }
 };
 
+// How the forward passes of a long pair run on the GPU (--long-policy): bands of rows in a warp's registers with the
+// cells along anti-diagonals inside each 32-column tile (the default), or the compensation method at warp level (a
+// warp's lanes share each column; the vertical gap is a (max,+) weighted scan across the lanes, repaired per column).
+// Both write the same grid, so the end cell and the traceback are the same (gpu/align/long_pair_kernels.cuh).
+enum class policy { antidiagonal, compensation };
+
 // A backend computes rectangles of one pair (query rows, subject columns) under one scoring.
 class backend {
 public:
@@ -176,6 +182,8 @@ public:
     // The next forward passes take at most `units` of the shape sharing(area, batch_rows) gave; share(0, 0) gives
     // the backend the whole device again.
     virtual void share(std::size_t /*units*/, std::int64_t /*batch_rows*/) {}
+    // The method of the next forward passes, where the backend has more than one (the GPU's); the CPU has one.
+    virtual void use_policy(policy /*p*/) {}
 };
 
 namespace rows {
@@ -310,10 +318,6 @@ struct batch_pair {
 };
 std::vector<alignment> run_batch(std::span<const batch_pair> pairs, const scoring& sc, bool traceback);
 
-// How the score pass of a long pair runs on the GPU: bands of rows with cells along anti-diagonals inside each tile
-// (gpu/align/long_pair.cu, the default), or the engine's tiled schedule with the compensation weighted scan inside each tile
-// (gpu/engine/engine.hpp: score and end cell only; the traceback always uses the bands' grid).
-enum class policy { antidiagonal, compensation };
 // The faster policy for a pair of `cells` cells by the measurements in data/long_pair_policy.tsv (compiled in): the
 // row nearest to `cells` (on a log scale) with both policies measured; antidiagonal when there is none.
 policy fastest_policy(double cells);

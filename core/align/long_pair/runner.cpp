@@ -53,13 +53,8 @@ int runner::score(std::span<const std::uint8_t> q, std::span<const std::uint8_t>
     }
     const auto t0 = clock::now();
     const double cells = double(q.size()) * double(d.size());
-    int s = 0;
-    if (compensation && use_compensation && use_compensation(cells)) {
-        s = compensation(q, d);
-    } else {
-        auto be = make_(q, d);
-        s = long_pair::score(*be, std::int64_t(q.size()), std::int64_t(d.size()), sc_).score;
-    }
+    auto be = make_(q, d);
+    const int s = long_pair::score(*be, std::int64_t(q.size()), std::int64_t(d.size()), sc_).score;
     ++pairs_;
     cells_ += cells;
     seconds_ += std::chrono::duration<double>(clock::now() - t0).count();
@@ -68,25 +63,16 @@ int runner::score(std::span<const std::uint8_t> q, std::span<const std::uint8_t>
 
 std::vector<int> runner::scores(std::span<const pair_view> pairs) {
     std::vector<int> out(pairs.size(), 0);
-    // Pairs scored by the engine's tiles go alone; the others in batches.
-    std::vector<std::size_t> batched;
-    for (std::size_t k = 0; k < pairs.size(); ++k) {
-        const double cells = double(pairs[k].first.size()) * double(pairs[k].second.size());
-        if (!keep_ && compensation && use_compensation && use_compensation(cells))
-            out[k] = score(pairs[k].first, pairs[k].second);
-        else
-            batched.push_back(k);
-    }
-    if (batched.size() == 1) {
-        out[batched[0]] = score(pairs[batched[0]].first, pairs[batched[0]].second);
+    if (pairs.size() == 1) {
+        out[0] = score(pairs[0].first, pairs[0].second);
         return out;
     }
-    for (std::size_t from = 0; from < batched.size(); from += batch_pairs) {
-        const std::size_t to = std::min(batched.size(), from + batch_pairs);
+    for (std::size_t from = 0; from < pairs.size(); from += batch_pairs) {
+        const std::size_t to = std::min(pairs.size(), from + batch_pairs);
         std::vector<long_pair::batch_pair> jobs;
         double cells = 0;
         for (std::size_t b = from; b < to; ++b) {
-            const auto [q, d] = pairs[batched[b]];
+            const auto [q, d] = pairs[b];
             jobs.push_back({[this, q, d] { return make_(q, d); }, std::int64_t(q.size()), std::int64_t(d.size())});
             cells += double(q.size()) * double(d.size());
         }
@@ -95,9 +81,9 @@ std::vector<int> runner::scores(std::span<const pair_view> pairs) {
         std::vector<alignment> got = long_pair::run_batch(jobs, sc_, keep_);
         const double took = std::chrono::duration<double>(clock::now() - t0).count();
         for (std::size_t b = from; b < to; ++b) {
-            const auto [q, d] = pairs[batched[b]];
+            const auto [q, d] = pairs[b];
             alignment& a = got[b - from];
-            out[batched[b]] = a.score;
+            out[b] = a.score;
             if (keep_) kept_[{residues_hash(q), residues_hash(d), a.score}] = std::move(a);
         }
         pairs_ += jobs.size();

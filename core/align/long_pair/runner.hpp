@@ -5,8 +5,7 @@
 //
 // With alignments to print, the score pass of a long pair computes the alignment too and keeps it until the
 // finishing step asks for it (keyed by the residues of both sequences and the score), so the pair's forward pass runs
-// once. Without, the score alone is computed, by the backend's bands or by `compensation` (the engine's tiles) where
-// `use_compensation` says so for the pair's cells.
+// once. Without, the score alone is computed. The backend factory chooses the method (on the GPU, --long-policy).
 #pragma once
 
 #include <cstddef>
@@ -34,10 +33,6 @@ public:
         std::function<std::unique_ptr<backend>(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject)>;
     runner(const scoring& sc, backend_factory make, bool keep_alignments);
 
-    // Optional: the score alone by another method (the GPU engine's tiles), taken for pairs of `cells` cells where
-    // use_compensation(cells) is true.
-    std::function<int(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject)> compensation;
-    std::function<bool(double cells)> use_compensation;
     // Optional: told of each aligned pair ("long pair M x N: score S, forward pass ..."), and before each pair starts.
     std::function<void(const std::string&)> on_aligned;
     std::function<void(std::size_t query_length, std::size_t subject_length)> on_start;
