@@ -26,6 +26,7 @@ constexpr setting known[] = {
     {"long.gpu_narrow", kind::integer, "0|1"},
     {"long.batch", kind::integer, ""},
     {"long.batch_entry", kind::integer, ""},
+    {"long.batch_tracebacks", kind::integer, ""},
     {"long.auto_cells", kind::real, ""},
     {"long.auto_min_side", kind::integer, ""},
     {"long.auto_cells_cpu", kind::real, ""},

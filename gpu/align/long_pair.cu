@@ -529,6 +529,9 @@ public:
         return entry_for(batch_rows, false);
     }
     void use_policy(long_pair::policy p) override { policy_ = p; }
+    std::size_t concurrent_tracebacks() const override {
+        return static_cast<std::size_t>(std::max<std::int64_t>(1, tuning::integer("long.batch_tracebacks", device_arch())));
+    }
 
 private:
     // The forward entry for a rectangle of `rows` rows (while shared, the batch's entry).

@@ -316,21 +316,24 @@ TEST_CASE("long pairs: the CPU trace of a rectangle holds every cell's source an
 
 namespace {
 
-// A CPU backend that says it shares its device (long_pair::run_batch): `units` of a capacity of 4 in `kind`, or none.
-// Its forward passes count the units and kinds running at once, and take a little longer so that they overlap.
+// A CPU backend that says it shares its device (long_pair::run_batch): `units` of a capacity of 4 in `kind`, or none,
+// and lets `tracebacks` pairs trace at once. Its forward passes count the units and kinds running at once, and take a
+// little longer so that they overlap; its traces count the pairs tracing at once.
 struct share_log {
     std::mutex lock;
     std::size_t in_flight_units = 0, most_units = 0;
     int running = 0, most_running = 0;
     std::set<long long> kinds;  // of the passes running now
     bool over_capacity = false, mixed_kinds = false, unshared_beside_others = false;
+    std::set<const void*> tracing;  // the backends tracing now
+    std::size_t most_tracing = 0;
 };
 
 class sharing_backend final : public long_pair::backend {
 public:
     sharing_backend(std::span<const std::uint8_t> q, std::span<const std::uint8_t> s, const scoring& sc,
-                    thread_pool& pool, std::size_t units, long long kind, share_log& log)
-        : inner_(q, s, sc, pool, 1 << 14, 256.0 * 256), units_(units), kind_(kind), log_(log) {}
+                    thread_pool& pool, std::size_t units, long long kind, share_log& log, std::size_t tracebacks = 1)
+        : inner_(q, s, sc, pool, 1 << 14, 256.0 * 256), units_(units), kind_(kind), log_(log), tracebacks_(tracebacks) {}
     void forward(const long_pair::rect& area, const long_pair::borders& b, std::int64_t K,
                  long_pair::grid& out) override {
         const bool first = area.r0 == 0 && area.c0 == 0 && !forwarded_;
@@ -359,8 +362,17 @@ public:
     }
     void trace_rect(const long_pair::rect& area, const long_pair::borders& b, int target,
                     long_pair::trace& out) override {
+        {
+            std::lock_guard<std::mutex> g(log_.lock);
+            log_.tracing.insert(this);
+            log_.most_tracing = std::max(log_.most_tracing, log_.tracing.size());
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
         inner_.trace_rect(area, b, target, out);
+        std::lock_guard<std::mutex> g(log_.lock);
+        log_.tracing.erase(this);
     }
+    std::size_t concurrent_tracebacks() const override { return tracebacks_; }
     std::int64_t spacing_multiple() const override { return inner_.spacing_multiple(); }
     double leaf_cells() const override { return inner_.leaf_cells(); }
     std::size_t grid_budget() const override { return inner_.grid_budget(); }
@@ -374,11 +386,12 @@ private:
     share_log& log_;
     std::size_t granted_ = 0;
     bool forwarded_ = false;
+    std::size_t tracebacks_;
 };
 
 }  // namespace
 
-TEST_CASE("long pairs in a batch: each pair's score and alignment as alone, shares within capacity, one kind at a time", "[long]") {
+TEST_CASE("long pairs in a batch: each pair's score and alignment as alone, shares within capacity, one kind at a time, tracebacks side by side", "[long]") {
     thread_pool pool(2);
     std::mt19937_64 rng(77);
     const auto sc = dna_scoring(2, -3, 5, 2);
@@ -390,6 +403,7 @@ TEST_CASE("long pairs in a batch: each pair's score and alignment as alone, shar
     }
     seqs.emplace_back(codes{}, random_sequence(rng, 50, dna4, sc.matrix));  // an empty query: score 0
     for (const int kinds : {1, 2}) {
+        const std::size_t tracebacks = kinds == 1 ? 1 : 3;  // pairs tracing at once
         for (const bool traceback : {false, true}) {
             share_log log;
             std::vector<long_pair::batch_pair> jobs;
@@ -399,7 +413,7 @@ TEST_CASE("long pairs in a batch: each pair's score and alignment as alone, shar
                 const std::size_t units = k % 5 == 4 ? 0 : 1 + k % 3;
                 const long long kind = kinds == 1 ? 7 : 7 + static_cast<long long>(k % 2);
                 jobs.push_back({[&, q = std::span<const std::uint8_t>(q), s = std::span<const std::uint8_t>(s), units,
-                                 kind] { return std::make_unique<sharing_backend>(q, s, sc, pool, units, kind, log); },
+                                 kind] { return std::make_unique<sharing_backend>(q, s, sc, pool, units, kind, log, tracebacks); },
                                 std::int64_t(q.size()), std::int64_t(s.size())});
             }
             const auto got = long_pair::run_batch(jobs, sc, traceback);
@@ -416,6 +430,8 @@ TEST_CASE("long pairs in a batch: each pair's score and alignment as alone, shar
             CHECK_FALSE(log.mixed_kinds);
             CHECK_FALSE(log.unshared_beside_others);
             CHECK(log.most_running >= 2);  // passes did run side by side
+            CHECK(log.most_tracing <= tracebacks);
+            if (traceback && tracebacks > 1) CHECK(log.most_tracing >= 2);  // pairs did trace side by side
         }
     }
 }

@@ -636,21 +636,50 @@ private:
         return true;
     }
 
-    // End cells and tracebacks one pair after the other, each backend with the whole device.
+    // End cells and tracebacks, largest pairs first, as many pairs at once as the backend allows
+    // (concurrent_tracebacks: a traceback is mostly waits, for its small kernels and the host's walk, so several
+    // overlap on one GPU), each backend with the whole device.
     std::vector<alignment> finish() {
         std::vector<alignment> out(pairs_.size());
-        for (std::size_t k = 0; k < pairs_.size(); ++k) {
+        std::vector<std::size_t> todo;
+        for (const std::size_t k : largest_first()) {
             if (pairs_[k].m == 0 || pairs_[k].n == 0) continue;
+            if (traceback_) todo.push_back(k);
+            else out[k].score = std::max(jobs_[k].best, 0);
+        }
+        if (todo.empty()) return out;
+        const auto trace_one = [&](std::size_t k) {
             job& j = jobs_[k];
-            if (!traceback_) {
-                out[k].score = std::max(j.best, 0);
-                continue;
-            }
             driver d(*j.be, sc_, nullptr);
             find_end(d, j.s, j.best);
             out[k] = align_from(d, *j.be, j.s, nullptr);
             release(j);
+        };
+        const std::size_t width = std::clamp<std::size_t>(jobs_[todo[0]].be->concurrent_tracebacks(), 1, todo.size());
+        if (width == 1) {
+            for (const std::size_t k : todo) trace_one(k);
+            return out;
         }
+        std::atomic<std::size_t> next{0};
+        std::atomic<bool> stop{false};
+        std::exception_ptr first_error;
+        std::mutex error_m;
+        std::vector<std::thread> workers;
+        for (std::size_t w = 0; w < width; ++w)
+            workers.emplace_back([&] {
+                for (std::size_t at; !stop.load() && (at = next.fetch_add(1)) < todo.size();) {
+                    try {
+                        jobs_[todo[at]].be->progress = nullptr;  // the batch's own message stays on the terminal
+                        trace_one(todo[at]);
+                    } catch (...) {
+                        std::lock_guard g(error_m);
+                        if (!first_error) first_error = std::current_exception();
+                        stop.store(true);
+                    }
+                }
+            });
+        for (auto& t : workers) t.join();
+        if (first_error) std::rethrow_exception(first_error);
         return out;
     }
 

@@ -184,6 +184,9 @@ public:
     virtual void share(std::size_t /*units*/, std::int64_t /*batch_rows*/) {}
     // The method of the next forward passes, where the backend has more than one (the GPU's); the CPU has one.
     virtual void use_policy(policy /*p*/) {}
+    // How many pairs' end cells and tracebacks run_batch may run at once on backends like this one (each pair on a
+    // thread of its own, each backend with the whole device); the CPU's share one thread pool: one.
+    virtual std::size_t concurrent_tracebacks() const { return 1; }
 };
 
 namespace rows {
