@@ -627,7 +627,7 @@ private:
         cfg.kernel<<<blocks, cfg.warps_per_block * warp_size, cfg.smem, s>>>(p);
         SWGPU_CUDA_CHECK_LAUNCH("band_kernel");
         if (report) {
-            const int lag = cfg.kind == forward_narrow ? 2 * warp_size - 1 : warp_size - 1;
+            const int lag = band_lag(cfg.kind);
             const double total = double(p.bands) * double((area.cols() + lag + warp_size - 1) / warp_size);
             cuda_event finished;
             finished.record(s);

@@ -165,6 +165,12 @@ __device__ __forceinline__ void wait_at_least_sys(const unsigned long long* p, u
 enum band_kind : int { forward_x = 0, forward_h = 1, trace_kind = 2, forward_split = 3, forward_comp = 4,
                        forward_narrow = 5 };
 
+// Columns from a band's first cell to its last at one step: lane t computes column k - t at step k (the 16-bit kind:
+// 64 virtual lanes; the compensation method: every lane on column k). The kernels' skew and the host's progress count.
+constexpr int band_lag(int kind) {
+    return kind == forward_comp ? 0 : kind == forward_narrow ? 2 * warp_size - 1 : warp_size - 1;
+}
+
 // The 16-bit kind keeps σ in registers: no profile in shared memory.
 template <int R, int Kind = forward_x>
 constexpr int profile_words(int letters) {
@@ -388,8 +394,7 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
     constexpr bool Split = Kind == forward_split;
     constexpr bool Comp = Kind == forward_comp;
     constexpr bool Narrow = Kind == forward_narrow;
-    // Lane t computes column k - t at step k (the compensation method: column k). Columns from the band's first cell to its last at one step (the 16-bit kind: 64 virtual lanes).
-    constexpr int lag = Comp ? 0 : Narrow ? 2 * warp_size - 1 : warp_size - 1;
+    constexpr int lag = band_lag(Kind);
     constexpr int S = warp_size * R;
     constexpr int stripe = kernels::chunk_stripe_words(R);
     constexpr int row_words = kernels::chunk_row_words(warp_size, R);
@@ -637,8 +642,8 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
 #pragma unroll
                         for (int c = 0; c < NR; ++c) {
                             if (first + c < rows) {
-                                p.col_h[bc * rows + first + c] = (high ? half_hi(nh[c]) : half_lo(nh[c])) + (high ? b_hi : b_lo);
-                                p.col_f[bc * rows + first + c] = (high ? half_hi(nf[c]) : half_lo(nf[c])) + (high ? b_hi : b_lo);
+                                p.col_h[bc * rows + first + c] = (high ? half_hi(nh[c]) : half_lo(nh[c])) + b;
+                                p.col_f[bc * rows + first + c] = (high ? half_hi(nf[c]) : half_lo(nf[c])) + b;
                             }
                         }
                     }
