@@ -16,7 +16,6 @@
 #include "core/align/statistics.hpp"
 #include "core/tuning.hpp"
 #include "io/align/matrix_file.hpp"
-#include "gpu/engine/engine.hpp"
 #include "gpu/gpu.hpp"
 
 namespace swgpu::app {
