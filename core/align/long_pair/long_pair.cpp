@@ -641,45 +641,25 @@ private:
     // overlap on one GPU), each backend with the whole device.
     std::vector<alignment> finish() {
         std::vector<alignment> out(pairs_.size());
-        std::vector<std::size_t> todo;
+        std::vector<std::size_t> to_trace;
         for (const std::size_t k : largest_first()) {
             if (pairs_[k].m == 0 || pairs_[k].n == 0) continue;
-            if (traceback_) todo.push_back(k);
+            if (traceback_) to_trace.push_back(k);
             else out[k].score = std::max(jobs_[k].best, 0);
         }
-        if (todo.empty()) return out;
-        const auto trace_one = [&](std::size_t k) {
-            job& j = jobs_[k];
+        if (to_trace.empty()) return out;
+        const auto width = static_cast<unsigned>(
+            std::clamp<std::size_t>(jobs_[to_trace[0]].be->concurrent_tracebacks(), 1, to_trace.size()));
+        // A pool of `width` threads takes the pairs in order, each as a thread comes free; the first failure stops it.
+        thread_pool tracers(width);
+        tracers.parallel_for(to_trace.size(), [&](std::size_t at) {
+            job& j = jobs_[to_trace[at]];
+            if (width > 1) j.be->progress = nullptr;  // the batch's own message stays on the terminal
             driver d(*j.be, sc_, nullptr);
             find_end(d, j.s, j.best);
-            out[k] = align_from(d, *j.be, j.s, nullptr);
+            out[to_trace[at]] = align_from(d, *j.be, j.s, nullptr);
             release(j);
-        };
-        const std::size_t width = std::clamp<std::size_t>(jobs_[todo[0]].be->concurrent_tracebacks(), 1, todo.size());
-        if (width == 1) {
-            for (const std::size_t k : todo) trace_one(k);
-            return out;
-        }
-        std::atomic<std::size_t> next{0};
-        std::atomic<bool> stop{false};
-        std::exception_ptr first_error;
-        std::mutex error_m;
-        std::vector<std::thread> workers;
-        for (std::size_t w = 0; w < width; ++w)
-            workers.emplace_back([&] {
-                for (std::size_t at; !stop.load() && (at = next.fetch_add(1)) < todo.size();) {
-                    try {
-                        jobs_[todo[at]].be->progress = nullptr;  // the batch's own message stays on the terminal
-                        trace_one(todo[at]);
-                    } catch (...) {
-                        std::lock_guard g(error_m);
-                        if (!first_error) first_error = std::current_exception();
-                        stop.store(true);
-                    }
-                }
-            });
-        for (auto& t : workers) t.join();
-        if (first_error) std::rethrow_exception(first_error);
+        });
         return out;
     }
 
