@@ -1,6 +1,7 @@
 #include "app/align/makedb_command.hpp"
 
 #include <iostream>
+#include <optional>
 
 #include "io/output_file.hpp"
 #include "io/align/database_file.hpp"
@@ -14,6 +15,12 @@ makedb_command::makedb_command(CLI::App& app) {
                      "Output prefix: PREFIX.swdb is written (atomically); a PREFIX that ends in .swdb is the file "
                      "itself")
         ->required();
+    sub_->add_option("--seqtype", seqtype_,
+                     "Sequence type written into the database; auto: by the rule of swgpu align (DNA when at least "
+                     "90 % of the leading records' letters are ACGTUN), every record checked against it. A search "
+                     "reads the type from the database")
+        ->check(CLI::IsMember({"auto", "protein", "dna"}))
+        ->capture_default_str();
     sub_->add_flag("--skip-bad", skip_bad_, "Skip malformed records with a warning instead of failing");
     sub_->add_flag("-q,--quiet", quiet_, "Only errors on stderr");
 }
@@ -29,7 +36,10 @@ int makedb_command::run() {
     };
     const std::string target = io::database_output(prefix_);
     io::refuse_overwriting({{"the output", target}}, {{"the input", io::parse_source(source_).path}});
-    const auto n = io::write_database(source_, prefix_, opt);
+    const std::optional<seq_type> forced = seqtype_ == "dna"       ? std::optional(seq_type::dna)
+                                           : seqtype_ == "protein" ? std::optional(seq_type::protein)
+                                                                   : std::nullopt;
+    const auto n = io::write_database(source_, prefix_, opt, forced);
     if (!quiet_) std::cerr << "swgpu: wrote " << n << " records to " << target << "\n";
     return 0;
 }

@@ -16,7 +16,7 @@ public:
 
 private:
     CLI::App* sub_ = nullptr;
-    std::string source_, prefix_;
+    std::string source_, prefix_, seqtype_ = "auto";
     bool skip_bad_ = false, quiet_ = false;
 };
 

@@ -89,10 +89,14 @@ constexpr std::array<std::uint8_t, 256> make_letter_classes() {
 }
 constexpr std::array<std::uint8_t, 256> letter_classes = make_letter_classes();
 
+// In a DNA file: a letter no nucleotide code uses, or a record long enough to be typed that the rule types protein.
+// In a protein file nothing disagrees (every nucleotide string is a protein string).
 bool disagrees(const type_census& c, seq_type type) {
-    if (type == seq_type::dna && c.protein_only > 0) return true;
-    return c.letters >= min_typed_record && c.type() != type;
+    if (type == seq_type::protein) return false;
+    return c.protein_only > 0 || (c.letters >= min_typed_record && c.type() != type);
 }
+
+bool looks_nucleotide(const type_census& c) { return c.letters >= min_typed_record && c.type() == seq_type::dna; }
 
 std::string percent_of(const type_census& c) {
     const auto pct = c.letters ? (c.nucleotides * 100 + c.letters / 2) / c.letters : 0;
@@ -121,12 +125,16 @@ seq_type classify(const sequence_set& set) {
 
 seq_type detect_type(const sequence_set& set) {
     if (set.encoded) throw runtime_failure("detect_type needs letters; it was given sequences already encoded");
-    return census(set.residues).type();
+    // The leading records up to the one that reaches type_window residues.
+    const auto reach = std::lower_bound(set.offsets.begin(), set.offsets.end(), type_window);
+    const std::uint64_t end = reach == set.offsets.end() ? set.total_residues() : *reach;
+    return census(std::span<const std::uint8_t>(set.residues.data(), static_cast<std::size_t>(end))).type();
 }
 
 std::size_t first_disagreeing(const sequence_set& set, seq_type type) {
     if (set.encoded) throw runtime_failure("first_disagreeing needs letters; it was given encoded sequences");
     const std::size_t n = set.size();
+    if (type == seq_type::protein) return n;
     const auto scan = [&](std::size_t b, std::size_t e) {
         for (std::size_t k = b; k < e; ++k)
             if (disagrees(census(set[k]), type)) return k;
@@ -164,6 +172,27 @@ void throw_mixed_types(const sequence_set& set, std::size_t record, seq_type fil
                       why + ", but the file looks like " + type_name(file_type) +
                           "; a file holds one sequence type: split it, or give --seqtype dna or --seqtype protein "
                           "to read every record as that type");
+}
+
+void nucleotide_like::add(const sequence_set& set, std::uint64_t first) {
+    if (set.encoded) throw runtime_failure("nucleotide_like needs letters; it was given encoded sequences");
+    for (std::size_t k = 0; k < set.size(); ++k) {
+        if (set.length(k) < min_typed_record) continue;
+        const type_census c = census(set[k]);
+        if (!looks_nucleotide(c)) continue;
+        if (count++ == 0) {
+            first_record = first + k;
+            first_name = set.names[k];
+            first_census = c;
+        }
+    }
+}
+
+std::string nucleotide_like::warning(const std::string& source) const {
+    if (count == 0) return {};
+    return source + ":" + first_name + " (record " + std::to_string(first_record) +
+           "): its letters look like DNA (" + percent_of(first_census) + "); read as protein, as the file is" +
+           (count > 1 ? " (" + std::to_string(count) + " such records in all)" : std::string());
 }
 
 }  // namespace swgpu

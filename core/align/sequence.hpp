@@ -107,7 +107,12 @@ struct type_census {
 };
 type_census census(std::span<const std::uint8_t> letters);
 
-// The type of a whole set by the rule above (all records' letters together). An empty set is protein.
+// A file is typed by its leading records: the rule over the letters of its records up to and including the one that
+// reaches type_window residues (all of them in a smaller file). The same records type a FASTA database read in chunks
+// of any size and the file makedb reads, so that `swgpu makedb` and `swgpu align` never disagree about a file.
+constexpr std::uint64_t type_window = std::uint64_t(1) << 23;
+
+// The type of a set by the rule above (its leading records' letters together). An empty set is protein.
 seq_type detect_type(const sequence_set& set);
 
 // "DNA" or "protein", for messages.
@@ -117,9 +122,13 @@ const char* type_name(seq_type t);
 // ACGT); they go with their file, except that a letter no nucleotide code uses makes a record protein at any length.
 constexpr std::uint64_t min_typed_record = 20;
 
-// The first record of `set` whose own letters say it is not of `type`: a record of at least min_typed_record letters
-// that the rule types otherwise, or, where `type` is DNA, a record holding a letter no nucleotide code uses.
-// Returns set.size() when every record agrees. Parallel over records for large sets (it runs on every database chunk).
+// The rule is asymmetric, as blastp is: every nucleotide string is also a valid protein string, so in a protein file
+// a record whose letters look like DNA (poly-A, poly-G, an ACGT-only peptide) is protein, only counted for a warning
+// (nucleotide_like below); in a DNA file a record with a letter no nucleotide code uses, or a record of at least
+// min_typed_record letters that the rule types protein, is an error.
+//
+// The first record of `set` that cannot be of `type` by that rule; set.size() when every record can (always, for
+// protein). Parallel over records for large sets (it runs on every database chunk).
 std::size_t first_disagreeing(const sequence_set& set, seq_type type);
 
 // "A.fa:NAME (record K): looks like protein (31 % of its 250 letters are ACGTUN) but the file looks like DNA ..."
@@ -127,7 +136,21 @@ std::size_t first_disagreeing(const sequence_set& set, seq_type type);
 [[noreturn]] void throw_mixed_types(const sequence_set& set, std::size_t record, seq_type file_type,
                                     std::uint64_t first_record = 1);
 
-// A file's type by the rule, every record checked against it (throw_mixed_types for the first that disagrees).
+// A file's type by the rule, every record checked against it (throw_mixed_types for the first that cannot be of it).
 seq_type classify(const sequence_set& set);
+
+// The records of a protein file that the rule alone would type DNA (at least min_typed_record letters), tallied over
+// the sets of a file read in parts: their count and the first of them, for one warning line.
+struct nucleotide_like {
+    std::uint64_t count = 0;
+    std::uint64_t first_record = 0;  // numbered in the file, from 1
+    std::string first_name;
+    type_census first_census;
+    // Tallies the records of `set`, the first of which is record `first_record` of its file.
+    void add(const sequence_set& set, std::uint64_t first_record = 1);
+    // "SOURCE:NAME (record K): its letters look like DNA (100 % of its 200 letters are ACGTUN); read as protein, as
+    // the file is (N records in all)"; empty when there is none.
+    std::string warning(const std::string& source) const;
+};
 
 }  // namespace swgpu

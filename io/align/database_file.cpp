@@ -27,8 +27,12 @@ namespace swgpu::io {
 
 namespace {
 
-constexpr char magic[8] = {'S', 'W', 'G', 'P', 'U', 'D', 'B', '2'};
-constexpr std::size_t header_bytes = 8 + 4 * 8;
+constexpr char magic[8] = {'S', 'W', 'G', 'P', 'U', 'D', 'B', '3'};
+constexpr char oldest_version = '2';  // version 2: no type word (the header is 8 bytes shorter)
+constexpr std::size_t header_bytes = 8 + 5 * 8;
+constexpr std::size_t header_bytes_of(char version) { return version == '2' ? 8 + 4 * 8 : header_bytes; }
+// The type word: bits 0-1 the type (1 protein, 2 DNA), bit 8 set when --seqtype gave it.
+constexpr std::uint64_t type_protein = 1, type_dna = 2, type_forced_bit = 1u << 8;
 constexpr unsigned block_bits = 20;  // residues per checksum block: 2^20
 
 std::uint64_t pad8(std::uint64_t n) { return (n + 7) & ~std::uint64_t(7); }
@@ -193,7 +197,8 @@ void warn_repeated_ids(const std::string& source, const std::string& names, cons
 
 }  // namespace
 
-std::uint64_t write_database(const std::string& source, const std::string& prefix, const read_options& opt) {
+std::uint64_t write_database(const std::string& source, const std::string& prefix, const read_options& opt,
+                             std::optional<seq_type> forced) {
     // Created first, so that an unwritable destination fails before the source is read; written to a temporary file
     // renamed when complete (io/output_file.hpp), by position: the residues stream into the file as they are read
     // (memory: the ids and 20 bytes a record), the header last.
@@ -204,11 +209,22 @@ std::uint64_t write_database(const std::string& source, const std::string& prefi
     std::string names;
     std::uint64_t longest = 0;
     block_sums residue_sums;
+    // The type: given, or by the rule over the first chunk, which holds the records that type a file (its 16 M
+    // residues reach type_window); then every record is checked against it as a search of the FASTA file would.
+    std::optional<seq_type> type = forced;
+    nucleotide_like odd;
     {
         sequence_reader reader(source, opt);
         for (;;) {
             sequence_set chunk;  // 16 M residues at a time
+            static_assert((std::uint64_t(1) << 24) >= type_window);
             if (!reader.read_chunk(chunk, std::uint64_t(1) << 24)) break;
+            if (!forced) {
+                if (!type) type = detect_type(chunk);
+                if (const auto k = first_disagreeing(chunk, *type); k < chunk.size())
+                    throw_mixed_types(chunk, k, *type, off.size());
+                if (*type == seq_type::protein) odd.add(chunk, off.size());
+            }
             for (auto& c : chunk.residues) c = static_cast<std::uint8_t>(c >= 'a' && c <= 'z' ? c - 32 : c);
             file.put(bytes_of(chunk.residues.data(), chunk.residues.size()));
             residue_sums.feed(chunk.residues.data(), chunk.residues.size());
@@ -224,6 +240,7 @@ std::uint64_t write_database(const std::string& source, const std::string& prefi
     residue_sums.finish();
     const std::uint64_t n = off.size() - 1, r = off.back();
     if (opt.on_warning) warn_repeated_ids(source, names, name_off, opt.on_warning);
+    if (opt.on_warning && odd.count) opt.on_warning(odd.warning(source));
     std::vector<std::uint32_t> order(static_cast<std::size_t>(n));  // fewer than 2^32, checked above
     std::iota(order.begin(), order.end(), 0u);
     const auto length = [&](std::uint32_t k) { return off[k + 1] - off[k]; };
@@ -234,7 +251,9 @@ std::uint64_t write_database(const std::string& source, const std::string& prefi
     // The checksum of the header (magic included) and of everything after the residues but the checksums.
     char head[header_bytes];
     std::memcpy(head, magic, 8);
-    const std::uint64_t counts[4] = {n, r, names.size(), longest};
+    const std::uint64_t type_word = (type.value_or(seq_type::protein) == seq_type::dna ? type_dna : type_protein) |
+                                    (forced ? type_forced_bit : 0);
+    const std::uint64_t counts[5] = {n, r, names.size(), longest, type_word};
     std::memcpy(head + 8, counts, sizeof counts);
     std::uint32_t meta = crc_of(crc_of(0, nullptr, 0), head, header_bytes);
     file.put(names);
@@ -295,6 +314,8 @@ struct database_file::impl {
     std::vector<bool> checked;            // residue blocks whose checksum was checked
     int map_slot = -1;                    // register_mapping's
     std::uint64_t next = 0;
+    std::optional<seq_type> type;  // from the header (format 3 on)
+    bool type_forced = false;
     std::uint64_t chunk_end(std::uint64_t first, std::uint64_t max_residues) const;
     // Checks the blocks of residues [from, to) not checked yet; a mismatch names the records in the block.
     void check_residues(std::uint64_t from, std::uint64_t to);
@@ -367,26 +388,37 @@ database_file::database_file(const std::string& path) : p_(std::make_unique<impl
         d.base = nullptr;
         return input_error(d.path, what + "; rebuild it with swgpu makedb");
     };
-    if (std::memcmp(d.base, magic, 7) == 0 && d.base[7] != static_cast<std::uint8_t>(magic[7])) {
+    const char version = static_cast<char>(d.base[7]);
+    const bool readable = version >= oldest_version && version <= magic[7];
+    if (std::memcmp(d.base, magic, 7) == 0 && !readable) {
         const auto v = d.base[7];
         const std::string version = v > ' ' && v < 0x7f ? std::string(1, static_cast<char>(v)) : "unknown";
         fail("");  // unmaps
         throw input_error(d.path, "a swgpu database of format version " + version + ", made by another version of "
-                                  "swgpu; this one reads format version " + std::string(1, magic[7]) +
+                                  "swgpu; this one reads format versions " + std::string(1, oldest_version) +
+                                  " to " + std::string(1, magic[7]) +
                                   ": rebuild it from its FASTA file with swgpu makedb");
     }
-    if (std::memcmp(d.base, magic, 8) != 0) throw fail("not a swgpu database (bad magic)");
-    std::uint64_t head[4];
-    std::memcpy(head, d.base + 8, sizeof head);
+    if (std::memcmp(d.base, magic, 7) != 0 || !readable) throw fail("not a swgpu database (bad magic)");
+    const std::size_t head_bytes = header_bytes_of(version);
+    if (d.bytes < head_bytes) throw fail("not a swgpu database (too short)");
+    std::uint64_t head[5] = {};
+    std::memcpy(head, d.base + 8, head_bytes - 8);
     d.n = head[0];
     d.r = head[1];
     d.name_bytes = head[2];
     d.longest = head[3];
+    if (version >= '3') {
+        const std::uint64_t t = head[4] & 3;
+        if (t != type_protein && t != type_dna) throw fail("corrupt database header (type)");
+        d.type = t == type_dna ? seq_type::dna : seq_type::protein;
+        d.type_forced = (head[4] & type_forced_bit) != 0;
+    }
     if (d.n > 0xffffffffull || d.r > d.bytes || d.name_bytes > d.bytes) throw fail("corrupt database header");
-    const std::uint64_t need = header_bytes + 2 * (d.n + 1) * 8 + pad8(d.n * 4) + pad8(d.r) + pad8(d.name_bytes) +
+    const std::uint64_t need = head_bytes + 2 * (d.n + 1) * 8 + pad8(d.n * 4) + pad8(d.r) + pad8(d.name_bytes) +
                                pad8((blocks_of(d.r) + 1) * 4);
     if (need != d.bytes) throw fail("database size does not match its header (truncated?)");
-    std::uint64_t at = header_bytes;
+    std::uint64_t at = head_bytes;
     d.residues = d.base + at;
     at += pad8(d.r);
     d.names = reinterpret_cast<const char*>(d.base + at);
@@ -413,7 +445,7 @@ database_file::database_file(const std::string& path) : p_(std::make_unique<impl
     }
     if (d.longest != (d.n ? length(d.order[0]) : 0)) throw fail("corrupt database header (longest sequence)");
     const auto names_at = reinterpret_cast<const std::uint8_t*>(d.names);
-    const std::uint32_t meta = crc_of(crc_of(crc_of(0, nullptr, 0), d.base, header_bytes), names_at,
+    const std::uint32_t meta = crc_of(crc_of(crc_of(0, nullptr, 0), d.base, head_bytes), names_at,
                                       static_cast<std::uint64_t>(reinterpret_cast<const std::uint8_t*>(d.sums) - names_at));
     if (meta != d.sums[blocks_of(d.r)])
         throw fail("its header, tables or names do not match the checksum makedb wrote: the file was changed or "
@@ -431,6 +463,9 @@ const std::string& database_file::path() const { return p_->path; }
 std::uint64_t database_file::size() const { return p_->n; }
 std::uint64_t database_file::total_residues() const { return p_->r; }
 std::uint64_t database_file::longest() const { return p_->longest; }
+std::optional<seq_type> database_file::type() const { return p_->type; }
+std::uint64_t database_file::length(std::uint64_t k) const { return p_->off[k + 1] - p_->off[k]; }
+bool database_file::type_forced() const { return p_->type_forced; }
 std::string_view database_file::name(std::uint64_t k) const {
     return {p_->names + p_->name_off[k], static_cast<std::size_t>(p_->name_off[k + 1] - p_->name_off[k])};
 }

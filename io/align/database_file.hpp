@@ -2,8 +2,10 @@
 // PREFIX.swdb, or PREFIX, in place of a FASTA file).
 //
 // Layout, all integers little-endian, every section 8-byte aligned:
-//   char[8]  magic "SWGPUDB2" (the last byte is the format version)
+//   char[8]  magic "SWGPUDB3" (the last byte is the format version)
 //   u64      sequences N, residues R, name bytes B, longest sequence L
+//   u64      type: bits 0-1 the sequence type (1 protein, 2 DNA), bit 8 set when makedb's --seqtype gave it (absent
+//            in format version 2, which is still read: its records are then typed as a FASTA file's)
 //   u8[R]    residues as upper-case letters (not matrix codes, so one database serves every matrix), padded to 8
 //   char[B]  names (first word of each header), padded to 8
 //   u64[N+1] residue offsets (record k = residues[off[k], off[k+1]))
@@ -23,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,9 +36,14 @@
 namespace swgpu::io {
 
 // Reads FASTA/FASTQ `source` (any spec sequence_reader accepts) and writes database_output(prefix) atomically (a
-// temporary file renamed when complete), the residues streamed into it as they are read. Returns the number of records written. Errors: bad input (1) for the
-// source, output (5). Records that repeat an earlier id are reported to opt.on_warning (the first one named).
-std::uint64_t write_database(const std::string& source, const std::string& prefix, const read_options& opt = {});
+// temporary file renamed when complete), the residues streamed into it as they are read. Returns the number of records
+// written. The sequence type is `forced`, or typed by core/align/sequence.hpp's rule with every record checked against
+// it exactly as a search of `source` checks them (a DNA file holding a protein record is refused; nucleotide-like
+// records of a protein file are one warning); it is written into the header, so that a search reads it from there.
+// Errors: bad input (1) for the source, output (5). Records that repeat an earlier id are reported to opt.on_warning
+// (the first one named).
+std::uint64_t write_database(const std::string& source, const std::string& prefix, const read_options& opt = {},
+                             std::optional<seq_type> forced = std::nullopt);
 
 // The file write_database writes for `prefix`: PREFIX.swdb, or PREFIX itself when it already ends in ".swdb".
 std::string database_output(const std::string& prefix);
@@ -62,7 +70,11 @@ public:
     std::uint64_t longest() const;
     std::string_view name(std::uint64_t k) const;
     std::span<const std::uint8_t> residues(std::uint64_t k) const;  // letters, their blocks' checksums checked
+    std::uint64_t length(std::uint64_t k) const;
     std::span<const std::uint32_t> length_order() const;
+    // The sequence type makedb wrote (nullopt for format version 2), and whether makedb's --seqtype gave it.
+    std::optional<seq_type> type() const;
+    bool type_forced() const;
 
     // Appends records from the current position until at least max_residues were added (0: all); false at the end.
     bool read_chunk(sequence_set& out, std::uint64_t max_residues = 0);

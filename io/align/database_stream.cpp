@@ -27,15 +27,44 @@ struct database_stream::impl {
     std::uint64_t records = 0;  // records read or skipped so far
     std::optional<sequence_set> ahead;  // the first chunk, read by type()
     std::optional<std::pair<seq_type, std::string>> expected;
+    bool census = false;       // the records are typed here (auto_type, and not a .swdb that says its type)
+    nucleotide_like odd;       // a protein database's records that look like DNA
+    std::vector<std::pair<std::string, std::uint64_t>> list;  // options::list_records
+    bool listing = false;
+
+    void list_add(std::string name, std::uint64_t length) {
+        if (!listing) return;
+        if (list.size() >= opt.list_records) {  // too many: none listed
+            listing = false;
+            list = {};
+            return;
+        }
+        list.emplace_back(std::move(name), length);
+    }
+
+    std::uint64_t cut = 0;     // chunks read or skipped
+
+    // The next chunk's residues. The first chunk holds the records that type a file (type_window), whatever the chunk
+    // size; every process of an MPI run cuts the same chunks, whether it reads or skips them.
+    std::uint64_t take_limit() {
+        std::uint64_t n = limit;
+        limit = std::min(opt.chunk_residues, limit * 2);
+        if (cut++ == 0 && census) n = std::max(n, type_window);
+        return n;
+    }
 
     bool read(sequence_set& chunk) {
-        const std::uint64_t n = limit;
-        limit = std::min(opt.chunk_residues, limit * 2);
+        const std::uint64_t n = take_limit();
         if (!(file ? file->read_chunk(chunk, n) : text->read_chunk(chunk, n))) return false;
-        if (opt.auto_type) {
+        if (census) {
             if (first) type = detect_type(chunk);
             if (const auto k = first_disagreeing(chunk, type); k < chunk.size())
                 throw_mixed_types(chunk, k, type, records + 1);
+            if (type == seq_type::protein) odd.add(chunk, records + 1);
+        }
+        for (std::size_t k = 0; k < chunk.size() && listing; ++k) {
+            const auto& o = chunk.origin(k);
+            list_add(chunk.names[k], o.full_length ? o.full_length : chunk.length(k));
         }
         records += chunk.size();
         first = false;
@@ -50,6 +79,11 @@ database_stream::database_stream(const std::string& spec, options opt) : p_(std:
     p_->limit = p_->opt.ramp ? std::max<std::uint64_t>(1, p_->opt.chunk_residues / 8) : p_->opt.chunk_residues;
     if (spec != "-" && is_database_file(spec)) p_->file.emplace(spec);
     else p_->text.emplace(spec, p_->opt.read);
+    // A .swdb says its type (makedb typed and checked every record): read from its header, not from its records. Its
+    // type given by makedb's --seqtype stands for --seqtype auto here too.
+    p_->census = p_->opt.auto_type && !(p_->file && p_->file->type());
+    p_->listing = p_->opt.list_records > 0 && !(p_->file && p_->file->size() > p_->opt.list_records);
+    if (p_->opt.auto_type && p_->file && p_->file->type()) p_->type = *p_->file->type();
 }
 
 database_stream::~database_stream() = default;
@@ -75,9 +109,10 @@ bool database_stream::skip(std::uint64_t& residues, std::uint64_t& sequences) {
         return true;
     }
     if (!p_->file) throw runtime_failure("database_stream::skip needs a .swdb database");
-    const std::uint64_t n = p_->limit;
-    p_->limit = std::min(p_->opt.chunk_residues, p_->limit * 2);
+    const std::uint64_t n = p_->take_limit();
     const bool skipped = p_->file->skip_chunk(n, residues, sequences);
+    for (std::uint64_t k = p_->records; skipped && k < p_->records + sequences && p_->listing; ++k)
+        p_->list_add(std::string(p_->file->name(k)), p_->file->length(k));
     p_->records += sequences;  // records of later chunks keep their numbers in messages
     return skipped;
 }
@@ -90,7 +125,7 @@ bool database_stream::exhausted() const {
 }
 
 seq_type database_stream::type() {
-    if (p_->first) {
+    if (p_->first && p_->census) {
         sequence_set chunk;
         if (p_->read(chunk)) p_->ahead = std::move(chunk);
     }
@@ -105,5 +140,9 @@ const std::string& database_stream::spec() const { return p_->spec; }
 std::uint64_t database_stream::chunk_residues() const { return p_->opt.chunk_residues; }
 std::uint64_t database_stream::total_residues() const { return p_->file ? p_->file->total_residues() : 0; }
 std::uint64_t database_stream::records_skipped() const { return p_->text ? p_->text->records_skipped() : 0; }
+const std::vector<std::pair<std::string, std::uint64_t>>* database_stream::listed() const {
+    return p_->listing ? &p_->list : nullptr;
+}
+std::string database_stream::nucleotide_like_warning() const { return p_->odd.warning(p_->spec); }
 
 }  // namespace swgpu::io

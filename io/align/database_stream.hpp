@@ -5,15 +5,20 @@
 // (a GPU starts after a short read, and the reader stays ahead of it from then on); every process of an MPI run cuts
 // the same chunks, since process r searches chunk k when k mod P = r.
 //
-// Types. With `auto_type`, the database's type is that of its first chunk (core/align/sequence.hpp's rule), and every
-// record of every chunk is checked against it: a record of another type is an error naming it, numbered in the whole
-// database. `expect(type, ...)` makes the first chunk's type an error (exit 2) when it differs from the queries'.
+// Types. With `auto_type`, a .swdb's type is the one makedb wrote in its header (no record is typed again); any other
+// database is typed by its leading records (core/align/sequence.hpp's rule and type_window: the first chunk is made
+// large enough to hold them) and every record of every chunk is checked against it: in a DNA database a record that
+// cannot be DNA is an error naming it, numbered in the whole database; in a protein database records that look like
+// DNA are protein, counted for one warning (nucleotide_like_warning). `expect(type, ...)` makes the database's type an
+// error (exit 2) when it differs from the queries'.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
@@ -30,6 +35,8 @@ public:
         bool ramp = false;       // first chunks of 1/8, 1/4, 1/2 of chunk_residues
         bool auto_type = true;   // type the database by its first chunk and check every record
         read_options read;       // for FASTA/FASTQ
+        // List every record's id and whole length (SAM's @SQ lines) while the database has at most this many; 0: none.
+        std::size_t list_records = 0;
     };
     // `spec`: a file, a region (FILE:NAME:BEG-END), "-" (stdin) or a .swdb database (PREFIX or PREFIX.swdb).
     database_stream(const std::string& spec, options opt);
@@ -56,6 +63,11 @@ public:
     std::uint64_t chunk_residues() const;   // a whole chunk's residues
     std::uint64_t total_residues() const;  // a .swdb's residues, 0 when not known beforehand (FASTA)
     std::uint64_t records_skipped() const;  // bad records skipped under read_options::skip_bad
+    // The records read or passed so far, in database order (options::list_records); null when not listed or when the
+    // database has more records than that.
+    const std::vector<std::pair<std::string, std::uint64_t>>* listed() const;
+    // The warning line for the records read so far of a protein database that look like DNA; empty when none.
+    std::string nucleotide_like_warning() const;
 
 private:
     struct impl;

@@ -86,12 +86,25 @@ TEST_CASE("the type rule: DNA when at least 90 % of the letters are ACGTUN, ever
     const auto dna_file = set_of({genome, random_dna(80, 4), random_protein(60, 5), genome});
     CHECK(swgpu::detect_type(dna_file) == seq_type::dna);
     CHECK(swgpu::first_disagreeing(dna_file, seq_type::dna) == 2);
-    // A short peptide in a DNA file is caught by its letters; in a protein file a short ACGT-only peptide is not
-    // typed on its own, a 50-residue DNA record is.
+    // A short peptide in a DNA file is caught by its letters. In a protein file nothing disagrees (every nucleotide
+    // string is a protein string, as blastp reads it): a 50-residue ACGT record is counted for a warning, a short
+    // ACGT-only peptide is not typed on its own.
     CHECK(swgpu::first_disagreeing(set_of({genome, "MELLK"}), seq_type::dna) == 1);
-    const auto protein_file = set_of({random_protein(300, 6), "GAGTACG", random_protein(200, 7), random_dna(50, 8)});
+    const auto protein_file = set_of({random_protein(300, 6), "GAGTACG", random_protein(200, 7), random_dna(50, 8),
+                                      std::string(200, 'A')});
     CHECK(swgpu::detect_type(protein_file) == seq_type::protein);
-    CHECK(swgpu::first_disagreeing(protein_file, seq_type::protein) == 3);
+    CHECK(swgpu::first_disagreeing(protein_file, seq_type::protein) == protein_file.size());
+    swgpu::nucleotide_like odd;
+    odd.add(protein_file, 11);
+    CHECK(odd.count == 2);
+    CHECK(odd.first_record == 14);
+    CHECK(odd.warning("p.fa") ==
+          "p.fa:r4 (record 14): its letters look like DNA (100 % of its 50 letters are ACGTUN); read as protein, as "
+          "the file is (2 such records in all)");
+    // A file is typed by its leading records (type_window residues): a protein tail does not make a genome protein.
+    std::vector<std::string> leading(5, random_dna(std::size_t(swgpu::type_window / 4), 12));
+    leading.push_back(random_protein(std::size_t(swgpu::type_window) * 2, 13));
+    CHECK(swgpu::detect_type(set_of(leading)) == seq_type::dna);
     CHECK(swgpu::first_disagreeing(set_of({genome, iupac}), seq_type::dna) == 2);  // none: size()
 
     // Large sets are checked in parallel slices: the first odd record is still the one reported.
@@ -143,35 +156,118 @@ TEST_CASE("IUPAC codes leave reads and a genome DNA: both strands, the true locu
     CHECK(named.out == r.out);
 }
 
-TEST_CASE("a file of mixed types is an error naming its first odd record and the values to give", "[seqtype][cli]") {
+TEST_CASE("a DNA file holding a protein record is an error naming it, a protein file's DNA-like records are protein",
+          "[seqtype][cli]") {
     temp_dir dir("swgpu-mixed");
     const std::string protein = random_protein(200, 31), dna = random_dna(200, 32);
-    const auto mixed_q = write(dir, "mixed_q.fa", ">p1\n" + protein + "\n>d1\n" + dna + "\n>p2\n" + protein + "\n");
-    const auto pdb = write(dir, "pdb.fa", ">s1\n" + protein + "\n>s2\n" + random_protein(150, 33) + "\n");
-    const auto r = align(mixed_q + " " + pdb);
+    const std::string long_dna = random_dna(600, 35);
+    const auto mixed_q = write(dir, "mixed_q.fa", ">d1\n" + long_dna + "\n>p1\n" + protein.substr(0, 100) + "\n>d2\n" +
+                                                      long_dna + "\n");
+    const auto gdb = write(dir, "gdb.fa", ">g1\n" + random_dna(500, 33) + "\n>g2\n" + dna + "\n");
+    const auto r = align(mixed_q + " " + gdb);
     CHECK(r.code == 1);
     CHECK(one_error_line(r.err));
-    CHECK_THAT(r.err, Catch::Contains("mixed_q.fa:d1 (record 2)") && Catch::Contains("looks like DNA") &&
+    CHECK_THAT(r.err, Catch::Contains("mixed_q.fa:p1 (record 2)") && Catch::Contains("no nucleotide code uses") &&
                           Catch::Contains("--seqtype dna or --seqtype protein"));
     CHECK(r.out.empty());
-    // The database: a DNA record far down a protein database (past the first chunk) is found too.
+    // The database: a protein record far down a DNA database (past the first chunk) is found too, and makedb refuses
+    // the same file with the same words.
     std::string db_text;
-    for (int k = 0; k < 50; ++k) db_text += ">s" + std::to_string(k + 1) + "\n" + random_protein(100, 40 + k) + "\n";
-    db_text += ">genomic\n" + dna + "\n";
+    for (int k = 0; k < 50; ++k) db_text += ">s" + std::to_string(k + 1) + "\n" + random_dna(100, 40 + k) + "\n";
+    db_text += ">peptide\n" + protein + "\n";
     const auto mixed_db = write(dir, "mixed_db.fa", db_text);
-    const auto q = write(dir, "q.fa", ">q\n" + protein + "\n");
+    const auto q = write(dir, "q.fa", ">q\n" + dna + "\n");
     const auto d = align(q + " " + mixed_db + " --db-chunk 500");
     CHECK(d.code == 1);
     CHECK(one_error_line(d.err));
-    CHECK_THAT(d.err, Catch::Contains("mixed_db.fa:genomic (record 51)") && Catch::Contains("--seqtype"));
+    CHECK_THAT(d.err, Catch::Contains("mixed_db.fa:peptide (record 51)") && Catch::Contains("--seqtype"));
+    const auto m = run_program("makedb " + mixed_db + " " + (dir / "mixed"));
+    CHECK(m.code == 1);
+    CHECK(one_error_line(m.err));
+    CHECK_THAT(m.err, Catch::Contains("mixed_db.fa:peptide (record 51)"));
+    CHECK(!fs::exists(dir / "mixed.swdb"));
     // Naming the type reads every record as that type: no error.
-    CHECK(align(q + " " + mixed_db + " --seqtype protein -q").code == 0);
+    CHECK(align(q + " " + mixed_db + " --seqtype dna -q").code == 0);
+    // A protein file's record made of nucleotide letters is protein: one warning naming it, the search runs.
+    const auto pq = write(dir, "pq.fa", ">p1\n" + protein + "\n>d1\n" + dna + "\n>p2\n" + protein + "\n");
+    const auto pdb = write(dir, "pdb.fa", ">s1\n" + protein + "\n>s2\n" + random_protein(150, 34) + "\n");
+    const auto w = align(pq + " " + pdb);
+    CHECK(w.code == 0);
+    CHECK(lines_of(w.err).size() == 1);
+    CHECK_THAT(w.err, Catch::Contains("warning") && Catch::Contains("pq.fa:d1 (record 2)") &&
+                          Catch::Contains("read as protein"));
+    CHECK(w.out == align(pq + " " + pdb + " --seqtype protein").out);
     // Queries and database of different types: the error names the values to give.
     const auto dq = write(dir, "dq.fa", ">d\n" + dna + "\n");
     const auto t = align(dq + " " + pdb);
     CHECK(t.code == 2);
     CHECK_THAT(t.err, Catch::Contains("look like DNA") && Catch::Contains("looks like protein") &&
                           Catch::Contains("--seqtype dna or --seqtype protein"));
+}
+
+TEST_CASE("real protein databases with poly-A, poly-G and ACGT-only peptides are searched as protein",
+          "[seqtype][cli]") {
+    // UniProt's proteins of data/demo_db.fa with low-complexity records that are all nucleotide letters among them,
+    // as real databases hold (poly-A fragments, Ala/Gly/Thr/Cys-rich proteins): plain, gzip and .swdb, default options,
+    // the same hits as --seqtype protein, a warning naming the first such record and the count, never an error.
+    temp_dir dir("swgpu-poly-a");
+    const std::string demo = slurp(std::string(SWGPU_SOURCE_DIR) + "/data/demo_db.fa");
+    const auto at = [&](std::size_t record) {  // the offset of the record-th header (0-based)
+        std::size_t p = 0;
+        for (std::size_t k = 0; k <= record; ++k) p = demo.find('>', k ? p + 1 : 0);
+        return p;
+    };
+    std::mt19937_64 rng(7);
+    const auto letters = [&](const std::string& pool, std::size_t n) {
+        std::string s(n, 'A');
+        for (auto& c : s) c = pool[rng() % pool.size()];
+        return s;
+    };
+    const std::string odd = ">polyA_fragment\n" + std::string(200, 'A') + "\n>polyG\n" + std::string(150, 'G') +
+                            "\n>acgt_peptide20\n" + letters("ACGT", 20) + "\n>acgt_peptide300 Ala/Cys/Gly/Thr rich\n" +
+                            letters("ACGT", 300) + "\n>polyA_short\n" + std::string(40, 'A') + "\n";
+    // Odd records first, in the middle and last of the database.
+    const std::string db_text = odd + demo.substr(0, at(500)) + odd + demo.substr(at(500)) + odd;
+    const auto db = write(dir, "db.fa", db_text);
+    REQUIRE(std::system(("gzip -c " + db + " > " + (dir / "db.fa.gz")).c_str()) == 0);
+    const std::string queries = slurp(std::string(SWGPU_SOURCE_DIR) + "/data/demo_queries.fa");
+    const auto q = write(dir, "q.fa", ">polyA_query\n" + std::string(120, 'A') + "\n" + queries +
+                                          ">acgt_query\n" + letters("ACGT", 60) + "\n");
+    const auto made = run_program("makedb " + (dir / "db.fa.gz") + " " + (dir / "db"));
+    REQUIRE(made.code == 0);
+    CHECK_THAT(made.err, Catch::Contains("warning") && Catch::Contains("db.fa.gz:polyA_fragment (record 1)") &&
+                             Catch::Contains("(15 such records in all)"));
+    const std::string fmt = " --outfmt '6 std score'";
+    const auto named = align(q + " " + db + fmt + " --seqtype protein");
+    REQUIRE(named.code == 0);
+    REQUIRE(!named.out.empty());
+    CHECK(named.out.find("polyA_query\tpolyA_fragment") != std::string::npos);  // scored as protein (BLOSUM62 A-A)
+    for (const std::string d : {db, dir / "db.fa.gz", dir / "db.swdb", dir / "db"}) {
+        INFO(d);
+        const auto r = align(q + " " + d + fmt);
+        CHECK(r.code == 0);
+        CHECK(r.out == named.out);
+        CHECK_THAT(r.err, Catch::Contains("q.fa:polyA_query (record 1): its letters look like DNA") &&
+                              Catch::Contains("(2 such records in all)"));
+        // A .swdb says its type in its header: its records are not typed again (makedb warned already).
+        if (d.find("db.fa") != std::string::npos)
+            CHECK_THAT(r.err, Catch::Contains(":polyA_fragment (record 1)") && Catch::Contains("(15 such records"));
+        else
+            CHECK(r.err.find("polyA_fragment") == std::string::npos);
+        CHECK(lines_of(r.err).size() == (d.find("db.fa") != std::string::npos ? 2u : 1u));
+    }
+    // Small chunks (the odd records open several of them): the same.
+    CHECK(align(q + " " + db + fmt + " --db-chunk 1000 -q").out == named.out);
+    // makedb --seqtype is written into the database, and a search with --seqtype auto follows it.
+    const auto all_a = write(dir, "all_a.fa", ">a1\n" + std::string(100, 'A') + "\n>a2\n" + letters("ACGT", 80) + "\n");
+    REQUIRE(run_program("makedb " + all_a + " " + (dir / "forced") + " --seqtype protein -q").code == 0);
+    const auto pq = write(dir, "pq.fa", ">p\n" + random_protein(60, 5) + std::string(30, 'A') + "\n");
+    const auto f = align(pq + " " + (dir / "forced.swdb") + fmt);
+    CHECK(f.code == 0);
+    CHECK(f.out == align(pq + " " + all_a + fmt + " --seqtype protein").out);
+    CHECK(!f.out.empty());
+    const auto as_dna = align(pq + " " + all_a + fmt);  // the FASTA file alone is DNA by the rule
+    CHECK(as_dna.code == 2);
 }
 
 TEST_CASE("align with --batch: each file is typed and refused as it is alone, the others written", "[seqtype][cli]") {
@@ -290,13 +386,13 @@ TEST_CASE("makedb: a .swdb prefix, duplicate ids, headers without an id, databas
 
     // A database of another format version says so, and how to rebuild it.
     std::string bytes = slurp(dir / "out.swdb");
-    REQUIRE(bytes.substr(0, 8) == "SWGPUDB2");
+    REQUIRE(bytes.substr(0, 8) == "SWGPUDB3");
     bytes[7] = '1';  // the format before checksums
     write(dir, "v1.swdb", bytes);
     const auto v = align(db + " " + (dir / "v1.swdb"));
     CHECK(v.code == 1);
     CHECK(one_error_line(v.err));
-    CHECK_THAT(v.err, Catch::Contains("format version 1") && Catch::Contains("reads format version 2") &&
+    CHECK_THAT(v.err, Catch::Contains("format version 1") && Catch::Contains("reads format versions 2 to 3") &&
                           Catch::Contains("swgpu makedb"));
     // A database given where FASTA is read.
     const auto as_query = align((dir / "out.swdb") + " " + db);
