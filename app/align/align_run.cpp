@@ -128,6 +128,7 @@ int align_run::run() {
     unmask_hits(results);
     keep_printed(results);
     add_hsps(results);
+    add_placements(results);
     report(results);
     write(results);
     if (cpu_fallback_ && !verbose_) notice("no usable GPU (" + gpu::build_info() + "); this search ran on the CPU");
@@ -293,6 +294,7 @@ void align_run::open_database() {
     o.auto_type = auto_type_;
     o.read = *read_options_;
     o.read.keep_titles = io::prints_subject_titles(fmt_);  // a database's descriptions can outweigh its residues
+    if (fmt_.kind == io::format_kind::sam) o.list_records = io::max_listed_references;  // SAM's @SQ lines
     database_ = std::make_unique<io::database_stream>(s_.db, std::move(o));
 }
 
@@ -317,14 +319,22 @@ int align_run::finish_refused() {
 bool align_run::read_queries() {
     const auto typed = [this](const sequence_set& set) {
         if (!auto_type_) return s_.seqtype == "dna" ? seq_type::dna : seq_type::protein;
-        return classify(set);
+        const seq_type t = classify(set);
+        if (t == seq_type::protein) {  // records that look like DNA are protein in a protein file: said once
+            nucleotide_like odd;
+            odd.add(set);
+            if (odd.count) warning(odd.warning(set.source));
+        }
+        return t;
     };
     // Base qualities are kept for SAM's QUAL only.
     io::read_options query_options = *read_options_;
     query_options.keep_qualities = fmt_.kind == io::format_kind::sam;
     if (batch_.empty()) {
+        query_options.allow_empty = true;  // zero-length reads: printed without hits (SAM: unmapped), not refused
         sequence_set q = io::read_all(s_.query, query_options);
         if (q.empty()) throw input_error(s_.query, "no sequences found");
+        take_out_empty(q);
         type_ = typed(q);
         query_files_.push_back(std::move(q));
         query_entry_.push_back(0);
@@ -382,6 +392,39 @@ bool align_run::read_queries() {
     return true;
 }
 
+// DNA reads with IUPAC codes (R, Y, K, ...): the matrix scores them as N, the output prints them as read.
+void align_run::keep_query_letters() {
+    if (type_ != seq_type::dna) return;
+    const auto& r = queries_.plus.residues;
+    const bool iupac = std::any_of(r.begin(), r.end(), [](std::uint8_t c) {
+        c = static_cast<std::uint8_t>(std::toupper(c));
+        return c != 'A' && c != 'C' && c != 'G' && c != 'T';
+    });
+    if (!iupac) return;
+    query_letters_ = queries_.plus;
+    for (auto& c : query_letters_->residues) c = static_cast<std::uint8_t>(std::toupper(c));
+    query_letters_->qualities.clear();
+}
+
+void align_run::take_out_empty(sequence_set& q) {
+    for (std::size_t k = 0; k < q.size(); ++k)
+        if (q.length(k) == 0) empty_at_.push_back(k);
+    if (empty_at_.empty()) return;
+    if (empty_at_.size() == q.size())
+        throw input_error(s_.query, "no record has residues (" + std::to_string(q.size()) + " empty records)");
+    sequence_set kept;
+    kept.source = q.source;
+    for (std::size_t k = 0, e = 0; k < q.size(); ++k) {
+        if (e < empty_at_.size() && empty_at_[e] == k) {
+            empty_reads_.add_record(q, k);
+            ++e;
+        } else {
+            kept.add_record(q, k);
+        }
+    }
+    q = std::move(kept);
+}
+
 void align_run::make_scoring() {
     scoring_request r;
     r.type = type_;
@@ -426,6 +469,7 @@ bool align_run::encode_queries() {
     queries_.search_minus = type_ == seq_type::dna && s_.strand != "plus";
     if (batch_.empty()) {
         queries_.plus = std::move(query_files_.front());
+        keep_query_letters();
         if (queries_.search_minus) queries_.minus = reverse_complement(queries_.plus);
         warn_unknown_letters(s_.query, encode(queries_.plus, sc.matrix));
         if (queries_.search_minus) encode(queries_.minus, sc.matrix);
@@ -543,9 +587,26 @@ void align_run::add_hsps(search_results& results) const {
                "per further alignment");
 }
 
+// SAM's and PAF's MAPQ see a read's best other placement on the subject and strand of its primary hit, not only those
+// on other subjects and strands: for each query's first printed hit, the best alignment of its pair apart from it.
+void align_run::add_placements(search_results& results) const {
+    if (fmt_.kind != io::format_kind::sam && fmt_.kind != io::format_kind::paf) return;
+    if (!results.statistics) return;  // MAPQ 255 without statistics
+    std::vector<std::size_t> todo;
+    for (std::size_t q = 0; q < results.hits.size(); ++q)
+        if (!results.hits[q].empty() && results.hits[q].front().aln.score > 0) todo.push_back(q);
+    session_->pool().parallel_for(todo.size(), [&](std::size_t k) {
+        printed_hit& h = results.hits[todo[k]].front();
+        const auto& subject = results.scan.subjects.at(h.subject).residues;
+        if (auto apart = session_->best_apart(queries_.residues(todo[k], h.str), subject, h.score, h.aln))
+            h.apart = *apart;
+    });
+}
+
 void align_run::report(const search_results& results) {
     const database_scan& scan = results.scan;
     warn_unknown_letters(s_.db, scan.unknown_residues);
+    if (const std::string odd = database_->nucleotide_like_warning(); !odd.empty()) warning(odd);
     if (database_->records_skipped())
         warning(s_.db + ": " + std::to_string(database_->records_skipped()) + " records skipped (--skip-bad)");
     info("database " + s_.db + ": " + std::to_string(scan.sequences) + " sequences, " +
@@ -559,6 +620,49 @@ void align_run::report(const search_results& results) {
          ", keeping hit subjects " + seconds(scan.keep_subjects_s) + ")");
 }
 
+// One query file that held zero-length reads: they go back to their places, without hits (SAM: unmapped records).
+void align_run::write_with_empty(const search_results& results) {
+    const query_strands& searched_queries = shown();
+    query_strands all;
+    all.search_plus = searched_queries.search_plus;
+    all.search_minus = searched_queries.search_minus;
+    all.plus.source = searched_queries.plus.source;
+    all.minus.source = searched_queries.minus.source;
+    all.plus.encoded = searched_queries.plus.encoded;
+    all.minus.encoded = searched_queries.minus.encoded;
+    std::vector<std::vector<printed_hit>> hits;
+    std::vector<std::vector<strand_hit>> kept;
+    std::optional<sequence_set> letters;
+    if (query_letters_) letters.emplace();
+    const std::size_t n = searched_queries.size() + empty_at_.size();
+    for (std::size_t k = 0, e = 0, q = 0; k < n; ++k) {
+        if (e < empty_at_.size() && empty_at_[e] == k) {
+            all.plus.add_record(empty_reads_, e);
+            if (letters) letters->add(empty_reads_.names[e], empty_reads_[e]);
+            if (all.search_minus) all.minus.add_record(empty_reads_, e);
+            hits.emplace_back();
+            kept.emplace_back();
+            ++e;
+            continue;
+        }
+        all.plus.add_record(searched_queries.plus, q);
+        if (letters) letters->add((*query_letters_).names[q], (*query_letters_)[q]);
+        if (all.search_minus) all.minus.add_record(searched_queries.minus, q);
+        hits.push_back(results.hits[q]);
+        kept.push_back(q < results.scan.hits.size() ? results.scan.hits[q] : std::vector<strand_hit>{});
+        ++q;
+    }
+    io::run_header header{SWGPU_VERSION, command_line_, s_.query, s_.db, read_group_};
+    header.references = database_->listed();
+    header.references_capped = fmt_.kind == io::format_kind::sam && !header.references;
+    const evalue_calculator* statistics = results.statistics ? &*results.statistics : nullptr;
+    io::results_view view{*sc_, all, results.scan, hits, kept, statistics};
+    view.query_letters = letters ? &*letters : nullptr;
+    io::write_results(fmt_, header, view, *out_);
+    if (dotplot_) io::write_dotplot(io::results_view{*sc_, all, results.scan, hits}, *dotplot_);
+    io::commit_all({out_.get(), dotplot_.get()});
+}
+
 // The results: one file, or with --batch each file's queries and hits, written as a run with that file alone writes
 // them; then what the finishing cost (-v).
 void align_run::write(const search_results& results) {
@@ -567,9 +671,15 @@ void align_run::write(const search_results& results) {
     const auto& hits = results.hits;
     const evalue_calculator* statistics = results.statistics ? &*results.statistics : nullptr;
     const std::span<const std::vector<strand_hit>> searched(scan.hits);
-    if (batch_.empty()) {
+    if (batch_.empty() && !empty_at_.empty()) {
+        write_with_empty(results);
+    } else if (batch_.empty()) {
         io::run_header header{SWGPU_VERSION, command_line_, s_.query, s_.db, read_group_};
-        io::write_results(fmt_, header, io::results_view{sc, shown(), scan, hits, searched, statistics}, *out_);
+        header.references = database_->listed();
+        header.references_capped = fmt_.kind == io::format_kind::sam && !header.references;
+        io::results_view view{sc, shown(), scan, hits, searched, statistics};
+        view.query_letters = query_letters_ ? &*query_letters_ : nullptr;
+        io::write_results(fmt_, header, view, *out_);
         if (dotplot_) io::write_dotplot(io::results_view{sc, shown(), scan, hits}, *dotplot_);
         io::commit_all({out_.get(), dotplot_.get()});  // a failure to write one leaves neither
     }
@@ -590,6 +700,8 @@ void align_run::write(const search_results& results) {
                                                               hits.begin() + static_cast<std::ptrdiff_t>(e));
         io::output_file file(batch_[k].out);
         io::run_header header{SWGPU_VERSION, command_line_, batch_[k].query, s_.db, read_group_};
+        header.references = database_->listed();
+        header.references_capped = fmt_.kind == io::format_kind::sam && !header.references;
         io::write_results(fmt_, header,
                           io::results_view{sc, part, scan, part_hits, searched.subspan(b, e - b), statistics}, file);
         file.commit();

@@ -63,12 +63,14 @@ private:
     void mask_queries();
     void unmask_hits(search_results& results) const;
     void adjust_composition(search_results& results) const;
-    void keep_printed(search_results& results) const;
-    void add_hsps(search_results& results) const;  // --max-hsps  // -k of the hits kept (SAM keeps one more for MAPQ)
+    void keep_printed(search_results& results) const;  // -k of the hits kept (SAM keeps one more for MAPQ)
+    void add_hsps(search_results& results) const;      // --max-hsps
+    void add_placements(search_results& results) const;  // SAM's and PAF's MAPQ
     void compose_score_pass();
     search_results search();
     void report(const search_results& results);
     void write(const search_results& results);
+    void write_with_empty(const search_results& results);
     void open_database();
     void refuse(std::size_t entry, const error& e);
     int finish_refused();
@@ -98,6 +100,14 @@ private:
     // Queries: the letters of each accepted file (one without --batch) and its entry in the --batch list, then the
     // encoded strands; file batch_files_[j] holds queries [batch_first_[j], batch_first_[j + 1]).
     std::vector<sequence_set> query_files_;
+    // Zero-length reads (one query file): taken out before the search and printed as reads without hits (SAM: unmapped
+    // records). Their positions in the file, and the records.
+    std::vector<std::size_t> empty_at_;
+    sequence_set empty_reads_;
+    // The queries' letters as read, kept where DNA queries hold IUPAC codes (scored as N, printed as read).
+    std::optional<sequence_set> query_letters_;
+    void take_out_empty(sequence_set& q);
+    void keep_query_letters();
     std::vector<std::size_t> query_entry_;
     std::vector<std::pair<std::size_t, error>> refusals_;  // (entry of the list, why)
     seq_type type_ = seq_type::protein;

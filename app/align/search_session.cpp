@@ -12,6 +12,7 @@
 #include "app/align/progress.hpp"
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/long_pair/runner.hpp"
+#include "core/align/placement.hpp"
 #include "core/align/search/score_pass.hpp"
 #include "core/align/statistics.hpp"
 #include "core/tuning.hpp"
@@ -159,6 +160,14 @@ void search_session::compose_long_pairs(const scoring& sc) {
         split_ = std::make_unique<split_long_pairs>(*backend_, std::move(is_long), *long_pairs_);
         backend_ = split_.get();
     }
+}
+
+std::optional<int> search_session::best_apart(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                              int score, const alignment& primary) const {
+    if (windows_)
+        if (auto through = windows_->best_apart(scored_pair{query, subject, score}, primary)) return through;
+    if (double(query.size()) * double(subject.size()) > placement_cells) return std::nullopt;
+    return swgpu::best_apart(query, subject, 0, primary, *sc_);
 }
 
 // The pipeline, with a progress display on a terminal: a bar and the time left for a database that knows its size

@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "core/align/statistics.hpp"
+#include "core/align/strand.hpp"
 #include "io/align/seq_id.hpp"
 
 namespace swgpu::io {
@@ -172,6 +173,14 @@ public:
     const std::pair<std::string, std::string>& rows() {
         if (!have_rows_) {
             rows_ = printed_rows(h_, r_.queries, query_, subject_, r_.sc.matrix);
+            if (r_.query_letters) {  // the query's letters as read, in the row's (plus-strand) order
+                const auto letters = (*r_.query_letters)[query_];
+                const auto& a = h_.aln;
+                std::size_t at = h_.str == strand::plus ? static_cast<std::size_t>(a.query_begin)
+                                                        : letters.size() - 1 - static_cast<std::size_t>(a.query_end);
+                for (char& c : rows_.first)
+                    if (c != '-') c = static_cast<char>(letters[at++]);
+            }
             have_rows_ = true;
         }
         return rows_;
@@ -326,19 +335,38 @@ void write_pair(const run_header& header, const results_view& r, output_file& ou
     }
 }
 
+// A record's MAPQ: the primary's (mapping_quality) against the best other placement of the read, on another subject
+// or strand (the hits the search kept) or on its own subject and strand apart from it (printed_hit::apart); secondary
+// records 0; 255 without statistics.
+int record_mapq(const results_view& r, std::size_t q, const printed_hit& h, bool secondary) {
+    if (!r.statistics || !h.has_statistics) return 255;
+    if (secondary) return 0;
+    int other = std::max(0, h.apart);
+    const auto consider = [&](std::uint32_t subject, strand str, int score) {
+        if (subject != h.subject || str != h.str) other = std::max(other, score);
+    };
+    if (q >= r.searched.size())
+        for (const auto& o : r.hits[q]) consider(o.subject, o.str, o.score);
+    else
+        for (const auto& o : r.searched[q]) consider(o.subject, o.str, o.score);
+    return mapping_quality(r.statistics->bit_score(h.score), r.statistics->bit_score(other));
+}
+
 // PAF as minimap2 writes it: 12 fixed columns, then NM:i (mismatches + gap columns, as SAM's), AS:i (raw score),
 // ZE:Z (the E-value as the tabular format prints it; absent without statistics) and cg:Z (the CIGAR). Coordinates are
 // 0-based half-open on the forward strands: the query's interval is BLAST's qstart..qend (its plus strand), the
 // subject's the lower to the higher of sstart..send, and the CIGAR is SAM's (on the minus strand the
 // reverse-complemented query against the subject's forward strand), which is how minimap2 prints a '-' hit. Column 10
 // counts identities and column 11 alignment columns, gaps included (minimap2's "residue matches" and "block length");
-// MAPQ is 255 (not available): a database search has no mapping quality. A query without hits prints nothing.
+// MAPQ as SAM's (record_mapq: the first line of a query as its primary, the others 0; 255 without statistics). A query
+// without hits prints nothing.
 void write_paf(const output_format& fmt, const results_view& r, output_file& out) {
     const bool dna = r.sc.type == seq_type::dna;
     std::string line;
     for (std::size_t q = 0; q < r.queries.size(); ++q) {
         const std::string qlen = std::to_string(full_length(r.queries.plus.length(q), r.queries.plus.origin(q)));
-        for (const auto& h : r.hits[q]) {
+        for (std::size_t k = 0; k < r.hits[q].size(); ++k) {
+            const printed_hit& h = r.hits[q][k];
             hit_fields f(r, q, h, fmt.eqx);
             const auto& co = f.coords();
             const auto& st = h.stats;
@@ -349,7 +377,7 @@ void write_paf(const output_format& fmt, const results_view& r, output_file& out
                    std::to_string(full_length(f.subject().residues.size(), f.subject().origin)) + '\t' +
                    std::to_string(tstart) + '\t' + std::to_string(tend) + '\t' + std::to_string(st.identities) +
                    '\t' + std::to_string(st.columns) +
-                   "\t255\tNM:i:" + std::to_string(st.mismatches + st.gaps) + "\tAS:i:" + std::to_string(h.score);
+                   '\t' + std::to_string(record_mapq(r, q, h, k > 0)) + "\tNM:i:" + std::to_string(st.mismatches + st.gaps) + "\tAS:i:" + std::to_string(h.score);
             if (h.has_statistics) line += "\tZE:Z:" + format_evalue(h.evalue);
             line += "\tcg:Z:" + cigar_string(f.operations()) + '\n';
             out.write(line);
@@ -372,19 +400,27 @@ std::unique_ptr<sam_hdr_t, sam_header_deleter> sam_header(const run_header& head
     std::unique_ptr<sam_hdr_t, sam_header_deleter> hdr(sam_hdr_init());
     if (!hdr) throw out_of_memory("cannot allocate the SAM header");
     check(sam_hdr_add_line(hdr.get(), "HD", "VN", "1.6", "SO", "unsorted", "GO", "query", nullptr), "@HD line");
-    std::set<std::uint32_t> used;
-    for (const auto& hits : r.hits)
-        for (const auto& h : hits) used.insert(h.subject);
     std::set<std::string> names;
-    for (auto id : used) {
-        const auto& s = r.scan.subjects.at(id);
-        if (!names.insert(s.name).second)
-            throw input_error(header.db_source + ":" + s.name,
+    const auto add_sq = [&](std::uint32_t id, const std::string& name, std::uint64_t length) {
+        if (!names.insert(name).second)
+            throw input_error(header.db_source + ":" + name,
                               "subject name appears more than once in the database; SAM needs unique reference names");
-        const std::string len = std::to_string(full_length(s.residues.size(), s.origin));
-        check(sam_hdr_add_line(hdr.get(), "SQ", "SN", s.name.c_str(), "LN", len.c_str(), nullptr), "@SQ line");
+        const std::string len = std::to_string(length);
+        check(sam_hdr_add_line(hdr.get(), "SQ", "SN", name.c_str(), "LN", len.c_str(), nullptr), "@SQ line");
         const int next = static_cast<int>(tid.size());
         tid[id] = next;
+    };
+    if (header.references) {  // every database sequence, in database order (a subject's index is its position)
+        for (std::size_t k = 0; k < header.references->size(); ++k)
+            add_sq(static_cast<std::uint32_t>(k), (*header.references)[k].first, (*header.references)[k].second);
+    } else {
+        std::set<std::uint32_t> used;
+        for (const auto& hits : r.hits)
+            for (const auto& h : hits) used.insert(h.subject);
+        for (auto id : used) {
+            const auto& s = r.scan.subjects.at(id);
+            add_sq(id, s.name, full_length(s.residues.size(), s.origin));
+        }
     }
     if (!header.read_group.empty())
         check(sam_hdr_add_lines(hdr.get(), ("@RG\t" + header.read_group + "\n").c_str(), 0), "@RG line");
@@ -397,6 +433,11 @@ std::unique_ptr<sam_hdr_t, sam_header_deleter> sam_header(const run_header& head
                                 "ZE:f E-value for a database of " + std::to_string(r.scan.residues) + " residues in " +
                                 std::to_string(r.scan.sequences) + " sequences\n";
     check(sam_hdr_add_lines(hdr.get(), comment.c_str(), 0), "@CO line");
+    if (header.references_capped)
+        check(sam_hdr_add_lines(hdr.get(),
+                                ("@CO\t@SQ lines for the subjects with hits only: the database has more than " +
+                                 std::to_string(max_listed_references) + " sequences\n").c_str(), 0),
+              "@CO line");
     return hdr;
 }
 
@@ -434,7 +475,14 @@ public:
         const strand str = h ? h->str : strand::plus;
         const auto seq_codes = r_.queries.residues(q, str);
         // Secondary records leave SEQ and QUAL out ("*"): the primary record has them.
-        const std::string seq = secondary ? std::string() : decode(seq_codes, r_.sc.matrix);
+        std::string seq;
+        if (!secondary && r_.query_letters) {  // as read (IUPAC codes kept), reverse-complemented for the minus strand
+            const auto l = (*r_.query_letters)[q];
+            seq.assign(l.begin(), l.end());
+            if (str == strand::minus) seq = reverse_complement(seq);
+        } else if (!secondary) {
+            seq = decode(seq_codes, r_.sc.matrix);
+        }
         const std::string qual = secondary ? std::string() : phred(q, str);
         std::uint16_t flag = BAM_FUNMAP;
         int ref = -1;
@@ -481,21 +529,7 @@ private:
         return out;
     }
 
-    // The primary record's MAPQ (mapping_quality) against the best other hit the search kept; secondary records 0;
-    // 255 without statistics.
-    int mapq(std::size_t q, const printed_hit& h, bool secondary) const {
-        if (!r_.statistics || !h.has_statistics) return 255;
-        if (secondary) return 0;
-        int other = 0;
-        const auto consider = [&](std::uint32_t subject, strand str, int score) {
-            if (subject != h.subject || str != h.str) other = std::max(other, score);
-        };
-        if (q >= r_.searched.size())
-            for (const auto& o : r_.hits[q]) consider(o.subject, o.str, o.score);
-        else
-            for (const auto& o : r_.searched[q]) consider(o.subject, o.str, o.score);
-        return mapping_quality(r_.statistics->bit_score(h.score), r_.statistics->bit_score(other));
-    }
+    int mapq(std::size_t q, const printed_hit& h, bool secondary) const { return record_mapq(r_, q, h, secondary); }
 
     // The CIGAR of a hit: soft clips around the aligned part of the query (as searched), M or =/X, I, D.
     void cigar_of(std::size_t q, const printed_hit* h, std::int64_t qlen) {

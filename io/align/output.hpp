@@ -37,6 +37,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/align/search/pipeline.hpp"
@@ -79,6 +80,9 @@ std::string thousands(std::uint64_t v);
 // The scoring as one line, with the gap convention spelled out (for headers).
 std::string describe_scoring(const scoring& sc);
 
+// Databases of more sequences (protein databases) list only the subjects with hits in SAM's header.
+inline constexpr std::size_t max_listed_references = 100'000;
+
 // What headers say about the run.
 struct run_header {
     std::string version;       // "0.1.0"
@@ -86,6 +90,11 @@ struct run_header {
     std::string query_source;
     std::string db_source;
     std::string read_group;    // SAM's @RG line without "@RG" (--read-group, parse_read_group); empty: none
+    // Every database sequence in database order, for SAM's @SQ lines (as minimap2 and bwa write them); null: only the
+    // subjects with a printed hit (a database of more than max_listed_references sequences, said in a @CO line when
+    // `references_capped`).
+    const std::vector<std::pair<std::string, std::uint64_t>>* references = nullptr;  // id and whole length
+    bool references_capped = false;
 };
 
 // --read-group as bwa mem -R takes it: the @RG line's fields, separated by tabs or by the two characters \t, with or
@@ -108,6 +117,10 @@ struct results_view {
     // scores (null: MAPQ 255, not available).
     std::span<const std::vector<strand_hit>> searched = {};
     const evalue_calculator* statistics = nullptr;
+    // The queries' plus strands as read (upper-case letters), where they hold letters the matrix reads as another
+    // (IUPAC codes in reads, scored as N): SEQ, qseq and the pairwise rows print them as read, as minimap2 does.
+    // Null: the letters the matrix decodes.
+    const sequence_set* query_letters = nullptr;
 };
 
 // A printed hit's operations with each M run split into = runs (identical residues) and X runs (the other aligned

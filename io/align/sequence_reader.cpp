@@ -481,7 +481,7 @@ struct sequence_reader::impl {
         const std::uint64_t sequence_chars = read_sequence_lines(fastq, problem);
         if (fastq) read_quality(sequence_chars, problem);
 
-        if (problem.empty() && residues.empty())
+        if (problem.empty() && residues.empty() && !opt.allow_empty)
             content_problem(problem, header_line,
                             "the record has no residues; remove it or give it a sequence");
         if (fastq && opt.keep_qualities && problem.empty()) keep_residue_qualities();

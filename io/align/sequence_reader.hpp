@@ -52,6 +52,9 @@ struct read_options {
     // Keep FASTQ records' base qualities (sequence_set::qualities), one per residue: for queries written as SAM. Off,
     // they are checked and dropped, so FASTA and databases never hold them.
     bool keep_qualities = false;
+    // Read a record with no residues (a zero-length FASTQ read, which mappers report as unmapped) as an empty record
+    // instead of refusing it.
+    bool allow_empty = false;
 };
 
 // What a command-line argument names. Region syntax (faidx, 1-based inclusive): NAME (the whole sequence), NAME:BEG

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/align/hsps.hpp"
+#include "core/align/placement.hpp"
 #include "core/error.hpp"
 #include "core/align/smith_waterman.hpp"
 #include "tests/align/sequence_generators.hpp"
@@ -121,6 +122,34 @@ std::pair<codes, codes> repeated_pair(std::mt19937_64& rng, const std::string& l
     return {q, s};
 }
 
+
+// The best H of the textbook's matrices with the diagonal step into every pair that `primary` aligns forbidden (pairs
+// outside the matrix ignored).
+long textbook_apart(const codes& q, const codes& s, const scoring& sc, const alignment& primary) {
+    const long m = static_cast<long>(q.size()), n = static_cast<long>(s.size());
+    const long open = sc.gaps.open, ext = sc.gaps.extend, NEG = -(1L << 40);
+    std::set<std::pair<long, long>> forbidden;
+    long i = primary.query_begin + 1, j = primary.subject_begin + 1;
+    for (const auto& op : primary.ops)
+        for (std::uint32_t k = 0; k < op.len; ++k) {
+            if (op.op == 'M') forbidden.insert({i, j});
+            if (op.op != 'D') ++i;
+            if (op.op != 'I') ++j;
+        }
+    std::vector<std::vector<long>> H(m + 1, std::vector<long>(n + 1, 0)), E(m + 1, std::vector<long>(n + 1, NEG)),
+        F(m + 1, std::vector<long>(n + 1, NEG));
+    long best = 0;
+    for (long a = 1; a <= m; ++a)
+        for (long b = 1; b <= n; ++b) {
+            E[a][b] = std::max(E[a - 1][b] - ext, H[a - 1][b] - open - ext);
+            F[a][b] = std::max(F[a][b - 1] - ext, H[a][b - 1] - open - ext);
+            long h = std::max({0L, E[a][b], F[a][b]});
+            if (!forbidden.count({a, b})) h = std::max(h, H[a - 1][b - 1] + sc.matrix.score(q[a - 1], s[b - 1]));
+            H[a][b] = h;
+            best = std::max(best, h);
+        }
+    return best;
+}
 }  // namespace
 
 TEST_CASE("max_hsps: non-intersecting alignments equal a textbook Waterman-Eggert, the first is sw_align's", "[hsps]") {
@@ -155,6 +184,34 @@ TEST_CASE("max_hsps: non-intersecting alignments equal a textbook Waterman-Egger
         if (!got.empty()) CHECK(got[0] == sw_align(q, s, sc));
     }
     CHECK(several > 40);  // the pairs did hold several alignments
+}
+
+TEST_CASE("best_apart: the second Waterman-Eggert alignment's score, over the whole subject or a part of it",
+          "[hsps][mapq]") {
+    // MAPQ's other placement on the same subject: the textbook's second alignment, by score only in linear memory;
+    // over a part of the subject, the best alignment inside the part that avoids the primary's pairs.
+    std::mt19937_64 rng(43);
+    const std::vector<scoring> scorings = {dna(2, -3, 5, 2), dna(1, -1, 2, 1),
+                                           {substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein}};
+    for (int k = 0; k < 90; ++k) {
+        const auto& sc = scorings[k % scorings.size()];
+        const std::string& letters = sc.type == seq_type::dna ? dna4 : protein20;
+        auto [q, s] = k % 3 == 0 ? random_pair(rng, 150, letters, sc.matrix) : repeated_pair(rng, letters, sc.matrix);
+        if (k % 2) std::swap(q, s);
+        INFO("pair " << k << ": " << q.size() << " x " << s.size());
+        const auto want = textbook_waterman_eggert(q, s, sc, 2);
+        if (want.empty()) continue;
+        const alignment first = sw_align(q, s, sc);
+        CHECK(best_apart(q, s, 0, first, sc) == (want.size() > 1 ? want[1].score : 0));
+        // A part [b, e) of the subject: the textbook over the part alone, with the primary's pairs that fall in it.
+        const std::size_t b = rng() % s.size(), e = b + 1 + rng() % (s.size() - b);
+        const codes part(s.begin() + static_cast<std::ptrdiff_t>(b), s.begin() + static_cast<std::ptrdiff_t>(e));
+        alignment shifted = first;  // the same pairs in the part's coordinates
+        shifted.subject_begin -= static_cast<std::int64_t>(b);
+        shifted.subject_end -= static_cast<std::int64_t>(b);
+        // Pairs outside the part never meet its cells; the textbook forbids the pairs of `shifted` that land in it.
+        CHECK(best_apart(q, part, static_cast<std::int64_t>(b), first, sc) == textbook_apart(q, part, sc, shifted));
+    }
 }
 
 TEST_CASE("max_hsps: no two alignments share an aligned pair, min_score and max_hsps stop the search", "[hsps]") {

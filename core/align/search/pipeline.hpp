@@ -201,6 +201,9 @@ struct printed_hit {
     alignment_stats stats;  // identities, positives, gaps, ... of `aln` (strand-independent)
     bool has_statistics = false;
     double bit_score = 0, evalue = 0;  // meaningful when has_statistics
+    // The best score of an alignment of the same pair that shares no aligned pair with this one (another placement of
+    // a read on the same subject and strand, for MAPQ); -1: not computed.
+    int apart = -1;
 };
 
 // Pairs from this many cells on are long pairs (see search_session's --mode auto and split_score_pass).

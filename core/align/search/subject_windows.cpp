@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/align/placement.hpp"
+
 namespace swgpu {
 
 namespace {
@@ -81,8 +83,10 @@ std::vector<std::vector<score_hit>> subject_windows::search(const sequence_set& 
             entry e;
             e.window = W;
             e.overlap = V;
-            for (const auto& h : found[q])
+            for (const auto& h : found[q]) {
                 if (h.score == best) e.starts.push_back(starts[h.subject]);
+                e.scored.emplace_back(starts[h.subject], h.score);
+            }
             e.complete = e.starts.size() < kept_windows;
             std::sort(e.starts.begin(), e.starts.end());
             kept_[key_of(queries[q], residues, best)] = std::move(e);
@@ -92,6 +96,25 @@ std::vector<std::vector<score_hit>> subject_windows::search(const sequence_set& 
     }
     order_hits(hits, opt.max_hits);
     return hits;
+}
+
+std::optional<int> subject_windows::best_apart(const scored_pair& p, const alignment& primary) const {
+    entry e;
+    {
+        std::lock_guard<std::mutex> g(lock_);
+        const auto it = kept_.find(key_of(p.query, p.subject, p.score));
+        if (it == kept_.end()) return std::nullopt;
+        e = it->second;
+    }
+    int best = 0;
+    for (const auto& [start, score] : e.scored) {
+        if (score <= best) continue;
+        const std::size_t len = std::min<std::size_t>(e.window, p.subject.size() - start);
+        const auto first = static_cast<std::int64_t>(start), last = first + static_cast<std::int64_t>(len) - 1;
+        if (last < primary.subject_begin || first > primary.subject_end) best = score;
+        else best = std::max(best, swgpu::best_apart(p.query, p.subject.subspan(start, len), first, primary, sc_));
+    }
+    return best;
 }
 
 std::optional<alignment> subject_windows::align(const scored_pair& p, const traceback_options& opt) const {

@@ -55,12 +55,20 @@ public:
     // pair (or when the windows that reach the score were not all kept). Thread-safe.
     std::optional<alignment> align(const scored_pair& p, const traceback_options& opt = {}) const;
 
+    // The best score of an alignment of a pair the score pass scored through windows that shares no aligned pair
+    // with `primary` (its alignment): core/align/placement.hpp's best_apart over the kept windows that overlap the
+    // primary's subject span, and the scores of the kept windows that do not (each is an alignment apart from it). Exact:
+    // an alignment is shorter than the overlap, so it lies whole in some window; at most two windows meet the primary,
+    // and a window not kept scores no more than every kept one. nullopt for a pair not scored through windows.
+    std::optional<int> best_apart(const scored_pair& p, const alignment& primary) const;
+
     static constexpr std::size_t kept_windows = 16;
 
 private:
     using key = std::tuple<std::uint64_t, std::uint64_t, std::size_t, int>;  // query, subject sample, length, score
     struct entry {
         std::vector<std::uint64_t> starts;  // windows reaching the score, ascending
+        std::vector<std::pair<std::uint64_t, int>> scored;  // every kept window: start and score
         bool complete = true;
         std::size_t window = 0, overlap = 0;
     };
