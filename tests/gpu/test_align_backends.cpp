@@ -182,6 +182,71 @@ GPU_TEST("align: GPU output equals CPU output on DNA, both strands") {
     fs::remove_all(dir);
 }
 
+GPU_TEST("align: SAM and PAF of reads in same-contig repeats, MAPQ 0 for tied copies, GPU = CPU") {
+    // A 20 kbp contig (searched in windows) and an 8 kbp one, each with a 1 kbp exact duplication, and a 20 kbp contig
+    // with a duplication diverged by 2 %; reads from the second copies (exact, with IUPAC codes, and reverse
+    // complemented), from the diverged pair, and from unique places; an empty FASTQ read.
+    const auto dir = scratch();
+    std::uint64_t state = 2026;
+    const auto dna = [&](std::size_t n) {
+        std::string s(n, 'A');
+        for (auto& c : s) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            c = "ACGT"[(state >> 33) % 4];
+        }
+        return s;
+    };
+    std::string a = dna(20000), b = dna(8000), c = dna(20000);
+    const std::string r = dna(1000), t = dna(1000);
+    a.replace(3000, 1000, r);
+    a.replace(12000, 1000, r);
+    b.replace(1000, 1000, r.substr(0, 1000));
+    b.replace(5000, 1000, r.substr(0, 1000));
+    std::string diverged = t;
+    for (std::size_t k = 25; k < 1000; k += 50) diverged[k] = diverged[k] == 'A' ? 'C' : 'A';
+    c.replace(2000, 1000, t);
+    c.replace(14000, 1000, diverged);
+    write_fasta(dir / "genome.fa", {{"chrA", a}, {"chrB", b}, {"chrC", c}});
+    std::ofstream fq(dir / "reads.fq");
+    const std::string qual(150, 'I');
+    const auto revcomp = [](std::string s) {
+        std::string x(s.rbegin(), s.rend());
+        for (auto& ch : x) ch = ch == 'A' ? 'T' : ch == 'C' ? 'G' : ch == 'G' ? 'C' : ch == 'T' ? 'A' : ch;
+        return x;
+    };
+    for (int k = 0; k < 6; ++k) {
+        const std::size_t off = 100 + 130 * static_cast<std::size_t>(k);
+        std::string iupac = a.substr(12000 + off, 150);
+        iupac[70] = 'R';
+        fq << "@a" << k << "\n" << a.substr(12000 + off, 150) << "\n+\n" << qual << "\n";
+        fq << "@i" << k << "\n" << iupac << "\n+\n" << qual << "\n";
+        fq << "@b" << k << "\n" << revcomp(b.substr(5000 + off, 150)) << "\n+\n" << qual << "\n";
+        fq << "@c" << k << "\n" << c.substr(2000 + off, 150) << "\n+\n" << qual << "\n";
+        fq << "@u" << k << "\n" << a.substr(15000 + 500 * static_cast<std::size_t>(k), 150) << "\n+\n" << qual << "\n";
+    }
+    fq << "@empty\n\n+\n\n";
+    fq.close();
+    const std::string in = (dir / "reads.fq").string() + " " + (dir / "genome.fa").string();
+    for (const std::string fmt : {"sam", "paf"}) same_output(in + " --outfmt " + fmt, dir);
+    same_output(in + " --outfmt sam -k 3", dir);
+    // The tied copies' MAPQ is 0 on the GPU too, the unique reads' 60.
+    const auto gpu = run("align --backend gpu " + in + " --outfmt sam", dir);
+    CHECK_EQ(gpu.code, 0);
+    std::istringstream lines(gpu.out);
+    int tied = 0, unique = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty() || line[0] == '@') continue;
+        std::vector<std::string> f;
+        std::istringstream fields(line);
+        for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+        if (f[0][0] == 'a' || f[0][0] == 'i' || f[0][0] == 'b') tied += f[4] == "0";
+        if (f[0][0] == 'u') unique += f[4] == "60";
+    }
+    CHECK_EQ(tied, 18);
+    CHECK_EQ(unique, 6);
+    fs::remove_all(dir);
+}
+
 GPU_TEST("align: overflow-prone long identical pairs score exactly on the GPU") {
     const auto dir = scratch();
     // 3000 W against itself scores 33000, beyond 16 bits; the rest are near-copies and unrelated sequences.
