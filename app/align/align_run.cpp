@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -595,10 +596,14 @@ void align_run::add_placements(search_results& results) const {
     std::vector<std::size_t> todo;
     for (std::size_t q = 0; q < results.hits.size(); ++q)
         if (!results.hits[q].empty() && results.hits[q].front().aln.score > 0) todo.push_back(q);
+    const evalue_calculator& stats = *results.statistics;
     session_->pool().parallel_for(todo.size(), [&](std::size_t k) {
         printed_hit& h = results.hits[todo[k]].front();
         const auto& subject = results.scan.subjects.at(h.subject).residues;
-        if (auto apart = session_->best_apart(queries_.residues(todo[k], h.str), subject, h.score, h.aln))
+        // Placements more than 20 bits below the primary leave MAPQ at 60 (io::mapping_quality): not looked for.
+        const double per_point = stats.bit_score(h.score) - stats.bit_score(h.score - 1);
+        const int floor = per_point > 0 ? h.score - static_cast<int>(std::ceil(20.0 / per_point)) : 0;
+        if (auto apart = session_->best_apart(queries_.residues(todo[k], h.str), subject, h.score, h.aln, floor))
             h.apart = *apart;
     });
 }
@@ -658,6 +663,7 @@ void align_run::write_with_empty(const search_results& results) {
     const evalue_calculator* statistics = results.statistics ? &*results.statistics : nullptr;
     io::results_view view{*sc_, all, results.scan, hits, kept, statistics};
     view.query_letters = letters ? &*letters : nullptr;
+    view.split_reads = s_.max_hsps > 1;
     io::write_results(fmt_, header, view, *out_);
     if (dotplot_) io::write_dotplot(io::results_view{*sc_, all, results.scan, hits}, *dotplot_);
     io::commit_all({out_.get(), dotplot_.get()});
@@ -679,6 +685,7 @@ void align_run::write(const search_results& results) {
         header.references_capped = fmt_.kind == io::format_kind::sam && !header.references;
         io::results_view view{sc, shown(), scan, hits, searched, statistics};
         view.query_letters = query_letters_ ? &*query_letters_ : nullptr;
+        view.split_reads = s_.max_hsps > 1;
         io::write_results(fmt_, header, view, *out_);
         if (dotplot_) io::write_dotplot(io::results_view{sc, shown(), scan, hits}, *dotplot_);
         io::commit_all({out_.get(), dotplot_.get()});  // a failure to write one leaves neither
@@ -702,8 +709,9 @@ void align_run::write(const search_results& results) {
         io::run_header header{SWGPU_VERSION, command_line_, batch_[k].query, s_.db, read_group_};
         header.references = database_->listed();
         header.references_capped = fmt_.kind == io::format_kind::sam && !header.references;
-        io::write_results(fmt_, header,
-                          io::results_view{sc, part, scan, part_hits, searched.subspan(b, e - b), statistics}, file);
+        io::results_view view{sc, part, scan, part_hits, searched.subspan(b, e - b), statistics};
+        view.split_reads = s_.max_hsps > 1;
+        io::write_results(fmt_, header, view, file);
         file.commit();
     }
     if (session_->long_pairs().pairs() > 0)

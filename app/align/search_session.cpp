@@ -163,9 +163,9 @@ void search_session::compose_long_pairs(const scoring& sc) {
 }
 
 std::optional<int> search_session::best_apart(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
-                                              int score, const alignment& primary) const {
+                                              int score, const alignment& primary, int floor) const {
     if (windows_)
-        if (auto through = windows_->best_apart(scored_pair{query, subject, score}, primary)) return through;
+        if (auto through = windows_->best_apart(scored_pair{query, subject, score}, primary, floor)) return through;
     if (double(query.size()) * double(subject.size()) > placement_cells) return std::nullopt;
     return swgpu::best_apart(query, subject, 0, primary, *sc_);
 }

@@ -70,12 +70,13 @@ public:
     // Searches `queries` (encoded, both strands as asked) against the chunks of `database`. `total_residues`, when
     // known (0: not), drives the progress bar.
     search_results search(const query_strands& queries, chunk_source& database, std::uint64_t total_residues);
-    // The best score of an alignment of the pair (query, subject) scored `score` that shares no aligned pair with
-    // `primary` (core/align/placement.hpp; for SAM's and PAF's MAPQ): through the score pass's windows when the pair
-    // went through them, over the whole subject for a pair of at most placement_cells cells, nullopt otherwise (a
-    // long pair). Thread-safe.
+    // The best score of another placement of the part of `query` that `primary` aligns on `subject` (the pair scored
+    // `score`), sharing no aligned pair with it (core/align/placement.hpp; for SAM's and PAF's MAPQ): through the
+    // score pass's windows when the pair went through them (exact from `floor` up: below it, the caller's answer
+    // does not change), over the whole subject for a pair of at most placement_cells cells, nullopt otherwise (a long
+    // pair). Thread-safe.
     std::optional<int> best_apart(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, int score,
-                                  const alignment& primary) const;
+                                  const alignment& primary, int floor = 0) const;
     static constexpr double placement_cells = double(1 << 26);
     // The backend as composed (windows and long pairs around the CPU's or the GPUs').
     search_backend& backend() { return *backend_; }

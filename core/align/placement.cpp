@@ -10,12 +10,15 @@ namespace swgpu {
 
 int best_apart(std::span<const std::uint8_t> query, std::span<const std::uint8_t> part, std::int64_t offset,
                const alignment& primary, const scoring& sc) {
+    if (primary.score <= 0 || primary.query_begin < 0 || part.empty()) return 0;
+    const auto from = static_cast<std::size_t>(primary.query_begin);
+    if (from >= query.size()) return 0;
+    query = query.subspan(from, std::min(query.size(), static_cast<std::size_t>(primary.query_end) + 1) - from);
     const std::size_t m = query.size();
-    if (m == 0 || part.empty()) return 0;
-    // The subject column the primary aligns each query residue with (-1: none): an alignment aligns a residue once.
+    // The subject column the primary aligns each residue of the part with (-1: none): a residue is aligned once.
     std::vector<std::int64_t> paired(m, -1);
-    if (primary.score > 0) {
-        std::int64_t i = primary.query_begin, j = primary.subject_begin;
+    {
+        std::int64_t i = 0, j = primary.subject_begin;
         for (const auto& op : primary.ops)
             for (std::uint32_t k = 0; k < op.len; ++k) {
                 if (op.op == 'M' && i >= 0 && static_cast<std::size_t>(i) < m) paired[static_cast<std::size_t>(i)] = j;

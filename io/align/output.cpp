@@ -441,6 +441,8 @@ std::unique_ptr<sam_hdr_t, sam_header_deleter> sam_header(const run_header& head
     return hdr;
 }
 
+enum class sam_role { primary, secondary, supplementary };
+
 // The value of RG:Z: on every record: the ID of the @RG line.
 std::string read_group_id(const std::string& read_group) {
     for (std::size_t at = 0; at < read_group.size();) {
@@ -465,8 +467,10 @@ public:
     sam_records(const sam_records&) = delete;
     sam_records& operator=(const sam_records&) = delete;
 
-    // The line of query q's hit h (null: unmapped).
-    std::string line(std::size_t q, const printed_hit* h, bool secondary) {
+    // The line of query q's hit h (null: unmapped): primary, secondary (flag 256) or supplementary (flag 2048), with
+    // `sa` as SA:Z when not empty.
+    std::string line(std::size_t q, const printed_hit* h, sam_role role, const std::string& sa = {}) {
+        const bool secondary = role == sam_role::secondary, supplementary = role == sam_role::supplementary;
         const std::string& qname = r_.queries.plus.names[q];
         if (qname.size() > 254)
             throw input_error(header_.query_source + ":" + qname.substr(0, 40) + "...",
@@ -489,7 +493,8 @@ public:
         hts_pos_t pos = -1;
         cigar_of(q, h, static_cast<std::int64_t>(seq_codes.size()));
         if (h) {
-            flag = static_cast<std::uint16_t>((str == strand::minus ? BAM_FREVERSE : 0) | (secondary ? BAM_FSECONDARY : 0));
+            flag = static_cast<std::uint16_t>((str == strand::minus ? BAM_FREVERSE : 0) | (secondary ? BAM_FSECONDARY : 0) |
+                                              (supplementary ? BAM_FSUPPLEMENTARY : 0));
             ref = tid_.at(h->subject);
             pos = h->aln.subject_begin + static_cast<hts_pos_t>(r_.scan.subjects.at(h->subject).origin.offset);
         }
@@ -504,6 +509,7 @@ public:
             check_(bam_aux_update_int(rec_.get(), "NM", h->stats.mismatches + h->stats.gaps), "NM tag");
             if (h->has_statistics)
                 check_(bam_aux_update_float(rec_.get(), "ZE", static_cast<float>(h->evalue)), "ZE tag");
+            if (!sa.empty()) check_(bam_aux_update_str(rec_.get(), "SA", -1, sa.c_str()), "SA tag");
         }
         if (!read_group_.empty()) check_(bam_aux_update_str(rec_.get(), "RG", -1, read_group_.c_str()), "RG tag");
         line_.l = 0;
@@ -529,7 +535,21 @@ private:
         return out;
     }
 
+public:
     int mapq(std::size_t q, const printed_hit& h, bool secondary) const { return record_mapq(r_, q, h, secondary); }
+
+    // One part of SA:Z: "rname,pos,strand,CIGAR,mapQ,NM;" (the CIGAR with its soft clips).
+    std::string sa_part(std::size_t q, const printed_hit& h) {
+        cigar_of(q, &h, static_cast<std::int64_t>(r_.queries.residues(q, h.str).size()));
+        std::string cigar;
+        for (const auto c : cigar_) cigar += std::to_string(bam_cigar_oplen(c)) + bam_cigar_opchr(c);
+        const auto& s = r_.scan.subjects.at(h.subject);
+        return s.name + ',' + std::to_string(h.aln.subject_begin + 1 + static_cast<std::int64_t>(s.origin.offset)) + ',' +
+               (h.str == strand::minus ? '-' : '+') + ',' + cigar + ',' + std::to_string(mapq(q, h, false)) + ',' +
+               std::to_string(h.stats.mismatches + h.stats.gaps) + ';';
+    }
+
+private:
 
     // The CIGAR of a hit: soft clips around the aligned part of the query (as searched), M or =/X, I, D.
     void cigar_of(std::size_t q, const printed_hit* h, std::int64_t qlen) {
@@ -559,6 +579,37 @@ private:
     std::string read_group_;  // RG:Z: on every record; empty: none
 };
 
+// The role of each of query q's records: the first is the primary; with split_reads, a later one whose interval on the
+// read overlaps the primary's and every earlier supplementary one's by less than half of the shorter of the two
+// (minimap2's mask level, -M 0.5: local alignments of the two parts of a chimeric read may run a few bases past the
+// junction) is supplementary; the others are secondary.
+std::vector<sam_role> sam_roles(const results_view& r, std::size_t q) {
+    const auto& hits = r.hits[q];
+    std::vector<sam_role> roles(hits.size(), sam_role::secondary);
+    if (hits.empty()) return roles;
+    roles[0] = sam_role::primary;
+    if (!r.split_reads) return roles;
+    const auto length = static_cast<std::int64_t>(r.queries.plus.length(q));
+    const auto on_read = [&](const printed_hit& h) {  // the interval on the read as read (plus strand)
+        const auto& a = h.aln;
+        return h.str == strand::plus ? std::pair(a.query_begin, a.query_end)
+                                     : std::pair(length - 1 - a.query_end, length - 1 - a.query_begin);
+    };
+    std::vector<std::pair<std::int64_t, std::int64_t>> taken{on_read(hits[0])};
+    for (std::size_t k = 1; k < hits.size(); ++k) {
+        const auto iv = on_read(hits[k]);
+        const bool overlaps = std::any_of(taken.begin(), taken.end(), [&](const auto& t) {
+            const std::int64_t shared = std::min(iv.second, t.second) - std::max(iv.first, t.first) + 1;
+            const std::int64_t shorter = std::min(iv.second - iv.first, t.second - t.first) + 1;
+            return 2 * shared >= shorter;
+        });
+        if (overlaps) continue;
+        roles[k] = sam_role::supplementary;
+        taken.push_back(iv);
+    }
+    return roles;
+}
+
 // SAM through HTSlib. BAM's 4-bit sequence code cannot hold amino acids, so protein records are formatted with SEQ "*"
 // and the query's letters are put into the SEQ field of the text line (text SAM only, as docs/conventions.md says).
 void write_sam(const output_format& fmt, const run_header& header, const results_view& r, output_file& out) {
@@ -572,8 +623,19 @@ void write_sam(const output_format& fmt, const run_header& header, const results
     out.write(htext);
     sam_records records(fmt, header, r, hdr.get(), tid, check);
     for (std::size_t q = 0; q < r.queries.size(); ++q) {
-        if (r.hits[q].empty()) out.write(records.line(q, nullptr, false));
-        for (std::size_t k = 0; k < r.hits[q].size(); ++k) out.write(records.line(q, &r.hits[q][k], k > 0));
+        const auto& hits = r.hits[q];
+        if (hits.empty()) out.write(records.line(q, nullptr, sam_role::primary));
+        const auto roles = sam_roles(r, q);
+        std::vector<std::string> parts(hits.size());  // SA:Z's part of each primary or supplementary record
+        for (std::size_t k = 0; k < hits.size(); ++k)
+            if (roles[k] != sam_role::secondary && r.split_reads) parts[k] = records.sa_part(q, hits[k]);
+        for (std::size_t k = 0; k < hits.size(); ++k) {
+            std::string sa;
+            if (roles[k] != sam_role::secondary)
+                for (std::size_t j = 0; j < hits.size(); ++j)
+                    if (j != k) sa += parts[j];
+            out.write(records.line(q, &hits[k], roles[k], sa));
+        }
     }
 }
 

@@ -121,6 +121,10 @@ struct results_view {
     // (IUPAC codes in reads, scored as N): SEQ, qseq and the pairwise rows print them as read, as minimap2 does.
     // Null: the letters the matrix decodes.
     const sequence_set* query_letters = nullptr;
+    // SAM of reads with several alignments per pair (--max-hsps > 1): the records after the primary that overlap
+    // neither it nor an earlier such record on the read (by half the shorter or more) are supplementary (flag 2048),
+    // every part with SA:Z naming the others, as minimap2 writes split (chimeric) reads; the others stay secondary.
+    bool split_reads = false;
 };
 
 // A printed hit's operations with each M run split into = runs (identical residues) and X runs (the other aligned

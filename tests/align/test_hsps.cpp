@@ -186,10 +186,11 @@ TEST_CASE("max_hsps: non-intersecting alignments equal a textbook Waterman-Egger
     CHECK(several > 40);  // the pairs did hold several alignments
 }
 
-TEST_CASE("best_apart: the second Waterman-Eggert alignment's score, over the whole subject or a part of it",
+TEST_CASE("best_apart: the second Waterman-Eggert alignment of the primary's part of the query, whole subject or a part",
           "[hsps][mapq]") {
-    // MAPQ's other placement on the same subject: the textbook's second alignment, by score only in linear memory;
-    // over a part of the subject, the best alignment inside the part that avoids the primary's pairs.
+    // MAPQ's other placement on the same subject: the textbook's second alignment of the query's aligned part, by
+    // score only in linear memory; over a part of the subject, the best alignment inside the part that avoids the
+    // primary's pairs.
     std::mt19937_64 rng(43);
     const std::vector<scoring> scorings = {dna(2, -3, 5, 2), dna(1, -1, 2, 1),
                                            {substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein}};
@@ -202,15 +203,21 @@ TEST_CASE("best_apart: the second Waterman-Eggert alignment's score, over the wh
         const auto want = textbook_waterman_eggert(q, s, sc, 2);
         if (want.empty()) continue;
         const alignment first = sw_align(q, s, sc);
-        CHECK(best_apart(q, s, 0, first, sc) == (want.size() > 1 ? want[1].score : 0));
+        // The primary's part of the query, and the primary in its coordinates.
+        const codes seg(q.begin() + first.query_begin, q.begin() + first.query_end + 1);
+        alignment in_seg = first;
+        in_seg.query_begin = 0;
+        in_seg.query_end -= first.query_begin;
+        CHECK(best_apart(q, s, 0, first, sc) == textbook_apart(seg, s, sc, in_seg));
+        if (seg.size() == q.size()) CHECK(best_apart(q, s, 0, first, sc) == (want.size() > 1 ? want[1].score : 0));
         // A part [b, e) of the subject: the textbook over the part alone, with the primary's pairs that fall in it.
         const std::size_t b = rng() % s.size(), e = b + 1 + rng() % (s.size() - b);
         const codes part(s.begin() + static_cast<std::ptrdiff_t>(b), s.begin() + static_cast<std::ptrdiff_t>(e));
-        alignment shifted = first;  // the same pairs in the part's coordinates
+        alignment shifted = in_seg;  // the same pairs in the part's coordinates
         shifted.subject_begin -= static_cast<std::int64_t>(b);
         shifted.subject_end -= static_cast<std::int64_t>(b);
         // Pairs outside the part never meet its cells; the textbook forbids the pairs of `shifted` that land in it.
-        CHECK(best_apart(q, part, static_cast<std::int64_t>(b), first, sc) == textbook_apart(q, part, sc, shifted));
+        CHECK(best_apart(q, part, static_cast<std::int64_t>(b), first, sc) == textbook_apart(seg, part, sc, shifted));
     }
 }
 

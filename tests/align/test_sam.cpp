@@ -227,3 +227,51 @@ TEST_CASE("reads: IUPAC letters printed as read, zero-length reads unmapped", "[
     const auto n = run_program("align --backend cpu " + none + " " + genome);
     CHECK(n.code == 1);
 }
+
+TEST_CASE("split reads with --max-hsps: parts apart on the read are supplementary with SA:Z, overlapping ones secondary",
+          "[sam][mapq][cli]") {
+    std::mt19937_64 rng(11);
+    const auto g = make_genome(rng);
+    temp_dir dir("swgpu-split");
+    const auto genome = write(dir, "genome.fa", ">chrA\n" + g.chr_a + "\n>chrB\n" + g.chr_b + "\n");
+    // A chimeric read: 100 bases from chrA:16001 then 80 from chrA:18501 (same contig and strand); the repeat's read:
+    // both copies of chrA's duplication align it whole.
+    const std::string chimera = g.chr_a.substr(16000, 100) + g.chr_a.substr(18500, 80);
+    const std::string repeat = g.chr_a.substr(g.a1 + 200, 150);
+    const auto q = write(dir, "q.fa", ">chimera\n" + chimera + "\n>repeat\n" + repeat + "\n");
+    const auto sam = run_program("align --backend cpu -q " + q + " " + genome + " --outfmt sam --max-hsps 2 -k 1");
+    REQUIRE(sam.code == 0);
+    std::vector<std::vector<std::string>> recs;
+    for (const auto& l : lines_of(sam.out))
+        if (!l.empty() && l[0] != '@') recs.push_back(fields_of(l));
+    REQUIRE(recs.size() == 4);
+    // The chimera: primary on the 100 bases (its local alignment may run a few bases past the junction), MAPQ 60 (its
+    // other part is not another placement of them), and a supplementary record for the 80; each names the other in
+    // SA:Z (RNAME, POS, strand, CIGAR, MAPQ, NM).
+    CHECK(recs[0][0] == "chimera");
+    CHECK(recs[0][1] == "0");
+    CHECK(recs[0][3] == "16001");
+    CHECK(recs[0][4] == "60");
+    CHECK(recs[1][1] == "2048");
+    CHECK(recs[1][3] == "18501");
+    CHECK(recs[1][5] == "100S80M");
+    CHECK(recs[1][9] == chimera);  // soft clips: SEQ whole
+    const auto nm = [](const std::vector<std::string>& f) {
+        for (const auto& x : f)
+            if (x.rfind("NM:i:", 0) == 0) return x.substr(5);
+        return std::string("?");
+    };
+    CHECK_THAT(sam.out, Catch::Contains("SA:Z:chrA,18501,+,100S80M," + recs[1][4] + "," + nm(recs[1]) + ";"));
+    CHECK_THAT(sam.out, Catch::Contains("SA:Z:chrA,16001,+," + recs[0][5] + ",60," + nm(recs[0]) + ";"));
+    // The repeat: its second alignment overlaps the first on the read: secondary, no SA:Z; MAPQ 0.
+    CHECK(recs[2][0] == "repeat");
+    CHECK(recs[2][1] == "0");
+    CHECK(recs[2][4] == "0");
+    CHECK(recs[3][1] == "256");
+    CHECK(recs[2].back().rfind("SA:Z", 0) != 0);
+    // Without --max-hsps: one record each, the chimera's primary as before.
+    const auto one = run_program("align --backend cpu -q " + q + " " + genome + " --outfmt sam -k 1");
+    REQUIRE(one.code == 0);
+    CHECK(one.out.find("SA:Z") == std::string::npos);
+    CHECK(one.out.find("chimera\t0\tchrA\t16001\t60\t" + recs[0][5] + "\t") != std::string::npos);
+}

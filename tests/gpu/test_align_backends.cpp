@@ -229,6 +229,7 @@ GPU_TEST("align: SAM and PAF of reads in same-contig repeats, MAPQ 0 for tied co
     const std::string in = (dir / "reads.fq").string() + " " + (dir / "genome.fa").string();
     for (const std::string fmt : {"sam", "paf"}) same_output(in + " --outfmt " + fmt, dir);
     same_output(in + " --outfmt sam -k 3", dir);
+    same_output(in + " --outfmt sam --max-hsps 2", dir);
     // The tied copies' MAPQ is 0 on the GPU too, the unique reads' 60.
     const auto gpu = run("align --backend gpu " + in + " --outfmt sam", dir);
     CHECK_EQ(gpu.code, 0);

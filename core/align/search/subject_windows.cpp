@@ -98,7 +98,7 @@ std::vector<std::vector<score_hit>> subject_windows::search(const sequence_set& 
     return hits;
 }
 
-std::optional<int> subject_windows::best_apart(const scored_pair& p, const alignment& primary) const {
+std::optional<int> subject_windows::best_apart(const scored_pair& p, const alignment& primary, int floor) const {
     entry e;
     {
         std::lock_guard<std::mutex> g(lock_);
@@ -106,12 +106,16 @@ std::optional<int> subject_windows::best_apart(const scored_pair& p, const align
         if (it == kept_.end()) return std::nullopt;
         e = it->second;
     }
+    std::sort(e.scored.begin(), e.scored.end(), [](const auto& a, const auto& b) {
+        return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    const bool whole_query = primary.query_begin == 0 && primary.query_end + 1 == static_cast<std::int64_t>(p.query.size());
     int best = 0;
     for (const auto& [start, score] : e.scored) {
-        if (score <= best) continue;
+        if (score <= best || score < floor) break;  // best first: no later window can do better
         const std::size_t len = std::min<std::size_t>(e.window, p.subject.size() - start);
         const auto first = static_cast<std::int64_t>(start), last = first + static_cast<std::int64_t>(len) - 1;
-        if (last < primary.subject_begin || first > primary.subject_end) best = score;
+        if (whole_query && (last < primary.subject_begin || first > primary.subject_end)) best = score;
         else best = std::max(best, swgpu::best_apart(p.query, p.subject.subspan(start, len), first, primary, sc_));
     }
     return best;

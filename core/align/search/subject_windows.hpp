@@ -55,12 +55,14 @@ public:
     // pair (or when the windows that reach the score were not all kept). Thread-safe.
     std::optional<alignment> align(const scored_pair& p, const traceback_options& opt = {}) const;
 
-    // The best score of an alignment of a pair the score pass scored through windows that shares no aligned pair
-    // with `primary` (its alignment): core/align/placement.hpp's best_apart over the kept windows that overlap the
-    // primary's subject span, and the scores of the kept windows that do not (each is an alignment apart from it). Exact:
-    // an alignment is shorter than the overlap, so it lies whole in some window; at most two windows meet the primary,
-    // and a window not kept scores no more than every kept one. nullopt for a pair not scored through windows.
-    std::optional<int> best_apart(const scored_pair& p, const alignment& primary) const;
+    // For a pair the score pass scored through windows: core/align/placement.hpp's best_apart over the subject,
+    // taken window by window among the kept windows, best first, skipping those that score below `floor` (callers
+    // for whom such scores change nothing) or below the best found. Exact at and above `floor`: an alignment is
+    // shorter than the overlap, so it lies whole in some window and scores no more than that window; at most two
+    // windows meet the primary, and a window not kept scores no more than every kept one. A window apart from the
+    // primary counts with its own score when the primary aligns the whole query. nullopt for a pair not scored
+    // through windows.
+    std::optional<int> best_apart(const scored_pair& p, const alignment& primary, int floor = 0) const;
 
     static constexpr std::size_t kept_windows = 16;
 
