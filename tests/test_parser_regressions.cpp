@@ -154,7 +154,7 @@ TEST_CASE(".swdb: a length order out of order and a lying longest sequence are c
     CHECK(with(32, 1000000, 8).find("corrupt database header (longest sequence)") != std::string::npos);
     // The order (after the header, the 9 residues and 3 name bytes, each padded to 8, and both offset tables of 4
     // entries) is 0 2 1: lengths 4 3 2. Swapped: 2 0 1.
-    const std::size_t order = 40 + 16 + 8 + 2 * 4 * 8;
+    const std::size_t order = 48 + 16 + 8 + 2 * 4 * 8;  // format 3: a 48-byte header
     CHECK(with(order, 2, 4).find("corrupt database length order") != std::string::npos);  // 2 2 1: a repeat
     std::string swapped = good;
     std::swap(swapped[order], swapped[order + 4]);

@@ -8,8 +8,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+
+#include <zlib.h>
 
 #include "core/error.hpp"
 #include "io/align/database_file.hpp"
@@ -289,5 +293,50 @@ TEST_CASE("a database truncated while it is read: one error line and exit 1, not
     const std::string text((std::istreambuf_iterator<char>(e)), {});
     CHECK(text == "swgpu: error: " + db + ": the database file changed (it shrank) while it was read; rebuild it with "
                                           "swgpu makedb, where no search reads it, and run again\n");
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a .swdb of format 3 says its type; format 2 (no type word) is still read, its records typed as FASTA's",
+          "[makedb][seqtype]") {
+    const auto dir = temp_dir();
+    const std::string fasta = (dir / "p.fa").string();
+    std::ofstream(fasta) << ">p1\nMKVLAAGIEWTRSDFHKLMNPQ\n>polyA\n" << std::string(60, 'A') << "\n";
+    io::write_database(fasta, (dir / "p3").string());
+    io::database_file v3((dir / "p3.swdb").string());
+    REQUIRE(v3.type());
+    CHECK(*v3.type() == seq_type::protein);
+    CHECK(!v3.type_forced());
+    io::write_database(fasta, (dir / "d3").string(), {}, seq_type::dna);
+    io::database_file forced((dir / "d3.swdb").string());
+    CHECK(*forced.type() == seq_type::dna);
+    CHECK(forced.type_forced());
+
+    // Format 2: the same file without the type word (bytes 40..47), its checksum of the header and tables recomputed
+    // with zlib as format 2 wrote it.
+    std::ifstream in(dir / "p3.swdb", std::ios::binary);
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    std::string b = buf.str();
+    std::string v2 = b.substr(0, 40) + b.substr(48);
+    v2[7] = '2';
+    std::uint64_t n = 0, r = 0, names = 0;
+    std::memcpy(&n, v2.data() + 8, 8);
+    std::memcpy(&r, v2.data() + 16, 8);
+    std::memcpy(&names, v2.data() + 24, 8);
+    const auto pad8 = [](std::uint64_t x) { return (x + 7) & ~std::uint64_t(7); };
+    const std::uint64_t names_at = 40 + pad8(r), sums_at = names_at + pad8(names) + 16 * (n + 1) + pad8(4 * n);
+    const std::uint64_t blocks = (r + (1u << 20) - 1) >> 20;
+    uLong crc = crc32(0, nullptr, 0);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(v2.data()), 40);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(v2.data() + names_at), static_cast<uInt>(sums_at - names_at));
+    const auto meta = static_cast<std::uint32_t>(crc);
+    std::memcpy(v2.data() + sums_at + 4 * blocks, &meta, 4);
+    std::ofstream(dir / "p2.swdb", std::ios::binary) << v2;
+    io::database_file old((dir / "p2.swdb").string());
+    CHECK(!old.type());
+    CHECK(old.size() == 2);
+    sequence_set all;
+    REQUIRE(old.read_chunk(all));
+    CHECK(std::string(all[1].begin(), all[1].end()) == std::string(60, 'A'));
     fs::remove_all(dir);
 }

@@ -13,7 +13,8 @@
 # seconds (default 600), so the table is always printed. SCAN_ARGS and SCHEDULES_ARGS replace the benchmarks'
 # arguments (a quick look: SCHEDULES_ARGS="--cells-log2 26 --extra-cells-log2 0 --reps 1"). SWGPU_DATA is the folder of
 # the reference data sets (classic20_queries.fa, uniprot_db20k.fasta.gz, uniprot_query500.fasta.gz) for the search
-# benchmarks. On a machine with several GPUs, bench_multi_gpu runs too (CUDASW4 and an mpirun on PATH, when present,
+# benchmarks. OLD_BIN is the bundle of the last release (scripts/build_release.sh) for the step release_guard (the
+# whole-process search workloads against that release, alternately). On a machine with several GPUs, bench_multi_gpu runs too (CUDASW4 and an mpirun on PATH, when present,
 # add CUDASW++4.0 and MPI to it).
 set -uo pipefail
 BIN=$(cd "${1:-.carry/engine/bundle/bin}" && pwd)
@@ -52,6 +53,7 @@ STEPS=(
   "bench_levels_loops|$repo/tests/bench/bench_levels_loops.sh \$BIN \$OUTDIR/loops medium"
   "bench_sor_table2|INPUTS='1 2' $repo/tests/bench/bench_sor_table2.sh \$BIN 8192 && INPUTS=3 BRACKETS=all $repo/tests/bench/bench_sor_table2.sh \$BIN 1026"
   "bench_multi_gpu|if [ \$(nvidia-smi -L | grep -c '^GPU') -ge 2 ]; then $repo/tests/bench/bench_multi_gpu.sh \$BIN \${SWGPU_DATA:-data} \${DB_COPIES:-100} \${DB_RUNS:-3}; else echo 'summary: one GPU, bench_multi_gpu not run'; fi"
+  "release_guard|if [ -x \${OLD_BIN:-/nonexistent}/swgpu ]; then $repo/tests/bench/release_guard.sh \$BIN \$OLD_BIN \${SWGPU_DATA:-data} \${GUARD_RUNS:-3}; else echo 'summary: OLD_BIN (the last release, scripts/build_release.sh) not given: release guard not run'; fi"
   "bench_gpu_search_query500_early|\$BIN/bench_gpu_search \${SWGPU_DATA:-data}/uniprot_query500.fasta.gz \${SWGPU_DATA:-data}/uniprot_db20k.fasta.gz 1 5 --check 4 --early --label query500_db20k_batches_in_flight"
 )
 
