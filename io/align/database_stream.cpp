@@ -1,6 +1,7 @@
 #include "io/align/database_stream.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <utility>
 
 #include "core/error.hpp"
@@ -30,6 +31,25 @@ struct database_stream::impl {
     bool census = false;       // the records are typed here (auto_type, and not a .swdb that says its type)
     nucleotide_like odd;       // a protein database's records that look like DNA
     std::vector<std::pair<std::string, std::uint64_t>> list;  // options::list_records
+    std::mutex spare_lock;
+    sequence_set spare;  // a searched chunk's storage (recycle), reused by the next read
+
+    // An empty set holding the spare's storage, when there is one.
+    sequence_set fresh() {
+        sequence_set s;
+        {
+            std::lock_guard<std::mutex> g(spare_lock);
+            std::swap(s, spare);
+        }
+        s.residues.clear();
+        s.offsets.assign(1, 0);
+        s.names.clear();
+        s.origins.clear();
+        s.qualities.clear();
+        s.source.clear();
+        s.encoded = false;
+        return s;
+    }
     bool listing = false;
 
     void list_add(std::string name, std::uint64_t length) {
@@ -55,6 +75,7 @@ struct database_stream::impl {
 
     bool read(sequence_set& chunk) {
         const std::uint64_t n = take_limit();
+        if (chunk.empty() && chunk.residues.capacity() == 0) chunk = fresh();
         if (!(file ? file->read_chunk(chunk, n) : text->read_chunk(chunk, n))) return false;
         if (census) {
             if (first) type = detect_type(chunk);
@@ -118,6 +139,11 @@ bool database_stream::skip(std::uint64_t& residues, std::uint64_t& sequences) {
 }
 
 bool database_stream::can_skip() const { return p_->file.has_value(); }
+
+void database_stream::recycle(sequence_set&& spent) {
+    std::lock_guard<std::mutex> g(p_->spare_lock);
+    if (spent.residues.capacity() > p_->spare.residues.capacity()) p_->spare = std::move(spent);
+}
 
 bool database_stream::exhausted() const {
     if (p_->ahead) return false;

@@ -50,6 +50,8 @@ public:
     // sequences; false at the end.
     bool skip(std::uint64_t& residues, std::uint64_t& sequences) override;
     bool can_skip() const override;
+    // Keeps the storage of a searched chunk (one at a time) for the next chunk read. Thread-safe against next().
+    void recycle(sequence_set&& spent) override;
     // True once the stream is known to hold no more chunks.
     bool exhausted() const override;
 

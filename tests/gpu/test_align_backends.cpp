@@ -248,6 +248,27 @@ GPU_TEST("align: SAM and PAF of reads in same-contig repeats, MAPQ 0 for tied co
     fs::remove_all(dir);
 }
 
+GPU_TEST("align: a database of many copies (hits tied past the device's capacity) ranks as the CPU does") {
+    // 120 copies of 40 demo proteins: a query's k-th E-value ties with about a hundred others, more than the device's
+    // selection keeps, so the row is ranked on the host from its keys.
+    const auto dir = scratch();
+    std::ifstream f(source_dir() + "/data/demo_db.fa");
+    std::vector<std::pair<std::string, std::string>> recs;
+    for (std::string line; std::getline(f, line) && recs.size() <= 40;) {
+        if (line.empty()) continue;
+        if (line[0] == '>') recs.push_back({line.substr(1, line.find(' ') - 1), ""});
+        else recs.back().second += line;
+    }
+    recs.resize(40);
+    std::vector<std::pair<std::string, std::string>> copies;
+    for (int c = 0; c < 120; ++c)
+        for (const auto& [name, seq] : recs) copies.push_back({name + "_" + std::to_string(c), seq});
+    write_fasta(dir / "copies.fa", copies);
+    const std::string in = source_dir() + "/data/demo_queries.fa " + (dir / "copies.fa").string();
+    for (const std::string k : {"1", "5", "50", "500"}) same_output(in + " -e 1e6 -k " + k, dir);
+    fs::remove_all(dir);
+}
+
 GPU_TEST("align: overflow-prone long identical pairs score exactly on the GPU") {
     const auto dir = scratch();
     // 3000 W against itself scores 33000, beyond 16 bits; the rest are near-copies and unrelated sequences.

@@ -275,6 +275,7 @@ struct fetched_chunk {
     const prepared_chunk* preparation() const { return kept.chunk ? kept.prepared : prepared.get(); }
     std::uint64_t skipped_residues = 0, skipped_sequences = 0;
     std::size_t skipped_chunks = 0;
+    double read_s = 0, encode_s = 0, prepare_s = 0;  // the reader thread's time in each step
 };
 
 // The score pass over a database, in named steps: fetch() on the reader thread, then per chunk score() (or
@@ -378,7 +379,7 @@ fetched_chunk scanner::fetch() {
             }
             continue;
         }
-        f.ok = source_.next(f.chunk);
+        f.read_s += timed([&] { f.ok = source_.next(f.chunk); });
         if (!f.ok) return f;
         f.last = source_.exhausted();
         if (f.chunk.empty()) {
@@ -394,8 +395,8 @@ fetched_chunk scanner::fetch() {
         }
     }
     ++fetched_;
-    f.unknown = encode(f.chunk, sc_.matrix);
-    f.prepared = backend_.prepare(f.chunk);
+    f.encode_s = timed([&] { f.unknown = encode(f.chunk, sc_.matrix); });
+    f.prepare_s = timed([&] { f.prepared = backend_.prepare(f.chunk); });
     return f;
 }
 
@@ -510,6 +511,9 @@ database_scan scanner::run(const std::function<void(const scan_progress&)>& prog
         fetched_chunk f;
         const double waited = timed([&] { f = ahead.get(); });
         scan_.reader_wait_s += waited;
+        scan_.read_s += f.read_s;
+        scan_.encode_s += f.encode_s;
+        scan_.prepare_s += f.prepare_s;
         if (scan_.chunks == 0 && scan_.first_chunk_wait_s == 0) scan_.first_chunk_wait_s = waited;
         scan_.residues += f.skipped_residues;
         scan_.sequences += f.skipped_sequences;
@@ -534,7 +538,11 @@ database_scan scanner::run(const std::function<void(const scan_progress&)>& prog
         scan_.keep_subjects_s += timed([&] { keep_subjects(chunk, first); });
         opt_.on_cells = nullptr;
         if (progress) progress({scan_.chunks, scan_.residues, scan_.sequences, 0, 0, f.last});
-        dropped = std::async(std::launch::async, [old = std::move(f)]() mutable { old = fetched_chunk{}; });
+        dropped = std::async(std::launch::async, [this, old = std::move(f)]() mutable {
+            old.prepared.reset();
+            if (!old.kept.chunk) source_.recycle(std::move(old.chunk));
+            old = fetched_chunk{};
+        });
     }
     // Per query, the two strands' lists merged. Each strand list holds that strand's best max_hits, so the best
     // max_hits of the union are among them.

@@ -99,6 +99,8 @@ struct database_scan {
     // chunk (part of reader_wait_s), keeping the subjects of the running top hits, and when the scan began.
     double first_chunk_wait_s = 0;
     double keep_subjects_s = 0;
+    // The reader thread's time: reading chunks from the source, encoding them, preparing them for the backend.
+    double read_s = 0, encode_s = 0, prepare_s = 0;
     std::chrono::steady_clock::time_point began{};
 };
 
@@ -118,6 +120,11 @@ public:
         (void)residues, (void)sequences;
         return false;
     }
+
+    // A searched chunk handed back, from another thread than next()'s: a source may keep its storage for a later
+    // chunk (its pages already in memory: a fresh chunk of 10^8 residues costs as many page faults on the reader
+    // thread as copying it).
+    virtual void recycle(sequence_set&& spent) { (void)spent; }
 
     // A source that keeps its chunks encoded across searches (a resident database: app/swgpu.hpp's `database`) hands
     // them in place instead (keeps_chunks(); next() is then not called): the pipeline neither copies nor encodes them,
