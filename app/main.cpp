@@ -111,11 +111,16 @@ int main(int argc, char** argv) {
         swgpu::tuning::check_environment();  // a malformed SWGPU_TUNE fails before any work
         if (align.selected()) return align.run(joined(argc, argv));
         if (makedb.selected()) return makedb.run();
-        if (sat.selected()) return sat.run();
-        if (ihist.selected()) return ihist.run();
-        if (levels.selected()) return levels.run();
-        if (sweep3d.selected()) return sweep3d.run();
-        if (sor.selected()) return sor.run();
+        // The numerical commands' notice of a CPU fallback comes once, after success (never beside an error line).
+        const auto noticed = [](int code) {
+            if (code == 0) swgpu::app::table_backend::print_fallback_notice();
+            return code;
+        };
+        if (sat.selected()) return noticed(sat.run());
+        if (ihist.selected()) return noticed(ihist.run());
+        if (levels.selected()) return noticed(levels.run());
+        if (sweep3d.selected()) return noticed(sweep3d.run());
+        if (sor.selected()) return noticed(sor.run());
         return fail(swgpu::exit_code::bad_command_line, "no command given; run 'swgpu --help'");
     } catch (const swgpu::error& e) {
         return fail(e.code(), e.what());

@@ -47,7 +47,7 @@ ihist_command::ihist_command(CLI::App& app) {
 }
 
 int ihist_command::run() {
-    if (backend_.threads > 4096) throw usage_error("-t/--threads must be at most 4096");
+    io::refuse_overwriting({{"-o", output_}, {"--query-out", query_out_}}, {{"the input", input_}, {"--query", query_}});
     sat::binning binning;
     binning.edges = edges_;
     if (bins_ == 0 && !edges_.empty()) bins_ = static_cast<int>(edges_.size()) - 1;

@@ -165,7 +165,9 @@ levels_command::levels_command(CLI::App& app) {
 }
 
 int levels_command::run() {
-    if (backend_.threads > 4096) throw usage_error("-t/--threads must be at most 4096");
+    io::refuse_overwriting({{"-o", output_}, {"--stats", stats_}},
+                           {{"--matrix", matrix_}, {"--rhs", rhs_}, {"--writes", writes_}, {"--reads", reads_},
+                            {"--array", array_}});
     if (matrix_.empty() == writes_.empty())
         throw usage_error("give either --matrix A.mtx (a triangular solve) or --writes W.npy (a generic loop)");
     if (output_.empty() && stats_.empty()) throw usage_error("nothing to do: give -o OUT.npy and/or --stats FILE.tsv");

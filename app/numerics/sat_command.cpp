@@ -71,6 +71,13 @@ void write_query_line(io::output_file& out, const sat::rect& r, std::span<const 
 
 }  // namespace
 
+namespace {
+std::string& fallback_notice() {
+    static std::string text;
+    return text;
+}
+}  // namespace
+
 bool table_backend::use_gpu() const {
     if (name == "cpu") return false;
     if (gpu::available()) return true;
@@ -78,8 +85,13 @@ bool table_backend::use_gpu() const {
         throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() +
                               "); use --backend cpu, or --backend auto to fall back to the CPU");
     if (!quiet && gpu::built_with_cuda())  // a build without a GPU backend computes on the CPU without a word
-        std::cerr << "swgpu: no usable GPU (" << gpu::build_info() << "); computing on the CPU\n";
+        fallback_notice() = "swgpu: no usable GPU (" + gpu::build_info() + "); ran on the CPU\n";
     return false;
+}
+
+void table_backend::print_fallback_notice() {
+    if (!fallback_notice().empty()) std::cerr << fallback_notice();
+    fallback_notice().clear();
 }
 
 void table_backend::add_options(CLI::App* sub) {
@@ -88,7 +100,11 @@ void table_backend::add_options(CLI::App* sub) {
                     "error (exit 3)")
         ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
         ->capture_default_str();
-    sub->add_option("-t,--threads", threads, "CPU threads; 0 = one per hardware thread")->capture_default_str();
+    // Bounded here, for every command that computes tables (sat, ihist, sor, sweep3d, levels): -t 100000 started as
+    // many threads and took the machine's processes from other programs.
+    sub->add_option("-t,--threads", threads, "CPU threads (at most 4096); 0 = one per hardware thread")
+        ->check(CLI::Range(0u, 4096u))
+        ->capture_default_str();
     sub->add_flag("-q,--quiet", quiet, "Only errors on stderr");
 }
 
@@ -110,7 +126,7 @@ sat_command::sat_command(CLI::App& app) {
 }
 
 int sat_command::run() {
-    if (backend_.threads > 4096) throw usage_error("-t/--threads must be at most 4096");
+    io::refuse_overwriting({{"-o", output_}, {"--query-out", query_out_}}, {{"the input", input_}, {"--query", query_}});
     const bool box = box_radius_ >= 0;
     if (box && sub_->count("--type") > 0)
         throw usage_error("--type sets the table's type; --box-filter writes an image of the input's type: drop --type");

@@ -15,9 +15,12 @@ struct table_backend {
     std::string name = "auto";  // auto | cpu | gpu
     unsigned threads = 0;
     bool quiet = false;
-    // True for the GPU; throws runtime_failure for --backend gpu without a usable GPU; notices the CPU fallback.
+    // True for the GPU; throws runtime_failure for --backend gpu without a usable GPU. The CPU fallback of --backend
+    // auto is noticed once, after the command succeeded (print_fallback_notice), never beside an error.
     bool use_gpu() const;
     void add_options(CLI::App* sub);
+    // Prints the notice of a CPU fallback, if a command fell back (and was not --quiet): app/main.cpp, after success.
+    static void print_fallback_notice();
 };
 
 class sat_command {

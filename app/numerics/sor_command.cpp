@@ -203,6 +203,8 @@ sor::options sor_command::solver_options(const sor::problem& p) const {
 }
 
 int sor_command::run() {
+    io::refuse_overwriting({{"-o", output_}, {"--history", history_}, {"--plot", plot_}},
+                           {{"--rhs", rhs_}, {"--boundary", boundary_}});
     const sor::problem p = read_problem();
     const sor::options o = solver_options(p);
     io::require_extension(output_, "-o", {"npy"}, "U is written as .npy");

@@ -296,7 +296,7 @@ TEST_CASE("a database truncated while it is read: one error line and exit 1, not
     fs::remove_all(dir);
 }
 
-TEST_CASE("a .swdb of format 3 says its type; format 2 (no type word) is still read, its records typed as FASTA's",
+TEST_CASE("a .swdb of format 3 says its type, format 2 (no type word) is still read, its records typed as FASTA's",
           "[makedb][seqtype]") {
     const auto dir = temp_dir();
     const std::string fasta = (dir / "p.fa").string();

@@ -1,0 +1,167 @@
+// The promises of docs/conventions.md, kept by every subcommand: one registry row per subcommand says how to make a
+// small valid run and which of its files are inputs, and each promise is one test that loops over the rows (as
+// parasail's tests loop over its function registry). A new subcommand joins by adding a row; a promise it breaks fails
+// here. Promises covered: an output that is an input (by its name, ./name, a symbolic link or a hard link) is refused
+// with exit 2 and one error line, leaving the input as it was; -t beyond 4096 is refused with exit 2.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/cli_support.hpp"
+
+namespace {
+
+using namespace swgpu::testing;
+namespace fs = std::filesystem;
+
+// A little-endian float64 .npy of `shape`, every element `value` (format 1.0, data at byte 128).
+void write_npy(const fs::path& p, const std::vector<int>& shape, double value) {
+    std::string dims;
+    std::size_t n = 1;
+    for (const int d : shape) {
+        dims += std::to_string(d) + ", ";
+        n *= static_cast<std::size_t>(d);
+    }
+    if (shape.size() > 1) dims.resize(dims.size() - 2);
+    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + dims + "), }";
+    header.resize(128 - 10 - 1, ' ');  // the 10 bytes before it and the header: a multiple of 64
+    header += '\n';
+    std::ofstream out(p, std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    const std::uint16_t len = static_cast<std::uint16_t>(header.size());
+    out.write(reinterpret_cast<const char*>(&len), 2);
+    out << header;
+    for (std::size_t k = 0; k < n; ++k) out.write(reinterpret_cast<const char*>(&value), 8);
+}
+
+struct subcommand {
+    std::string name;
+    std::function<void(const fs::path&)> make_inputs;  // writes the inputs into the folder
+    std::string args;                                   // run in that folder; {OUT} is the output to write
+    std::vector<std::string> inputs;                    // the files it reads (relative to the folder)
+    bool has_threads = true;
+    std::string bad;                                    // a run with a bad input (--backend auto where there is one)
+};
+
+const std::vector<subcommand>& registry() {
+    static const std::vector<subcommand> rows = {
+        {"align",
+         [](const fs::path& d) {
+             std::ofstream(d / "q.fa") << ">q\nMKVLAAGIVGLLLAQHWERTYPLKV\n";
+             std::ofstream(d / "db.fa") << ">s\nAAMKVLAAGIVGLLLAQHWERTYPLKVGG\n";
+         },
+         "align --backend cpu q.fa db.fa -o {OUT}",
+         {"q.fa", "db.fa"}, true, "align no_such.fa db.fa"},
+        {"makedb", [](const fs::path& d) { std::ofstream(d / "in.swdb") << ">s\nMKVLAAGIVGLLLAQHWERTYPLKV\n"; },
+         "makedb in.swdb {OUT}", {"in.swdb"}, false, "makedb no_such.fa out"},
+        {"sat", [](const fs::path& d) { write_npy(d / "img.npy", {6, 5}, 1.5); }, "sat --backend cpu img.npy -o {OUT}",
+         {"img.npy"}, true, "sat no_such.npy -o x.npy"},
+        {"ihist", [](const fs::path& d) { write_npy(d / "img.npy", {6, 5}, 0.25); },
+         "ihist --backend cpu img.npy --bins 2 -o {OUT}", {"img.npy"}, true, "ihist img.npy --bins 0 -o x.npy"},
+        {"sor",
+         [](const fs::path& d) {
+             write_npy(d / "f.npy", {9, 9}, 1.0);
+             write_npy(d / "g.npy", {9, 9}, 0.0);
+         },
+         "sor --backend cpu --rhs f.npy --boundary g.npy -o {OUT}", {"f.npy", "g.npy"}, true,
+         "sor --rhs no_such.npy --boundary g.npy -o x.npy"},
+        {"levels",
+         [](const fs::path& d) {
+             std::ofstream(d / "a.mtx") << "%%MatrixMarket matrix coordinate real general\n3 3 5\n1 1 2\n2 1 1\n2 2 2\n"
+                                           "3 2 1\n3 3 4\n";
+             write_npy(d / "b.npy", {3}, 1.0);
+         },
+         "levels --backend cpu --matrix a.mtx --rhs b.npy -o {OUT}", {"a.mtx", "b.npy"}, true,
+         "levels --matrix no_such.mtx -o x.npy"},
+        {"sweep3d", [](const fs::path&) {}, "sweep3d --backend cpu --n 8 -o {OUT}", {}, true,
+         "sweep3d --n 8 --kernel dd --loops 3 -o x.npy"},
+    };
+    return rows;
+}
+
+// Runs swgpu in `dir` (relative names are the folder's) with `args`, {OUT} replaced by `out`.
+program_result run_here(const fs::path& dir, std::string args, const std::string& out) {
+    const auto at = args.find("{OUT}");
+    args.replace(at, 5, out);
+    const temp_dir io("swgpu-conv-run");
+    const std::string cmd = "cd '" + dir.string() + "' && '" + swgpu_binary() + "' " + args + " >'" + (io / "out") +
+                            "' 2>'" + (io / "err") + "'";
+    const int status = std::system(cmd.c_str());
+    program_result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(io / "out");
+    r.err = slurp(io / "err");
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("conventions: every subcommand runs its registry row (the rows are valid runs)", "[conventions][cli]") {
+    for (const auto& c : registry()) {
+        INFO(c.name);
+        const temp_dir dir("swgpu-conv-ok");
+        c.make_inputs(dir.path);
+        const auto r = run_here(dir.path, c.args, c.name == "makedb" ? "fresh" : "fresh.out" + std::string(c.name == "align" ? "" : ".npy"));
+        INFO(r.err);
+        CHECK(r.code == 0);
+        CHECK(r.err.find("error") == std::string::npos);
+    }
+}
+
+TEST_CASE("conventions: an output that is an input is refused by any name, exit 2, the input kept", "[conventions][cli]") {
+    for (const auto& c : registry()) {
+        for (const auto& input : c.inputs) {
+            const temp_dir dir("swgpu-conv-same");
+            c.make_inputs(dir.path);
+            const std::string before = slurp(dir / input);
+            fs::create_symlink(input, dir.path / ("link_" + input));
+            fs::create_hard_link(dir.path / input, dir.path / ("hard_" + input));
+            // makedb's output is PREFIX.swdb: the input's name without .swdb names it too.
+            const std::string stem = c.name == "makedb" ? input.substr(0, input.size() - 5) : input;
+            for (const std::string out : {stem, "./" + stem, (dir.path / stem).string(), "link_" + input, "hard_" + input}) {
+                INFO(c.name << ": -o " << out << " with input " << input);
+                const auto r = run_here(dir.path, c.args, out);
+                CHECK(r.code == 2);
+                CHECK(one_error_line(r.err));
+                CHECK(slurp(dir / input) == before);
+                CHECK(fs::is_symlink(dir.path / ("link_" + input)));
+            }
+        }
+    }
+}
+
+TEST_CASE("conventions: -t beyond 4096 threads is refused with exit 2 before any work", "[conventions][cli]") {
+    for (const auto& c : registry()) {
+        if (!c.has_threads) continue;
+        INFO(c.name);
+        const temp_dir dir("swgpu-conv-threads");
+        c.make_inputs(dir.path);
+        const auto r = run_here(dir.path, c.args + " -t 100000", "x.npy");
+        CHECK(r.code == 2);
+        CHECK(!fs::exists(dir.path / "x.npy"));
+    }
+}
+
+TEST_CASE("conventions: a bad input is one error line, with no notice beside it (a CPU fallback is said after success)",
+          "[conventions][cli]") {
+    for (const auto& c : registry()) {
+        INFO(c.name << ": " << c.bad);
+        const temp_dir dir("swgpu-conv-bad");
+        c.make_inputs(dir.path);
+        std::string args = c.bad + " {OUT}";
+        const auto r = run_here(dir.path, args, "");
+        INFO(r.err);
+        CHECK(r.code != 0);
+        CHECK(one_error_line(r.err));
+        CHECK(!fs::exists(dir.path / "x.npy"));
+    }
+}
