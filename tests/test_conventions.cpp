@@ -165,3 +165,24 @@ TEST_CASE("conventions: a bad input is one error line, with no notice beside it 
         CHECK(!fs::exists(dir.path / "x.npy"));
     }
 }
+
+TEST_CASE("conventions: a result that overflows to infinity or NaN is refused (exit 1, one line), no file written",
+          "[conventions][cli]") {
+    const temp_dir dir("swgpu-conv-overflow");
+    write_npy(dir.path / "big.npy", {50, 50}, 1e307);
+    std::ofstream(dir.path / "tiny.mtx") << "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1e-320\n2 1 1\n2 2 1\n";
+    const std::vector<std::pair<std::string, std::string>> runs = {
+        {"sat --backend cpu big.npy -o {OUT}", "the sums overflow float64"},
+        {"sweep3d --backend cpu --n 16 --kernel dd --source 1e308 -o {OUT}", "--source and --sigma"},
+        {"sweep3d --backend cpu --n 16 --c 1e-50 --precision single -o {OUT}", "--c is too small"},
+        {"levels --backend cpu --matrix tiny.mtx -o {OUT}", "the solve overflowed"},
+    };
+    for (const auto& [args, says] : runs) {
+        INFO(args);
+        const auto r = run_here(dir.path, args + " -q", "out.npy");
+        CHECK(r.code == 1);
+        CHECK(one_error_line(r.err));
+        CHECK_THAT(r.err, Catch::Contains("not finite") && Catch::Contains(says));
+        CHECK(!fs::exists(dir.path / "out.npy"));
+    }
+}

@@ -13,6 +13,7 @@
 #include <span>
 
 #include "core/error.hpp"
+#include "core/numerics/finite.hpp"
 #include "core/numerics/levels.hpp"
 #include "core/thread_pool.hpp"
 #include "core/tuning.hpp"
@@ -208,6 +209,8 @@ int levels_command::run_solve() {
     const levels::csr_matrix t = read_triangle();
     const std::vector<double> b = rhs_.empty() ? std::vector<double>(static_cast<std::size_t>(t.rows), 1.0) : read_vector(rhs_, t.rows);
     const solve_run run = sequential_ ? solve_sequentially(t, b) : gpu ? solve_on_gpu(t, b) : solve_on_cpu(t, b);
+    numerics::refuse_nonfinite(run.x, matrix_ + ": the solution x",
+                               "the solve overflowed (a diagonal entry near 0, or huge entries); nothing was written");
     if (!backend_.quiet) report_solve(t, run);
     if (stats) {
         write_stats(*stats, run.widths, t.rows, std::string(upper_ ? "upper" : "lower") + " triangle of " + matrix_);
@@ -395,6 +398,8 @@ int levels_command::run_loop() {
 
     std::vector<std::int64_t> widths;
     const std::string times = execute_loop(loop, body, a, gpu, stats.has_value() || !backend_.quiet, widths);
+    numerics::refuse_nonfinite(a, writes_ + ": the loop's final array",
+                               "the loop's values overflowed (or a body divided by 0); nothing was written");
     if (!backend_.quiet)
         std::cerr << "swgpu: levels: loop of " << loop.reads_per_iteration << " reads per iteration over "
                   << loop.locations << " locations, "

@@ -194,11 +194,16 @@ int sat_command::run() {
         } else {
             sat::array filtered = on_gpu ? gpu::box_filter(in, box_radius_) : sat::box_filter(in, box_radius_, pool);
             filtered.one_dimensional = in.one_dimensional;  // (W,) in, (W,) out
+            sat::check_finite(filtered, "the box filter of " + input_,
+                              "the window sums overflow the image's type; scale the input down (nothing was written)");
             io::write_array(filtered, output_);
         }
     }
     if (table_out) {
         table->one_dimensional = in.one_dimensional;
+        sat::check_finite(*table, "the table of " + input_,
+                          std::string("the sums overflow ") + sat::name_of(table_type) +
+                              "; scale the input down (nothing was written)");
         io::write_npy(*table, *table_out);
     }
     // Renamed together once both are written: a failure to write one leaves neither.

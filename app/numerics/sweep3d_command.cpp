@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/numerics/finite.hpp"
 #include "core/numerics/sat.hpp"
 #include "core/numerics/sweep3d.hpp"
 #include "core/thread_pool.hpp"
@@ -56,6 +58,9 @@ int run_typed(const sweep3d::fmod_params* fp, const sweep3d::dd_params* dp, bool
         else sweep3d::dd_tiled_into<T>(*dp, pool, tile, grid);
         seconds = std::chrono::duration<double>(clock::now() - t0).count();
     }
+    numerics::refuse_nonfinite(std::span<const T>(grid), "the grid",
+                               fp ? "--c is too small for --precision (the remainders overflow); nothing was written"
+                                  : "--source and --sigma give fluxes beyond the type's range; nothing was written");
     std::printf("checksum %.17g time %.6f s\n", sweep3d::checksum(grid), seconds);
     if (out) {
         const index_t n = fp ? fp->n : dp->n;

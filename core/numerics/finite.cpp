@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "core/error.hpp"
+
 namespace swgpu::numerics {
 
 namespace {
@@ -40,6 +42,22 @@ std::string nonfinite_message(const nonfinite& bad, const std::string& position,
     const char* value = std::isnan(bad.value) ? "nan" : bad.value > 0 ? "inf" : "-inf";
     return "holds " + std::to_string(bad.count) + (bad.count == 1 ? " value that is" : " values that are") +
            " not finite (NaN or infinity), the first (" + value + ") at " + position + "; " + advice;
+}
+
+namespace {
+void refuse(const nonfinite& bad, const std::string& what, const std::string& advice, std::string (*where)(std::size_t)) {
+    if (bad.count == 0) return;
+    throw input_error(what, nonfinite_message(bad, where ? where(bad.first) : "index " + std::to_string(bad.first), advice));
+}
+}  // namespace
+
+void refuse_nonfinite(std::span<const double> values, const std::string& what, const std::string& advice,
+                      std::string (*where)(std::size_t)) {
+    refuse(find_nonfinite(values), what, advice, where);
+}
+void refuse_nonfinite(std::span<const float> values, const std::string& what, const std::string& advice,
+                      std::string (*where)(std::size_t)) {
+    refuse(find_nonfinite(values), what, advice, where);
 }
 
 }  // namespace swgpu::numerics

@@ -26,4 +26,12 @@ nonfinite find_nonfinite(std::span<const double> values);
 std::string nonfinite_message(const nonfinite& bad, const std::string& position,
                               const std::string& advice = "replace them with finite values");
 
+// A result (a solution vector, a grid, a table) that overflowed to infinity or became NaN is refused before it is
+// written, as an input is (exit 1): "WHAT: holds N values that are not finite ..., the first (inf) at index K (POSITION
+// given by `where`); ADVICE". `where` turns the first bad index into words (default "index K").
+void refuse_nonfinite(std::span<const double> values, const std::string& what, const std::string& advice,
+                      std::string (*where)(std::size_t) = nullptr);
+void refuse_nonfinite(std::span<const float> values, const std::string& what, const std::string& advice,
+                      std::string (*where)(std::size_t) = nullptr);
+
 }  // namespace swgpu::numerics
