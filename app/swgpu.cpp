@@ -325,7 +325,9 @@ hit align_pair(const sequence& query, const sequence& subject, const search_sett
     s.evalue = std::numeric_limits<double>::infinity();  // the alignment whatever its E-value
     const std::vector<hit> hits = search({query}, {subject}, s);
     if (!hits.empty()) return hits.front();
-    hit none;
+    hit none;  // no alignment of positive score: no E-value or bit score either (NaN passes no E-value filter)
+    none.evalue = std::numeric_limits<double>::quiet_NaN();
+    none.bitscore = std::numeric_limits<double>::quiet_NaN();
     none.qseqid = query.name;
     none.sseqid = subject.name;
     none.qlen = static_cast<long>(query.residues.size());

@@ -65,7 +65,7 @@ struct search_settings {
 struct hit {
     std::string qseqid, sseqid;
     double pident = 0;           // 100 * identities / length (the CLI prints it with 3 decimals)
-    double evalue = 0, bitscore = 0;
+    double evalue = 0, bitscore = 0;  // NaN for align_pair's answer of a pair with no alignment (score 0)
     long length = 0, mismatch = 0, gapopen = 0, qstart = 0, qend = 0, sstart = 0, send = 0, score = 0;
     std::string cigar;           // query against subject as searched (the SAM orientation)
     long qlen = 0, slen = 0;

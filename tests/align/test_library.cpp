@@ -114,6 +114,8 @@ TEST_CASE("library: DNA on both strands, align_pair, settings and errors as the 
     const swgpu::hit none = swgpu::align_pair({"a", "AAAA"}, {"c", "CCCC"}, on_cpu());
     CHECK(none.score == 0);
     CHECK(none.length == 0);
+    CHECK(std::isnan(none.evalue));  // no E-value: it passes no filter (0.0 passed every one)
+    CHECK(std::isnan(none.bitscore));
 
     // A long pair through the long-pair path (--mode pairwise), as the command line aligns it.
     std::string other = genome;

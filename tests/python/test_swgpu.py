@@ -621,3 +621,13 @@ def test_ctrl_c_stops_a_database_search_and_the_database_goes_on():
     one = [records[7]]
     hits = db.search(one)
     assert hits[0].sseqid == "s7" and hits[0].qstart == 1 and hits[0].qend == 400
+
+
+def test_align_pair_without_alignment_has_no_evalue():
+    # A pair with no positive-scoring alignment: E-value and bit score NaN, so that no E-value filter passes it.
+    import math
+    h = swgpu.align_pair("WWWW", "PPPP")
+    assert h.score == 0
+    assert math.isnan(h.evalue)
+    assert math.isnan(h.bitscore)
+    assert not (h.evalue <= 10)
