@@ -336,41 +336,45 @@ void check_binning(const binning& b) {
 namespace {
 
 // Equal-width bins as np.histogram(a, bins) computes them (NumPy 1.24, lib/histograms.py, its fast path for equal
-// bins), in T: the type of the edges, float32 for float32 data and float64 for the rest. Outer edges: min and max,
-// widened by 0.5 each way when equal (in T: np.float32(v) - 0.5 is float32). Edges: np.linspace(lo, hi, B + 1) in T,
-// that is y_i = i * step + lo with delta = hi - lo and step = delta / B (i / B * delta when step underflows to 0), the
-// last edge hi itself. A value's bin: f = (v - lo) * (B / (hi - lo)), truncated; B moved to B - 1; then one bin down
-// when v < edge[bin] and one up when v >= edge[bin + 1] (except in the last bin, which holds hi).
+// bins). Outer edges: the data's min and max (NumPy scalars of the data's type), widened by 0.5 each way when equal
+// (np.float32(v) - 0.5 is a float64). Edges: np.linspace(lo, hi, B + 1, dtype=T), computed in float64 whatever T is
+// (linspace multiplies its ends by 1.0) and rounded to T at the end: y_i = i * step + lo with delta = hi - lo and
+// step = delta / B (i / B * delta when step underflows to 0), the last edge hi itself. A value's bin: f = (v - lo) *
+// norm in T (the data's type: NumPy casts the scalars lo and norm to it), norm = B / (hi - lo) in float64 with hi - lo
+// in the ends' own type; f truncated, B moved to B - 1, then one bin down when v < edge[bin] and one up when
+// v >= edge[bin + 1] (except in the last bin, which holds hi). T: float for float32 data, double for the rest.
 template <class T>
 void numpy_equal_bins(const array& in, double min, double max, int bins, std::vector<std::uint16_t>& out) {
-    T lo = static_cast<T>(min), hi = static_cast<T>(max);  // exact: min and max are values of the data
-    if (lo == hi) {
-        lo = static_cast<T>(lo - T(0.5));
-        hi = static_cast<T>(hi + T(0.5));
+    double lo = min, hi = max;  // exact: min and max are values of the data (T)
+    double width = static_cast<double>(static_cast<T>(static_cast<T>(max) - static_cast<T>(min)));  // in T
+    if (lo == hi) {  // widened in float64
+        lo -= 0.5;
+        hi += 0.5;
+        width = hi - lo;
     }
     const auto B = static_cast<std::size_t>(bins);
     std::vector<T> edge(B + 1);
     {
-        const T delta = hi - lo;  // each operation rounded on its own in T (ISO C++ mode: no contraction into an FMA)
-        const T step = delta / static_cast<T>(B);
+        const double delta = hi - lo;  // each operation rounded on its own (ISO C++ mode: no contraction into an FMA)
+        const double step = delta / static_cast<double>(B);
         for (std::size_t i = 0; i <= B; ++i) {
-            T y = static_cast<T>(i);
-            if (step == T(0)) {
-                y = static_cast<T>(y / static_cast<T>(B));
-                y = static_cast<T>(y * delta);
+            double y = static_cast<double>(i);
+            if (step == 0) {
+                y = y / static_cast<double>(B);
+                y = y * delta;
             } else {
-                y = static_cast<T>(y * step);
+                y = y * step;
             }
             edge[i] = static_cast<T>(y + lo);
         }
-        edge[B] = hi;
+        edge[B] = static_cast<T>(hi);
     }
-    const T width = hi - lo;
-    const T norm = static_cast<T>(static_cast<T>(B) / width);
+    const T norm = static_cast<T>(static_cast<double>(B) / width);
+    const T first = static_cast<T>(lo);
     const std::size_t n = in.elements();
     for (std::size_t k = 0; k < n; ++k) {
         const T v = in.type == dtype::f32 ? static_cast<T>(in.data<float>()[k]) : static_cast<T>(in.value(k));
-        const T d = v - lo;
+        const T d = v - first;
         const T f = static_cast<T>(d * norm);
         auto index = static_cast<std::size_t>(static_cast<std::int64_t>(f));
         if (index >= B) index = B - 1;  // v == hi (f can pass B only by rounding)

@@ -251,13 +251,24 @@ np.save("d.npy", a)
 np.save("f.npy", np.concatenate([e.astype(np.float32), rng.normal(size=300).astype(np.float32) * 7]))
 np.save("c.npy", np.full(20, 4.25))
 np.save("i.npy", rng.integers(-70000, 90000, 300).astype(np.int32))
+# float32 data: NumPy 1.24 makes the edges in float64 (linspace of the float32 min and max) and rounds them to float32;
+# values on those edges and one float32 ulp either side of them, for 13 and 6 bins
+g0 = (rng.normal(size=60) * 5).astype(np.float32)
+m, M = g0.min(), g0.max()
+parts = [g0]
+for B in (13, 6):
+    E = np.linspace(m, M, B + 1).astype(np.float32)
+    parts += [E, np.nextafter(E, np.float32(-np.inf)), np.nextafter(E, np.float32(np.inf))]
+np.save("g.npy", np.concatenate(parts).clip(m, M).astype(np.float32))
+np.save("k.npy", np.full(9, np.float32(1.1)))
 )").code == 0);
     struct input_case {
         const char* name;
         int bins;
     };
     for (const input_case c : {input_case{"d", 10}, input_case{"d", 7}, input_case{"f", 13}, input_case{"f", 10},
-                               input_case{"c", 3}, input_case{"i", 9}}) {
+                               input_case{"c", 3}, input_case{"i", 9}, input_case{"g", 13}, input_case{"g", 6},
+                               input_case{"k", 3}}) {
         INFO(c.name << " " << c.bins);
         const std::string out = dir / (std::string(c.name) + std::to_string(c.bins) + ".h.npy");
         REQUIRE(run_program("ihist " + q(dir / (std::string(c.name) + ".npy")) + " --bins " + std::to_string(c.bins) +
