@@ -159,11 +159,16 @@ int sat_command::run() {
                              " image takes its output and, per thread, rows of " +
                              std::to_string(in.cols + 2 * box_radius_) + " window sums",
                          "use a smaller image or radius");
-    if (table_out || (query_file && !gpu))
+    const bool table_for_queries = query_file && !gpu && !sat::is_float(in.type);
+    if (table_out || table_for_queries)
         io::check_memory(sat::table_bytes(in, table_type),
                          "the table of a " + shape + " input is " + sat::name_of(table_type),
                          table_type == sat::dtype::f32 ? "use a smaller input"
                                                        : "use a smaller input (or --type float32 for a float input)");
+    if (query_file && sat::is_float(in.type))
+        io::check_memory(sat::exact_rect_sums_bytes(in),
+                         "the exact rectangle sums of a " + shape + " float image take 16 bytes an element",
+                         "use a smaller input");
     io::rect_list rects;
     if (!query_.empty()) {
         rects = io::read_rects(query_);
@@ -171,10 +176,13 @@ int sat_command::run() {
     }
 
     std::optional<sat::array> table;
-    if (table_out || (query_file && !gpu))
+    if (table_out || table_for_queries)
         table = gpu ? gpu::summed_area_table(in, table_type) : sat::summed_area_table(in, table_type, pool);
     if (query_file) {
-        const auto words = table ? sat::rect_sums(*table, rects.rects) : gpu::summed_area_queries(in, table_type, rects.rects);
+        // Float images: exact sums rounded once (sat::exact_rect_sums), not differences of the float table's entries.
+        const auto words = sat::is_float(in.type) ? sat::exact_rect_sums(in, rects.rects)
+                           : table            ? sat::rect_sums(*table, rects.rects)
+                                              : gpu::summed_area_queries(in, table_type, rects.rects);
         const auto L = static_cast<std::size_t>(in.lanes);
         const sat::dtype word_type = table_type == sat::dtype::f32 ? sat::dtype::f64 : table_type;
         for (std::size_t k = 0; k < rects.rects.size(); ++k)

@@ -541,6 +541,60 @@ std::vector<std::uint64_t> rect_sums(const array& table, std::span<const rect> r
     return out;
 }
 
+double exact_rect_sums_bytes(const array& in) { return static_cast<double>(in.elements()) * sizeof(__int128); }
+
+std::vector<std::uint64_t> exact_rect_sums(const array& in, std::span<const rect> rects) {
+    if (!is_float(in.type)) throw runtime_failure("exact_rect_sums needs a float32 or float64 image");
+    const bool f32 = in.type == dtype::f32;
+    const std::size_t n = in.elements();
+    const auto value = [&](std::size_t k) { return f32 ? static_cast<double>(in.data<float>()[k]) : in.data<double>()[k]; };
+    // The least and the greatest binary exponent of the nonzero values (x = m·2^e, m in [0.5, 1)).
+    int e_min = std::numeric_limits<int>::max(), e_max = std::numeric_limits<int>::min();
+    for (std::size_t k = 0; k < n; ++k) {
+        const double x = value(k);
+        if (x == 0) continue;
+        int e = 0;
+        (void)std::frexp(x, &e);
+        e_min = std::min(e_min, e);
+        e_max = std::max(e_max, e);
+    }
+    const int p = f32 ? 24 : 53;
+    // Scaled by 2^s, every value is an integer below 2^(e_max - e_min + p); a sum of up to 2^33 of them, with its
+    // sign, must fit 127 bits: s lowered (values rounded to multiples of 2^-s) only where the span is wider.
+    int s = 0;
+    if (e_min <= e_max) {
+        s = p - e_min;
+        const int bits = e_max + s + 33 + 1;
+        if (bits > 127) s -= bits - 127;
+    }
+    using i128 = __int128;
+    const index_t H = in.rows, W = in.cols, L = std::max<index_t>(in.lanes, 1);
+    std::vector<i128> t(n);
+    const auto at = [&](index_t i, index_t j, index_t c) -> i128 {
+        return i < 0 || j < 0 ? i128(0) : t[static_cast<std::size_t>((i * W + j) * L + c)];
+    };
+    for (index_t i = 0; i < H; ++i)
+        for (index_t c = 0; c < L; ++c) {
+            i128 row = 0;
+            for (index_t j = 0; j < W; ++j) {
+                const auto k = static_cast<std::size_t>((i * W + j) * L + c);
+                row += static_cast<i128>(std::nearbyint(std::ldexp(value(k), s)));  // exact unless s was lowered
+                t[k] = row + at(i - 1, j, c);
+            }
+        }
+    std::vector<std::uint64_t> out(rects.size() * static_cast<std::size_t>(L));
+    for (std::size_t q = 0; q < rects.size(); ++q) {
+        const rect& r = rects[q];
+        for (index_t c = 0; c < L; ++c) {
+            const i128 sum = at(r.bottom, r.right, c) - at(r.top - 1, r.right, c) - at(r.bottom, r.left - 1, c) +
+                             at(r.top - 1, r.left - 1, c);
+            const double d = std::ldexp(static_cast<double>(sum), -s);  // rounded once (to nearest)
+            std::memcpy(&out[q * static_cast<std::size_t>(L) + static_cast<std::size_t>(c)], &d, sizeof d);
+        }
+    }
+    return out;
+}
+
 std::vector<std::uint32_t> rect_counts(const array& h, std::span<const rect> rects) {
     if (h.type != dtype::u32) throw runtime_failure("rect_counts needs a uint32 integral histogram");
     const auto B = static_cast<std::size_t>(h.lanes);

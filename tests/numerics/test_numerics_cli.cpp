@@ -392,3 +392,41 @@ TEST_CASE("CPU choices from measured data: sor's threads on small grids, levels'
     CHECK(slurp(dir / "a.npy") == slurp(dir / "b.npy"));
     CHECK(slurp(dir / "a.npy") == slurp(dir / "c.npy"));
 }
+
+TEST_CASE("sat --query: rectangle sums of float images are the exact sums rounded once, as math.fsum gives them",
+          "[sat][cli]") {
+    if (!have_python("numpy")) {
+        WARN(python + " with numpy is not available: not checked");
+        return;
+    }
+    const temp_dir dir("swgpu-exact-rects");
+    // A float64 image in [1000, 1001) (a one-pixel sum was a difference of four table entries near 1.6e10, off by
+    // 1.7e-5), one of mixed signs and magnitudes, and a float32 one; one-pixel, row, column and whole rectangles.
+    REQUIRE(run_python(dir, R"(
+rng = np.random.default_rng(5)
+np.save("a.npy", 1000 + rng.random((700, 900)))
+np.save("b.npy", rng.normal(size=(300, 400)) * 10.0 ** rng.integers(-6, 7, (300, 400)))
+np.save("c.npy", (rng.random((200, 300)) * 3 - 1).astype(np.float32))
+with open("r.tsv", "w") as f:
+    for t, l, b, r in [(0, 0, 0, 0), (150, 280, 150, 280), (199, 0, 199, 299), (5, 7, 199, 7), (0, 0, 199, 299),
+                       (13, 17, 123, 211), (100, 100, 100, 101)]:
+        f.write(f"{t}\t{l}\t{b}\t{r}\n")
+)").code == 0);
+    for (const std::string img : {"a", "b", "c"}) {
+        INFO(img);
+        const auto r = run_program("sat --backend cpu -q " + q(dir / (img + ".npy")) + " --query " + q(dir / "r.tsv") +
+                                   " --query-out " + q(dir / (img + ".sums")));
+        REQUIRE(r.code == 0);
+        const auto py = run_python(dir, "import math\na = np.load('" + img + ".npy')\n" + R"(
+rects = [tuple(int(x) for x in l.split()) for l in open("r.tsv")]
+rows = [l.split("\t") for l in open(")" + img + R"(.sums").read().splitlines()]
+assert len(rows) == len(rects), (len(rows), len(rects))
+for (t, l, b, r), row in zip(rects, rows):
+    want = math.fsum(float(x) for x in a[t:b + 1, l:r + 1].ravel())
+    got = float(row[5])
+    assert got == want, (t, l, b, r, got, want)
+)");
+        INFO(py.err);
+        CHECK(py.code == 0);
+    }
+}
