@@ -413,9 +413,15 @@ void align_run::open_outputs() {
 void align_run::warn_unknown_letters(const std::string& source, std::uint64_t unknown) const {
     if (!unknown) return;
     const scoring& sc = *sc_;
-    warning(source + ": " + std::to_string(unknown) + " residues are not letters of " + sc.matrix.name() +
-            (type_ == seq_type::dna ? " (IUPAC ambiguity codes such as R, Y, K, or X)" : "") + " and were read as " +
-            std::string(1, sc.matrix.letter(sc.matrix.fallback_code())));
+    const substitution_matrix& m = sc.matrix;
+    const std::string fallback(1, m.letter(m.fallback_code()));
+    // A matrix without its fallback letter scores them with its lowest score (core/align/scoring.hpp).
+    warning(source + ": " + std::to_string(unknown) + " residues are not letters of " + m.name() +
+            (type_ == seq_type::dna ? " (IUPAC ambiguity codes such as R, Y, K, or X)" : "") +
+            (m.fallback_added()
+                 ? ", which has no " + fallback + " row; they score its lowest score (" + std::to_string(m.min_score()) +
+                       ") against every letter"
+                 : " and were read as " + fallback));
 }
 
 // Encoded; DNA is searched on the strands asked for. With --batch each file on its own (a letter its matrix cannot
@@ -470,7 +476,7 @@ void align_run::mask_queries() {
     if (!seg && !dust) return;
     const substitution_matrix& m = sc_->matrix;
     const std::uint64_t n =
-        masking_.mask(queries_, m, seg ? masking::seg : masking::dust, seg ? "--seg" : "--dust");
+        masking_.mask(queries_, m, seg ? masking::seg : masking::dust);
     info(std::string(seg ? "SEG" : "DUST") + " masked " + std::to_string(n) + " of the queries' " +
          std::to_string(queries_.plus.total_residues()) + " residues as " + std::string(1, m.letter(m.fallback_code())));
 }

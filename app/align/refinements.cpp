@@ -41,12 +41,7 @@ void on_threads(std::size_t items, int threads, const Work& work) {
 
 }  // namespace
 
-std::uint64_t query_masking::mask(query_strands& queries, const substitution_matrix& m, masking kind,
-                                  const std::string& option) {
-    const bool seg = kind == masking::seg;
-    if (m.fallback_code() == substitution_matrix::no_code)
-        throw usage_error(option + " masks residues as " + (seg ? "X" : "N") + ", which the matrix " + m.name() +
-                          " has no row for; use another matrix");
+std::uint64_t query_masking::mask(query_strands& queries, const substitution_matrix& m, masking kind) {
     unmasked_ = queries;
     active_ = true;
     return mask_low_complexity(queries.plus, queries.search_minus ? &queries.minus : nullptr, m, kind,
