@@ -194,14 +194,22 @@ void align_run::resolve_files() {
     if (batch_.empty()) outputs.push_back({"-o", s_.out});
     if (!s_.dotplot.empty()) outputs.push_back({"--dotplot", s_.dotplot});
     for (const auto& b : batch_) outputs.push_back({"the output of --batch entry " + b.query + ",", b.out});
+    // A region (FILE:NAME:BEG-END) also reads FILE's faidx index, FILE.fai (and FILE.gzi for bgzip), built when
+    // missing: an output must not be one of those either.
+    const auto add_sequences = [&inputs](const std::string& role, const std::string& spec) {
+        const io::sequence_source source = io::parse_source(spec);
+        inputs.push_back({role, source.path});
+        for (const auto& index : io::index_files(source))
+            inputs.push_back({role + "'s index", index, true});
+    };
     if (batch_.empty()) {
-        inputs.push_back({"the query file", io::parse_source(s_.query).path});
+        add_sequences("the query file", s_.query);
     } else {
         inputs.push_back({"the --batch list", s_.batch});
-        for (const auto& b : batch_) inputs.push_back({"the query file", io::parse_source(b.query).path});
+        for (const auto& b : batch_) add_sequences("the query file", b.query);
     }
-    inputs.push_back({"the database", s_.db != "-" && io::is_database_file(s_.db) ? io::database_path(s_.db)
-                                                                                 : io::parse_source(s_.db).path});
+    if (s_.db != "-" && io::is_database_file(s_.db)) inputs.push_back({"the database", io::database_path(s_.db)});
+    else add_sequences("the database", s_.db);
     if (!s_.matrix.empty() && std::filesystem::exists(s_.matrix)) inputs.push_back({"the --matrix file", s_.matrix});
     io::refuse_overwriting(outputs, inputs);
 }
