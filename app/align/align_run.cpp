@@ -212,6 +212,7 @@ void align_run::resolve_files() {
     else add_sequences("the database", s_.db);
     if (!s_.matrix.empty() && std::filesystem::exists(s_.matrix)) inputs.push_back({"the --matrix file", s_.matrix});
     io::refuse_overwriting(outputs, inputs);
+    io::require_extension(s_.dotplot, "--dotplot", {"svg"}, "the dot plot is SVG");
 }
 
 // The backend, before any work (--backend gpu without a device is a device failure, exit 3), and the GPUs started

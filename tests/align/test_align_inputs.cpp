@@ -298,6 +298,28 @@ TEST_CASE("an output that is the faidx index a region reads (.fai, .gzi) is refu
     CHECK(align(q + " " + genome + " -o " + (dir / "other.fai")).code == 0);
 }
 
+TEST_CASE("option --dotplot: a name that is not .svg is refused, since the plot is SVG", "[cli]") {
+    temp_dir dir("swgpu-dotplot-name");
+    const std::string protein = random_protein(200, 91);
+    const auto q = write(dir, "q.fa", ">q\n" + protein.substr(30, 100) + "\n");
+    const auto db = write(dir, "db.fa", ">s\n" + protein + "\n");
+    for (const std::string name : {"plot.png", "plot.pdf", "plot", "plot.svg.gz", "plot.tsv"}) {
+        INFO(name);
+        const auto r = align(q + " " + db + " --dotplot " + (dir / name));
+        CHECK(r.code == 2);
+        CHECK(r.err == "swgpu: error: --dotplot " + (dir / name) + ": the dot plot is SVG; name it .svg\n");
+        CHECK(r.out.empty());
+        CHECK_FALSE(fs::exists(dir / name));
+    }
+    // .svg in any case is accepted and holds SVG.
+    for (const std::string name : {"plot.svg", "PLOT.SVG"}) {
+        INFO(name);
+        const auto r = align(q + " " + db + " --dotplot " + (dir / name));
+        CHECK(r.code == 0);
+        CHECK_THAT(slurp(dir / name), Catch::Contains("<svg"));
+    }
+}
+
 TEST_CASE("counts on the command line: negative and non-numeric values are usage errors", "[cli]") {
     temp_dir dir("swgpu-counts");
     const std::string protein = random_protein(200, 71);
