@@ -215,8 +215,7 @@ std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resi
     query_strands queries = s.encode_queries(query_letters);
     app::query_masking masker;
     if (s.settings.seg || s.settings.dust)
-        masker.mask(queries, s.sc.matrix, s.settings.seg ? masking::seg : masking::dust,
-                     s.settings.seg ? "seg" : "dust");
+        masker.mask(queries, s.sc.matrix, s.settings.seg ? masking::seg : masking::dust);
     db.rewind();
     search_results r = s.session->search(queries, db, 0);
     if (s.composition)

@@ -270,8 +270,19 @@ std::string shown(const named_file& f) {
 }  // namespace
 
 void refuse_overwriting(const std::vector<named_file>& outputs, const std::vector<named_file>& inputs) {
+    const auto normalised = [](const std::string& path) {
+        std::error_code ec;
+        const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+        if (ec) return path;
+        const std::string normal = std::filesystem::weakly_canonical(absolute, ec).string();
+        return ec ? path : normal;
+    };
     std::vector<std::optional<std::pair<dev_t, ino_t>>> input_ids;
     for (const auto& in : inputs) input_ids.push_back(regular_identity(in.path, true));
+    const auto destroys = [](const named_file& out, const named_file& in) {
+        return usage_error(out.role + " " + out.path + " is " + shown(in) + (out.path == in.path ? "" : " (the same file)") +
+                           ": writing it would destroy that input; choose another output file");
+    };
     // Outputs seen so far, by identity (those that exist) and by absolute, normalised path (all of them).
     std::map<std::pair<dev_t, ino_t>, std::size_t> by_identity;
     std::map<std::string, std::size_t> by_path;
@@ -285,17 +296,13 @@ void refuse_overwriting(const std::vector<named_file>& outputs, const std::vecto
         const auto id = regular_identity(out.path, false);
         if (id) {
             for (std::size_t i = 0; i < inputs.size(); ++i)
-                if (input_ids[i] == id)
-                    throw usage_error(out.role + " " + out.path + " is " + shown(inputs[i]) +
-                                      (out.path == inputs[i].path ? "" : " (the same file)") +
-                                      ": writing it would destroy that input; choose another output file");
+                if (input_ids[i] == id) throw destroys(out, inputs[i]);
             if (const auto [it, fresh] = by_identity.emplace(*id, k); !fresh) throw same(outputs[it->second], out);
         }
-        std::error_code ec;
-        const std::filesystem::path absolute = std::filesystem::absolute(out.path, ec);
-        const std::string normal = ec ? out.path : std::filesystem::weakly_canonical(absolute, ec).string();
-        if (const auto [it, fresh] = by_path.emplace(ec ? out.path : normal, k); !fresh)
-            throw same(outputs[it->second], out);
+        const std::string normal = normalised(out.path);
+        for (const auto& in : inputs)
+            if (in.built_when_missing && normalised(in.path) == normal) throw destroys(out, in);
+        if (const auto [it, fresh] = by_path.emplace(normal, k); !fresh) throw same(outputs[it->second], out);
     }
 }
 

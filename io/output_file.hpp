@@ -74,12 +74,14 @@ void remove_temporary_files() noexcept;
 struct named_file {
     std::string role;  // e.g. "-o", "--dotplot", "the database", "the query file"
     std::string path;  // "-": stdin for an input, stdout for an output (never refused)
+    bool built_when_missing = false;  // an input the run writes when it is missing (an index): compared by name too
 };
 
 // Refuses, before anything is written, a run whose output would destroy one of its inputs or another output: a usage
 // error (exit 2, one line) when an output exists and is the same file as an input (same device and inode, so
 // relative paths, "./" and symbolic or hard links are caught; stdin counts as the file it was redirected from), or
-// when two outputs name the same file. Only regular files are compared (writing to /dev/stdout or a FIFO replaces
+// names an input built_when_missing (by absolute, normalised path, whether or not it exists yet), or when two outputs
+// name the same file. Only regular files are compared (writing to /dev/stdout or a FIFO replaces
 // nothing).
 void refuse_overwriting(const std::vector<named_file>& outputs, const std::vector<named_file>& inputs);
 

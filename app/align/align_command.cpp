@@ -216,7 +216,7 @@ void align_command::add_report_options(CLI::App* sub) {
                     "SAM: an @RG header line's fields as bwa mem -R takes them, e.g. 'ID:run1\\tSM:sample1' (\\t or "
                     "tabs between fields); every record gets RG:Z: with its ID");
     sub->add_flag("--eqx", s_.eqx, "CIGARs (cigar column, SAM, PAF cg:Z) with = for identities and X for mismatches");
-    sub->add_option("--dotplot", s_.dotplot, "Also write an SVG dot plot of the printed alignments to this file");
+    sub->add_option("--dotplot", s_.dotplot, "Also write an SVG dot plot of the printed alignments to this file (named .svg)");
     sub->add_flag("--skip-bad", s_.skip_bad, "Skip bad sequence records with a warning instead of failing");
     auto* verbose = sub->add_flag("-v,--verbose", s_.verbose, "Report what is done on stderr");
     auto* quiet = sub->add_flag("-q,--quiet", s_.quiet, "Only errors on stderr");

@@ -196,16 +196,25 @@ void align_run::resolve_files() {
     if (batch_.empty()) outputs.push_back({"-o", s_.out});
     if (!s_.dotplot.empty()) outputs.push_back({"--dotplot", s_.dotplot});
     for (const auto& b : batch_) outputs.push_back({"the output of --batch entry " + b.query + ",", b.out});
+    // A region (FILE:NAME:BEG-END) also reads FILE's faidx index, FILE.fai (and FILE.gzi for bgzip), built when
+    // missing: an output must not be one of those either.
+    const auto add_sequences = [&inputs](const std::string& role, const std::string& spec) {
+        const io::sequence_source source = io::parse_source(spec);
+        inputs.push_back({role, source.path});
+        for (const auto& index : io::index_files(source))
+            inputs.push_back({role + "'s index", index, true});
+    };
     if (batch_.empty()) {
-        inputs.push_back({"the query file", io::parse_source(s_.query).path});
+        add_sequences("the query file", s_.query);
     } else {
         inputs.push_back({"the --batch list", s_.batch});
-        for (const auto& b : batch_) inputs.push_back({"the query file", io::parse_source(b.query).path});
+        for (const auto& b : batch_) add_sequences("the query file", b.query);
     }
-    inputs.push_back({"the database", s_.db != "-" && io::is_database_file(s_.db) ? io::database_path(s_.db)
-                                                                                 : io::parse_source(s_.db).path});
+    if (s_.db != "-" && io::is_database_file(s_.db)) inputs.push_back({"the database", io::database_path(s_.db)});
+    else add_sequences("the database", s_.db);
     if (!s_.matrix.empty() && std::filesystem::exists(s_.matrix)) inputs.push_back({"the --matrix file", s_.matrix});
     io::refuse_overwriting(outputs, inputs);
+    io::require_extension(s_.dotplot, "--dotplot", {"svg"}, "the dot plot is SVG");
 }
 
 // The backend, before any work (--backend gpu without a device is a device failure, exit 3), and the GPUs started
@@ -457,9 +466,15 @@ void align_run::open_outputs() {
 void align_run::warn_unknown_letters(const std::string& source, std::uint64_t unknown) const {
     if (!unknown) return;
     const scoring& sc = *sc_;
-    warning(source + ": " + std::to_string(unknown) + " residues are not letters of " + sc.matrix.name() +
-            (type_ == seq_type::dna ? " (IUPAC ambiguity codes such as R, Y, K, or X)" : "") + " and were read as " +
-            std::string(1, sc.matrix.letter(sc.matrix.fallback_code())));
+    const substitution_matrix& m = sc.matrix;
+    const std::string fallback(1, m.letter(m.fallback_code()));
+    // A matrix without its fallback letter scores them with its lowest score (core/align/scoring.hpp).
+    warning(source + ": " + std::to_string(unknown) + " residues are not letters of " + m.name() +
+            (type_ == seq_type::dna ? " (IUPAC ambiguity codes such as R, Y, K, or X)" : "") +
+            (m.fallback_added()
+                 ? ", which has no " + fallback + " row; they score its lowest score (" + std::to_string(m.min_score()) +
+                       ") against every letter"
+                 : " and were read as " + fallback));
 }
 
 // Encoded; DNA is searched on the strands asked for. With --batch each file on its own (a letter its matrix cannot
@@ -515,7 +530,7 @@ void align_run::mask_queries() {
     if (!seg && !dust) return;
     const substitution_matrix& m = sc_->matrix;
     const std::uint64_t n =
-        masking_.mask(queries_, m, seg ? masking::seg : masking::dust, seg ? "--seg" : "--dust");
+        masking_.mask(queries_, m, seg ? masking::seg : masking::dust);
     info(std::string(seg ? "SEG" : "DUST") + " masked " + std::to_string(n) + " of the queries' " +
          std::to_string(queries_.plus.total_residues()) + " residues as " + std::string(1, m.letter(m.fallback_code())));
 }

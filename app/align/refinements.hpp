@@ -24,10 +24,9 @@ inline double composition_preliminary_evalue(double evalue) { return 5 * evalue;
 // as BLAST does).
 class query_masking {
 public:
-    // Masks the low-complexity residues of `queries` (both strands as searched) as the matrix's X (N); `option` names
-    // the setting in messages ("--seg" or "seg"). Returns the residues masked. Throws usage_error when the matrix has
-    // no X (N) row.
-    std::uint64_t mask(query_strands& queries, const substitution_matrix& m, masking kind, const std::string& option);
+    // Masks the low-complexity residues of `queries` (both strands as searched) as the matrix's fallback letter (X,
+    // N; for a matrix without one, the code scoring its lowest score against everything). Returns the residues masked.
+    std::uint64_t mask(query_strands& queries, const substitution_matrix& m, masking kind);
 
     bool active() const { return active_; }
     // The queries as read: `searched` itself when nothing was masked.

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/align/masking.hpp"
+#include "core/align/simd/align_scored.hpp"
 #include "core/error.hpp"
 
 namespace swgpu {
@@ -502,7 +503,20 @@ composition_adjustment::result composition_adjustment::adjust(std::span<const st
                                                               const aa_composition& query_composition,
                                                               std::span<const std::uint8_t> subject,
                                                               const alignment& standard, const gap_costs& gaps) const {
-    result out;
+    prepared p = prepare(query, query_composition, subject, standard);
+    const bool ready = p.ready;
+    result out = std::move(p);
+    if (!ready) return out;
+    score(query, out, gaps);
+    trace(query, out, gaps);
+    return out;
+}
+
+composition_adjustment::prepared composition_adjustment::prepare(std::span<const std::uint8_t> query,
+                                                                 const aa_composition& query_composition,
+                                                                 std::span<const std::uint8_t> subject,
+                                                                 const alignment& standard) const {
+    prepared out;
     std::vector<std::uint8_t> searched(subject.begin(), subject.end());
     if (!near_identical(query, subject, standard)) {
         std::vector<std::uint8_t> letters(subject.size());
@@ -521,10 +535,74 @@ composition_adjustment::result composition_adjustment::adjust(std::span<const st
     if (query_composition.residues == 0 || subject_composition.residues == 0) return out;
     out.lambda_ratio = lambda_ratio(query_composition, subject_composition);
     out.matrix = scaled_matrix(out.lambda_ratio, query_composition, subject_composition);
-    out.aln = sw_align_wide(query, searched, out.matrix, gaps.open * composition_scale, gaps.extend * composition_scale);
-    out.aligned = out.aln.score > 0;
     out.searched = std::move(searched);
+    out.ready = true;
     return out;
+}
+
+void composition_adjustment::score(std::span<const std::uint8_t> query, result& r, const gap_costs& gaps) {
+    const sw_end end = sw_score_wide(query, r.searched, r.matrix, gaps.open * composition_scale,
+                                     gaps.extend * composition_scale);
+    r.aln = alignment{};
+    r.aln.score = end.score;
+    r.aln.query_end = end.query_end;
+    r.aln.subject_end = end.subject_end;
+    r.aligned = end.score > 0;
+}
+
+void composition_adjustment::trace(std::span<const std::uint8_t> query, result& r, const gap_costs& gaps) {
+    if (!r.aligned) return;
+    r.aln = sw_traceback_wide(query, r.searched, r.matrix, gaps.open * composition_scale,
+                              gaps.extend * composition_scale, sw_end{r.aln.score, r.aln.query_end, r.aln.subject_end});
+}
+
+namespace {
+
+wide_table table_of(const wide_matrix& m, int gap_open, int gap_extend) {
+    wide_table t;
+    t.scores = m.scores.data();
+    const auto [lo, hi] = std::minmax_element(m.scores.begin(), m.scores.end());
+    t.min_score = *lo;
+    t.max_score = *hi;
+    t.gaps = {gap_open, gap_extend};
+    return t;
+}
+
+}  // namespace
+
+sw_end sw_score_wide(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const wide_matrix& m,
+                     int gap_open, int gap_extend) {
+    if (const auto end = sw_score_wide_simd(query, subject, table_of(m, gap_open, gap_extend))) return *end;
+    // Scalar, as sw_align_wide's forward pass (without its trace).
+    sw_end out;
+    const std::size_t rows = query.size(), cols = subject.size();
+    if (rows == 0 || cols == 0) return out;
+    constexpr std::int64_t minus_inf = std::numeric_limits<std::int64_t>::min() / 4;
+    const std::int64_t first = std::int64_t(gap_open) + gap_extend, ext = gap_extend;
+    std::vector<std::int64_t> h_prev(cols + 1, 0), h_cur(cols + 1, 0), e(cols + 1, minus_inf);
+    std::int64_t best = 0;
+    for (std::size_t i = 1; i <= rows; ++i) {
+        const std::uint8_t q = query[i - 1];
+        std::int64_t f = minus_inf;
+        h_cur[0] = 0;
+        for (std::size_t j = 1; j <= cols; ++j) {
+            e[j] = std::max(h_prev[j] - first, e[j] - ext);
+            f = std::max(h_cur[j - 1] - first, f - ext);
+            const std::int64_t h = std::max({std::int64_t(0), h_prev[j - 1] + m.at(q, subject[j - 1]), e[j], f});
+            h_cur[j] = h;
+            if (h > best) best = h, out = {static_cast<int>(h), std::int64_t(i) - 1, std::int64_t(j) - 1};
+        }
+        std::swap(h_prev, h_cur);
+    }
+    return out;
+}
+
+alignment sw_traceback_wide(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                            const wide_matrix& m, int gap_open, int gap_extend, const sw_end& end) {
+    if (auto a = sw_align_wide_scored(query, subject, table_of(m, gap_open, gap_extend), end.score)) {
+        if (a->query_end == end.query_end && a->subject_end == end.subject_end) return std::move(*a);
+    }
+    return sw_align_wide(query, subject, m, gap_open, gap_extend);
 }
 
 alignment sw_align_wide(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,

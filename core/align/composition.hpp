@@ -26,6 +26,7 @@
 
 #include "core/align/alignment.hpp"
 #include "core/align/scoring.hpp"
+#include "core/align/smith_waterman.hpp"
 
 namespace swgpu {
 
@@ -82,6 +83,7 @@ public:
     struct result {
         bool aligned = false;     // false: no adjustment possible (a sequence without standard residues) or score 0
         alignment aln;            // with the subject as given (masked residues only scored as X); aln.score = S'
+                                  // (after score(): S' and the end cell only, no operations)
         double lambda_ratio = 1;  // clamped
         bool subject_masked = false;  // SEG masked some of the subject
         wide_matrix matrix;           // M' (when aligned), for further alignments of the pair (--max-hsps)
@@ -92,6 +94,17 @@ public:
     // costs ×32.
     result adjust(std::span<const std::uint8_t> query, const aa_composition& query_composition,
                   std::span<const std::uint8_t> subject, const alignment& standard, const gap_costs& gaps) const;
+    // adjust() in three steps, so that a search can rank every pair by S' and trace back only those it prints (and
+    // keep no pair's matrix meanwhile): prepare() is SEG, the compositions and M' (ready when both sequences have
+    // standard residues); score() the score pass (aln holds S' and the end cell; aligned when S' > 0); trace() the
+    // alignment's operations and begin, as adjust() gives them.
+    struct prepared : result {
+        bool ready = false;
+    };
+    prepared prepare(std::span<const std::uint8_t> query, const aa_composition& query_composition,
+                     std::span<const std::uint8_t> subject, const alignment& standard) const;
+    static void score(std::span<const std::uint8_t> query, result& r, const gap_costs& gaps);
+    static void trace(std::span<const std::uint8_t> query, result& r, const gap_costs& gaps);
 
 private:
     // The frequency ratio of two NCBIstdaa letters (gap letter excluded: 0 is A).
@@ -106,9 +119,17 @@ private:
 };
 
 // Smith-Waterman-Gotoh with 32-bit scores, end cell and traceback conventions as sw_align
-// (core/align/smith_waterman.hpp); memory: one byte per cell.
+// (core/align/smith_waterman.hpp); memory: one byte per cell. The reference of the two passes below.
 alignment sw_align_wide(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
                         const wide_matrix& m, int gap_open, int gap_extend);
+// The best score of sw_align_wide and its end cell, without the traceback: SIMD (core/align/simd/align_scored.hpp)
+// where the CPU has it, else scalar in linear memory.
+sw_end sw_score_wide(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const wide_matrix& m,
+                     int gap_open, int gap_extend);
+// sw_align_wide for a pair whose best score and end cell `end` sw_score_wide gave (as sw_traceback for sw_align): the SIMD traceback of
+// sw_align_wide_scored (tiles along the path, from checkpoints), else sw_align_wide.
+alignment sw_traceback_wide(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                            const wide_matrix& m, int gap_open, int gap_extend, const sw_end& end);
 
 // BLAST's rounding of a scaled score to the printed one: the nearest integer, halves away from zero.
 int unscale_score(int scaled);

@@ -114,11 +114,7 @@ void substitution_matrix::finalize() {
         code_['U'] = code_['u'] = code_['T'];
         known_['U'] = known_['u'] = true;
     }
-    auto x = letters_.find(dna ? 'N' : 'X');
-    if (x == std::string::npos) x = letters_.find(dna ? 'X' : 'N');
-    fallback_ = x == std::string::npos ? no_code : static_cast<std::uint8_t>(x);
-    for (auto& c : code_)
-        if (c == no_code) c = fallback_;
+    code_letters_ = letters_;
     max_ = -128;
     min_ = 127;
     for (int a = 0; a < size(); ++a)
@@ -126,6 +122,20 @@ void substitution_matrix::finalize() {
             max_ = std::max(max_, score(static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b)));
             min_ = std::min(min_, score(static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b)));
         }
+    // The fallback letter: protein X; DNA N, else X. A matrix without it gets it as one more code (a header holds at
+    // most the 26 letters and '*', so there is room below max_letters) scoring the lowest score against every code.
+    auto x = letters_.find(dna ? 'N' : 'X');
+    if (x == std::string::npos && dna) x = letters_.find('X');
+    fallback_added_ = x == std::string::npos;
+    if (fallback_added_) {
+        x = letters_.size();
+        code_letters_.push_back(dna ? 'N' : 'X');
+        for (std::size_t k = 0; k <= x; ++k)
+            scores_[x * max_letters + k] = scores_[k * max_letters + x] = static_cast<std::int8_t>(min_);
+    }
+    fallback_ = static_cast<std::uint8_t>(x);
+    for (auto& c : code_)
+        if (c == no_code) c = fallback_;
 }
 
 substitution_matrix substitution_matrix::builtin(std::string_view name) {

@@ -2,7 +2,9 @@
 //
 // Gap costs follow BLAST: a gap of length k costs open + k·extend, both positive penalties. Residues are stored as
 // small codes: the index of the letter in the matrix's header row. Letters outside the matrix map to the matrix's
-// fallback letter (X for protein, N for DNA) and are counted.
+// fallback letter (X for protein; N, else X, for DNA) and are counted. A matrix without that letter gets one more
+// code for it, after its own letters, scoring the matrix's lowest score against every letter (itself included): an
+// unknown letter never scores as some residue the matrix happens to have.
 #pragma once
 
 #include <array>
@@ -38,29 +40,35 @@ public:
     static substitution_matrix match_mismatch(int match, int mismatch);
 
     const std::string& name() const { return name_; }
+    // The letters of the matrix's header row, in code order.
     const std::string& letters() const { return letters_; }
-    int size() const { return static_cast<int>(letters_.size()); }
+    // Codes in use: the header's letters, plus the added fallback letter when the matrix has none (fallback_added).
+    int size() const { return static_cast<int>(code_letters_.size()); }
     int score(std::uint8_t a, std::uint8_t b) const { return scores_[a * max_letters + b]; }
     // Row-major max_letters x max_letters table (unused entries 0): for SIMD and GPU profiles.
     const std::array<std::int8_t, max_letters * max_letters>& table() const { return scores_; }
     int max_score() const { return max_; }
     int min_score() const { return min_; }
-    // Code of a letter (case-insensitive; U reads as T in DNA matrices), or the fallback code; no_code if the letter is
-    // unknown and the matrix has no fallback letter.
+    // Code of a letter (case-insensitive; U reads as T in DNA matrices), or the fallback code for any other byte.
     std::uint8_t code(char letter) const { return code_[static_cast<unsigned char>(letter)]; }
     bool known(char letter) const { return known_[static_cast<unsigned char>(letter)]; }
-    char letter(std::uint8_t code) const { return letters_[code]; }
+    char letter(std::uint8_t code) const { return code_letters_[code]; }
     std::uint8_t fallback_code() const { return fallback_; }
+    // True when the matrix has no fallback letter of its own: fallback_code() is the added code after its letters,
+    // which scores min_score() against every code.
+    bool fallback_added() const { return fallback_added_; }
 
 private:
     void finalize();
 
     std::string name_;
     std::string letters_;
+    std::string code_letters_;  // letters_, then the added fallback letter if any
     std::array<std::int8_t, max_letters * max_letters> scores_{};
     std::array<std::uint8_t, 256> code_{};
     std::array<bool, 256> known_{};
     std::uint8_t fallback_ = no_code;
+    bool fallback_added_ = false;
     int max_ = 0, min_ = 0;
 };
 

@@ -89,8 +89,8 @@ struct sequence_set {
     }
 };
 
-// Letters -> matrix codes. Returns how many residues were not letters of the matrix (mapped to its fallback letter).
-// Throws a bad-input error naming the record when a letter is unknown and the matrix has no fallback letter.
+// Letters -> matrix codes. Returns how many residues were not letters of the matrix (mapped to its fallback code:
+// its X, or N for DNA, or the code added for a matrix without one, which scores its lowest score against everything).
 std::uint64_t encode(sequence_set& set, const substitution_matrix& m);
 
 // Codes -> letters (for output of aligned segments).

@@ -75,8 +75,8 @@ std::string fixed(double v, int decimals) {
     return buf;
 }
 
-std::string percent_of(std::int64_t part, std::int64_t whole) {  // BLAST's "(23%)": rounded to an integer
-    return std::to_string(whole > 0 ? std::lround(100.0 * static_cast<double>(part) / static_cast<double>(whole)) : 0);
+std::string percent_of(std::int64_t part, std::int64_t whole) {  // BLAST's "(23%)"
+    return std::to_string(blast_percent(part, whole));
 }
 
 // A record's whole header line (its id when no title was kept) and its whole sequence's length (a region's sequence).
@@ -148,10 +148,9 @@ public:
             case column::positive: return std::to_string(st.positives);
             case column::gaps: return std::to_string(st.gaps);
             case column::ppos: return fixed(100.0 * double(st.positives) / double(st.columns), 2);
-            case column::qcovhsp: {
-                const double span = double(coords_.qend - coords_.qstart + 1);
-                return std::to_string(std::lround(100.0 * span / double(r_.queries.plus.length(query_))));
-            }
+            case column::qcovhsp:
+                return std::to_string(
+                    blast_percent(coords_.qend - coords_.qstart + 1, std::int64_t(r_.queries.plus.length(query_))));
             case column::sstrand:
                 if (r_.sc.type == seq_type::protein) return "N/A";
                 return h_.str == strand::plus ? "plus" : "minus";
@@ -640,6 +639,14 @@ void write_sam(const output_format& fmt, const run_header& header, const results
 }
 
 }  // namespace
+
+int blast_percent(std::int64_t part, std::int64_t whole) {
+    if (whole <= 0) return 0;
+    if (part == whole) return 100;
+    // floor(100·part/whole + 1/2) in integers: BLAST's (int)(0.5 + 100.0·part/whole) for every length a sequence can
+    // have (a true quotient is never within a double's rounding of a half unless it is one).
+    return int(std::min<std::int64_t>(99, (200 * part + whole) / (2 * whole)));
+}
 
 std::string thousands(std::uint64_t v) {
     std::string digits = std::to_string(v), out;

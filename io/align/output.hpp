@@ -13,7 +13,7 @@
 //   qstart qend sstart send                                 1-based inclusive; sstart > send on the minus strand
 //   evalue bitscore  BLAST's text ("NA" with --no-evalue)   score    the raw score
 //   qlen slen        sequence lengths                       nident positive   identities, positive-scoring columns
-//   qcovhsp          100·(qend−qstart+1)/qlen rounded to an integer
+//   qcovhsp          100·(qend−qstart+1)/qlen as BLAST+ 2.12 prints it (blast_percent)
 //   sstrand          "plus"/"minus" for DNA, "N/A" for protein (as BLAST)
 //   cigar            the alignment's CIGAR (M/I/D, query as the read; on the minus strand the reverse-complemented
 //                    query against the subject's forward strand, as in SAM; no clips)
@@ -73,6 +73,11 @@ bool needs_alignments(const output_format& fmt);
 // Whether `fmt` prints subjects' whole header lines (pair, the stitle column).
 bool prints_subject_titles(const output_format& fmt);
 std::string column_names();  // every known name, space-separated (for messages and --help)
+
+// An integer percentage 100·part/whole as BLAST+ 2.12 prints one (qcovhsp; pair's Identities, Positives and Gaps):
+// 100 only when part == whole, else rounded half up and at most 99 (299 of 300 is 99, 25 of 1000 is 3, 14 of 5000
+// is 0), the rule of NCBI's CAlignFormatUtil::GetPercentMatch; 0 when whole is 0.
+int blast_percent(std::int64_t part, std::int64_t whole);
 
 // A count with thousands separators: 1234567 -> "1,234,567" (headers, dot-plot labels).
 std::string thousands(std::uint64_t v);

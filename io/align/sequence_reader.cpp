@@ -226,6 +226,16 @@ sequence_source parse_source(const std::string& spec) {
     return {spec, ""};
 }
 
+std::vector<std::string> index_files(const sequence_source& source) {
+    if (source.region.empty() || source.path == "-") return {};
+    std::vector<std::string> out = {source.path + ".fai"};
+    if (BGZF* probe = bgzf_open(source.path.c_str(), "r")) {
+        if (bgzf_compression(probe) == 2) out.push_back(source.path + ".gzi");
+        bgzf_close(probe);
+    }
+    return out;
+}
+
 struct sequence_reader::impl {
     std::string path;   // as given ("-" for stdin)
     std::string shown;  // the file in messages

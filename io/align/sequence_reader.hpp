@@ -70,6 +70,11 @@ struct sequence_source {
 // opening it reports the missing file.
 sequence_source parse_source(const std::string& spec);
 
+// The index files that reading `source` reads, and builds when they are missing or stale (so an output must not be
+// one of them, existing or not): FILE.fai for a region of FILE, and FILE.gzi as well when FILE is bgzip-compressed;
+// none for a whole file or stdin.
+std::vector<std::string> index_files(const sequence_source& source);
+
 // Reads records in order, in chunks of bounded size. Errors are swgpu::error with exit code bad_input.
 //
 // A region is read through faidx: the file must be FASTA, uncompressed or bgzip-compressed (plain gzip cannot be

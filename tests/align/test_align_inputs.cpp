@@ -3,6 +3,7 @@
 // the small checks of makedb and of matrices' default gap costs. Each case was a wrong answer with exit 0 or a lost
 // file before; the tests run the built program as a user does, except the rule itself, tested on sets directly.
 #include <catch2/catch.hpp>
+#include <htslib/bgzf.h>
 
 #include <unistd.h>
 
@@ -342,6 +343,77 @@ TEST_CASE("an output that is an input is refused, by any name, and the input is 
     CHECK(m.code == 2);
     CHECK(one_error_line(m.err));
     CHECK(slurp(swdb_named) == ">s\n" + protein + "\n");
+}
+
+TEST_CASE("an output that is the faidx index a region reads (.fai, .gzi) is refused, whether or not it exists yet",
+          "[cli]") {
+    temp_dir dir("swgpu-index-out");
+    const std::string protein = random_protein(400, 81);
+    const auto q = write(dir, "q.fa", ">q\n" + protein.substr(100, 120) + "\n");
+    const auto genome = write(dir, "g.fa", ">s\n" + protein + "\n>t\n" + random_protein(300, 82) + "\n");
+    const std::string region = genome + ":s:51-350", fai = genome + ".fai";
+    const auto refused = [&](const std::string& args, const std::string& says) {
+        INFO(args);
+        const auto r = align(args);
+        CHECK(r.code == 2);
+        CHECK(one_error_line(r.err));
+        CHECK_THAT(r.err, Catch::Contains(says) && Catch::Contains("would destroy that input"));
+        CHECK(r.out.empty());
+    };
+    // Before the index exists: the run would build g.fa.fai, then rename its results over it.
+    refused(q + " " + region + " -o " + fai, "-o " + fai + " is the database's index " + fai);
+    CHECK_FALSE(fs::exists(fai));
+    // After a run has built it: refused by name and by any other name (a relative path), and kept as it was.
+    REQUIRE(align(q + " " + region).code == 0);
+    REQUIRE(fs::exists(fai));
+    const std::string fai_text = slurp(fai);
+    refused(q + " " + region + " -o " + fai, "is the database's index");
+    refused(q + " " + region + " -o " + dir.path.string() + "/./g.fa.fai", "is the database's index");
+    refused(genome + ":t " + q + " -o " + fai, "is the query file's index");
+    const auto list = write(dir, "list.txt", region + "\t" + fai + "\n");
+    refused("--batch " + list + " " + q, "is the query file's index");
+    CHECK(slurp(fai) == fai_text);
+
+    // bgzip: the .gzi as well as the .fai.
+    const std::string bgz = dir / "g.fa.gz";
+    {
+        BGZF* f = bgzf_open(bgz.c_str(), "w");
+        const std::string text = slurp(genome);
+        REQUIRE(f);
+        REQUIRE(bgzf_write(f, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+        REQUIRE(bgzf_close(f) == 0);
+    }
+    refused(q + " " + bgz + ":s:51-350 -o " + bgz + ".gzi", "is the database's index " + bgz + ".gzi");
+    refused(q + " " + bgz + ":s:51-350 -o " + bgz + ".fai", "is the database's index " + bgz + ".fai");
+    REQUIRE(align(q + " " + bgz + ":s:51-350").code == 0);
+    REQUIRE(fs::exists(bgz + ".gzi"));
+    const std::string gzi_bytes = slurp(bgz + ".gzi");
+    refused(q + " " + bgz + ":s:51-350 -o " + bgz + ".gzi", "is the database's index");
+    CHECK(slurp(bgz + ".gzi") == gzi_bytes);
+    // The whole file reads no index: an output of that name is no input of that run.
+    CHECK(align(q + " " + genome + " -o " + (dir / "other.fai")).code == 0);
+}
+
+TEST_CASE("option --dotplot: a name that is not .svg is refused, since the plot is SVG", "[cli]") {
+    temp_dir dir("swgpu-dotplot-name");
+    const std::string protein = random_protein(200, 91);
+    const auto q = write(dir, "q.fa", ">q\n" + protein.substr(30, 100) + "\n");
+    const auto db = write(dir, "db.fa", ">s\n" + protein + "\n");
+    for (const std::string name : {"plot.png", "plot.pdf", "plot", "plot.svg.gz", "plot.tsv"}) {
+        INFO(name);
+        const auto r = align(q + " " + db + " --dotplot " + (dir / name));
+        CHECK(r.code == 2);
+        CHECK(r.err == "swgpu: error: --dotplot " + (dir / name) + ": the dot plot is SVG; name it .svg\n");
+        CHECK(r.out.empty());
+        CHECK_FALSE(fs::exists(dir / name));
+    }
+    // .svg in any case is accepted and holds SVG.
+    for (const std::string name : {"plot.svg", "PLOT.SVG"}) {
+        INFO(name);
+        const auto r = align(q + " " + db + " --dotplot " + (dir / name));
+        CHECK(r.code == 0);
+        CHECK_THAT(slurp(dir / name), Catch::Contains("<svg"));
+    }
 }
 
 TEST_CASE("counts on the command line: negative and non-numeric values are usage errors", "[cli]") {

@@ -347,6 +347,31 @@ TEST_CASE("command-line errors: exit code and one line naming the problem", "[cl
     CHECK(dir.entries() == std::vector<std::string>{"broken.mat", "dna.fa"});  // no output file was left behind
 }
 
+TEST_CASE("a matrix file without X: unknown letters score its lowest score, and the warning says so", "[cli]") {
+    // BLOSUM62's 20 amino acids (no B, J, Z, X, *): W/W 11, N/N 6, lowest -4. WWWBWWW against WWWNWWW at 11/1 scores
+    // six W/W pairs and B at -4: 62 (B read as N, asparagine, gave 72).
+    const auto b62 = swgpu::substitution_matrix::builtin("BLOSUM62");
+    const std::string aa = "ARNDCQEGHILKMFPSTWYV";
+    std::string text = " ";
+    for (char c : aa) text += std::string(" ") + c;
+    text += "\n";
+    for (char a : aa) {
+        text += a;
+        for (char b : aa) text += " " + std::to_string(b62.score(b62.code(a), b62.code(b)));
+        text += "\n";
+    }
+    temp_dir dir;
+    const auto matrix = dir.file("noX.mat", text);
+    const auto q = dir.file("q.fa", ">q\nWWWBWWW\n");
+    const auto s = dir.file("s.fa", ">n\nWWWNWWW\n");
+    const auto r = run_swgpu("align '" + q + "' '" + s + "' --backend cpu --matrix '" + matrix +
+                             "' --no-evalue --outfmt '6 qseqid sseqid score qseq sseq'");
+    REQUIRE(r.code == 0);
+    CHECK(r.out == "q\tn\t62\tWWWXWWW\tWWWNWWW\n");
+    CHECK(r.err == "swgpu: warning: " + q + ": 1 residues are not letters of " + matrix +
+                       ", which has no X row; they score its lowest score (-4) against every letter\n");
+}
+
 TEST_CASE("an interrupted run (SIGINT, SIGTERM) leaves neither the output file nor its temporary file", "[cli]") {
     temp_dir dir;
     // A long pair on the CPU: takes seconds, so the signal arrives while it is being aligned.

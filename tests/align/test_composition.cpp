@@ -20,6 +20,7 @@
 #include "core/align/scoring.hpp"
 #include "core/align/sequence.hpp"
 #include "core/align/smith_waterman.hpp"
+#include "core/align/simd/align_scored.hpp"
 #include "io/align/sequence_reader.hpp"
 
 using namespace swgpu;
@@ -248,6 +249,65 @@ TEST_CASE("composition: 32-bit Smith-Waterman equals sw_align on the integer mat
     CHECK(unscale_score(48) == 2);   // 1.5 rounds away from zero
     CHECK(unscale_score(47) == 1);
     CHECK(unscale_score(-48) == -2);
+}
+
+TEST_CASE("composition: the score pass and traceback under M' (SIMD, 16- and 32-bit lanes) give sw_align_wide's "
+          "alignment", "[composition]") {
+    // The realignment of --comp-based-stats 1 scores every kept hit with sw_score_wide, then traces back the printed
+    // ones with sw_traceback_wide; both must give what the full-matrix sw_align_wide gives: the same score, end cell
+    // (first in row-major order) and path (diagonal before a gap in the subject before a gap in the query).
+    const scoring sc{substitution_matrix::builtin("BLOSUM62"), {11, 1}, seq_type::protein};
+    const composition_adjustment adj(sc.matrix);
+    const auto& bg = standard_aa_frequencies();
+    aa_composition standard, skewed;
+    standard.p = bg;
+    standard.residues = skewed.residues = 1000;
+    for (int i = 0; i < 20; ++i) skewed.p[i] = 0.75 * bg[i];
+    skewed.p[standard_aa_index('L')] += 0.15;
+    skewed.p[standard_aa_index('A')] += 0.10;
+    const std::vector<wide_matrix> matrices = {adj.scaled_matrix(1.0, standard, standard),
+                                               adj.scaled_matrix(adj.lambda_ratio(skewed, skewed), skewed, skewed)};
+    const std::uint8_t x = sc.matrix.code('X');
+    std::mt19937 rng(11);
+    std::size_t compared = 0, wide_lanes = 0;
+    for (int t = 0; t < 60; ++t) {
+        // Lengths across vector widths; pairs 50.. hold 2,000-residue shared stretches (S' > 65535: 32-bit lanes).
+        const std::size_t shared = t >= 50 ? 2000 : 25 + t;
+        auto q = random_protein(rng, shared + 5 + t * 3, sc.matrix), s = random_protein(rng, shared + 9 + t * 5, sc.matrix);
+        for (std::size_t k = 0; k < shared; ++k) s[k + 9] = q[k + (k > shared / 2 ? 5 : 0)];  // an indel inside
+        if (t % 3 == 0) s[t % s.size()] = x, q[(3 * t) % q.size()] = x;                      // masked residues
+        if (t % 7 == 0) std::swap(q, s);
+        const wide_matrix& m = matrices[t % 2];
+        const alignment want = sw_align_wide(q, s, m, 352, 32);
+        INFO("pair " << t << ", " << q.size() << " x " << s.size() << ", score " << want.score);
+        const sw_end end = sw_score_wide(q, s, m, 352, 32);
+        CHECK(end == sw_end{want.score, want.query_end, want.subject_end});
+        CHECK(sw_traceback_wide(q, s, m, 352, 32, end) == want);
+        // Each instruction set's kernels on their own (portable has none: nullopt, and the scalar code runs).
+        wide_table table{m.scores.data(), *std::max_element(m.scores.begin(), m.scores.end()),
+                         *std::min_element(m.scores.begin(), m.scores.end()), {352, 32}};
+        for (const simd::isa target : align_scored_isas()) {
+            INFO(simd::isa_name(target));
+            const auto e = sw_score_wide_simd(q, s, table, target);
+            const auto a = sw_align_wide_scored(q, s, table, want.score, {}, target);
+            if (target == simd::isa::portable) {
+                CHECK_FALSE(e);
+                continue;
+            }
+            REQUIRE(e);
+            CHECK(*e == end);
+            REQUIRE(a);
+            CHECK(*a == want);
+            // A small budget: checkpoints that do not fit give nullopt (the caller runs sw_align_wide).
+            traceback_options tiny;
+            tiny.memory_budget = 64;
+            CHECK_FALSE(sw_align_wide_scored(q, s, table, want.score, tiny, target));
+            ++compared;
+        }
+        wide_lanes += want.score >= 65535;
+    }
+    CHECK(wide_lanes == 10);
+    if (simd::best_isa() != simd::isa::portable) CHECK(compared >= 60);
 }
 
 TEST_CASE("composition: the subject is SEG-masked unless the hit is near-identical", "[composition]") {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -214,6 +215,92 @@ TEST_CASE("every column of a hand-checked alignment (Durbin's HEAGAWGHEE/PAWHEAE
                       "evalue, bit score\n# ",
                       0) == 0);
     CHECK_THAT(seven, Catch::EndsWith("# swgpu processed 1 queries\n"));
+}
+
+TEST_CASE("qcovhsp and pair's percentages as BLAST+ 2.12 prints them: 100 for the whole only, else rounded half up to at most 99",
+          "[output]") {
+    // Each (span, qlen) -> qcovhsp as blastn and blastp 2.12.0+ printed it for constructed pairs whose HSP covered
+    // `span` of a `qlen`-residue query (the blastn case below reproduces them where BLAST is installed).
+    struct measured {
+        std::int64_t span, qlen;
+        int blast;
+    };
+    const measured cases[] = {
+        {300, 300, 100}, {299, 300, 99}, {297, 300, 99}, {300, 301, 99}, {199, 200, 99}, {998, 1000, 99},
+        {151, 300, 50},  {20, 300, 7},   {13, 300, 4},   {102, 200, 51}, {25, 1000, 3},  {45, 1000, 5},
+        {18, 1000, 2},   {25, 2000, 1},  {17, 3000, 1},  {28, 5000, 1},  {14, 5000, 0},  {16, 4000, 0},
+        {200, 333, 60},  {24, 700, 3},
+    };
+    for (const auto& c : cases) {
+        INFO(c.span << " of " << c.qlen);
+        CHECK(io::blast_percent(c.span, c.qlen) == c.blast);
+    }
+    // blastp 2.12's pairwise output for a 300-residue pair with one substitution:
+    // " Identities = 299/300 (99%), Positives = 299/300 (99%), Gaps = 0/300 (0%)".
+    CHECK(io::blast_percent(299, 300) == 99);
+    CHECK(io::blast_percent(0, 300) == 0);
+    {
+        // That pair through the output: 300 residues, A against W (BLOSUM62 -3) at position 151, so the alignment is
+        // all 300 columns with 299 identities and positives.
+        std::string q;
+        std::uint64_t x = 99;
+        for (int k = 0; k < 300; ++k) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            q += "ARNDCQEGHILKMFPSTWYV"[(x >> 33) % 20];
+        }
+        q[150] = 'A';
+        std::string s = q;
+        s[150] = 'W';
+        const auto r = run({{"q", q}}, {{"s", s}},
+                           scoring{substitution_matrix::builtin("BLOSUM62"), gap_costs{11, 1}, seq_type::protein}, true,
+                           false);
+        temp_dir dir;
+        CHECK_THAT(render(r, "pair", dir.path / "pair.txt"),
+                   Catch::Contains(" Identities = 299/300 (99%), Positives = 299/300 (99%), Gaps = 0/300 (0%)\n"));
+    }
+
+    // The same through the output: a 300-base query whose only hit covers 299 bases prints 99, not 100.
+    std::string query;
+    std::uint64_t state = 12345;
+    for (int k = 0; k < 300; ++k) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        query += "ACGT"[(state >> 33) % 4];
+    }
+    const std::vector<std::pair<std::string, std::string>> db = {
+        {"s299", query.substr(0, 299)}, {"s298", query.substr(1, 298)}, {"s150", query.substr(70, 150)},
+        {"s20", query.substr(140, 20)}};
+    const scoring sc{substitution_matrix::match_mismatch(2, -3), gap_costs{5, 2}, seq_type::dna};
+    const auto r = run({{"q", query}}, db, sc, true, false);
+    temp_dir dir;
+    std::map<std::string, std::string> ours;
+    for (const auto& l : lines_of(render(r, "6 sseqid qstart qend qlen qcovhsp", dir.path / "cov.tsv"))) {
+        const auto f = fields_of(l);
+        ours[f.at(0)] = f.at(1) + " " + f.at(2) + " " + f.at(3) + " " + f.at(4);
+    }
+    CHECK(ours.at("s299") == "1 299 300 99");
+    CHECK(ours.at("s298") == "2 299 300 99");
+    CHECK(ours.at("s150") == "71 220 300 50");
+    CHECK(ours.at("s20") == "141 160 300 7");
+
+    if (std::system("command -v blastn >/dev/null 2>&1") != 0) {
+        WARN("blastn is not installed (Debian package ncbi-blast+): qcovhsp against blastn skipped");
+        return;
+    }
+    {
+        std::ofstream q(dir.path / "q.fa"), s(dir.path / "s.fa");
+        q << ">q\n" << query << "\n";
+        for (const auto& [name, letters] : db) s << ">" << name << "\n" << letters << "\n";
+    }
+    const std::string cmd = "cd '" + dir.path.string() + "' && blastn -task blastn -dust no -word_size 7 -strand plus "
+                            "-evalue 1e6 -max_hsps 1 -query q.fa -subject s.fa -outfmt '6 sseqid qstart qend qlen "
+                            "qcovhsp' > blast.tsv 2> blast.err";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    std::map<std::string, std::string> blast;
+    for (const auto& l : lines_of(slurp(dir.path / "blast.tsv"))) {
+        const auto f = fields_of(l);
+        blast[f.at(0)] = f.at(1) + " " + f.at(2) + " " + f.at(3) + " " + f.at(4);
+    }
+    CHECK(blast == ours);
 }
 
 TEST_CASE("a query without hits", "[output]") {

@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "core/align/scoring.hpp"
 #include "core/align/sequence.hpp"
+#include "core/align/smith_waterman.hpp"
 
 using namespace swgpu;
 
@@ -113,18 +114,74 @@ TEST_CASE("encoding a large set in slices on threads: every residue, unknown let
         const char want = std::find(odd.begin(), odd.end(), p) != odd.end() ? '1' : char(copy.residues[p]);
         REQUIRE(set.residues[p] == m.code(want));
     }
-    // A matrix without X: the first unknown letter's record is named.
+    // A matrix without X: unknown letters are counted in every slice and take the code added for them.
     const auto no_x = substitution_matrix::parse_ncbi("   A  R\nA  4 -1\nR -1  5\n", "AR", "ar.txt");
     sequence_set two;
     two.source = "big.fa";
     for (int k = 0; k < 2000; ++k) two.add("s" + std::to_string(k), std::string(4000, k % 2 ? 'A' : 'R'));
     two.residues[1999 * 4000 + 17] = 'Q';
-    two.residues[1500 * 4000 + 3] = 'W';  // the first one, in an earlier slice's records
-    try {
-        encode(two, no_x);
-        FAIL("no error");
-    } catch (const error& e) {
-        CHECK(std::string(e.what()).find("big.fa:s1500") != std::string::npos);
-        CHECK(std::string(e.what()).find("'W'") != std::string::npos);
+    two.residues[1500 * 4000 + 3] = 'W';
+    CHECK(encode(two, no_x) == 2);
+    CHECK(two.residues[1999 * 4000 + 17] == no_x.fallback_code());
+    CHECK(two.residues[1500 * 4000 + 3] == no_x.fallback_code());
+}
+
+namespace {
+
+// BLOSUM62's rows and columns of the 20 amino acids and '*' (no B, J, Z, X), in NCBI text format.
+std::string blosum62_without_x() {
+    const auto b62 = substitution_matrix::builtin("BLOSUM62");
+    const std::string keep = "ARNDCQEGHILKMFPSTWYV*";
+    std::string text = "# BLOSUM62 without B J Z X\n  ";
+    for (char c : keep) text += std::string(" ") + c;
+    text += "\n";
+    for (char a : keep) {
+        text += a;
+        for (char b : keep) text += " " + std::to_string(b62.score(b62.code(a), b62.code(b)));
+        text += "\n";
     }
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("a matrix without X scores unknown letters with its lowest score against every letter", "[scoring]") {
+    const auto m = substitution_matrix::parse_ncbi(blosum62_without_x(), "B62-noX", "b62nox.txt");
+    CHECK(m.letters() == "ARNDCQEGHILKMFPSTWYV*");  // the file's letters
+    CHECK(m.min_score() == -4);                     // BLOSUM62's lowest, e.g. W/C... and '*' against any residue
+    REQUIRE(m.fallback_added());
+    REQUIRE(m.size() == 22);
+    CHECK(m.letter(m.fallback_code()) == 'X');
+    for (const char unknown : {'B', 'Z', 'J', 'U', 'O', 'X', '1'}) {
+        INFO(unknown);
+        CHECK_FALSE(m.known(unknown));
+        CHECK(m.code(unknown) == m.fallback_code());  // not N (asparagine), which the code before took
+        for (int c = 0; c < m.size(); ++c) {
+            CHECK(m.score(m.code(unknown), std::uint8_t(c)) == -4);
+            CHECK(m.score(std::uint8_t(c), m.code(unknown)) == -4);
+        }
+    }
+    // WWWBWWW against WWWNWWW, BLAST's 11/1: six W/W pairs of 11 and B against N at -4, so 66 - 4 = 62 (read as N,
+    // N/N's 6 gave 72). Against WWWBWWW, B/B scores -4 as well.
+    sequence_set q, s;
+    q.add("q", std::string("WWWBWWW"));
+    s.add("n", std::string("WWWNWWW"));
+    s.add("b", std::string("WWWBWWW"));
+    CHECK(encode(q, m) == 1);
+    CHECK(encode(s, m) == 1);
+    const scoring sc{m, {11, 1}, seq_type::protein};
+    CHECK(sw_score(q[0], s[0], sc).score == 62);
+    CHECK(sw_score(q[0], s[1], sc).score == 62);
+
+    // A matrix that has X keeps it: BLOSUM62's X row (-1 against every letter).
+    const auto b62 = substitution_matrix::builtin("BLOSUM62");
+    CHECK_FALSE(b62.fallback_added());
+    CHECK(b62.score(b62.code('O'), b62.code('W')) == -1);
+    // DNA: N, else X, else an added N at the lowest score.
+    const auto acgt = substitution_matrix::parse_ncbi("   A  C  G  T\nA  5 -4 -4 -4\nC -4  5 -4 -4\n"
+                                                      "G -4 -4  5 -4\nT -4 -4 -4  5\n", "ACGT", "acgt.txt");
+    REQUIRE(acgt.fallback_added());
+    CHECK(acgt.letter(acgt.fallback_code()) == 'N');
+    CHECK(acgt.score(acgt.code('R'), acgt.code('A')) == -4);
+    CHECK(acgt.score(acgt.code('U'), acgt.code('T')) == 5);  // U still reads as T
 }

@@ -13,6 +13,15 @@ std::optional<alignment> align_scored_avx2(std::span<const std::uint8_t> query, 
 std::optional<alignment> align_scored_avx512bw(std::span<const std::uint8_t> query,
                                                std::span<const std::uint8_t> subject, const scoring& sc, int score,
                                                const traceback_options& opt);
+std::optional<sw_end> score_wide_avx2(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                      const wide_table& t);
+std::optional<alignment> align_wide_avx2(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                         const wide_table& t, int score, const traceback_options& opt);
+std::optional<sw_end> score_wide_avx512bw(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                          const wide_table& t);
+std::optional<alignment> align_wide_avx512bw(std::span<const std::uint8_t> query,
+                                             std::span<const std::uint8_t> subject, const wide_table& t, int score,
+                                             const traceback_options& opt);
 }  // namespace align_fast
 #endif
 
@@ -47,6 +56,44 @@ std::optional<alignment> sw_align_scored(std::span<const std::uint8_t> query, st
     const sw_end end = sw_score(query, subject, sc);
     if (end.score != score) return std::nullopt;
     return sw_traceback(query, subject, sc, end, opt);
+}
+
+namespace {
+
+// Whether the SIMD passes are exact for this pair: every H below 2^30 (the 32-bit lanes' bound).
+bool wide_in_range(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const wide_table& t) {
+    return !query.empty() && !subject.empty() && t.gaps.first() <= 1 << 20 &&
+           double(std::min(query.size(), subject.size())) * std::max(1, t.max_score) < double(1 << 30);
+}
+
+}  // namespace
+
+std::optional<sw_end> sw_score_wide_simd(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                         const wide_table& table, simd::isa target) {
+#if defined(SWGPU_X86_KERNELS)
+    if (simd::cpu_supports(target) && wide_in_range(query, subject, table)) {
+        if (target == simd::isa::avx512bw) return align_fast::score_wide_avx512bw(query, subject, table);
+        if (target == simd::isa::avx2) return align_fast::score_wide_avx2(query, subject, table);
+    }
+#else
+    (void)query, (void)subject, (void)table, (void)target;
+#endif
+    return std::nullopt;
+}
+
+std::optional<alignment> sw_align_wide_scored(std::span<const std::uint8_t> query,
+                                              std::span<const std::uint8_t> subject, const wide_table& table, int score,
+                                              const traceback_options& opt, simd::isa target) {
+    if (score <= 0) return std::nullopt;
+#if defined(SWGPU_X86_KERNELS)
+    if (simd::cpu_supports(target) && wide_in_range(query, subject, table)) {
+        if (target == simd::isa::avx512bw) return align_fast::align_wide_avx512bw(query, subject, table, score, opt);
+        if (target == simd::isa::avx2) return align_fast::align_wide_avx2(query, subject, table, score, opt);
+    }
+#else
+    (void)query, (void)subject, (void)table, (void)opt, (void)target;
+#endif
+    return std::nullopt;
 }
 
 }  // namespace swgpu

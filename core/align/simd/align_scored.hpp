@@ -45,6 +45,28 @@ std::optional<alignment> sw_align_scored(std::span<const std::uint8_t> query, st
                                          const scoring& sc, int score, const traceback_options& opt = {},
                                          simd::isa target = simd::best_isa());
 
+// A table of 32-bit substitution scores over a substitution_matrix's codes (max_letters x max_letters, row-major:
+// the composition-adjusted matrices of core/align/composition.hpp), its extreme entries and the gap costs.
+struct wide_table {
+    const std::int32_t* scores = nullptr;
+    int max_score = 0, min_score = 0;
+    gap_costs gaps;
+};
+
+// The same passes over a wide_table, with 16-bit lanes where they hold the scores (checked: a pass whose best reaches
+// their top runs again in 32 bits), else 32-bit; scores below 2^30. Each returns nullopt where this CPU (or `target`)
+// has no kernel, so that the caller runs its scalar code:
+//   sw_score_wide_simd: the best score and its end cell, as a full scalar pass gives them (first in row-major order);
+//   sw_align_wide_scored: the alignment of a pair whose best score is `score` (from sw_score_wide_simd), with the end
+//   cell, tie rule and traceback preferences of sw_align; also nullopt when its checkpoints do not fit
+//   opt.memory_budget or `score` is not the pair's best.
+std::optional<sw_end> sw_score_wide_simd(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                         const wide_table& table, simd::isa target = simd::best_isa());
+std::optional<alignment> sw_align_wide_scored(std::span<const std::uint8_t> query,
+                                              std::span<const std::uint8_t> subject, const wide_table& table, int score,
+                                              const traceback_options& opt = {},
+                                              simd::isa target = simd::best_isa());
+
 // A pair whose best local score a score pass found, to be aligned (by sw_align_scored, or in batches elsewhere).
 struct scored_pair {
     std::span<const std::uint8_t> query, subject;

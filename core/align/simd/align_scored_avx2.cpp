@@ -140,6 +140,22 @@ std::optional<alignment> align_scored_avx2(std::span<const std::uint8_t> query, 
     }
 }
 
+std::optional<sw_end> score_wide_avx2(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                         const wide_table& t) {
+    const score_source<std::int32_t> src{t.scores, t.max_score, t.gaps};
+    if (narrow_fits(t))
+        if (auto end = scored_aligner<avx2_i16, std::int32_t>(query, subject, src).best_end()) return end;
+    return scored_aligner<avx2_i32, std::int32_t>(query, subject, src).best_end();
+}
+
+std::optional<alignment> align_wide_avx2(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                                         const wide_table& t, int score, const traceback_options& opt) {
+    const score_source<std::int32_t> src{t.scores, t.max_score, t.gaps};
+    if (narrow_fits(t) && lanes_for(t.max_score, t.gaps, score) != lane_bits::b32)
+        return scored_aligner<avx2_i16, std::int32_t>(query, subject, src).align(score, opt);
+    return scored_aligner<avx2_i32, std::int32_t>(query, subject, src).align(score, opt);
+}
+
 }  // namespace swgpu::align_fast
 
 SWGPU_ISA_END(avx2)

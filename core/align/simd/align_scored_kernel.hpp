@@ -42,6 +42,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -59,12 +60,30 @@ namespace {
 // The narrowest lanes that hold every H of a pair whose best score is `score` exactly, with H + σ and the gap costs:
 // 8 bits (H - 128 up to 127), 16 bits (H - 32768), else 32 bits. Both passes use them.
 enum class lane_bits { b8, b16, b32 };
-inline lane_bits lanes_for(const scoring& sc, int score) {
-    const int top = score + std::max(sc.matrix.max_score(), 0), oe = sc.gaps.first();
+inline lane_bits lanes_for(int max_score, const gap_costs& gaps, int score) {
+    const int top = score + std::max(max_score, 0), oe = gaps.first();
     if (top < 255 && oe <= 127) return lane_bits::b8;
     if (top < 65535 && oe <= 32767) return lane_bits::b16;
     return lane_bits::b32;
 }
+inline lane_bits lanes_for(const scoring& sc, int score) { return lanes_for(sc.matrix.max_score(), sc.gaps, score); }
+
+// Whether 16-bit lanes hold a 32-bit table's scores and gap costs (the scores themselves are checked by lanes_for or
+// by best_end's saturation test).
+inline bool narrow_fits(const wide_table& t) {
+    return t.min_score > -32768 && t.max_score < 32768 && t.gaps.first() <= 32767;
+}
+
+// The scores the passes read: a table of max_letters x max_letters substitution scores, row-major (a
+// substitution_matrix's 8-bit table, or the 32-bit table of a composition-adjusted matrix, core/align/composition.hpp),
+// its largest entry and the gap costs.
+template <class S>
+struct score_source {
+    const S* table = nullptr;
+    int max_score = 0;
+    gap_costs gaps;
+    int at(std::uint8_t a, std::uint8_t b) const { return table[a * substitution_matrix::max_letters + b]; }
+};
 
 // Uninitialised bytes that stay with the thread between calls: finishing aligns many hits per thread, and fresh
 // pages for every hit (a page fault each) cost about as much as a small hit's work.
@@ -102,18 +121,69 @@ struct workspace {
     }
 };
 
-// Both passes over one lane type V.
-template <class V>
+// Both passes over one lane type V, for scores of type S (score_source).
+template <class V, class S = std::int8_t>
 class scored_aligner {
 public:
     using vec = typename V::vec;
     using T = typename V::elem;
     static constexpr std::size_t L = V::lanes;
 
+    // A substitution_matrix's scores; pairs whose checkpoints do not fit go to sw_traceback.
     scored_aligner(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc)
-        : q_(query), s_(subject), sc_(sc), zero_(V::set1(V::encode(0))), neg_inf_(V::set1(V::neg_inf)),
-          open_extend_(V::set1(sc.gaps.first())), extend_(V::set1(sc.gaps.extend)), extend_cost_(sc.gaps.extend) {
+        : scored_aligner(query, subject, score_source<S>{sc.matrix.table().data(), sc.matrix.max_score(), sc.gaps}) {
+        sc_ = &sc;
+    }
+    // Any table; align() returns nullopt for pairs whose checkpoints do not fit (the caller aligns them otherwise).
+    scored_aligner(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, score_source<S> scores)
+        : q_(query), s_(subject), src_(scores), zero_(V::set1(V::encode(0))), neg_inf_(V::set1(V::neg_inf)),
+          open_extend_(V::set1(scores.gaps.first())), extend_(V::set1(scores.gaps.extend)),
+          extend_cost_(scores.gaps.extend) {
         for (const auto a : q_) used_[a] = true;
+    }
+
+    // The score pass alone: the best score and its end cell (the first cell in row-major order that has it), as
+    // sw_score gives them; rows are pass 1's rows without checkpoints. nullopt when narrow lanes could have saturated
+    // (the best reached the type's top, which a saturated addition leaves in the lane maximum): run wider lanes.
+    std::optional<sw_end> best_end() const {
+        const std::size_t m = q_.size(), n = s_.size();
+        const std::size_t seg = (n + L - 1) / L, row = seg * L;
+        thread_local workspace ws;
+        struct trim_on_return {
+            workspace& w;
+            ~trim_on_return() { w.trim(); }
+        } trim{ws};
+        vec* prof = reinterpret_cast<vec*>(ws.prof.get<T>(substitution_matrix::max_letters * row));
+        build_profile(n, seg, prof);
+        T* hp = ws.rows.get<T>(3 * row);
+        T* hc = hp + row;
+        T* e = hc + row;
+        std::fill(hp, hp + row, V::encode(0));
+        std::fill(e, e + row, static_cast<T>(V::neg_inf));
+        sw_end end;
+        vec best = zero_;
+        for (std::size_t i = 0; i < m; ++i) {
+            const vec vmax = end_row(prof + q_[i] * seg, seg, reinterpret_cast<const vec*>(hp),
+                                     reinterpret_cast<vec*>(hc), reinterpret_cast<vec*>(e), seg, nullptr, nullptr);
+            if (V::any_gt(vmax, best)) {  // a higher score in this row: the row's best and its first column
+                int top = end.score;
+                std::size_t at = n;
+                for (std::size_t x = 0; x < row; ++x) {
+                    const std::size_t j = (x % L) * seg + x / L;
+                    const int h = V::decode(hc[x]);
+                    if (j < n && (h > top || (h == top && j < at && h > end.score))) top = h, at = j;
+                }
+                if (at < n) {  // always: padding columns stay below the real ones they come from
+                    end = {top, static_cast<std::int64_t>(i), static_cast<std::int64_t>(at)};
+                    best = V::set1(V::encode(top));
+                }
+            }
+            std::swap(hp, hc);
+        }
+        if constexpr (V::clamps_at_zero) {
+            if (end.score >= V::decode(std::numeric_limits<T>::max())) return std::nullopt;
+        }
+        return end;
     }
 
     std::optional<alignment> align(int score, const traceback_options& opt) const {
@@ -184,7 +254,10 @@ public:
             std::swap(hp, hc);
         }
         if (end.score != score) return std::nullopt;
-        if (!checkpoints) return sw_traceback(q_, s_, sc_, end, opt);
+        if (!checkpoints) {
+            if (sc_) return sw_traceback(q_, s_, *sc_, end, opt);
+            return std::nullopt;
+        }
         return traceback(end, {prof, seg, K, chunk, columns, rows_saved, cols_saved}, ws);
     }
 
@@ -192,10 +265,9 @@ private:
     // prof[a * seg + v] = σ(a, subject columns of vector v), for the query's letters a.
     void build_profile(std::size_t width, std::size_t seg, vec* prof) const {
         alignas(64) T lane[L];
-        const std::int8_t* table = sc_.matrix.table().data();
         for (std::size_t a = 0; a < substitution_matrix::max_letters; ++a) {
             if (!used_[a]) continue;
-            const std::int8_t* row = table + a * substitution_matrix::max_letters;
+            const S* row = src_.table + a * substitution_matrix::max_letters;
             for (std::size_t v = 0; v < seg; ++v) {
                 for (std::size_t k = 0; k < L; ++k) {
                     const std::size_t j = k * seg + v;
@@ -316,7 +388,7 @@ private:
     // H, E and F of every cell; the walk reads the values it compares, as sw_traceback does, and a new tile starts
     // where the walk leaves this one (upwards, or leftwards out of v0..v1 in its lane).
     alignment traceback(const sw_end& end, const pass1_result& p, workspace& ws) const {
-        const int oe = sc_.gaps.first();
+        const int oe = src_.gaps.first();
         const std::size_t seg = p.seg, row = seg * L;
         std::int64_t i = end.query_end, j = end.subject_end;
         std::size_t lane = static_cast<std::size_t>(j) / seg, v = static_cast<std::size_t>(j) % seg;
@@ -372,7 +444,7 @@ private:
                         break;
                     }
                     const auto qi = q_[static_cast<std::size_t>(i)], sj = s_[static_cast<std::size_t>(j)];
-                    if (h == H(i - 1, v - 1) + sc_.matrix.score(qi, sj)) {
+                    if (h == H(i - 1, v - 1) + src_.at(qi, sj)) {
                         rev.push_back('M');
                         --i;
                         if (!step_left(j, lane, v, seg) || i < 0) {
@@ -422,7 +494,8 @@ private:
     }
 
     std::span<const std::uint8_t> q_, s_;
-    const scoring& sc_;
+    score_source<S> src_;
+    const scoring* sc_ = nullptr;  // for sw_traceback, when the scores are a substitution_matrix's
     vec zero_, neg_inf_, open_extend_, extend_;
     long extend_cost_;
     bool used_[substitution_matrix::max_letters] = {};
