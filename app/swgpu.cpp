@@ -33,6 +33,7 @@
 #include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
 #include "io/align/sequence_reader.hpp"
+#include "io/memory.hpp"
 
 namespace swgpu {
 
@@ -615,6 +616,13 @@ array sweep3d_fmod(std::int64_t n, int loops, double c, dtype precision, backend
         throw usage_error("sweep3d: precision is float32 (single) or float64 (double)");
     const sweep3d::fmod_params p{n, loops, c};
     sweep3d::check(p);
+    // The grid and its copy into the result, refused before either is taken when they cannot fit (exit code 4), as
+    // the command line refuses them (a Python call of sweep3d(1200) was killed by the kernel instead).
+    const double nn = static_cast<double>(n), value = precision == dtype::float32 ? 4.0 : 8.0;
+    io::check_memory(nn * nn * nn * value * 2,
+                     "sweep3d n = " + std::to_string(n) + " is a " + std::to_string(n) + "^3 grid of " +
+                         (value == 4.0 ? "float32" : "float64") + ", held twice (the sweep's grid and the result)",
+                     "use a smaller n" + std::string(value == 8.0 ? " or precision float32" : ""));
     const bool gpu = wants_gpu(where);
     array result(precision, {n, n, n});
     const auto fill = [&](auto zero) {

@@ -631,3 +631,22 @@ def test_align_pair_without_alignment_has_no_evalue():
     assert math.isnan(h.evalue)
     assert math.isnan(h.bitscore)
     assert not (h.evalue <= 10)
+
+
+def test_complex_arrays_refused():
+    # The conversion to float64 would drop the imaginary part with only a NumPy warning; the command line refuses
+    # complex files: exit code 1 here too.
+    import scipy.sparse
+    f = numpy.ones((8, 8)) * (1 + 2j)
+    g = numpy.zeros((8, 8))
+    assert exit_code_of(lambda: swgpu.sor(f, g, backend="cpu")) == 1
+    assert exit_code_of(lambda: swgpu.sor(g, f, backend="cpu")) == 1
+    T = scipy.sparse.eye(4, format="csr")
+    assert exit_code_of(lambda: swgpu.triangular_solve(T, numpy.ones(4) * 1j, backend="cpu")) == 1
+    assert exit_code_of(lambda: swgpu.triangular_solve(T * (1 + 1j), numpy.ones(4), backend="cpu")) == 1
+
+
+def test_sweep3d_too_large_is_refused_before_allocation():
+    # 4096^3 float64, held twice: 1 TiB. Refused with exit code 4 before anything is taken (it was killed by the
+    # kernel instead).
+    assert exit_code_of(lambda: swgpu.sweep3d(4096, backend="cpu")) == 4

@@ -274,6 +274,7 @@ def _csr(matrix):
         data = a[r, c]
         indices = c
         indptr = numpy.concatenate(([0], numpy.cumsum(numpy.bincount(r, minlength=rows))))
+    _refuse_complex(data, "triangular_solve: the matrix")
     try:
         indptr = numpy.ascontiguousarray(indptr, dtype=numpy.int64)
         indices = numpy.ascontiguousarray(indices, dtype=numpy.int64)
@@ -283,6 +284,15 @@ def _csr(matrix):
     if indptr.ndim != 1 or indices.ndim != 1 or data.ndim != 1:
         raise _error(1, "triangular_solve: indptr, indices and data must be vectors")
     return indptr, indices, data, int(rows), int(cols)
+
+
+def _refuse_complex(x, what):
+    """Complex values would lose their imaginary part in the conversion to float64 (NumPy only warns): refused, as
+    the command line refuses complex files (exit code 1)."""
+    import numpy
+
+    if numpy.iscomplexobj(x):
+        raise _error(1, "%s holds complex values; give real numbers (take .real or abs() first)" % what)
 
 
 def triangular_solve(matrix, b, *, lower=True, backend="auto"):
@@ -304,6 +314,7 @@ def triangular_solve(matrix, b, *, lower=True, backend="auto"):
 
     backend = _backend(backend)
     indptr, indices, data, rows, cols = _csr(matrix)
+    _refuse_complex(b, "triangular_solve: b")
     try:
         v = numpy.ascontiguousarray(b, dtype=numpy.float64)
     except (TypeError, ValueError) as e:
@@ -356,6 +367,8 @@ def sor(f, g, *, method="lex", omega=None, tol=1e-8, max_sweeps=None, layers=Non
         w = number(omega, "omega")
         if not 0 < w < 2:
             raise _error(2, "omega must lie in (0, 2), not %r" % (omega,))
+    _refuse_complex(f, "sor: f")
+    _refuse_complex(g, "sor: g")
     try:
         fa = numpy.ascontiguousarray(f, dtype=numpy.float64)
         ga = numpy.ascontiguousarray(g, dtype=numpy.float64)

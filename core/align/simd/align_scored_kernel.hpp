@@ -51,6 +51,7 @@
 #include "core/align/alignment.hpp"
 #include "core/error.hpp"
 #include "core/align/scoring.hpp"
+#include "core/align/simd/align_scored.hpp"
 #include "core/align/smith_waterman.hpp"
 
 namespace swgpu::align_fast {
