@@ -275,3 +275,32 @@ TEST_CASE("split reads with --max-hsps: parts apart on the read are supplementar
     CHECK(one.out.find("SA:Z") == std::string::npos);
     CHECK(one.out.find("chimera\t0\tchrA\t16001\t60\t" + recs[0][5] + "\t") != std::string::npos);
 }
+
+TEST_CASE("SAM header of a database of more than 100,000 sequences: the subjects with hits, and a @CO line saying so",
+          "[sam][cli]") {
+    std::mt19937_64 rng(13);
+    temp_dir dir("swgpu-many-sq");
+    const auto dna = [&](std::size_t n) {
+        std::string s(n, 'A');
+        for (auto& c : s) c = "ACGT"[rng() % 4];
+        return s;
+    };
+    std::string db;
+    db.reserve(100'001 * 40);
+    std::string target;
+    for (int k = 0; k < 100'001; ++k) {
+        const std::string seq = dna(24);
+        if (k == 77'777) target = seq;
+        db += ">c" + std::to_string(k) + "\n" + seq + "\n";
+    }
+    const auto dbf = write(dir, "many.fa", db);
+    const auto q = write(dir, "q.fa", ">r\n" + target + "\n");
+    const auto sam = run_program("align --backend cpu -q " + q + " " + dbf + " --outfmt sam --no-evalue");
+    REQUIRE(sam.code == 0);
+    std::size_t sq = 0;
+    for (const auto& l : lines_of(sam.out)) sq += l.rfind("@SQ\t", 0) == 0;
+    CHECK(sq == 1);
+    CHECK_THAT(sam.out, Catch::Contains("@SQ\tSN:c77777\tLN:24\n") &&
+                            Catch::Contains("@CO\t@SQ lines for the subjects with hits only: the database has more than "
+                                            "100000 sequences"));
+}
