@@ -10,28 +10,36 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "core/error.hpp"
 
 namespace swgpu {
 
 class thread_pool {
 public:
     // threads == 0: one per hardware thread.
+    // A thread that cannot start (the process's thread or memory limits: `ulimit -v`, a cgroup's pids.max) is an
+    // error naming the count (exit 3), after the threads already started are stopped and joined: a std::system_error
+    // out of the constructor left them waiting on a condition variable being destroyed (a hang), or terminated.
     explicit thread_pool(unsigned threads = 0) {
         if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-        for (unsigned t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
+        try {
+            for (unsigned t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
+        } catch (const std::system_error& e) {
+            const auto started = workers_.size() + 1;
+            stop_workers();
+            throw runtime_failure("could not start " + std::to_string(threads) + " threads (" +
+                                  std::to_string(started) + " started: " + e.what() +
+                                  "); use fewer threads (-t), or raise the process's limits");
+        }
     }
     thread_pool(const thread_pool&) = delete;
     thread_pool& operator=(const thread_pool&) = delete;
-    ~thread_pool() {
-        {
-            std::lock_guard lock(m_);
-            stop_ = true;
-        }
-        wake_.notify_all();
-        for (auto& w : workers_) w.join();
-    }
+    ~thread_pool() { stop_workers(); }
 
     unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
 
@@ -65,6 +73,15 @@ public:
     }
 
 private:
+    void stop_workers() {
+        {
+            std::lock_guard lock(m_);
+            stop_ = true;
+        }
+        wake_.notify_all();
+        for (auto& w : workers_) w.join();
+        workers_.clear();
+    }
     void run_chunk() {
         for (;;) {
             std::size_t k = next_.fetch_add(1);

@@ -186,3 +186,27 @@ TEST_CASE("conventions: a result that overflows to infinity or NaN is refused (e
         CHECK(!fs::exists(dir.path / "out.npy"));
     }
 }
+
+TEST_CASE("conventions: threads that cannot start are one error line and exit 3, never a hang", "[conventions][cli]") {
+    // Under a 600 MB address-space limit 4000 threads' stacks cannot all be mapped: the threads already started are
+    // stopped and the run ends (sat -t 128 under ulimit -v 1G hung in pthread_cond_destroy).
+    for (const auto& c : registry()) {
+        if (!c.has_threads) continue;
+        INFO(c.name);
+        const temp_dir dir("swgpu-conv-nothreads");
+        c.make_inputs(dir.path);
+        std::string args = c.args + " -t 4000";
+        args.replace(args.find("{OUT}"), 5, "x.npy");
+        const temp_dir io("swgpu-conv-nothreads-io");
+        const std::string cmd = "cd '" + dir.path.string() + "' && ulimit -v 600000 && timeout 120 '" + swgpu_binary() +
+                                "' " + args + " >/dev/null 2>'" + (io / "err") + "'";
+        const int status = std::system(("bash -c \"" + cmd + "\"").c_str());
+        const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        const std::string err = slurp(io / "err");
+        INFO(err);
+        CHECK(code == 3);
+        CHECK(one_error_line(err));
+        CHECK_THAT(err, Catch::Contains("could not start 4000 threads"));
+        CHECK(!fs::exists(dir.path / "x.npy"));
+    }
+}
