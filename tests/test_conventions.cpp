@@ -210,3 +210,17 @@ TEST_CASE("conventions: threads that cannot start are one error line and exit 3,
         CHECK(!fs::exists(dir.path / "x.npy"));
     }
 }
+
+TEST_CASE("conventions: an output into a folder that does not exist is exit 5, one line, before any work",
+          "[conventions][cli]") {
+    for (const auto& c : registry()) {
+        INFO(c.name);
+        const temp_dir dir("swgpu-conv-nodir");
+        c.make_inputs(dir.path);
+        const auto r = run_here(dir.path, c.args + " -q", c.name == "makedb" ? "no_such_dir/x" : "no_such_dir/x.npy");
+        INFO(r.err);
+        CHECK(r.code == 5);
+        CHECK(one_error_line(r.err));
+        CHECK(!fs::exists(dir.path / "no_such_dir"));
+    }
+}
