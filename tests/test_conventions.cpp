@@ -89,12 +89,12 @@ const std::vector<subcommand>& registry() {
 }
 
 // Runs swgpu in `dir` (relative names are the folder's) with `args`, {OUT} replaced by `out`.
-program_result run_here(const fs::path& dir, std::string args, const std::string& out) {
+program_result run_here(const fs::path& dir, std::string args, const std::string& out, const std::string& env = "") {
     const auto at = args.find("{OUT}");
     args.replace(at, 5, out);
     const temp_dir io("swgpu-conv-run");
-    const std::string cmd = "cd '" + dir.string() + "' && '" + swgpu_binary() + "' " + args + " >'" + (io / "out") +
-                            "' 2>'" + (io / "err") + "'";
+    const std::string cmd = "cd '" + dir.string() + "' && " + (env.empty() ? "" : "env " + env + " ") + "'" +
+                            swgpu_binary() + "' " + args + " >'" + (io / "out") + "' 2>'" + (io / "err") + "'";
     const int status = std::system(cmd.c_str());
     program_result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -222,5 +222,26 @@ TEST_CASE("conventions: an output into a folder that does not exist is exit 5, o
         CHECK(r.code == 5);
         CHECK(one_error_line(r.err));
         CHECK(!fs::exists(dir.path / "no_such_dir"));
+    }
+}
+
+TEST_CASE("conventions: a run that needs more memory than is available is refused with exit 4 before it takes it",
+          "[conventions][cli]") {
+    // The numerical commands (docs/conventions.md, "Memory"), with the memory allowed set to 4 MiB (the tuning key
+    // host.memory_mib stands for the machine's): one line saying what takes the memory, no output file.
+    const temp_dir dir("swgpu-conv-memory");
+    write_npy(dir.path / "m.npy", {1000, 1000}, 1.0);
+    write_npy(dir.path / "g.npy", {1000, 1000}, 0.0);
+    std::ofstream(dir.path / "big.mtx") << "%%MatrixMarket matrix coordinate real general\n1000000 1000000 1\n1 1 2\n";
+    for (const std::string args : {"sat --backend cpu m.npy -o {OUT}", "ihist --backend cpu m.npy --bins 4 -o {OUT}",
+                                   "sor --backend cpu --rhs m.npy --boundary g.npy -o {OUT}",
+                                   "sweep3d --backend cpu --n 200 -o {OUT}",
+                                   "levels --backend cpu --matrix big.mtx -o {OUT}"}) {
+        INFO(args);
+        const auto r = run_here(dir.path, args + " -q", "out.npy", "SWGPU_TUNE=host.memory_mib=4");
+        INFO(r.err);
+        CHECK(r.code == 4);
+        CHECK(one_error_line(r.err));
+        CHECK(!fs::exists(dir.path / "out.npy"));
     }
 }
