@@ -77,11 +77,14 @@ inline const std::string& swgpu_binary() {
 }
 
 // Runs the built swgpu (swgpu_binary()) with `args` (a shell fragment), stdin from `input` (/dev/null by default); `env`
-// (e.g. "SWGPU_TUNE=host.memory_mib=1024") is set for that run only; timeout_seconds > 0 stops it after that long.
+// (e.g. "SWGPU_TUNE=host.memory_mib=1024") is set for that run only; timeout_seconds > 0 stops it after that long;
+// `dir`, when given, is the working directory (relative names in `args` are its files).
 inline program_result run_program(const std::string& args, const std::string& env = "",
-                                  const std::string& input = "/dev/null", int timeout_seconds = 0) {
+                                  const std::string& input = "/dev/null", int timeout_seconds = 0,
+                                  const std::string& dir = "") {
     const temp_dir io("swgpu-run");
-    const std::string cmd = (env.empty() ? std::string() : "env " + env + " ") +
+    const std::string cmd = (dir.empty() ? std::string() : "cd '" + dir + "' && ") +
+        (env.empty() ? std::string() : "env " + env + " ") +
         (timeout_seconds > 0 ? "timeout " + std::to_string(timeout_seconds) + " " : std::string()) + "'" +
         swgpu_binary() + "' " + args + " <'" + input + "' >'" + (io / "out") + "' 2>'" + (io / "err") + "'";
     const int status = std::system(cmd.c_str());

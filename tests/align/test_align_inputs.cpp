@@ -243,7 +243,7 @@ TEST_CASE("real protein databases with poly-A, poly-G and ACGT-only peptides are
     REQUIRE(named.code == 0);
     REQUIRE(!named.out.empty());
     CHECK(named.out.find("polyA_query\tpolyA_fragment") != std::string::npos);  // scored as protein (BLOSUM62 A-A)
-    for (const std::string d : {db, dir / "db.fa.gz", dir / "db.swdb", dir / "db"}) {
+    for (const std::string& d : {db, dir / "db.fa.gz", dir / "db.swdb", dir / "db"}) {
         INFO(d);
         const auto r = align(q + " " + d + fmt);
         CHECK(r.code == 0);

@@ -153,7 +153,7 @@ TEST_CASE("SAM header lists every database sequence in database order, so samtoo
     const auto r2 = write(dir, "r2.fa", ">rc\n" + g.chr_c.substr(6000, 150) + "\n");
     const std::string sq = "@SQ\tSN:chrA\tLN:20000\n@SQ\tSN:chrB\tLN:8000\n@SQ\tSN:chrC\tLN:20000\n";
     for (const auto& [reads, contig] : std::vector<std::pair<std::string, std::string>>{{r1, "chrA"}, {r2, "chrC"}}) {
-        for (const std::string db : {genome, (dir / "genome")}) {
+        for (const std::string& db : {genome, (dir / "genome")}) {
             if (db != genome) REQUIRE(run_program("makedb -q " + genome + " " + (dir / "genome")).code == 0);
             const auto sam = run_program("align --backend cpu -q " + reads + " " + db + " --outfmt sam");
             REQUIRE(sam.code == 0);

@@ -112,6 +112,11 @@ private:
 
 struct workspace {
     scratch prof, rows, saved, columns, tile;
+    // Trims the workspace when a call that used it returns (by value or by an exception).
+    struct trimmed {
+        workspace& w;
+        ~trimmed() { w.trim(); }
+    };
     // Buffers beyond this many bytes in all are given back after the call that needed them.
     static constexpr std::size_t kept_bytes = std::size_t(16) << 20;
     void trim() {
@@ -150,17 +155,8 @@ public:
         const std::size_t m = q_.size(), n = s_.size();
         const std::size_t seg = (n + L - 1) / L, row = seg * L;
         thread_local workspace ws;
-        struct trim_on_return {
-            workspace& w;
-            ~trim_on_return() { w.trim(); }
-        } trim{ws};
-        vec* prof = reinterpret_cast<vec*>(ws.prof.get<T>(substitution_matrix::max_letters * row));
-        build_profile(n, seg, prof);
-        T* hp = ws.rows.get<T>(3 * row);
-        T* hc = hp + row;
-        T* e = hc + row;
-        std::fill(hp, hp + row, V::encode(0));
-        std::fill(e, e + row, static_cast<T>(V::neg_inf));
+        const workspace::trimmed trim{ws};
+        auto [prof, hp, hc, e] = first_rows(ws, n, seg);
         sw_end end;
         vec best = zero_;
         for (std::size_t i = 0; i < m; ++i) {
@@ -206,19 +202,10 @@ public:
         const std::size_t columns = (seg + chunk - 1) / chunk;
 
         thread_local workspace ws;
-        struct trim_on_return {
-            workspace& w;
-            ~trim_on_return() { w.trim(); }
-        } trim{ws};
+        const workspace::trimmed trim{ws};
 
         // Pass 1: rows until the first that reaches `score`.
-        vec* prof = reinterpret_cast<vec*>(ws.prof.get<T>(substitution_matrix::max_letters * row));
-        build_profile(n, seg, prof);
-        T* hp = ws.rows.get<T>(3 * row);
-        T* hc = hp + row;
-        T* e = hc + row;
-        std::fill(hp, hp + row, V::encode(0));
-        std::fill(e, e + row, static_cast<T>(V::neg_inf));
+        auto [prof, hp, hc, e] = first_rows(ws, n, seg);
         // Row checkpoint c: H of row (c+1)K-1, then E of row (c+1)K. Column checkpoints of row i: `columns` vectors
         // of H left of each chunk's first vector, then `columns` vectors of F at it.
         T* const rows_saved = checkpoints ? ws.saved.get<T>(m / K * 2 * row) : nullptr;
@@ -264,6 +251,21 @@ public:
 
 private:
     // prof[a * seg + v] = σ(a, subject columns of vector v), for the query's letters a.
+    // The query profile and pass 1's three rows (H above, H of the row, E) in `ws`, H = 0 and E = -inf above row 0.
+    struct pass_rows {
+        vec* prof;
+        T *hp, *hc, *e;
+    };
+    pass_rows first_rows(workspace& ws, std::size_t n, std::size_t seg) const {
+        const std::size_t row = seg * L;
+        vec* prof = reinterpret_cast<vec*>(ws.prof.get<T>(substitution_matrix::max_letters * row));
+        build_profile(n, seg, prof);
+        T* hp = ws.rows.get<T>(3 * row);
+        std::fill(hp, hp + row, V::encode(0));
+        std::fill(hp + 2 * row, hp + 3 * row, static_cast<T>(V::neg_inf));
+        return {prof, hp, hp + row, hp + 2 * row};
+    }
+
     void build_profile(std::size_t width, std::size_t seg, vec* prof) const {
         alignas(64) T lane[L];
         for (std::size_t a = 0; a < substitution_matrix::max_letters; ++a) {
