@@ -1,5 +1,5 @@
-// swgpu: the command line. One CLI11 subcommand per tool (align now; the engine's other solvers are added the same
-// way). Errors from every layer arrive here as swgpu::error and leave as one line "swgpu: error: ..." with the exit
+// swgpu: the command line. One CLI11 subcommand per tool, each a swgpu::app::command (app/command.hpp: the options and
+// files every command shares, and the promises about them, in one layer). Errors from every layer arrive here as swgpu::error and leave as one line "swgpu: error: ..." with the exit
 // code of docs/conventions.md.
 #include <algorithm>
 #include <cstdint>
@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
     swgpu::app::levels_command levels(app);
     swgpu::app::sweep3d_command sweep3d(app);
     swgpu::app::sor_command sor(app);
+    const std::vector<swgpu::app::command*> commands = {&align, &makedb, &sat, &ihist, &levels, &sweep3d, &sor};
 
     // A first word that is no subcommand: name it and the nearest subcommand (CLI11 would say "A subcommand is
     // required").
@@ -97,30 +98,16 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         std::string where = "swgpu --help";
-        if (align.selected() || (argc > 1 && std::strcmp(argv[1], "align") == 0)) where = "swgpu align --help";
-        if (makedb.selected() || (argc > 1 && std::strcmp(argv[1], "makedb") == 0)) where = "swgpu makedb --help";
-        if (sat.selected() || (argc > 1 && std::strcmp(argv[1], "sat") == 0)) where = "swgpu sat --help";
-        if (ihist.selected() || (argc > 1 && std::strcmp(argv[1], "ihist") == 0)) where = "swgpu ihist --help";
-        if (levels.selected() || (argc > 1 && std::strcmp(argv[1], "levels") == 0)) where = "swgpu levels --help";
-        if (sweep3d.selected() || (argc > 1 && std::strcmp(argv[1], "sweep3d") == 0)) where = "swgpu sweep3d --help";
-        if (sor.selected() || (argc > 1 && std::strcmp(argv[1], "sor") == 0)) where = "swgpu sor --help";
+        for (const auto* c : commands)
+            if (c->selected() || (argc > 1 && argv[1] == c->name())) where = "swgpu " + c->name() + " --help";
         return fail(swgpu::exit_code::bad_command_line, std::string(e.what()) + "; run '" + where + "'");
     }
 
     try {
         swgpu::tuning::check_environment();  // a malformed SWGPU_TUNE fails before any work
-        if (align.selected()) return align.run(joined(argc, argv));
-        if (makedb.selected()) return makedb.run();
-        // The numerical commands' notice of a CPU fallback comes once, after success (never beside an error line).
-        const auto noticed = [](int code) {
-            if (code == 0) swgpu::app::table_backend::print_fallback_notice();
-            return code;
-        };
-        if (sat.selected()) return noticed(sat.run());
-        if (ihist.selected()) return noticed(ihist.run());
-        if (levels.selected()) return noticed(levels.run());
-        if (sweep3d.selected()) return noticed(sweep3d.run());
-        if (sor.selected()) return noticed(sor.run());
+        // The shared checks of every command, its run, and a CPU fallback's notice after success (app/command.hpp).
+        for (auto* c : commands)
+            if (c->selected()) return c->execute(joined(argc, argv));
         return fail(swgpu::exit_code::bad_command_line, "no command given; run 'swgpu --help'");
     } catch (const swgpu::error& e) {
         return fail(e.code(), e.what());

@@ -9,6 +9,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "app/align/refinements.hpp"
@@ -87,6 +88,12 @@ void check_for_type(const search_settings& s, seq_type type) {
     if (type == seq_type::dna && s.comp_based_stats == 1)
         throw usage_error("comp_based_stats 1 applies to protein, but the sequences are DNA");
 }
+
+}  // namespace
+
+bool gpu_available() { return gpu::available(); }
+
+namespace {
 
 bool wants_gpu(backend where) {
     if (where == backend::gpu && !gpu::available())
@@ -429,7 +436,17 @@ sat::array sat_input(dtype type, const std::vector<std::int64_t>& shape, const v
 
 dtype summed_area_table_type(dtype image) { return external(sat::table_type(internal(image), sat::precision::automatic)); }
 
+void check_summed_area_table(dtype type, const std::vector<std::int64_t>& shape) {
+    double elements = 1;
+    for (const auto d : shape) elements *= static_cast<double>(std::max<std::int64_t>(d, 0));
+    const double image = elements * static_cast<double>(element_bytes(type));
+    const double table = elements * static_cast<double>(element_bytes(summed_area_table_type(type)));
+    io::check_memory(image + table, "the summed-area table of the image and the call's copy of the image",
+                     "use a smaller image");
+}
+
 array summed_area_table(const array& image, backend where) {
+    check_summed_area_table(image.type(), image.shape());
     array result(summed_area_table_type(image.type()), image.shape());
     summed_area_table_into(image.type(), image.shape(), image.data(), result.data(), where);
     return result;
@@ -453,13 +470,14 @@ void summed_area_table_into(dtype type, const std::vector<std::int64_t>& shape, 
         gpu::summed_area_table_into(in, table_type, table);
     } else {
         thread_pool pool(0);
-        const sat::array out = sat::summed_area_table(in, table_type, pool);
-        if (out.bytes() > 0) std::memcpy(table, out.raw(), out.bytes());
+        sat::summed_area_table_into(in, table_type, table, pool);
     }
 }
 
-array integral_histogram(const array& image, int bins, const std::vector<double>& edges, backend where) {
-    const auto& shape = image.shape();
+namespace {
+
+// The binning of an integral histogram of an image of `shape`, checked as `swgpu ihist` checks it.
+sat::binning histogram_binning(const std::vector<std::int64_t>& shape, int bins, const std::vector<double>& edges) {
     if (shape.size() != 2)
         throw usage_error("integral_histogram: a one-channel image of shape (H, W), not of " +
                           std::to_string(shape.size()) + " dimensions");
@@ -470,20 +488,43 @@ array integral_histogram(const array& image, int bins, const std::vector<double>
     if (static_cast<unsigned __int128>(shape[0]) * static_cast<unsigned __int128>(shape[1]) >=
         (static_cast<unsigned __int128>(1) << 32))
         throw input_error("image", "the image has 2^32 pixels or more; uint32 counts could overflow");
-    sat::array in(internal(image.type()), shape[0], shape[1], 1);
-    std::memcpy(in.raw(), image.data(), in.bytes());
+    return binning;
+}
+
+}  // namespace
+
+int check_integral_histogram(dtype type, const std::vector<std::int64_t>& shape, int bins,
+                             const std::vector<double>& edges) {
+    const sat::binning binning = histogram_binning(shape, bins, edges);
+    const double pixels = static_cast<double>(shape[0]) * static_cast<double>(shape[1]);
+    io::check_memory(pixels * (4.0 * binning.bins + 2.0 + static_cast<double>(element_bytes(type))),
+                     "the integral histogram of a " + std::to_string(shape[0]) + " x " + std::to_string(shape[1]) +
+                         " image with " + std::to_string(binning.bins) + " bins (uint32) and the call's copy of the image",
+                     "use fewer bins or a smaller image");
+    return binning.bins;
+}
+
+array integral_histogram(const array& image, int bins, const std::vector<double>& edges, backend where) {
+    const int b = check_integral_histogram(image.type(), image.shape(), bins, edges);
+    array result(dtype::uint32, {image.shape()[0], image.shape()[1], static_cast<std::int64_t>(b)});
+    integral_histogram_into(image.type(), image.shape(), image.data(), bins, edges,
+                            static_cast<std::uint32_t*>(result.data()), where);
+    return result;
+}
+
+void integral_histogram_into(dtype type, const std::vector<std::int64_t>& shape, const void* image, int bins,
+                             const std::vector<double>& edges, std::uint32_t* out, backend where) {
+    const sat::binning binning = histogram_binning(shape, bins, edges);
+    sat::array in = sat::array::uninitialized(internal(type), shape[0], shape[1], 1);
+    if (in.bytes() > 0) std::memcpy(in.raw(), image, in.bytes());
     sat::check_finite(in, "image");
     const auto bin = sat::bin_indices(in, binning);
-    sat::array out;
     if (wants_gpu(where)) {
-        out = gpu::integral_histogram(bin, in.rows, in.cols, binning.bins);
+        gpu::integral_histogram_into(bin, in.rows, in.cols, binning.bins, out);
     } else {
         thread_pool pool(0);
-        out = sat::integral_histogram(bin, in.rows, in.cols, binning.bins, pool);
+        sat::integral_histogram_into(bin, in.rows, in.cols, binning.bins, pool, out);
     }
-    array result(dtype::uint32, {shape[0], shape[1], static_cast<std::int64_t>(binning.bins)});
-    std::memcpy(result.data(), out.raw(), out.bytes());
-    return result;
 }
 
 // ---- sparse triangular solves, SOR, the 3-D sweep ------------------------------------------------------------------
@@ -580,6 +621,11 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
                        const sor_settings& settings) {
     if (n < 3) throw input_error("sor", "the grid needs at least 3 x 3 points (got " + std::to_string(n) + ")");
     if (n > (std::int64_t{1} << 20)) throw input_error("sor", "a grid of more than 2^20 x 2^20 points");
+    // As `swgpu sor` counts them: about five float64 arrays of the grid at once (f, the initial and the current u,
+    // h^2 f, the result).
+    io::check_memory(static_cast<double>(n) * static_cast<double>(n) * 8.0 * 5,
+                     "sor: a " + std::to_string(n) + " x " + std::to_string(n) + " grid, held in 5 float64 arrays of its size",
+                     "use a smaller grid");
     const sor::problem p = sor::from_arrays(n, f, boundary, "sor");
     sor::options o;
     o.m = sor::parse_method(settings.method);
@@ -612,33 +658,43 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
 }
 
 array sweep3d_fmod(std::int64_t n, int loops, double c, dtype precision, backend where) {
+    check_sweep3d(n, loops, c, precision);
+    array result(precision, {n, n, n});
+    sweep3d_fmod_into(n, loops, c, precision, result.data(), where);
+    return result;
+}
+
+void check_sweep3d(std::int64_t n, int loops, double c, dtype precision) {
+    if (precision != dtype::float32 && precision != dtype::float64)
+        throw usage_error("sweep3d: precision is float32 (single) or float64 (double)");
+    sweep3d::check(sweep3d::fmod_params{n, loops, c});
+    // The grid, refused before it is taken when it cannot fit (exit code 4), as the command line refuses it (a Python
+    // call of sweep3d(1200) was killed by the kernel instead).
+    const double nn = static_cast<double>(n), value = precision == dtype::float32 ? 4.0 : 8.0;
+    io::check_memory(nn * nn * nn * value,
+                     "sweep3d n = " + std::to_string(n) + " is a " + std::to_string(n) + "^3 grid of " +
+                         (value == 4.0 ? "float32" : "float64"),
+                     "use a smaller n" + std::string(value == 8.0 ? " or precision float32" : ""));
+}
+
+void sweep3d_fmod_into(std::int64_t n, int loops, double c, dtype precision, void* grid, backend where) {
     if (precision != dtype::float32 && precision != dtype::float64)
         throw usage_error("sweep3d: precision is float32 (single) or float64 (double)");
     const sweep3d::fmod_params p{n, loops, c};
     sweep3d::check(p);
-    // The grid and its copy into the result, refused before either is taken when they cannot fit (exit code 4), as
-    // the command line refuses them (a Python call of sweep3d(1200) was killed by the kernel instead).
-    const double nn = static_cast<double>(n), value = precision == dtype::float32 ? 4.0 : 8.0;
-    io::check_memory(nn * nn * nn * value * 2,
-                     "sweep3d n = " + std::to_string(n) + " is a " + std::to_string(n) + "^3 grid of " +
-                         (value == 4.0 ? "float32" : "float64") + ", held twice (the sweep's grid and the result)",
-                     "use a smaller n" + std::string(value == 8.0 ? " or precision float32" : ""));
     const bool gpu = wants_gpu(where);
-    array result(precision, {n, n, n});
     const auto fill = [&](auto zero) {
         using T = decltype(zero);
-        std::vector<T> grid;
+        const std::span<T> out(static_cast<T*>(grid), static_cast<std::size_t>(n * n * n));
         if (gpu) {
-            grid = gpu::sweep3d_fmod<T>(p);
+            gpu::sweep3d_fmod_into<T>(p, out);
         } else {
             thread_pool pool(0);
-            grid = sweep3d::fmod_tiled<T>(p, pool, 16);
+            sweep3d::fmod_tiled_into<T>(p, pool, 16, out);
         }
-        std::memcpy(result.data(), grid.data(), grid.size() * sizeof(T));
     };
     if (precision == dtype::float32) fill(0.0f);
     else fill(0.0);
-    return result;
 }
 
 }  // namespace swgpu

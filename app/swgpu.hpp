@@ -34,6 +34,8 @@ struct sequence {
 std::vector<sequence> read_sequences(const std::string& path);
 
 enum class backend { automatic, cpu, gpu };  // automatic: the GPUs when one is usable, else the CPU
+// Whether backend::gpu can run here: a build with the GPU backend on a machine with a usable GPU.
+bool gpu_available();
 enum class strands { both, plus, minus };    // DNA queries: the strands searched
 enum class sequence_type { automatic, protein, dna };  // automatic: DNA when >= 90 % of the letters are ACGTUN
 enum class pair_mode { automatic, search, pairwise };  // pairwise: every pair in linear memory (long pairs)
@@ -184,6 +186,10 @@ dtype summed_area_table_type(dtype image);
 // the same shape. No host copy of the table is made.
 void summed_area_table_into(dtype type, const std::vector<std::int64_t>& shape, const void* image, void* table,
                             backend where = backend::automatic);
+// The memory the table of an image of `shape` takes with the call's copy of the image, refused before any is taken
+// when more than is available (swgpu::error, out of memory, exit code 4, as `swgpu sat` refuses it): a face that
+// allocates the table itself (NumPy) calls this first; summed_area_table does.
+void check_summed_area_table(dtype type, const std::vector<std::int64_t>& shape);
 
 // The integral histogram of a one-channel image of shape (H, W), as `swgpu ihist` computes it: uint32, shape
 // (H, W, B), H[i][j][b] the pixels of bin b in rows 0..i and columns 0..j. Bins: with `edges` (B + 1 increasing values)
@@ -192,6 +198,14 @@ void summed_area_table_into(dtype type, const std::vector<std::int64_t>& shape, 
 // every backend. A float image holding NaN or an infinity is refused (swgpu::error, bad input), as by the command.
 array integral_histogram(const array& image, int bins, const std::vector<double>& edges = {},
                          backend where = backend::automatic);
+// The same for memory the caller owns (NumPy arrays): `image` (H, W) of `type` read in place, `out` receiving the
+// H x W x B counts (B = bins, or edges.size() - 1 when bins is 0). No host copy of the histogram is made.
+void integral_histogram_into(dtype type, const std::vector<std::int64_t>& shape, const void* image, int bins,
+                             const std::vector<double>& edges, std::uint32_t* out, backend where = backend::automatic);
+// The bins of that call (bad settings are swgpu::error), its memory refused as check_summed_area_table's is: returns
+// B, the third extent of the result.
+int check_integral_histogram(dtype type, const std::vector<std::int64_t>& shape, int bins,
+                             const std::vector<double>& edges);
 
 // ---- numerics: sparse triangular solves, SOR, the 3-D sweep ---------------------------------------------------------
 
@@ -247,5 +261,11 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
 // The same bits on every backend. N in 1..4096, loops >= 1, c > 0 (else swgpu::error, bad settings).
 array sweep3d_fmod(std::int64_t n, int loops = 1, double c = 1.0, dtype precision = dtype::float64,
                    backend where = backend::automatic);
+// The same into memory the caller owns, N^3 values of `precision` (NumPy arrays: the grid is held once). Call
+// check_sweep3d before taking that memory: it refuses bad settings (swgpu::error, bad settings) and a grid larger
+// than the memory available (out of memory, exit code 4).
+void sweep3d_fmod_into(std::int64_t n, int loops, double c, dtype precision, void* grid,
+                       backend where = backend::automatic);
+void check_sweep3d(std::int64_t n, int loops, double c, dtype precision);
 
 }  // namespace swgpu

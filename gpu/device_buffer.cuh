@@ -55,11 +55,14 @@ public:
     // Synchronous copy of the first `count` elements to the host.
     std::vector<T> download(std::size_t count, cudaStream_t stream = nullptr) const {
         std::vector<T> out(count);
-        if (count) {
-            SWGPU_CUDA_CHECK(cudaMemcpyAsync(out.data(), ptr_, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
-            SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream));
-        }
+        download_to(out.data(), count, stream);
         return out;
+    }
+    // The same into host memory the caller owns.
+    void download_to(T* host, std::size_t count, cudaStream_t stream = nullptr) const {
+        if (!count) return;
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(host, ptr_, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
+        SWGPU_CUDA_CHECK(cudaStreamSynchronize(stream));
     }
 
     T* data() const { return ptr_; }

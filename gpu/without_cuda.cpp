@@ -130,10 +130,16 @@ std::vector<T> sweep3d_fmod(const sweep3d::fmod_params&, sweep_report*) {
     no_cuda("a 3-D sweep on the GPU");
 }
 template <class T>
+void sweep3d_fmod_into(const sweep3d::fmod_params&, std::span<T>, sweep_report*) {
+    no_cuda("a 3-D sweep on the GPU");
+}
+template <class T>
 std::vector<T> sweep3d_dd(const sweep3d::dd_params&, sweep_report*) {
     no_cuda("a 3-D sweep on the GPU");
 }
 template std::vector<float> sweep3d_fmod<float>(const sweep3d::fmod_params&, sweep_report*);
+template void sweep3d_fmod_into<float>(const sweep3d::fmod_params&, std::span<float>, sweep_report*);
+template void sweep3d_fmod_into<double>(const sweep3d::fmod_params&, std::span<double>, sweep_report*);
 template std::vector<double> sweep3d_fmod<double>(const sweep3d::fmod_params&, sweep_report*);
 template std::vector<float> sweep3d_dd<float>(const sweep3d::dd_params&, sweep_report*);
 template std::vector<double> sweep3d_dd<double>(const sweep3d::dd_params&, sweep_report*);

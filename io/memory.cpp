@@ -1,6 +1,7 @@
 #include "io/memory.hpp"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -83,6 +84,15 @@ void check_memory(double need, const std::string& what, const std::string& advic
 
 void check_memory(double need, const std::string& what, const std::string& advice) {
     check_memory(need, what, advice, available_memory());
+}
+
+std::optional<std::uint64_t> plain_file_size(const std::string& path) {
+    struct stat st{};
+    if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    unsigned char magic[2] = {0, 0};
+    std::ifstream(path, std::ios::binary).read(reinterpret_cast<char*>(magic), 2);
+    if (magic[0] == 0x1f && magic[1] == 0x8b) return std::nullopt;  // gzip or bgzip
+    return static_cast<std::uint64_t>(st.st_size);
 }
 
 }  // namespace swgpu::io

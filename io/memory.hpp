@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace swgpu::io {
@@ -20,6 +21,10 @@ struct memory_limit {
 // (memory.max - memory.current), and RLIMIT_AS when set. The tuning key host.memory_mib (tests), when positive,
 // replaces the measured value.
 memory_limit available_memory();
+
+// The bytes of `path` when it is a regular file that is not gzip/bgzip-compressed (so that its size bounds the letters
+// it holds, for an estimate before reading); nullopt for "-", a compressed file, or anything else.
+std::optional<std::uint64_t> plain_file_size(const std::string& path);
 
 // "12.8 GB" (decimal units, three significant digits).
 std::string format_bytes(double bytes);

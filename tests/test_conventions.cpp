@@ -1,97 +1,65 @@
-// The promises of docs/conventions.md, kept by every subcommand: one registry row per subcommand says how to make a
-// small valid run and which of its files are inputs, and each promise is one test that loops over the rows (as
-// parasail's tests loop over its function registry). A new subcommand joins by adding a row; a promise it breaks fails
-// here. Promises covered: an output that is an input (by its name, ./name, a symbolic link or a hard link) is refused
-// with exit 2 and one error line, leaving the input as it was; -t beyond 4096 is refused with exit 2.
+// The promises of docs/conventions.md, kept by every subcommand: the registry (tests/conventions_registry.hpp) has one
+// row per subcommand saying how to make a small valid run, a large one and which of its files are inputs, and each
+// promise is one test that loops over the rows (as parasail's tests loop over its function registry). A new subcommand
+// joins by adding a row; a promise it breaks fails here. CPU = GPU bytes per row: tests/gpu/test_conventions_backends.cpp.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "app/swgpu.hpp"
+#include "core/tuning.hpp"
 #include "tests/cli_support.hpp"
+#include "tests/conventions_registry.hpp"
 
 namespace {
 
 using namespace swgpu::testing;
 namespace fs = std::filesystem;
+using conv::write_npy;
 
-// A little-endian float64 .npy of `shape`, every element `value` (format 1.0, data at byte 128).
-void write_npy(const fs::path& p, const std::vector<int>& shape, double value) {
-    std::string dims;
-    std::size_t n = 1;
-    for (const int d : shape) {
-        dims += std::to_string(d) + ", ";
-        n *= static_cast<std::size_t>(d);
+// Runs swgpu in `dir` (relative names are the folder's) with `args`, {OUT} replaced by `out`, on the CPU.
+program_result run_here(const fs::path& dir, const std::string& args, const std::string& out, const std::string& env = "") {
+    return run_program(filled(args, out), env, "/dev/null", 0, dir.string());
+}
+
+const std::string& large_args(const subcommand& c) { return c.large_args.empty() ? c.args : c.large_args; }
+
+// The temporary files an output leaves while it is written (".NAME.swgpu-XXXXXX", io/output_file.hpp) in `dir`.
+std::vector<std::string> temporaries(const fs::path& dir) {
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().filename().string().find(".swgpu-") != std::string::npos) found.push_back(e.path().filename());
+    return found;
+}
+
+// Starts swgpu `args` in `dir` (stdout and stderr to /dev/null), sends `sig` after `delay`, and returns how it ended:
+// the signal that ended it (128 + signal) or its exit code.
+int interrupted(const fs::path& dir, const std::string& args, int sig, std::chrono::milliseconds delay) {
+    const std::string cmd = "exec '" + swgpu_binary() + "' " + args + " >/dev/null 2>&1 </dev/null";
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        if (::chdir(dir.c_str()) != 0) ::_exit(127);
+        ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
     }
-    if (shape.size() > 1) dims.resize(dims.size() - 2);
-    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + dims + "), }";
-    header.resize(128 - 10 - 1, ' ');  // the 10 bytes before it and the header: a multiple of 64
-    header += '\n';
-    std::ofstream out(p, std::ios::binary);
-    out.write("\x93NUMPY\x01\x00", 8);
-    const std::uint16_t len = static_cast<std::uint16_t>(header.size());
-    out.write(reinterpret_cast<const char*>(&len), 2);
-    out << header;
-    for (std::size_t k = 0; k < n; ++k) out.write(reinterpret_cast<const char*>(&value), 8);
-}
-
-struct subcommand {
-    std::string name;
-    std::function<void(const fs::path&)> make_inputs;  // writes the inputs into the folder
-    std::string args;                                   // run in that folder; {OUT} is the output to write
-    std::vector<std::string> inputs;                    // the files it reads (relative to the folder)
-    bool has_threads = true;
-    std::string bad;                                    // a run with a bad input (--backend auto where there is one)
-};
-
-const std::vector<subcommand>& registry() {
-    static const std::vector<subcommand> rows = {
-        {"align",
-         [](const fs::path& d) {
-             std::ofstream(d / "q.fa") << ">q\nMKVLAAGIVGLLLAQHWERTYPLKV\n";
-             std::ofstream(d / "db.fa") << ">s\nAAMKVLAAGIVGLLLAQHWERTYPLKVGG\n";
-         },
-         "align --backend cpu q.fa db.fa -o {OUT}",
-         {"q.fa", "db.fa"}, true, "align no_such.fa db.fa"},
-        {"makedb", [](const fs::path& d) { std::ofstream(d / "in.swdb") << ">s\nMKVLAAGIVGLLLAQHWERTYPLKV\n"; },
-         "makedb in.swdb {OUT}", {"in.swdb"}, false, "makedb no_such.fa out"},
-        {"sat", [](const fs::path& d) { write_npy(d / "img.npy", {6, 5}, 1.5); }, "sat --backend cpu img.npy -o {OUT}",
-         {"img.npy"}, true, "sat no_such.npy -o x.npy"},
-        {"ihist", [](const fs::path& d) { write_npy(d / "img.npy", {6, 5}, 0.25); },
-         "ihist --backend cpu img.npy --bins 2 -o {OUT}", {"img.npy"}, true, "ihist img.npy --bins 0 -o x.npy"},
-        {"sor",
-         [](const fs::path& d) {
-             write_npy(d / "f.npy", {9, 9}, 1.0);
-             write_npy(d / "g.npy", {9, 9}, 0.0);
-         },
-         "sor --backend cpu --rhs f.npy --boundary g.npy -o {OUT}", {"f.npy", "g.npy"}, true,
-         "sor --rhs no_such.npy --boundary g.npy -o x.npy"},
-        {"levels",
-         [](const fs::path& d) {
-             std::ofstream(d / "a.mtx") << "%%MatrixMarket matrix coordinate real general\n3 3 5\n1 1 2\n2 1 1\n2 2 2\n"
-                                           "3 2 1\n3 3 4\n";
-             write_npy(d / "b.npy", {3}, 1.0);
-         },
-         "levels --backend cpu --matrix a.mtx --rhs b.npy -o {OUT}", {"a.mtx", "b.npy"}, true,
-         "levels --matrix no_such.mtx -o x.npy"},
-        {"sweep3d", [](const fs::path&) {}, "sweep3d --backend cpu --n 8 -o {OUT}", {}, true,
-         "sweep3d --n 8 --kernel dd --loops 3 -o x.npy"},
-    };
-    return rows;
-}
-
-// Runs swgpu in `dir` (relative names are the folder's) with `args`, {OUT} replaced by `out`.
-program_result run_here(const fs::path& dir, std::string args, const std::string& out, const std::string& env = "") {
-    args.replace(args.find("{OUT}"), 5, out);
-    return run_program(args, env, "/dev/null", 0, dir.string());
+    std::this_thread::sleep_for(delay);
+    ::kill(pid, sig);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
 }  // namespace
@@ -100,8 +68,8 @@ TEST_CASE("conventions: every subcommand runs its registry row (the rows are val
     for (const auto& c : registry()) {
         INFO(c.name);
         const temp_dir dir("swgpu-conv-ok");
-        c.make_inputs(dir.path);
-        const auto r = run_here(dir.path, c.args, c.name == "makedb" ? "fresh" : "fresh.out" + std::string(c.name == "align" ? "" : ".npy"));
+        c.make_inputs(dir.path, false);
+        const auto r = run_here(dir.path, c.args, c.out);
         INFO(r.err);
         CHECK(r.code == 0);
         CHECK(r.err.find("error") == std::string::npos);
@@ -112,7 +80,7 @@ TEST_CASE("conventions: an output that is an input is refused by any name, exit 
     for (const auto& c : registry()) {
         for (const auto& input : c.inputs) {
             const temp_dir dir("swgpu-conv-same");
-            c.make_inputs(dir.path);
+            c.make_inputs(dir.path, false);
             const std::string before = slurp(dir / input);
             fs::create_symlink(input, dir.path / ("link_" + input));
             fs::create_hard_link(dir.path / input, dir.path / ("hard_" + input));
@@ -135,7 +103,7 @@ TEST_CASE("conventions: -t beyond 4096 threads is refused with exit 2 before any
         if (!c.has_threads) continue;
         INFO(c.name);
         const temp_dir dir("swgpu-conv-threads");
-        c.make_inputs(dir.path);
+        c.make_inputs(dir.path, false);
         const auto r = run_here(dir.path, c.args + " -t 100000", "x.npy");
         CHECK(r.code == 2);
         CHECK(!fs::exists(dir.path / "x.npy"));
@@ -147,9 +115,8 @@ TEST_CASE("conventions: a bad input is one error line, with no notice beside it 
     for (const auto& c : registry()) {
         INFO(c.name << ": " << c.bad);
         const temp_dir dir("swgpu-conv-bad");
-        c.make_inputs(dir.path);
-        std::string args = c.bad + " {OUT}";
-        const auto r = run_here(dir.path, args, "");
+        c.make_inputs(dir.path, false);
+        const auto r = run_here(dir.path, c.bad, "");
         INFO(r.err);
         CHECK(r.code != 0);
         CHECK(one_error_line(r.err));
@@ -185,9 +152,8 @@ TEST_CASE("conventions: threads that cannot start are one error line and exit 3,
         if (!c.has_threads) continue;
         INFO(c.name);
         const temp_dir dir("swgpu-conv-nothreads");
-        c.make_inputs(dir.path);
-        std::string args = c.args + " -t 4000";
-        args.replace(args.find("{OUT}"), 5, "x.npy");
+        c.make_inputs(dir.path, false);
+        const std::string args = filled(c.args + " -t 4000", "x.npy");
         const temp_dir io("swgpu-conv-nothreads-io");
         const std::string cmd = "cd '" + dir.path.string() + "' && ulimit -v 600000 && timeout 120 '" + swgpu_binary() +
                                 "' " + args + " >/dev/null 2>'" + (io / "err") + "'";
@@ -207,7 +173,7 @@ TEST_CASE("conventions: an output into a folder that does not exist is exit 5, o
     for (const auto& c : registry()) {
         INFO(c.name);
         const temp_dir dir("swgpu-conv-nodir");
-        c.make_inputs(dir.path);
+        c.make_inputs(dir.path, false);
         const auto r = run_here(dir.path, c.args + " -q", c.name == "makedb" ? "no_such_dir/x" : "no_such_dir/x.npy");
         INFO(r.err);
         CHECK(r.code == 5);
@@ -218,21 +184,147 @@ TEST_CASE("conventions: an output into a folder that does not exist is exit 5, o
 
 TEST_CASE("conventions: a run that needs more memory than is available is refused with exit 4 before it takes it",
           "[conventions][cli]") {
-    // The numerical commands (docs/conventions.md, "Memory"), with the memory allowed set to 4 MiB (the tuning key
-    // host.memory_mib stands for the machine's): one line saying what takes the memory, no output file.
-    const temp_dir dir("swgpu-conv-memory");
-    write_npy(dir.path / "m.npy", {1000, 1000}, 1.0);
-    write_npy(dir.path / "g.npy", {1000, 1000}, 0.0);
-    std::ofstream(dir.path / "big.mtx") << "%%MatrixMarket matrix coordinate real general\n1000000 1000000 1\n1 1 2\n";
-    for (const std::string args : {"sat --backend cpu m.npy -o {OUT}", "ihist --backend cpu m.npy --bins 4 -o {OUT}",
-                                   "sor --backend cpu --rhs m.npy --boundary g.npy -o {OUT}",
-                                   "sweep3d --backend cpu --n 200 -o {OUT}",
-                                   "levels --backend cpu --matrix big.mtx -o {OUT}"}) {
-        INFO(args);
-        const auto r = run_here(dir.path, args + " -q", "out.npy", "SWGPU_TUNE=host.memory_mib=4");
+    // Each row's large run with the memory allowed set to 1 MiB (the tuning key host.memory_mib stands for the
+    // machine's, docs/conventions.md "Memory"): one line saying what takes the memory, no output file.
+    for (const auto& c : registry()) {
+        INFO(c.name);
+        const temp_dir dir("swgpu-conv-memory");
+        c.make_inputs(dir.path, true);
+        const auto r = run_here(dir.path, large_args(c) + (c.has_backend ? " -q" : ""), c.out, "SWGPU_TUNE=host.memory_mib=1");
         INFO(r.err);
         CHECK(r.code == 4);
         CHECK(one_error_line(r.err));
-        CHECK(!fs::exists(dir.path / "out.npy"));
+        CHECK_THAT(r.err, Catch::Contains("the memory allowed (host.memory_mib) is 1.05 MB"));
+        CHECK(!fs::exists(dir.path / (c.out + c.written_suffix)));
+        CHECK(temporaries(dir.path).empty());
+    }
+}
+
+TEST_CASE("conventions: the bytes written do not depend on the thread count (-t 1 = -t 2 = -t 0)", "[conventions][cli]") {
+    for (const auto& c : registry()) {
+        INFO(c.name);
+        const temp_dir dir("swgpu-conv-t");
+        c.make_inputs(dir.path, true);
+        std::string first;
+        for (const char* t : {"1", "2", "0"}) {
+            const std::string t_arg = c.has_threads ? std::string(" -t ") + t : std::string();
+            const auto r = run_here(dir.path, large_args(c) + t_arg, c.out);
+            INFO("-t " << t << ": " << r.err);
+            REQUIRE(r.code == 0);
+            const std::string bytes = slurp(dir / (c.out + c.written_suffix));
+            CHECK(bytes.size() > 100);
+            if (first.empty()) first = bytes;
+            CHECK(bytes == first);
+            fs::remove(dir.path / (c.out + c.written_suffix));
+        }
+    }
+}
+
+TEST_CASE("conventions: SIGINT or SIGTERM during a run leaves the old output as it was (or the complete new one), no "
+          "temporary file",
+          "[conventions][cli]") {
+    // The signal comes early (inputs being read), midway and late; whenever it comes, the output's name holds the old
+    // file or the complete new one (a signal after the rename, or a run already finished), and no temporary file is
+    // left.
+    for (const auto& c : registry()) {
+        const temp_dir dir("swgpu-conv-signal");
+        c.make_inputs(dir.path, true);
+        const std::string written = c.out + c.written_suffix;
+        REQUIRE(run_here(dir.path, large_args(c), c.out).code == 0);
+        const std::string complete = slurp(dir / written);
+        int stopped = 0;
+        for (const int delay : {5, 40, 150, 400}) {
+            for (const int sig : {SIGINT, SIGTERM}) {
+                INFO(c.name << ": signal " << sig << " after " << delay << " ms");
+                std::ofstream(dir / written) << "the old output";
+                const int how = interrupted(dir.path, filled(large_args(c), c.out), sig,
+                                            std::chrono::milliseconds(delay));
+                CHECK((how == 128 + sig || how == 0));
+                stopped += how == 128 + sig;
+                const std::string now = slurp(dir / written);
+                // Finished (exit 0), or stopped before the rename, or after it (the complete file at its name).
+                CHECK((now == "the old output" || now == complete));
+                CHECK((how != 0 || now == complete));
+                CHECK(temporaries(dir.path).empty());
+            }
+        }
+        INFO(c.name);
+        CHECK(stopped > 0);  // the large run lasts long enough for a signal to stop it
+    }
+}
+
+// ---- the C++ face: the library's calls as rows --------------------------------------------------------------------
+
+namespace {
+
+struct library_call {
+    std::string name;
+    std::function<void()> impossible;  // a call needing more than the 1 MiB allowed below
+    std::function<void()> nonfinite;   // a call with NaN in its input
+};
+
+const std::vector<library_call>& library_calls() {
+    static const std::vector<library_call> rows = {
+        {"summed_area_table",
+         [] { (void)swgpu::summed_area_table(swgpu::array::zeros<double>({400, 400})); },
+         [] {
+             auto a = swgpu::array::zeros<double>({4, 4});
+             a.at<double>({1, 2}) = std::nan("");
+             (void)swgpu::summed_area_table(a, swgpu::backend::cpu);
+         }},
+        {"integral_histogram",
+         [] { (void)swgpu::integral_histogram(swgpu::array::zeros<double>({300, 300}), 8, {}, swgpu::backend::cpu); },
+         [] {
+             auto a = swgpu::array::zeros<double>({4, 4});
+             a.at<double>({0, 0}) = std::nan("");
+             (void)swgpu::integral_histogram(a, 2, {}, swgpu::backend::cpu);
+         }},
+        {"sweep3d_fmod", [] { (void)swgpu::sweep3d_fmod(100, 1, 1.0, swgpu::dtype::float64, swgpu::backend::cpu); },
+         nullptr},
+        {"poisson_sor",
+         [] {
+             const std::vector<double> f(300 * 300, 1.0), g(300 * 300, 0.0);
+             (void)swgpu::poisson_sor(300, f, g);
+         },
+         [] {
+             std::vector<double> f(9 * 9, 1.0), g(9 * 9, 0.0);
+             f[40] = std::nan("");
+             (void)swgpu::poisson_sor(9, f, g);
+         }},
+        {"triangular_solve", nullptr,
+         [] {
+             swgpu::csr_matrix m{2, 2, {0, 1, 3}, {0, 0, 1}, {1.0, 2.0, 3.0}};
+             (void)swgpu::triangular_solve(m, {1.0, std::nan("")}, true, swgpu::backend::cpu);
+         }},
+    };
+    return rows;
+}
+
+swgpu::exit_code code_of(const std::function<void()>& call) {
+    try {
+        call();
+    } catch (const swgpu::error& e) {
+        return e.code();
+    }
+    return swgpu::exit_code::success;
+}
+
+}  // namespace
+
+TEST_CASE("conventions, C++ face: a call needing more memory than allowed is refused (out of memory) before it takes it",
+          "[conventions][library]") {
+    const swgpu::tuning::scoped_override small("host.memory_mib=1");
+    for (const auto& c : library_calls()) {
+        if (!c.impossible) continue;
+        INFO(c.name);
+        CHECK(code_of(c.impossible) == swgpu::exit_code::out_of_memory);
+    }
+}
+
+TEST_CASE("conventions, C++ face: NaN in an input is refused (bad input)", "[conventions][library]") {
+    for (const auto& c : library_calls()) {
+        if (!c.nonfinite) continue;
+        INFO(c.name);
+        CHECK(code_of(c.nonfinite) == swgpu::exit_code::bad_input);
     }
 }

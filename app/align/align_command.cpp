@@ -76,8 +76,8 @@ std::string conventions_text() {
 }
 
 // The options in the order --help lists them, by group.
-align_command::align_command(CLI::App& app) {
-    sub_ = app.add_subcommand("align", "Search every query against every database sequence (Smith-Waterman-Gotoh)");
+align_command::align_command(CLI::App& app)
+    : command(app, "align", "Search every query against every database sequence (Smith-Waterman-Gotoh)") {
     add_input_options(sub_);
     add_scoring_options(sub_);
     add_hit_options(sub_);
@@ -140,12 +140,12 @@ void align_command::add_hit_options(CLI::App* sub) {
     evalue->excludes(no_evalue);
     sub->add_option("--outfmt", s_.outfmt, "Output format: 6, \"6 COLUMN ...\", 7, sam, paf, pair, json (see below)")
         ->capture_default_str();
-    sub->add_option("-o,--out", s_.out, "Output file, written atomically [default: stdout]");
+    add_output("-o,--out", s_.out, "-o", "Output file, written atomically [default: stdout]");
 }
 
 // How the search runs: threads, backend, memory, GPUs, long pairs.
 void align_command::add_run_options(CLI::App* sub) {
-    sub->add_option("-t,--threads", s_.threads, "CPU threads; 0 = one per hardware thread")->capture_default_str();
+    add_threads(s_.threads, "CPU threads (at most 4096); 0 = one per hardware thread");
     sub->add_option("--backend", s_.backend,
                     "auto: the GPU when one is usable, else the CPU (with a notice); gpu without a usable GPU is "
                     "an error (exit 3)")
@@ -216,11 +216,16 @@ void align_command::add_report_options(CLI::App* sub) {
                     "SAM: an @RG header line's fields as bwa mem -R takes them, e.g. 'ID:run1\\tSM:sample1' (\\t or "
                     "tabs between fields); every record gets RG:Z: with its ID");
     sub->add_flag("--eqx", s_.eqx, "CIGARs (cigar column, SAM, PAF cg:Z) with = for identities and X for mismatches");
-    sub->add_option("--dotplot", s_.dotplot, "Also write an SVG dot plot of the printed alignments to this file (named .svg)");
+    add_output("--dotplot", s_.dotplot, "--dotplot", "Also write an SVG dot plot of the printed alignments to this file (named .svg)");
     sub->add_flag("--skip-bad", s_.skip_bad, "Skip bad sequence records with a warning instead of failing");
     auto* verbose = sub->add_flag("-v,--verbose", s_.verbose, "Report what is done on stderr");
     auto* quiet = sub->add_flag("-q,--quiet", s_.quiet, "Only errors on stderr");
     verbose->excludes(quiet);
+}
+
+// With --batch, -o names the folder of the outputs (created when missing), not a file.
+void align_command::run_files(std::vector<io::named_file>& outputs, std::vector<io::named_file>&) {
+    if (!s_.batch.empty()) std::erase_if(outputs, [](const io::named_file& f) { return f.role == "-o"; });
 }
 
 int align_command::run(const std::string& command_line) {

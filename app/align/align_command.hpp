@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/command.hpp"
+
 namespace swgpu::app {
 
 struct align_settings {
@@ -22,7 +24,7 @@ struct align_settings {
     bool no_evalue = false;
     std::string outfmt = "6";
     std::string out = "-";
-    int threads = 0;
+    unsigned threads = 0;
     std::string backend = "auto";
     std::int64_t db_chunk = 100'000'000;
     std::string gpu_align = "auto";  // where printed alignments are computed with the GPU backend: auto/gpu, cpu
@@ -42,22 +44,23 @@ struct align_settings {
     bool verbose = false, quiet = false;
 };
 
-class align_command {
+class align_command : public command {
 public:
     // Adds the `align` subcommand and its options to `app`.
     explicit align_command(CLI::App& app);
-    bool selected() const { return sub_->parsed(); }
-    // Runs a parsed command; throws swgpu::error (caught in main). `command_line` goes into SAM's @PG.
-    int run(const std::string& command_line);
 
 private:
+    // Runs a parsed command; throws swgpu::error (caught in main). `command_line` goes into SAM's @PG. The inputs
+    // (query files, a region's index, the database a prefix names, a --batch list's files) are checked against the
+    // outputs in align_run, which knows them once the batch list is read.
+    int run(const std::string& command_line) override;
+    void run_files(std::vector<io::named_file>& outputs, std::vector<io::named_file>& inputs) override;
     void add_input_options(CLI::App* sub);
     void add_scoring_options(CLI::App* sub);
     void add_hit_options(CLI::App* sub);
     void add_run_options(CLI::App* sub);
     void add_masking_options(CLI::App* sub);
     void add_report_options(CLI::App* sub);
-    CLI::App* sub_ = nullptr;
     align_settings s_;
     CLI::Option *gap_open_ = nullptr, *gap_extend_ = nullptr, *match_ = nullptr, *mismatch_ = nullptr,
                 *strand_ = nullptr, *matrix_ = nullptr, *max_target_seqs_ = nullptr, *evalue_ = nullptr;

@@ -36,6 +36,7 @@
 #include "io/align/dotplot.hpp"
 #include "io/align/matrix_file.hpp"
 #include "io/align/sequence_reader.hpp"
+#include "io/memory.hpp"
 #include "io/output_file.hpp"
 
 namespace swgpu::app {
@@ -83,6 +84,13 @@ void check_writable_folder(const std::string& path) {
         throw output_error(path, "its folder does not exist or is not writable");
 }
 
+// The most residues (or letters) the file of `spec` can hold: its size for a plain file (a .swdb too), `otherwise` for
+// a compressed file or stdin.
+std::uint64_t residue_bound(const std::string& spec, std::uint64_t otherwise) {
+    if (spec == "-") return otherwise;
+    return io::plain_file_size(io::parse_source(io::database_path(spec)).path).value_or(otherwise);
+}
+
 std::string seconds(double s) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f s", s);
@@ -116,6 +124,7 @@ void align_run::notice(const std::string& text) const {
 int align_run::run() {
     check_options();
     resolve_files();
+    check_memory();
     choose_backend();
     if (!read_queries()) return finish_refused();
     make_scoring();
@@ -157,9 +166,6 @@ void align_run::check_options() {
         throw usage_error("--db-chunk must be at least 1 residue (got " + std::to_string(s_.db_chunk) + ")");
     if (s_.gpus < 0) throw usage_error("--gpus must be 0 (every GPU) or more (got " + std::to_string(s_.gpus) + ")");
     gpu_mem_ = parse_gpu_mem(s_.gpu_mem);
-    if (s_.threads < 0 || s_.threads > 4096)
-        throw usage_error("-t/--threads must lie within 0..4096 (0: one per hardware thread; got " +
-                          std::to_string(s_.threads) + ")");
     if (given_.gap_open && s_.gap_open < 0)
         throw usage_error("--gap-open must be >= 0 (got " + std::to_string(s_.gap_open) + ")");
     if (given_.gap_extend && s_.gap_extend < 1)
@@ -215,6 +221,24 @@ void align_run::resolve_files() {
     if (!s_.matrix.empty() && std::filesystem::exists(s_.matrix)) inputs.push_back({"the --matrix file", s_.matrix});
     io::refuse_overwriting(outputs, inputs);
     io::require_extension(s_.dotplot, "--dotplot", {"svg"}, "the dot plot is SVG");
+}
+
+// The memory the search holds at its peak, estimated before anything is read (docs/conventions.md, "Memory"): two
+// database chunks (the one searched and the next, read ahead), each with its encoded and packed copy, at least 4 bytes
+// a residue, and the queries as read and encoded (twice their files' letters). A chunk is --db-chunk residues, or the
+// whole database where that is smaller (a plain file's size bounds its residues; a compressed one counts as a whole
+// chunk). Alignments of long pairs estimate their own memory when they are planned.
+void align_run::check_memory() {
+    const auto chunk = static_cast<std::uint64_t>(s_.db_chunk);
+    const std::uint64_t residues = std::min(chunk, residue_bound(s_.db, chunk));
+    double queries = 0;
+    const auto query_letters = [&](const std::string& spec) { queries += 2.0 * double(residue_bound(spec, 0)); };
+    if (batch_.empty()) query_letters(s_.query);
+    for (const auto& b : batch_) query_letters(b.query);
+    io::check_memory(4.0 * double(residues) + queries,
+                     "the search holds two chunks of the database (up to " + std::to_string(residues) +
+                         " residues each, with their packed copies) and the queries",
+                     "use a smaller --db-chunk");
 }
 
 // The backend, before any work (--backend gpu without a device is a device failure, exit 3), and the GPUs started

@@ -55,6 +55,7 @@ public:
 private:
     void check_options();
     void resolve_files();
+    void check_memory();
     void choose_backend();
     bool read_queries();  // false: every --batch file was refused
     void make_scoring();

@@ -6,16 +6,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/command.hpp"
+
 namespace swgpu::app {
 
-class makedb_command {
+class makedb_command : public command {
 public:
     explicit makedb_command(CLI::App& app);
-    bool selected() const { return sub_->parsed(); }
-    int run();
 
 private:
-    CLI::App* sub_ = nullptr;
+    int run(const std::string& command_line) override;
+    void run_files(std::vector<io::named_file>& outputs, std::vector<io::named_file>& inputs) override;
     std::string source_, prefix_, seqtype_ = "auto";
     bool skip_bad_ = false, quiet_ = false;
 };

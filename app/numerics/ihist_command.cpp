@@ -34,20 +34,19 @@ const char* const ihist_footer =
 
 }  // namespace
 
-ihist_command::ihist_command(CLI::App& app) {
-    sub_ = app.add_subcommand("ihist", "Integral histogram of an image or array (.npy out); histograms of rectangles");
-    sub_->add_option("INPUT", input_, "PNG, TIFF, PGM (P5) or .npy, one channel")->required();
+ihist_command::ihist_command(CLI::App& app)
+    : command(app, "ihist", "Integral histogram of an image or array (.npy out); histograms of rectangles") {
+    add_input("INPUT", input_, "the input", "PNG, TIFF, PGM (P5) or .npy, one channel")->required();
     sub_->add_option("--bins", bins_, "Number of bins B (1..65535); may be left out with --edges");
     sub_->add_option("--edges", edges_, "Explicit bin edges E0,...,EB (B+1 increasing numbers)")->delimiter(',');
-    sub_->add_option("-o,--out", output_, "The integral histogram as .npy (uint32, H x W x B), written atomically");
-    sub_->add_option("--query", query_, "Rectangles (TSV: top left bottom right, 0-based inclusive): print their histograms");
-    sub_->add_option("--query-out", query_out_, "Where the answers to --query go [default: stdout]");
+    add_output("-o,--out", output_, "-o", "The integral histogram as .npy (uint32, H x W x B), written atomically");
+    add_input("--query", query_, "--query", "Rectangles (TSV: top left bottom right, 0-based inclusive): print their histograms");
+    add_output("--query-out", query_out_, "--query-out", "Where the answers to --query go [default: stdout]");
     backend_.add_options(sub_);
     sub_->footer(ihist_footer);
 }
 
-int ihist_command::run() {
-    io::refuse_overwriting({{"-o", output_}, {"--query-out", query_out_}}, {{"the input", input_}, {"--query", query_}});
+int ihist_command::run(const std::string&) {
     sat::binning binning;
     binning.edges = edges_;
     if (bins_ == 0 && !edges_.empty()) bins_ = static_cast<int>(edges_.size()) - 1;

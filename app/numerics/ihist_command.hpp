@@ -11,14 +11,12 @@
 
 namespace swgpu::app {
 
-class ihist_command {
+class ihist_command : public command {
 public:
     explicit ihist_command(CLI::App& app);
-    bool selected() const { return sub_->parsed(); }
-    int run();
 
 private:
-    CLI::App* sub_ = nullptr;
+    int run(const std::string& command_line) override;
     std::string input_, output_, query_, query_out_ = "-";
     int bins_ = 0;
     std::vector<double> edges_;

@@ -127,17 +127,17 @@ std::string summary(std::int64_t n, const std::vector<std::int64_t>& widths) {
 
 }  // namespace
 
-levels_command::levels_command(CLI::App& app) {
-    sub_ = app.add_subcommand("levels", "Sparse triangular solves and indirect loops by run-time levels (inspector-executor)");
-    sub_->add_option("--matrix", matrix_, "Matrix Market file (.mtx): solve with its lower (default) or upper triangle");
-    sub_->add_option("--rhs", rhs_, "Right-hand side b (.npy vector) [default: all ones]");
-    sub_->add_option("-o,--out", output_, "The solution x (or the loop's final array) as float64 .npy (written atomically)");
+levels_command::levels_command(CLI::App& app)
+    : command(app, "levels", "Sparse triangular solves and indirect loops by run-time levels (inspector-executor)") {
+    add_input("--matrix", matrix_, "--matrix", "Matrix Market file (.mtx): solve with its lower (default) or upper triangle");
+    add_input("--rhs", rhs_, "--rhs", "Right-hand side b (.npy vector) [default: all ones]");
+    add_output("-o,--out", output_, "-o", "The solution x (or the loop's final array) as float64 .npy (written atomically)");
     auto* lo = sub_->add_flag("--lower", lower_, "T = the lower triangle of A, diagonal included (the default)");
     auto* up = sub_->add_flag("--upper", upper_, "T = the upper triangle of A, diagonal included");
     lo->excludes(up);
     sub_->add_flag("--require-triangular", require_triangular_,
                    "Refuse (exit 1) a matrix with entries outside the triangle instead of dropping them");
-    sub_->add_option("--stats", stats_, "Write the level widths (TSV: level, width)");
+    add_output("--stats", stats_, "--stats", "Write the level widths (TSV: level, width)");
     sub_->add_option("--repeat", repeat_, "Solve R times reusing the analysis; report the time per solve")
         ->check(CLI::Range(1LL, 1000000LL))
         ->capture_default_str();
@@ -145,9 +145,9 @@ levels_command::levels_command(CLI::App& app) {
                      "GPU solve: level_p2p (default), syncfree, syncfree_by_level, level_sync or level_grid")
         ->check(CLI::IsMember({"level_p2p", "syncfree", "syncfree_by_level", "level_sync", "level_grid"}))
         ->capture_default_str();
-    sub_->add_option("--writes", writes_, "Generic loop: write indices W (.npy, integers, shape (n,))");
-    sub_->add_option("--reads", reads_, "Generic loop: read indices R (.npy, integers, (n,) or (n, k)) [default: none]");
-    sub_->add_option("--array", array_, "Generic loop: the initial array A0 (.npy) [default: all ones]");
+    add_input("--writes", writes_, "--writes", "Generic loop: write indices W (.npy, integers, shape (n,))");
+    add_input("--reads", reads_, "--reads", "Generic loop: read indices R (.npy, integers, (n,) or (n, k)) [default: none]");
+    add_input("--array", array_, "--array", "Generic loop: the initial array A0 (.npy) [default: all ones]");
     sub_->add_option("--locations", locations_, "Generic loop: size of A without --array [default: 1 + the largest index]")
         ->check(CLI::Range(1LL, (1LL << 31) - 1));
     sub_->add_option("--body", body_, "Generic loop body: sum, max, fmod, wsum or dot (see below)")
@@ -165,10 +165,7 @@ levels_command::levels_command(CLI::App& app) {
     sub_->footer(levels_footer);
 }
 
-int levels_command::run() {
-    io::refuse_overwriting({{"-o", output_}, {"--stats", stats_}},
-                           {{"--matrix", matrix_}, {"--rhs", rhs_}, {"--writes", writes_}, {"--reads", reads_},
-                            {"--array", array_}});
+int levels_command::run(const std::string&) {
     if (matrix_.empty() == writes_.empty())
         throw usage_error("give either --matrix A.mtx (a triangular solve) or --writes W.npy (a generic loop)");
     if (output_.empty() && stats_.empty()) throw usage_error("nothing to do: give -o OUT.npy and/or --stats FILE.tsv");

@@ -16,13 +16,12 @@
 
 namespace swgpu::app {
 
-class levels_command {
+class levels_command : public command {
 public:
     explicit levels_command(CLI::App& app);
-    bool selected() const { return sub_->parsed(); }
-    int run();
 
 private:
+    int run(const std::string& command_line) override;
     int run_solve();
     int run_loop();
     // run_solve's steps: the triangle read (warning of entries outside it), solved as asked (--repeat times:
@@ -39,7 +38,6 @@ private:
     std::string execute_loop(const levels::indirect_loop& loop, const levels::body_spec& body, std::vector<double>& a,
                              bool gpu, bool keep_levels, std::vector<std::int64_t>& widths) const;
 
-    CLI::App* sub_ = nullptr;
     std::string matrix_, rhs_, output_, stats_, writes_, reads_, array_, body_ = "sum", schedule_ = "level_p2p";
     std::vector<std::string> coefficients_;  // parsed with strtod (correctly rounded to double)
     bool lower_ = false, upper_ = false, require_triangular_ = false, sequential_ = false, pipeline_ = false;

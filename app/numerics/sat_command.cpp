@@ -71,62 +71,24 @@ void write_query_line(io::output_file& out, const sat::rect& r, std::span<const 
 
 }  // namespace
 
-namespace {
-std::string& fallback_notice() {
-    static std::string text;
-    return text;
-}
-}  // namespace
-
-bool table_backend::use_gpu() const {
-    if (name == "cpu") return false;
-    if (gpu::available()) return true;
-    if (name == "gpu")
-        throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() +
-                              "); use --backend cpu, or --backend auto to fall back to the CPU");
-    if (!quiet && gpu::built_with_cuda())  // a build without a GPU backend computes on the CPU without a word
-        fallback_notice() = "swgpu: no usable GPU (" + gpu::build_info() + "); ran on the CPU\n";
-    return false;
-}
-
-void table_backend::print_fallback_notice() {
-    if (!fallback_notice().empty()) std::cerr << fallback_notice();
-    fallback_notice().clear();
-}
-
-void table_backend::add_options(CLI::App* sub) {
-    sub->add_option("--backend", name,
-                    "auto: the GPU when one is usable, else the CPU (with a notice); gpu without a usable GPU is an "
-                    "error (exit 3)")
-        ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
-        ->capture_default_str();
-    // Bounded here, for every command that computes tables (sat, ihist, sor, sweep3d, levels): -t 100000 started as
-    // many threads and took the machine's processes from other programs.
-    sub->add_option("-t,--threads", threads, "CPU threads (at most 4096); 0 = one per hardware thread")
-        ->check(CLI::Range(0u, 4096u))
-        ->capture_default_str();
-    sub->add_flag("-q,--quiet", quiet, "Only errors on stderr");
-}
-
-sat_command::sat_command(CLI::App& app) {
-    sub_ = app.add_subcommand("sat", "Summed-area table of an image or array (.npy out); rectangle sums; box filter");
-    sub_->add_option("INPUT", input_, "PNG, TIFF, PGM/PPM (P5/P6) or .npy")->required();
-    sub_->add_option("-o,--out", output_,
+sat_command::sat_command(CLI::App& app)
+    : command(app, "sat", "Summed-area table of an image or array (.npy out); rectangle sums; box filter") {
+    add_input("INPUT", input_, "the input", "PNG, TIFF, PGM/PPM (P5/P6) or .npy")->required();
+    add_output("-o,--out", output_, "-o",
                      "The table as .npy (written atomically); with --box-filter, the filtered image (.png, .tif, "
                      ".pgm/.ppm or .npy)");
     sub_->add_option("--type", type_, "Table type: auto (uint64 / int64 / float64 by the input), float32, float64")
         ->check(CLI::IsMember({"auto", "float32", "float64"}))
         ->capture_default_str();
-    sub_->add_option("--query", query_, "Rectangles (TSV: top left bottom right, 0-based inclusive): print their sums and means");
-    sub_->add_option("--query-out", query_out_, "Where the answers to --query go [default: stdout]");
+    add_input("--query", query_, "--query", "Rectangles (TSV: top left bottom right, 0-based inclusive): print their sums and means");
+    add_output("--query-out", query_out_, "--query-out", "Where the answers to --query go [default: stdout]");
     sub_->add_option("--box-filter", box_radius_, "Write the box-filtered image of radius R (window 2R+1) to -o")
         ->check(CLI::Range(0LL, 1LL << 20));
     backend_.add_options(sub_);
     sub_->footer(sat_footer);
 }
 
-int sat_command::run() {
-    io::refuse_overwriting({{"-o", output_}, {"--query-out", query_out_}}, {{"the input", input_}, {"--query", query_}});
+int sat_command::run(const std::string&) {
     const bool box = box_radius_ >= 0;
     if (box && sub_->count("--type") > 0)
         throw usage_error("--type sets the table's type; --box-filter writes an image of the input's type: drop --type");

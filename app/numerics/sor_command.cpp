@@ -114,14 +114,14 @@ std::string history_svg(const sor::solution& s, int per, double tol, const std::
 
 }  // namespace
 
-sor_command::sor_command(CLI::App& app) {
-    sub_ = app.add_subcommand("sor", "SOR for the 2-D Poisson problem: lexicographic, red-black or symmetric");
-    sub_->add_option("--rhs", rhs_, "f as an (N, N) float64 .npy");
-    sub_->add_option("--boundary", boundary_, "u on the edges, as an (N, N) float64 .npy (its interior is ignored)");
+sor_command::sor_command(CLI::App& app)
+    : command(app, "sor", "SOR for the 2-D Poisson problem: lexicographic, red-black or symmetric") {
+    add_input("--rhs", rhs_, "--rhs", "f as an (N, N) float64 .npy");
+    add_input("--boundary", boundary_, "--boundary", "u on the edges, as an (N, N) float64 .npy (its interior is ignored)");
     sub_->add_option("--model", model_, "Solve the model problem on an N x N grid instead of --rhs/--boundary");
     sub_->add_option("--problem", problem_, "A built-in problem: model, rough, signs or blocks (with --size N)");
     sub_->add_option("--size", size_, "The grid of --problem: N x N points");
-    sub_->add_option("-o,--out", output_, "The solution as an (N, N) float64 .npy, written atomically");
+    add_output("-o,--out", output_, "-o", "The solution as an (N, N) float64 .npy, written atomically");
     sub_->add_option("--method", method_, "lex, redblack, ssor or mlssor")
         ->check(CLI::IsMember({"lex", "redblack", "ssor", "mlssor"}))
         ->capture_default_str();
@@ -136,8 +136,8 @@ sor_command::sor_command(CLI::App& app) {
     sub_->add_option("--stagnation", stagnation_,
                      "Stop when this many sweeps bring no 0.1 % fall of the smallest residual (0: never)")
         ->capture_default_str();
-    sub_->add_option("--history", history_, "Write sweep, iteration, residual and seconds as TSV (.tsv or .txt)");
-    sub_->add_option("--plot", plot_, "Write an SVG plot (.svg) of the residual against sweeps and against time");
+    add_output("--history", history_, "--history", "Write sweep, iteration, residual and seconds as TSV (.tsv or .txt)");
+    add_output("--plot", plot_, "--plot", "Write an SVG plot (.svg) of the residual against sweeps and against time");
     backend_.add_options(sub_);
     sub_->footer(sor_footer);
 }
@@ -202,9 +202,7 @@ sor::options sor_command::solver_options(const sor::problem& p) const {
     return o;
 }
 
-int sor_command::run() {
-    io::refuse_overwriting({{"-o", output_}, {"--history", history_}, {"--plot", plot_}},
-                           {{"--rhs", rhs_}, {"--boundary", boundary_}});
+int sor_command::run(const std::string&) {
     const sor::problem p = read_problem();
     const sor::options o = solver_options(p);
     io::require_extension(output_, "-o", {"npy"}, "U is written as .npy");

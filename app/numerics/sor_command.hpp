@@ -13,17 +13,15 @@
 
 namespace swgpu::app {
 
-class sor_command {
+class sor_command : public command {
 public:
     explicit sor_command(CLI::App& app);
-    bool selected() const { return sub_->parsed(); }
-    int run();
 
 private:
+    int run(const std::string& command_line) override;
     sor::problem read_problem() const;
     sor::options solver_options(const sor::problem& p) const;
 
-    CLI::App* sub_ = nullptr;
     std::string rhs_, boundary_, output_, method_ = "lex", history_, plot_, problem_, subdomain_;
     long long model_ = 0, size_ = 0;
     bool forward_only_ = false;

@@ -74,8 +74,8 @@ int run_typed(const sweep3d::fmod_params* fp, const sweep3d::dd_params* dp, bool
 
 }  // namespace
 
-sweep3d_command::sweep3d_command(CLI::App& app) {
-    sub_ = app.add_subcommand("sweep3d", "The 3-D wavefront sweep (fmod recurrence, or diamond-difference transport)");
+sweep3d_command::sweep3d_command(CLI::App& app)
+    : command(app, "sweep3d", "The 3-D wavefront sweep (fmod recurrence, or diamond-difference transport)") {
     sub_->add_option("--n", n_, "Grid size N (N x N x N points)")->required();
     sub_->add_option("--loops", loops_, "fmod kernel: L updates per point")->capture_default_str();
     sub_->add_option("--precision", precision_, "single (float32) or double (float64)")
@@ -90,12 +90,12 @@ sweep3d_command::sweep3d_command(CLI::App& app) {
     sub_->add_option("--source", source_, "dd kernel: uniform source")->capture_default_str();
     sub_->add_option("--tile", tile_, "CPU: edge of the 3-D tiles run in wavefront order on the threads")
         ->capture_default_str();
-    sub_->add_option("-o,--out", output_, "Write the grid as .npy (N, N, N), written atomically");
+    add_output("-o,--out", output_, "-o", "Write the grid as .npy (N, N, N), written atomically");
     backend_.add_options(sub_);
     sub_->footer(sweep3d_footer);
 }
 
-int sweep3d_command::run() {
+int sweep3d_command::run(const std::string&) {
     if (tile_ < 1) throw usage_error("--tile must be at least 1");
     // Options of the other kernel would be ignored without a word: refused.
     for (const char* o : {"--loops", "--c"})

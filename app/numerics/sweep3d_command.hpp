@@ -10,14 +10,12 @@
 
 namespace swgpu::app {
 
-class sweep3d_command {
+class sweep3d_command : public command {
 public:
     explicit sweep3d_command(CLI::App& app);
-    bool selected() const { return sub_->parsed(); }
-    int run();
 
 private:
-    CLI::App* sub_ = nullptr;
+    int run(const std::string& command_line) override;
     long long n_ = 0;
     int loops_ = 1, angles_ = 8;
     double c_ = 1.0, sigma_ = 1.0, source_ = 1.0;

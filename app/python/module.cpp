@@ -170,28 +170,12 @@ py::dtype numpy_type(swgpu::dtype t) {
     return py::dtype::of<double>();
 }
 
-// A library array as a NumPy array that owns it (moved into the array's base).
-py::array owned(std::unique_ptr<swgpu::array> out) {
-    const py::dtype dt = numpy_type(out->type());
-    std::vector<py::ssize_t> extents(out->shape().begin(), out->shape().end());
-    if (out->size() == 0) return py::array(dt, extents);
-    void* data = out->data();
-    py::capsule owner(out.get(), [](void* p) { delete static_cast<swgpu::array*>(p); });
-    out.release();
-    return py::array(dt, extents, {}, data, owner);
-}
-
-// A C-contiguous, native-order NumPy image as a library array (copied once); `what` names the call in messages.
-swgpu::array library_image(const py::array& image, const char* what) {
-    if (!(image.flags() & py::array::c_style))
-        raise(swgpu::exit_code::bad_command_line, std::string(what) + ": the image must be C-contiguous");
-    if (!py::cast<bool>(image.dtype().attr("isnative")))
-        raise(swgpu::exit_code::bad_command_line,
-              std::string(what) + ": the image must be in the machine's byte order");
-    std::vector<std::int64_t> shape(image.shape(), image.shape() + image.ndim());
-    swgpu::array in(element_type(image.dtype()), shape);
-    if (image.nbytes() > 0) std::memcpy(in.data(), image.data(), static_cast<std::size_t>(image.nbytes()));
-    return in;
+// A vector's elements as a NumPy array of `shape` that takes them over (no copy: a result held once).
+template <class T>
+py::array_t<T> adopted(std::vector<T>&& values, std::vector<py::ssize_t> shape) {
+    auto* owned = new std::vector<T>(std::move(values));
+    py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    return py::array_t<T>(std::move(shape), owned->data(), owner);
 }
 
 // The summed-area table of a NumPy image; the result owns its memory.
@@ -241,6 +225,7 @@ py::array sat(const py::array& image, const std::string& backend) {
     // The image read in place and the table written straight into the NumPy array returned.
     const swgpu::dtype type = element_type(image.dtype());
     const std::vector<std::int64_t> shape(image.shape(), image.shape() + image.ndim());
+    swgpu::check_summed_area_table(type, shape);  // before the table is taken
     py::array table(numpy_type(swgpu::summed_area_table_type(type)),
                     std::vector<py::ssize_t>(image.shape(), image.shape() + image.ndim()));
     const void* in = image.data();
@@ -257,10 +242,23 @@ py::array ihist(const py::array& image, int bins, const std::vector<double>& edg
     if (image.ndim() != 2)
         raise(swgpu::exit_code::bad_command_line, "ihist: a one-channel image of shape (H, W), not of " +
                                                       std::to_string(image.ndim()) + " dimensions");
-    const swgpu::array in = library_image(image, "ihist");
-    auto out = std::make_unique<swgpu::array>();
-    *out = interruptible([&] { return swgpu::integral_histogram(in, bins, edges, where); });
-    return owned(std::move(out));
+    if (!(image.flags() & py::array::c_style))
+        raise(swgpu::exit_code::bad_command_line, "ihist: the image must be C-contiguous");
+    if (!py::cast<bool>(image.dtype().attr("isnative")))
+        raise(swgpu::exit_code::bad_command_line, "ihist: the image must be in the machine's byte order");
+    // The image read in place and the histogram written straight into the NumPy array returned (held once).
+    const swgpu::dtype type = element_type(image.dtype());
+    const std::vector<std::int64_t> shape(image.shape(), image.shape() + image.ndim());
+    const int b = swgpu::check_integral_histogram(type, shape, bins, edges);  // before the result is taken
+    py::array_t<std::uint32_t> out({static_cast<py::ssize_t>(shape[0]), static_cast<py::ssize_t>(shape[1]),
+                                    static_cast<py::ssize_t>(b)});
+    const void* in = image.data();
+    std::uint32_t* counts = out.mutable_data();
+    interruptible([&] {
+        swgpu::integral_histogram_into(type, shape, in, bins, edges, counts, where);
+        return 0;
+    });
+    return out;
 }
 
 using int64_array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
@@ -312,8 +310,7 @@ py::tuple sor(const float64_array& f, const float64_array& g, const std::string&
     const std::vector<double> fv = to_vector<double>(f), gv = to_vector<double>(g);
     swgpu::sor_result r;
     r = interruptible([&] { return swgpu::poisson_sor(n, fv, gv, s); });
-    py::array_t<double> u({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n)});
-    std::memcpy(u.mutable_data(), r.u.data(), r.u.size() * sizeof(double));
+    py::array_t<double> u = adopted(std::move(r.u), {static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(n)});
     py::dict history;
     history["sweep"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.sweeps.size()), r.sweeps.data());
     history["iteration"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.iterations.size()), r.iterations.data());
@@ -332,9 +329,15 @@ py::array sweep3d(std::int64_t n, int loops, double c, const std::string& precis
     else if (precision != "double")
         raise(swgpu::exit_code::bad_command_line,
               "sweep3d: precision must be \"single\" or \"double\", not \"" + precision + "\"");
-    auto out = std::make_unique<swgpu::array>();
-    *out = interruptible([&] { return swgpu::sweep3d_fmod(n, loops, c, t, where); });
-    return owned(std::move(out));
+    // Checked before the NumPy array is taken; the sweep writes straight into it (the grid held once).
+    swgpu::check_sweep3d(n, loops, c, t);
+    py::array grid(numpy_type(t), std::vector<py::ssize_t>(3, static_cast<py::ssize_t>(n)));
+    void* data = grid.mutable_data();
+    interruptible([&] {
+        swgpu::sweep3d_fmod_into(n, loops, c, t, data, where);
+        return 0;
+    });
+    return grid;
 }
 
 // swgpu.Error with the command line's exit code, for every swgpu::error (and out of memory).
@@ -459,6 +462,8 @@ void bind_numerics(py::module_& m) {
     m.def("_sor", &sor, py::arg("f"), py::arg("g"), py::arg("method"), py::arg("omega"), py::arg("tol"),
           py::arg("max_sweeps"), py::arg("layers"), py::arg("stagnation"), py::arg("backend"),
           "swgpu::poisson_sor of (N, N) float64 arrays: (u, history); use swgpu.sor.");
+    m.def("gpu_available", &swgpu::gpu_available,
+          "Whether backend=\"gpu\" can run here: the package was built with the GPU backend and a GPU is usable.");
     m.def("_sweep3d", &sweep3d, py::arg("n"), py::arg("loops"), py::arg("c"), py::arg("precision"), py::arg("backend"),
           "swgpu::sweep3d_fmod: the (N, N, N) grid; use swgpu.sweep3d.");
 }

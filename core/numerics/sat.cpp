@@ -9,6 +9,7 @@
 #include <new>
 #include <type_traits>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/engine/executors.hpp"
 #include "core/numerics/finite.hpp"
@@ -303,12 +304,16 @@ array summed_area_table_naive(const array& in, dtype table) {
 void summed_area_table_into(const array& in, dtype table, array& out, thread_pool& pool) {
     if (out.type != table || out.rows != in.rows || out.cols != in.cols || out.lanes != in.lanes)
         out = array::uninitialized(table, in.rows, in.cols, in.lanes);  // sat_cpu writes every element
+    summed_area_table_into(in, table, out.raw(), pool);
+}
+
+void summed_area_table_into(const array& in, dtype table, void* out, thread_pool& pool) {
     if (in.elements() == 0) return;
     visit(in.type, [&](auto iv) {
         using In = decltype(iv);
         visit_table(table, [&](auto tv) {
             using T = decltype(tv);
-            sat_cpu<In, T>(in.data<In>(), out.data<T>(), in.rows, in.cols, in.lanes, pool);
+            sat_cpu<In, T>(in.data<In>(), static_cast<T*>(out), in.rows, in.cols, in.lanes, pool);
         });
     });
 }
@@ -461,26 +466,35 @@ array integral_histogram_naive(std::span<const std::uint16_t> bin, index_t rows,
 
 array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins, thread_pool& pool) {
     check_histogram_size(rows, cols);
-    array out(dtype::u32, rows, cols, bins);
+    array out = array::uninitialized(dtype::u32, rows, cols, bins);
+    integral_histogram_into(bin, rows, cols, bins, pool, out.data<std::uint32_t>());
+    return out;
+}
+
+void integral_histogram_into(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins, thread_pool& pool,
+                             std::uint32_t* o) {
+    check_histogram_size(rows, cols);
     const index_t n = cols * bins;
     const auto B = static_cast<std::size_t>(bins);
-    std::uint32_t* o = out.data<std::uint32_t>();
     const bands bd(rows, pool.size());
     std::vector<std::vector<std::uint32_t>> colsum(static_cast<std::size_t>(bd.count));
     pool.parallel_for(static_cast<std::size_t>(bd.count - 1), [&](std::size_t b) {
         auto& s = colsum[b];
         s.assign(static_cast<std::size_t>(n), 0u);
-        for (index_t i = bd.bound(static_cast<index_t>(b)); i < bd.bound(static_cast<index_t>(b) + 1); ++i)
+        for (index_t i = bd.bound(static_cast<index_t>(b)); i < bd.bound(static_cast<index_t>(b) + 1); ++i) {
+            check_cancelled();
             for (index_t j = 0; j < cols; ++j) {
                 const std::size_t v = bin[static_cast<std::size_t>(i * cols + j)];
                 if (v < B) ++s[static_cast<std::size_t>(j) * B + v];
             }
+        }
     });
     const auto above = rows_above<std::uint32_t>(colsum, cols, bins);
     pool.parallel_for(static_cast<std::size_t>(bd.count), [&](std::size_t b) {
         const std::uint32_t* prev = above[b].data();
         std::vector<std::uint32_t> run(B);
         for (index_t i = bd.bound(static_cast<index_t>(b)); i < bd.bound(static_cast<index_t>(b) + 1); ++i) {
+            check_cancelled();
             std::fill(run.begin(), run.end(), 0u);
             std::uint32_t* dst = o + i * n;
             for (index_t j = 0; j < cols; ++j) {
@@ -493,7 +507,6 @@ array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, index
             prev = dst;
         }
     });
-    return out;
 }
 
 // ---- queries ------------------------------------------------------------------------------------------------------

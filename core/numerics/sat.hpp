@@ -163,6 +163,8 @@ array summed_area_table(const array& in, dtype table, thread_pool& pool);
 // The same into `out`, which is reused when it already has the table's type and shape (else it is made so): for a
 // caller computing many tables of one shape, which then skips allocating and first touching a fresh output.
 void summed_area_table_into(const array& in, dtype table, array& out, thread_pool& pool);
+// The same into memory the caller owns (in.elements() values of type `table`: the library's NumPy result).
+void summed_area_table_into(const array& in, dtype table, void* out, thread_pool& pool);
 
 // ---- integral histograms ------------------------------------------------------------------------------------------
 
@@ -185,6 +187,10 @@ std::vector<std::uint16_t> bin_indices(const array& in, const binning& b);
 // The integral histogram as a uint32 array (H, W, B). Throws input_error when H·W >= 2^32 (counts would not fit).
 array integral_histogram_naive(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins);
 array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins, thread_pool& pool);
+// The same into memory the caller owns (rows x cols x bins counts: the library's result, held once). Stops between
+// rows when a stop is requested (core/cancel.hpp).
+void integral_histogram_into(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins, thread_pool& pool,
+                             std::uint32_t* out);
 
 // ---- what users do with a table -----------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/numerics/sweep3d_isa.hpp"
 #include "core/numerics/sweep3d_kernel.hpp"
@@ -22,6 +23,7 @@ void tiled_waves(index_t n, index_t tile, thread_pool& pool, Body&& body) {
     const index_t t = (n + tile - 1) / tile;
     std::vector<std::array<index_t, 3>> wave;
     for (index_t d = 0; d <= 3 * (t - 1); ++d) {
+        check_cancelled();  // between waves: a stop leaves nothing half-done that anyone reads
         wave.clear();
         for (index_t ti = std::max<index_t>(0, d - 2 * (t - 1)); ti <= std::min(d, t - 1); ++ti)
             for (index_t tj = std::max<index_t>(0, d - ti - (t - 1)); tj <= std::min(d - ti, t - 1); ++tj)
@@ -121,10 +123,12 @@ void dd_block(kernel k, const detail::dd_job<T>& job, const detail::box& b) {
 }
 
 template <class T>
-void fmod_tiled_sweep(const fmod_params& p, thread_pool& pool, index_t tile, simd::isa isa, std::vector<T>& a) {
+void fmod_tiled_sweep(const fmod_params& p, thread_pool& pool, index_t tile, simd::isa isa, std::span<T> a) {
     check(p);
     const index_t n = p.n;
-    a.resize(static_cast<std::size_t>(n * n * n));
+    if (a.size() != static_cast<std::size_t>(n * n * n))
+        throw error(exit_code::bad_command_line, "sweep3d: the grid holds " + std::to_string(a.size()) +
+                                                     " values; N^3 = " + std::to_string(n * n * n) + " expected");
     detail::fmod_job<T> job{a.data(), n, p.loops, T(p.c), T(0), {}};
     for (int d = 0; d < 10; ++d) job.values[d] = initial_value<T>(d, 0, 0);
     // a modulus the exact fmod cannot take (subnormal, or 1/C not finite) runs the library's fmod
@@ -248,12 +252,19 @@ std::vector<T> fmod_tiled(const fmod_params& p, thread_pool& pool, index_t tile)
 }
 template <class T>
 std::vector<T> fmod_tiled(const fmod_params& p, thread_pool& pool, index_t tile, simd::isa isa) {
-    std::vector<T> a;
-    fmod_tiled_sweep<T>(p, pool, tile, isa, a);
+    check(p);
+    std::vector<T> a(static_cast<std::size_t>(p.n * p.n * p.n));
+    fmod_tiled_sweep<T>(p, pool, tile, isa, std::span<T>(a));
     return a;
 }
 template <class T>
 void fmod_tiled_into(const fmod_params& p, thread_pool& pool, index_t tile, std::vector<T>& grid, simd::isa isa) {
+    check(p);
+    grid.resize(static_cast<std::size_t>(p.n * p.n * p.n));
+    fmod_tiled_sweep<T>(p, pool, tile, isa, std::span<T>(grid));
+}
+template <class T>
+void fmod_tiled_into(const fmod_params& p, thread_pool& pool, index_t tile, std::span<T> grid, simd::isa isa) {
     fmod_tiled_sweep<T>(p, pool, tile, isa, grid);
 }
 template <class T>
@@ -295,6 +306,8 @@ template std::vector<float> dd_tiled<float>(const dd_params&, thread_pool&, inde
 template std::vector<double> dd_tiled<double>(const dd_params&, thread_pool&, index_t, simd::isa);
 template void fmod_tiled_into<float>(const fmod_params&, thread_pool&, index_t, std::vector<float>&, simd::isa);
 template void fmod_tiled_into<double>(const fmod_params&, thread_pool&, index_t, std::vector<double>&, simd::isa);
+template void fmod_tiled_into<float>(const fmod_params&, thread_pool&, index_t, std::span<float>, simd::isa);
+template void fmod_tiled_into<double>(const fmod_params&, thread_pool&, index_t, std::span<double>, simd::isa);
 template void dd_tiled_into<float>(const dd_params&, thread_pool&, index_t, std::vector<float>&, simd::isa);
 template void dd_tiled_into<double>(const dd_params&, thread_pool&, index_t, std::vector<double>&, simd::isa);
 template float exact_fmod<float>(float, float);

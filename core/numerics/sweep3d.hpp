@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/align/simd/isa.hpp"
@@ -127,6 +128,11 @@ void fmod_tiled_into(const fmod_params& p, thread_pool& pool, index_t tile, std:
 template <class T>
 void dd_tiled_into(const dd_params& p, thread_pool& pool, index_t tile, std::vector<T>& grid,
                    simd::isa isa = simd::isa::avx512bw);
+// The tiled fmod sweep into memory the caller owns, exactly N^3 values (the library's result array: the grid is held
+// once). Long sweeps stop between waves of tiles when a stop is requested (core/cancel.hpp).
+template <class T>
+void fmod_tiled_into(const fmod_params& p, thread_pool& pool, index_t tile, std::span<T> grid,
+                     simd::isa isa = simd::isa::avx512bw);
 
 // The instruction sets the CPU kernels are compiled for and this CPU runs, ascending: portable, then avx2 (AVX2 with
 // FMA) and avx512bw where the CPU has them. Another isa passed to the sweeps means the best of these below it.

@@ -255,6 +255,17 @@ sat::array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, 
     return out;
 }
 
+void integral_histogram_into(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins, std::uint32_t* out) {
+    const auto count = static_cast<std::size_t>(rows * cols * bins);
+    if (count == 0) return;
+    cuda_stream stream;
+    device_buffer<std::uint32_t> d_out;
+    table_report rep;
+    histogram_on_device(bin, rows, cols, bins, d_out, table_schedule::hybrid, 1, stream.get(), rep);
+    SWGPU_CUDA_CHECK(cudaMemcpyAsync(out, d_out.data(), count * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream.get()));
+    stream.synchronize();
+}
+
 std::vector<std::uint64_t> summed_area_queries(const sat::array& in, sat::dtype table, std::span<const sat::rect> rects,
                                                table_report* report) {
     const auto L = static_cast<std::size_t>(in.lanes);

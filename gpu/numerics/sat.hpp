@@ -55,6 +55,8 @@ void small_integer_table_into(const void* image, sat::dtype type, index_t rows, 
 // The integral histogram (uint32, H x W x B) of per-pixel bins (sat::bin_indices; `bins` means no bin).
 sat::array integral_histogram(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins,
                               table_schedule s = table_schedule::hybrid, table_report* report = nullptr, int repeats = 1);
+// The same into host memory the caller owns (rows x cols x bins counts).
+void integral_histogram_into(std::span<const std::uint16_t> bin, index_t rows, index_t cols, int bins, std::uint32_t* out);
 
 // Rectangle queries answered on the device from a table that never leaves it: the same words as sat::rect_sums
 // (rects.size() x lanes), and rects.size() x B histogram counts. Rectangles must be checked (sat::check_rects).

@@ -289,7 +289,18 @@ void run_steps(index_t n, sweep_schedule sched, sweep_report* report, Step&& ste
 template <class T>
 std::vector<T> sweep3d_fmod(const sweep3d::fmod_params& p, sweep_report* report) {
     sweep3d::check(p);
+    std::vector<T> out(static_cast<std::size_t>(p.n * p.n * p.n));
+    sweep3d_fmod_into(p, std::span<T>(out), report);
+    return out;
+}
+
+template <class T>
+void sweep3d_fmod_into(const sweep3d::fmod_params& p, std::span<T> out, sweep_report* report) {
+    sweep3d::check(p);
     const index_t n = p.n;
+    if (out.size() != static_cast<std::size_t>(n * n * n))
+        throw error(exit_code::bad_command_line, "sweep3d: the grid holds " + std::to_string(out.size()) +
+                                                     " values; N^3 = " + std::to_string(n * n * n) + " expected");
     const auto plane = static_cast<std::size_t>(n * n);
     device_buffer<T> a(plane), b(plane), grid(plane * static_cast<std::size_t>(n));
     a.zero();
@@ -306,7 +317,7 @@ std::vector<T> sweep3d_fmod(const sweep3d::fmod_params& p, sweep_report* report)
             if (tile_edge(n) == 8) launch_fmod_tiles<T, 8>(n, p.loops, T(p.c), grid.data(), report);
             else launch_fmod_tiles<T, 16>(n, p.loops, T(p.c), grid.data(), report);
         });
-    return grid.download(plane * static_cast<std::size_t>(n));
+    grid.download_to(out.data(), out.size());
 }
 
 template <class T>
@@ -339,6 +350,8 @@ std::vector<T> sweep3d_dd(const sweep3d::dd_params& p, sweep_report* report) {
 }
 
 template std::vector<float> sweep3d_fmod<float>(const sweep3d::fmod_params&, sweep_report*);
+template void sweep3d_fmod_into<float>(const sweep3d::fmod_params&, std::span<float>, sweep_report*);
+template void sweep3d_fmod_into<double>(const sweep3d::fmod_params&, std::span<double>, sweep_report*);
 template std::vector<double> sweep3d_fmod<double>(const sweep3d::fmod_params&, sweep_report*);
 template std::vector<float> sweep3d_dd<float>(const sweep3d::dd_params&, sweep_report*);
 template std::vector<double> sweep3d_dd<double>(const sweep3d::dd_params&, sweep_report*);

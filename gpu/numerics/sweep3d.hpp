@@ -11,6 +11,7 @@
 // swgpu::error on device failure; stubs without CUDA.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "core/numerics/sweep3d.hpp"
@@ -25,6 +26,9 @@ struct sweep_report {
 
 template <class T>
 std::vector<T> sweep3d_fmod(const sweep3d::fmod_params& p, sweep_report* report = nullptr);
+// The same into host memory the caller owns, exactly N^3 values (the library's result: the grid held once on the host).
+template <class T>
+void sweep3d_fmod_into(const sweep3d::fmod_params& p, std::span<T> grid, sweep_report* report = nullptr);
 template <class T>
 std::vector<T> sweep3d_dd(const sweep3d::dd_params& p, sweep_report* report = nullptr);
 

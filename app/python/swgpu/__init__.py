@@ -18,10 +18,10 @@ line's exit code 6: see its history["converged"]).
 
 import os as _os
 
-from ._swgpu import Error, Hit, Sequence, read_sequences  # noqa: F401
+from ._swgpu import Error, Hit, Sequence, gpu_available, read_sequences  # noqa: F401
 from . import _swgpu
 
-__all__ = ["Error", "Hit", "Sequence", "Database", "read_sequences", "search", "align_pair", "sat", "ihist",
+__all__ = ["Error", "Hit", "Sequence", "Database", "gpu_available", "read_sequences", "search", "align_pair", "sat", "ihist",
            "triangular_solve", "sor", "sweep3d"]
 
 

@@ -65,6 +65,11 @@ class Hit:
     def sstrand(self) -> str: ...
 
 
+def gpu_available() -> bool:
+    """Whether backend="gpu" can run here: the package was built with the GPU backend and a GPU is usable."""
+    ...
+
+
 def read_sequences(path: str) -> List[Sequence]:
     """Every record of a FASTA/FASTQ file or of a region of an indexed FASTA."""
     ...
