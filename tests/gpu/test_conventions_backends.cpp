@@ -41,7 +41,7 @@ GPU_TEST("conventions: every subcommand with a backend writes the GPU's bytes eq
         const fs::path dir = fs::temp_directory_path() / ("swgpu_gpu_conv_" + c.name + "_" + std::to_string(::getpid()));
         fs::create_directories(dir);
         c.make_inputs(dir, true);
-        const std::string args = c.large_args.empty() ? c.args : c.large_args;
+        const std::string args = !c.backend_args.empty() ? c.backend_args : !c.large_args.empty() ? c.large_args : c.args;
         const int cpu = run_in(dir, swgpu::testing::filled(args, "cpu" + c.out, "cpu"));
         const int gpu = run_in(dir, swgpu::testing::filled(args, "gpu" + c.out, "gpu"));
         std::fprintf(stderr, "  %s: cpu exit %d, gpu exit %d\n", c.name.c_str(), cpu, gpu);
