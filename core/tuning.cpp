@@ -20,6 +20,7 @@ constexpr setting known[] = {
     {"sat.profile", kind::flag, ""},
     {"search.boundary_mib", kind::integer, ""},
     {"search.prepare", kind::flag, ""},
+    {"search.twin", kind::flag, ""},
     {"search.logical_devices", kind::integer, ""},
     {"search.align_max_cells", kind::real, ""},
     {"long.entry", kind::integer, "-1|0|1|2|3|4|5|6|7|8|9"},

@@ -380,11 +380,12 @@ public:
         struct launch {
             std::size_t first, count;
             int cls, regs;
+            bool twin;
             std::size_t blocks = 0, smem = 0;
             typename kernels::kernel_table<Lanes>::kernel fn = nullptr;
         };
         std::vector<launch> launches;
-        for (const auto& g : plan.groups) launches.push_back({g.first, g.count, g.cls, g.regs});
+        for (const auto& g : plan.groups) launches.push_back({g.first, g.count, g.cls, g.regs, g.twin});
         r.tasks.upload(tasks, stream_);
         r.counters.reserve(launches.size() + 1);
         SWGPU_CUDA_CHECK(cudaMemsetAsync(r.counters.data(), 0, (launches.size() + 1) * sizeof(std::uint32_t), stream_));
@@ -395,7 +396,11 @@ public:
         int most_blocks = 0;
         for (std::size_t i = 0; i < launches.size(); ++i) {
             auto& l = launches[i];
-            l.fn = kernels::kernel_table<Lanes>::get(l.cls, l.regs);
+            if constexpr (Lanes::count == 2)  // twin pairs exist in 16-bit lanes only
+                l.fn = l.twin ? kernels::kernel_table<Lanes, true>::get(l.cls, l.regs)
+                              : kernels::kernel_table<Lanes, false>::get(l.cls, l.regs);
+            else
+                l.fn = kernels::kernel_table<Lanes, false>::get(l.cls, l.regs);
             l.smem = static_cast<std::size_t>(rows_) *
                      kernels::chunk_row_words(search_classes[l.cls].group_size, l.regs) * sizeof(std::uint32_t);
             if (l.smem > 48 * 1024)
@@ -463,8 +468,10 @@ public:
                     std::uint64_t residues = 0;
                     for (std::uint32_t g = 0; g < task.count; ++g)
                         residues += db_.length[plan.task_subjects[task.first + g]];
-                    for (const std::int32_t q : plan.pairs[task.pair].query)
-                        if (q >= 0) r.cells += double(queries_.length(static_cast<std::size_t>(q))) * residues;
+                    const query_pair& pair = plan.pairs[task.pair];
+                    for (int l = 0; l < (pair.twin ? 1 : 2); ++l)
+                        if (pair.query[l] >= 0)
+                            r.cells += double(queries_.length(static_cast<std::size_t>(pair.query[l]))) * residues;
                 }
                 cfg_.launch_log->push_back(r);
             }
@@ -727,7 +734,10 @@ void search_call::start_batch(dpx_runner& runner, const packed_db& pdb, slot& sl
     sl.count = count;
     sl.ids.resize(count);
     std::iota(sl.ids.begin(), sl.ids.end(), static_cast<std::uint32_t>(b0));
-    const search_plan plan = plan_all(pair_queries(*searched_, sl.ids, narrow_ ? 2 : 1, runner.rows(), multiple_),
+    // A query without a partner fills both 16-bit lanes with two subjects (a twin pair): one query runs at the rate
+    // of two.
+    const bool twins = tuning::flag("search.twin", device_arch());
+    const search_plan plan = plan_all(pair_queries(*searched_, sl.ids, narrow_ ? 2 : 1, runner.rows(), multiple_, twins),
                                       *searched_, pdb, kernels::block_threads);
     tm_.pack_ms += ms_since(t);
     SWGPU_CUDA_CHECK(cudaMemsetAsync(sl.scores.data(), 0, count * ndb_ * sizeof(int), stream_->get()));

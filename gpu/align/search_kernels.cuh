@@ -79,14 +79,16 @@ struct group_state {
     unsigned mask;                 // the group's lanes in the warp
     bool active;                   // the task has a subject for this group
     const std::uint8_t* subject;   // first residue (pad letters around it)
-    int length;
+    int length;                    // rows streamed (a twin group: the longer of its two subjects)
+    const std::uint8_t* subjects[2];  // a twin group: lane l's subject and its length (0: none); rows past a
+    int lengths[2];                   // subject's end read as pad letters
     uint2* slot;                   // boundary rows of this group
 };
 
 // Streams the group's subject through one pass of R columns per thread; the profile chunk is in `chunk`.
 // read_boundary: thread 0's left input comes from the slot (else the matrix edge: H = 0, E = -oe).
 // write_boundary: thread G-1 stores its last column's (H, E) per row for the next pass.
-template <int G, int R, class Lanes>
+template <int G, int R, class Lanes, bool Twin>
 __device__ __forceinline__ void stream_pass(const dpx_params& p, const std::uint32_t* chunk, const group_state& gs,
                                             bool read_boundary, bool write_boundary, std::uint32_t& m) {
     const std::uint32_t neg_oe = Lanes::splat(-p.gap_oe), neg_e = Lanes::splat(-p.gap_e);
@@ -110,19 +112,33 @@ __device__ __forceinline__ void stream_pass(const dpx_params& p, const std::uint
     uint2 in1 = left_input(1), in2 = left_input(2);
     const std::uint8_t* letters = gs.subject - t;  // letters[k] is row k - t
     int x0 = letters[0], x1 = letters[1];
+    // A twin group's lane-1 letters (x0, x1 are lane 0's), pad letters outside each subject: a shorter subject's
+    // rows past its end lie beyond its pad run.
+    const int pad = p.profile_rows - 1;
+    const auto twin_letter = [&](int l, int k) {
+        return static_cast<unsigned>(k - t) < static_cast<unsigned>(gs.lengths[l]) ? int(gs.subjects[l][k - t]) : pad;
+    };
+    int y0 = 0, y1 = 0;
+    if constexpr (Twin) x0 = twin_letter(0, 0), x1 = twin_letter(0, 1), y0 = twin_letter(1, 0), y1 = twin_letter(1, 1);
 
     // Two rows per iteration: the letters and boundary inputs of the next iteration are loaded at its start.
     const int steps = length + G - 1;
     for (int k = 0; k < steps; k += 2) {
         const uint2 next1 = left_input(k + 3), next2 = left_input(k + 4);
-        const int nx0 = letters[k + 2], nx1 = letters[k + 3];
+        int nx0 = letters[k + 2], nx1 = letters[k + 3], ny0 = 0, ny1 = 0;
+        if constexpr (Twin)
+            nx0 = twin_letter(0, k + 2), nx1 = twin_letter(0, k + 3), ny0 = twin_letter(1, k + 2), ny1 = twin_letter(1, k + 3);
 #pragma unroll 1
         for (int half = 0; half < 2; ++half) {
             const std::uint32_t diag = hdiag;
             hdiag = hin;
             std::uint32_t e = ein;
-            row_cells<R, Lanes>(stripe + (half == 0 ? x0 : x1) * chunk_row_words(G, R), diag, e, h, f, m,
-                                            neg_oe, neg_e);
+            if constexpr (Twin)
+                twin_row_cells<R>(stripe + (half == 0 ? x0 : x1) * chunk_row_words(G, R),
+                                  stripe + (half == 0 ? y0 : y1) * chunk_row_words(G, R), diag, e, h, f, m, neg_oe, neg_e);
+            else
+                row_cells<R, Lanes>(stripe + (half == 0 ? x0 : x1) * chunk_row_words(G, R), diag, e, h, f, m,
+                                    neg_oe, neg_e);
             const std::uint32_t hout = h[R - 1];
             if (writer) {
                 const int j = k + half - (G - 1);
@@ -137,11 +153,12 @@ __device__ __forceinline__ void stream_pass(const dpx_params& p, const std::uint
         }
         in1 = next1, in2 = next2;
         x0 = nx0, x1 = nx1;
+        y0 = ny0, y1 = ny1;
     }
 }
 
 // One pass for the whole block: load the chunk of query columns [column0, column0 + G*R), then stream.
-template <int G, int R, class Lanes>
+template <int G, int R, class Lanes, bool Twin>
 __device__ void block_pass(const dpx_params& p, std::uint32_t* chunk, const group_state& gs, const query_pair& pair,
                            std::uint32_t column0, bool first, bool last, std::uint32_t& m) {
     constexpr int cols = G * R;
@@ -155,12 +172,13 @@ __device__ void block_pass(const dpx_params& p, std::uint32_t* chunk, const grou
             prof[static_cast<std::size_t>(x) * pair.padded_length + c];
     }
     __syncthreads();  // the chunk and the previous pass's boundary writes are visible
-    if (gs.active) stream_pass<G, R, Lanes>(p, chunk, gs, !first, !last, m);
+    if (gs.active) stream_pass<G, R, Lanes, Twin>(p, chunk, gs, !first, !last, m);
 }
 
 // A block task of class Cls with R columns per thread: every group aligns the pair against its subject over all
-// passes, then writes the pair's scores (or lists the lanes for the 32-bit recomputation).
-template <int Cls, int R, class Lanes>
+// passes (a twin pair's group: its query against two subjects, one per lane), then writes the scores (or lists the
+// lanes for the 32-bit recomputation).
+template <int Cls, int R, class Lanes, bool Twin>
 __device__ __forceinline__ void run_task(const dpx_params& p, std::uint32_t* chunk, const search_task& task) {
     constexpr int G = search_classes[Cls].group_size;
     static_assert(G >= 4 && G <= 32 && (G & (G - 1)) == 0 && block_threads % G == 0, "group size");
@@ -169,14 +187,25 @@ __device__ __forceinline__ void run_task(const dpx_params& p, std::uint32_t* chu
     group_state gs;
     gs.t = threadIdx.x % G;
     gs.mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << ((threadIdx.x & 31) & ~(G - 1));
-    gs.active = g < task.count;
-    std::uint32_t subject = 0;
+    constexpr int per_group = Twin ? 2 : 1;
+    gs.active = g * per_group < task.count;
+    std::uint32_t subject = 0, subjects[2] = {0, 0};
     gs.subject = p.residues + pad_run;
     gs.length = 0;
     if (gs.active) {
-        subject = p.task_subjects[task.first + g];
+        subject = p.task_subjects[task.first + g * per_group];
         gs.subject = p.residues + p.subject_offset[subject];
         gs.length = static_cast<int>(p.subject_length[subject]);
+    }
+    if constexpr (Twin) {
+#pragma unroll
+        for (int l = 0; l < 2; ++l) {
+            const bool has = gs.active && 2 * g + l < task.count;
+            subjects[l] = has ? p.task_subjects[task.first + 2 * g + l] : 0u;
+            gs.subjects[l] = has ? p.residues + p.subject_offset[subjects[l]] : gs.subject;
+            gs.lengths[l] = has ? static_cast<int>(p.subject_length[subjects[l]]) : 0;
+        }
+        gs.length = max(gs.lengths[0], gs.lengths[1]);
     }
     gs.slot = p.boundary + blockIdx.x * p.boundary_block + static_cast<std::size_t>(g) * p.class_rows[Cls];
 
@@ -185,11 +214,31 @@ __device__ __forceinline__ void run_task(const dpx_params& p, std::uint32_t* chu
     const std::uint32_t passes = (pair.length + width - 1) / width;
     std::uint32_t m = 0u;
     for (std::uint32_t pass = 0; pass < passes; ++pass)
-        block_pass<G, R, Lanes>(p, chunk, gs, pair, pass * width, pass == 0, pass + 1 == passes, m);
+        block_pass<G, R, Lanes, Twin>(p, chunk, gs, pair, pass * width, pass == 0, pass + 1 == passes, m);
 #pragma unroll
     for (int off = G / 2; off > 0; off >>= 1) m = Lanes::max2(m, __shfl_xor_sync(gs.mask, m, off, G));
 
     if (gs.active && gs.t == 0) {
+        if constexpr (Twin) {
+            // One query, lane l against subject l of the group.
+            const int q = pair.query[0];
+#pragma unroll
+            for (int l = 0; l < 2; ++l) {
+                if (2 * g + l >= task.count) continue;  // the task's last group may hold one subject
+                const int v = Lanes::lane(m, l);
+                int* dst = p.scores + static_cast<std::size_t>(q - p.query_base) * p.score_stride +
+                           p.subject_original[subjects[l]];
+                if (v > p.overflow_above) {
+                    const std::uint32_t at = atomicAdd(p.overflow_count, 1u);
+                    if (at < p.overflow_capacity)
+                        p.overflow[at] = make_uint2(static_cast<std::uint32_t>(q), subjects[l]);
+                    *dst = -1;
+                } else {
+                    *dst = v;
+                }
+            }
+            return;
+        }
         const std::uint32_t original = p.subject_original[subject];
 #pragma unroll
         for (int l = 0; l < Lanes::count; ++l) {
@@ -210,7 +259,7 @@ __device__ __forceinline__ void run_task(const dpx_params& p, std::uint32_t* chu
 
 // The persistent kernel of one (class, columns per thread) configuration: blocks take tasks from p.tasks in order
 // until none is left. All tasks of a launch share the configuration, so each kernel gets the registers it needs.
-template <int Cls, int R, class Lanes>
+template <int Cls, int R, class Lanes, bool Twin>
 __global__ void __launch_bounds__(block_threads) dpx_search(const dpx_params p) {
     extern __shared__ uint4 chunk_storage[];
     std::uint32_t* chunk = reinterpret_cast<std::uint32_t*>(chunk_storage);
@@ -221,17 +270,17 @@ __global__ void __launch_bounds__(block_threads) dpx_search(const dpx_params p) 
         __syncthreads();
         const std::uint32_t ti = next_task;
         if (ti >= p.task_count) return;
-        run_task<Cls, R, Lanes>(p, chunk, p.tasks[ti]);
+        run_task<Cls, R, Lanes, Twin>(p, chunk, p.tasks[ti]);
     }
 }
 
-// Host-side table of the kernels: kernel_table<Lanes>::get(cls, regs).
-template <class Lanes>
+// Host-side table of the kernels: kernel_table<Lanes, Twin>::get(cls, regs).
+template <class Lanes, bool Twin = false>
 struct kernel_table {
     using kernel = void (*)(dpx_params);
     template <int C, int... I>
     static constexpr void fill_class(kernel (&row)[32], std::integer_sequence<int, I...>) {
-        ((row[I] = &dpx_search<C, I + 1, Lanes>), ...);
+        ((row[I] = &dpx_search<C, I + 1, Lanes, Twin>), ...);
     }
     template <int... C>
     static void fill(kernel (&table)[search_class_count][32], std::integer_sequence<int, C...>) {

@@ -20,7 +20,7 @@ int regs_for(std::uint32_t length, const length_class& c) {
 }
 
 std::vector<query_pair> pair_queries(const sequence_set& queries, std::span<const std::uint32_t> query_ids, int lanes,
-                                     int profile_rows, std::uint32_t column_multiple) {
+                                     int profile_rows, std::uint32_t column_multiple, bool twins) {
     std::vector<std::uint32_t> ids;
     for (const std::uint32_t q : query_ids)
         if (queries.length(q) > 0) ids.push_back(q);
@@ -33,6 +33,7 @@ std::vector<query_pair> pair_queries(const sequence_set& queries, std::span<cons
         query_pair p;
         p.query[0] = static_cast<std::int32_t>(ids[k]);
         if (lanes == 2 && k + 1 < ids.size()) p.query[1] = static_cast<std::int32_t>(ids[k + 1]);
+        if (lanes == 2 && twins && p.query[1] < 0) p.query[1] = p.query[0], p.twin = 1;
         p.length = static_cast<std::uint32_t>(queries.length(ids[k]));
         p.padded_length = (p.length + column_multiple - 1) / column_multiple * column_multiple;
         p.profile_offset = offset;
@@ -67,18 +68,24 @@ search_plan plan_all(std::vector<query_pair> pairs, const sequence_set& queries,
     for (std::size_t c = 0; c < classes.size(); ++c) {
         const std::uint32_t begin = db.class_begin[c], end = db.class_begin[c + 1];
         if (begin == end) continue;
-        const std::uint32_t per_task = static_cast<std::uint32_t>(block_threads / classes[c].group_size);
-        // The pairs of each columns-per-thread count, longest first (pairs come longest first).
-        std::vector<std::vector<std::uint32_t>> pairs_of(static_cast<std::size_t>(classes[c].regs) + 1);
+        const std::uint32_t groups = static_cast<std::uint32_t>(block_threads / classes[c].group_size);
+        // The pairs of each columns-per-thread count and kind (twin or not), longest first (pairs come longest first).
+        std::vector<std::vector<std::uint32_t>> pairs_of(2 * (static_cast<std::size_t>(classes[c].regs) + 1));
         for (std::uint32_t p = 0; p < plan.pairs.size(); ++p)
-            pairs_of[static_cast<std::size_t>(regs_for(plan.pairs[p].length, classes[c]))].push_back(p);
-        for (int regs = classes[c].regs; regs >= 1; --regs) {
-            const auto& group_pairs = pairs_of[static_cast<std::size_t>(regs)];
+            pairs_of[2 * static_cast<std::size_t>(regs_for(plan.pairs[p].length, classes[c])) + plan.pairs[p].twin]
+                .push_back(p);
+        for (int kind = 0; kind < 2 * (classes[c].regs + 1); ++kind) {
+            const int regs = classes[c].regs - kind / 2;
+            const bool twin = kind % 2 == 1;
+            if (regs < 1) break;
+            const auto& group_pairs = pairs_of[2 * static_cast<std::size_t>(regs) + (twin ? 1 : 0)];
             if (group_pairs.empty()) continue;
+            const std::uint32_t per_task = twin ? 2 * groups : groups;
             task_group group;
             group.first = plan.tasks.size();
             group.cls = static_cast<int>(c);
             group.regs = regs;
+            group.twin = twin;
             // Chunks of per_task subjects from the class's start; taken from the longest chunk down.
             const std::uint32_t chunks = (end - begin + per_task - 1) / per_task;
             for (std::uint32_t k = chunks; k-- > 0;) {
@@ -101,8 +108,8 @@ search_plan plan_all(std::vector<query_pair> pairs, const sequence_set& queries,
         }
     }
     for (const auto& p : plan.pairs)
-        for (const std::int32_t q : p.query)
-            if (q >= 0) plan.cells += queries.length(static_cast<std::size_t>(q)) * db.total_residues;
+        for (int l = 0; l < (p.twin ? 1 : 2); ++l)
+            if (p.query[l] >= 0) plan.cells += queries.length(static_cast<std::size_t>(p.query[l])) * db.total_residues;
     order_groups(plan);
     return plan;
 }

@@ -15,7 +15,8 @@
 namespace swgpu::gpu {
 
 // One word of the kernel holds `lanes` alignments: 2 (16-bit lanes) or 1 (32-bit). query[1] is -1 when a query has no
-// partner (an odd count, or 32-bit lanes). The profile of a pair is `profile_rows` rows (one per residue letter, the
+// partner in 32-bit lanes. A 16-bit query without a partner (one query, or an odd count) is a twin: query[1] ==
+// query[0], and each group of its tasks aligns it against two subjects at once, one per lane, so that no lane idles. The profile of a pair is `profile_rows` rows (one per residue letter, the
 // pad letter last) of padded_length words: word (x, c) holds the substitution score of letter x against column c of
 // each lane's query, or the pad score past that query's end.
 struct query_pair {
@@ -23,6 +24,7 @@ struct query_pair {
     std::uint32_t length = 0;          // the longer query's length
     std::uint32_t padded_length = 0;   // length rounded up to the column multiple
     std::uint64_t profile_offset = 0;  // in words, into the profile buffer
+    std::uint32_t twin = 0;            // 1: one query in both lanes, two subjects per group
 };
 
 // A block task: pair `pair` against subjects task_subjects[first, first + count), all of class `cls`, with `regs`
@@ -30,7 +32,7 @@ struct query_pair {
 struct search_task {
     std::uint32_t pair = 0;
     std::uint32_t first = 0;
-    std::uint16_t count = 0;
+    std::uint16_t count = 0;   // subjects: up to a block's groups, twice that for a twin pair
     std::uint8_t cls = 0;
     std::uint8_t regs = 0;
     float cost = 0;  // cells the task's groups spend, padding included (for ordering)
@@ -40,6 +42,7 @@ struct search_task {
 struct task_group {
     std::size_t first = 0, count = 0;
     int cls = 0, regs = 0;
+    bool twin = false;  // the tasks of twin pairs (their own kernels)
     double cost = 0;  // sum of the tasks' costs
 };
 
@@ -52,15 +55,16 @@ struct search_plan {
 };
 
 // Pairs the non-empty queries among `query_ids` by length (longest first; consecutive ones share a word when
-// lanes == 2). column_multiple: every class's pass width divides it.
+// lanes == 2; with `twins`, a query left without a partner is a twin pair). column_multiple: every class's pass width
+// divides it.
 std::vector<query_pair> pair_queries(const sequence_set& queries, std::span<const std::uint32_t> query_ids, int lanes,
-                                     int profile_rows, std::uint32_t column_multiple);
+                                     int profile_rows, std::uint32_t column_multiple, bool twins = false);
 
-// Every pair against every non-empty subject of the database.
+// Every pair against every non-empty subject of the database (twin pairs: two consecutive subjects per group).
 search_plan plan_all(std::vector<query_pair> pairs, const sequence_set& queries, const packed_db& db,
                      int block_threads, std::span<const length_class> classes = search_classes);
 
-// Pair p against the sorted subjects subjects_of[p] (any order; sorted here).
+// Pair p against the sorted subjects subjects_of[p] (any order; sorted here). No twin pairs.
 search_plan plan_listed(std::vector<query_pair> pairs, const sequence_set& queries,
                         std::vector<std::vector<std::uint32_t>> subjects_of, const packed_db& db, int block_threads,
                         std::span<const length_class> classes = search_classes);

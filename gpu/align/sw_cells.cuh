@@ -67,6 +67,29 @@ struct lanes_s32 {
 constexpr int chunk_stripe_words(int R) { return 4 * (((R + 3) / 4) | 1); }
 constexpr int chunk_row_words(int G, int R) { return (G * chunk_stripe_words(R) + 31) / 32 * 32; }
 
+// The R words of a profile row (16-byte loads where R allows).
+template <int R>
+__device__ __forceinline__ void load_scores(const std::uint32_t* __restrict__ prof, std::uint32_t (&sc)[R]) {
+#pragma unroll
+    for (int c4 = 0; c4 < R; c4 += 4) {
+        if (R - c4 >= 4) {
+            const uint4 v = *reinterpret_cast<const uint4*>(prof + c4);
+            sc[c4] = v.x, sc[c4 + 1] = v.y, sc[c4 + 2] = v.z, sc[c4 + 3] = v.w;
+        } else if (R - c4 >= 2) {
+            const uint2 v = *reinterpret_cast<const uint2*>(prof + c4);
+            sc[c4] = v.x, sc[c4 + 1] = v.y;
+            if (R - c4 == 3) sc[c4 + 2] = prof[c4 + 2];
+        } else {
+            sc[c4] = prof[c4];
+        }
+    }
+}
+
+template <int R, class Lanes>
+__device__ __forceinline__ void scored_cells(const std::uint32_t (&sc)[R], std::uint32_t diag, std::uint32_t& e,
+                                             std::uint32_t (&h)[R], std::uint32_t (&f)[R], std::uint32_t& m,
+                                             std::uint32_t neg_oe, std::uint32_t neg_e);
+
 // One row of R cells of one thread, in place: h enters as the previous row's H and leaves as this row's; F is
 // updated in place and E along the row. `diag` enters as H[first column - 1][j - 1], `e` as E[first column][j]; on
 // return e is E[last column + 1][j]. The diagonal input of column c+1 (the old h[c]) is added to its substitution
@@ -85,19 +108,32 @@ __device__ __forceinline__ void row_cells(const std::uint32_t* __restrict__ prof
                                           std::uint32_t (&h)[R], std::uint32_t (&f)[R], std::uint32_t& m,
                                           std::uint32_t neg_oe, std::uint32_t neg_e) {
     std::uint32_t sc[R];
+    load_scores<R>(prof, sc);
+    scored_cells<R, Lanes>(sc, diag, e, h, f, m, neg_oe, neg_e);
+}
+
+// row_cells for two subjects in the two 16-bit lanes against one query (a twin pair, gpu/align/search_plan.hpp):
+// `prof0` and `prof1` are the profile rows of lane 0's and lane 1's subject letters (both halves of a twin profile
+// word hold the same score), and each word takes its low half from prof0's and its high half from prof1's (one
+// PRMT).
+template <int R>
+__device__ __forceinline__ void twin_row_cells(const std::uint32_t* __restrict__ prof0,
+                                               const std::uint32_t* __restrict__ prof1, std::uint32_t diag,
+                                               std::uint32_t& e, std::uint32_t (&h)[R], std::uint32_t (&f)[R],
+                                               std::uint32_t& m, std::uint32_t neg_oe, std::uint32_t neg_e) {
+    std::uint32_t sc[R], sc1[R];
+    load_scores<R>(prof0, sc);
+    load_scores<R>(prof1, sc1);
 #pragma unroll
-    for (int c4 = 0; c4 < R; c4 += 4) {
-        if (R - c4 >= 4) {
-            const uint4 v = *reinterpret_cast<const uint4*>(prof + c4);
-            sc[c4] = v.x, sc[c4 + 1] = v.y, sc[c4 + 2] = v.z, sc[c4 + 3] = v.w;
-        } else if (R - c4 >= 2) {
-            const uint2 v = *reinterpret_cast<const uint2*>(prof + c4);
-            sc[c4] = v.x, sc[c4 + 1] = v.y;
-            if (R - c4 == 3) sc[c4 + 2] = prof[c4 + 2];
-        } else {
-            sc[c4] = prof[c4];
-        }
-    }
+    for (int c = 0; c < R; ++c) sc[c] = __byte_perm(sc[c], sc1[c], 0x7610);
+    scored_cells<R, lanes_s16x2>(sc, diag, e, h, f, m, neg_oe, neg_e);
+}
+
+// One row of cells from its substitution scores (row_cells above).
+template <int R, class Lanes>
+__device__ __forceinline__ void scored_cells(const std::uint32_t (&sc)[R], std::uint32_t diag, std::uint32_t& e,
+                                             std::uint32_t (&h)[R], std::uint32_t (&f)[R], std::uint32_t& m,
+                                             std::uint32_t neg_oe, std::uint32_t neg_e) {
     std::uint32_t d = Lanes::add(diag, sc[0]);
     std::uint32_t previous = 0;
 #pragma unroll

@@ -19,6 +19,7 @@
 #include "core/align/smith_waterman.hpp"
 #include "core/align/statistics.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 #include "gpu/align/db_layout.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/align/search_config.hpp"
@@ -295,6 +296,38 @@ GPU_TEST("gpu search: ranked by E-value, the CPU's hits (superset on the device,
         opt.subject_offset = 7;
         expect_all_kernels(queries, db, sc, opt, ("ranked, k " + std::to_string(k)).c_str(), k == 5);
     }
+}
+
+GPU_TEST("gpu search: one query and three queries (twin pairs: two subjects per word), adversarial lengths") {
+    // A query without a 16-bit partner runs in both lanes against two subjects at once; the shorter subject of a
+    // group reads pad letters past its end. Every query alone, and in threes, against subjects of every adversarial
+    // length (neighbours in length order far apart) and relatives: the CPU's hits; and the same with twins off.
+    std::mt19937_64 rng(20261128);
+    std::vector<std::string> qs, ss;
+    random_protein_sets(rng, qs, ss);
+    for (int k = 0; k < 6; ++k) ss.push_back(random_letters(rng, 3000 + 1000 * k, protein_letters));
+    const scoring sc = protein_scoring();
+    const sequence_set queries = encoded(qs, sc, "q"), db = encoded(ss, sc, "s");
+    search_options opt;
+    opt.max_hits = 1000000;
+    search_config cfg;
+    cfg.kernel = score_kernel::dpx16;
+    for (std::size_t first = 0; first < queries.size(); first += 3) {
+        for (const std::size_t count : {std::size_t(1), std::size_t(3)}) {
+            if (first + count > queries.size()) continue;
+            sequence_set some;
+            some.source = "q";
+            some.encoded = true;
+            for (std::size_t q = first; q < first + count; ++q) some.add_record(queries, q);
+            expect_same_hits(some, db, sc, opt, cfg, count == 1 ? "one query" : "three queries");
+        }
+    }
+    const tuning::scoped_override off("search.twin=0");
+    sequence_set one;
+    one.source = "q";
+    one.encoded = true;
+    one.add_record(queries, 0);
+    expect_same_hits(one, db, sc, opt, cfg, "one query, twins off");
 }
 
 GPU_TEST("gpu search: 16-bit overflow bound, exact below and above it") {
