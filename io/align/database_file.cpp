@@ -60,12 +60,32 @@ std::uint32_t crc_of(std::uint32_t crc, const void* data, std::uint64_t n) {
     return crc;
 }
 
+// Faults in the pages of [at, at + bytes) on the reader's threads (MADV_POPULATE_WRITE, Linux 5.14; elsewhere
+// nothing): a chunk's storage growing by 10^8 bytes otherwise takes its page faults one at a time on one thread when
+// std::vector zero-fills it (88 ms for 100 MB on the H200 host, against 7.5 ms on 16 threads).
+void populate(std::uint8_t* at, std::uint64_t bytes);
+
 // The threads that read chunks: checksums, copies and codes of the residues, one block of 2^20 at a time (one thread
 // copies a mapped file at about 5.6 GB/s and translates letters to codes at 1.4 GB/s on the H200 host; the GPU
 // scores a chunk of one short query faster than that).
 thread_pool& reader_pool() {
     static thread_pool pool(std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
     return pool;
+}
+
+void populate(std::uint8_t* at, std::uint64_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+    const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)), piece = std::uint64_t(1) << 21;
+    const std::uint64_t from = (reinterpret_cast<std::uintptr_t>(at) + page - 1) / page * page;
+    const std::uint64_t to = (reinterpret_cast<std::uintptr_t>(at) + bytes) / page * page;
+    if (to <= from + piece) return;
+    reader_pool().parallel_for((to - from + piece - 1) / piece, [&](std::size_t k) {
+        const std::uint64_t b = from + k * piece, e = std::min(to, b + piece);
+        (void)::madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_WRITE);  // a hint: failure costs only time
+    });
+#else
+    (void)at, (void)bytes;
+#endif
 }
 
 std::string resolve(const std::string& path) {
@@ -571,7 +591,11 @@ bool database_file::read_chunk(sequence_set& out, std::uint64_t max_residues, co
     // An empty set's residues may hold stale bytes of a recycled chunk (database_stream): they are overwritten, not
     // cleared first, so that only growth beyond them is zero-filled.
     const std::uint64_t base = out.empty() ? 0 : out.residues.size(), count = p_->off[end] - p_->off[first];
-    if (out.empty() && out.residues.capacity() < count) out.residues.clear();  // grown: no stale bytes moved
+    if (out.residues.capacity() < base + count) {
+        if (out.empty()) out.residues.clear();  // no stale bytes moved into the grown storage
+        out.residues.reserve(base + count);
+        populate(out.residues.data() + out.residues.size(), out.residues.capacity() - out.residues.size());
+    }
     out.offsets.resize(out.size() + 1);
     out.residues.resize(base + count);
     const std::uint64_t bad = p_->copy_residues(p_->off[first], p_->off[end], out.residues.data() + base, encode_with);
