@@ -657,7 +657,9 @@ void align_run::report(const search_results& results) {
          std::to_string(scan.residues) + " residues, " + std::to_string(scan.chunks) + " chunk(s); score pass " +
          seconds(scanned_ - started_) + " (backend " + seconds(scan.backend_s) + ", waiting for the reader " +
          seconds(scan.reader_wait_s) + ", of which for the first chunk " + seconds(scan.first_chunk_wait_s) +
-         "; the reader read " + seconds(scan.read_s) + ", encoded " + seconds(scan.encode_s) + ", prepared " +
+         "; the reader read " + seconds(scan.read_s) +
+         (database_->encodes_while_reading() ? " (encoding as it read)" : ", encoded " + seconds(scan.encode_s)) +
+         ", prepared " +
          seconds(scan.prepare_s) +
          "; start-up before the scan " +
          seconds(scan.began > started_ ? std::chrono::duration<double>(scan.began - started_).count() : 0.0) +

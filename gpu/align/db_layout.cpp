@@ -19,8 +19,7 @@ thread_pool& host_pool() {
     return pool;
 }
 
-packed_db pack_database(const sequence_set& db, int letters, std::uint8_t pad_code,
-                        std::span<const length_class> classes) {
+packed_db plan_database(const sequence_set& db, std::span<const length_class> classes) {
     const std::string where = db.source.empty() ? std::string("database") : db.source;
     if (!db.encoded && !db.empty())
         throw input_error(where, "the database is not encoded with the scoring matrix; encode it before searching");
@@ -57,27 +56,41 @@ packed_db pack_database(const sequence_set& db, int letters, std::uint8_t pad_co
         out.total_residues += db.length(s);
     }
     out.max_length = n ? out.length.back() : 0;
-
-    // Write pads and residues, and check the codes, in parallel chunks of about 1 MB (the buffer is left
-    // uninitialized before, so that its pages are first touched by the threads that fill them).
     out.residue_bytes = at;
-    out.residues.reset(new std::uint8_t[at]);
-    std::uint8_t* dst = out.residues.get();
+
+    // Class c starts at the first non-empty subject longer than every earlier class's max_length.
+    out.class_begin.resize(classes.size() + 1);
+    std::uint32_t lower = 1;  // empty subjects belong to no class
+    for (std::size_t c = 0; c < classes.size(); ++c) {
+        out.class_begin[c] = static_cast<std::uint32_t>(
+            std::lower_bound(out.length.begin(), out.length.end(), lower) - out.length.begin());
+        lower = classes[c].max_length == 0xffffffffu ? 0xffffffffu : classes[c].max_length + 1;
+    }
+    out.class_begin[classes.size()] = static_cast<std::uint32_t>(n);
+    return out;
+}
+
+void fill_database(const sequence_set& db, const packed_db& plan, int letters, std::uint8_t pad_code,
+                   std::uint8_t* dst) {
+    // Pads and residues, and the check of the codes, in parallel chunks of about 1 MB (a fresh buffer's pages are
+    // first touched by the threads that fill them).
+    const std::string where = db.source.empty() ? std::string("database") : db.source;
+    const std::size_t n = plan.size();
     std::vector<std::size_t> chunk_begin{0};
     for (std::size_t k = 0, bytes = 0; k < n; ++k) {
-        bytes += out.length[k] + pad_run;
+        bytes += plan.length[k] + pad_run;
         if (bytes >= (std::size_t(1) << 20)) {
             chunk_begin.push_back(k + 1);
             bytes = 0;
         }
     }
     if (chunk_begin.back() != n) chunk_begin.push_back(n);
-    std::fill(dst + at - pad_run, dst + at, pad_code);  // after the last subject (or the only run)
+    std::fill(dst + plan.residue_bytes - pad_run, dst + plan.residue_bytes, pad_code);  // after the last subject
     host_pool().parallel_for(chunk_begin.size() - 1, [&](std::size_t c) {
         for (std::size_t k = chunk_begin[c]; k < chunk_begin[c + 1]; ++k) {
-            const std::uint32_t s = out.original[k];
+            const std::uint32_t s = plan.original[k];
             const auto seq = db[s];
-            std::uint8_t* to = dst + out.offset[k];
+            std::uint8_t* to = dst + plan.offset[k];
             std::fill(to - pad_run, to, pad_code);
             std::uint8_t largest = 0;
             for (std::size_t i = 0; i < seq.size(); ++i) {
@@ -92,16 +105,13 @@ packed_db pack_database(const sequence_set& db, int letters, std::uint8_t pad_co
             }
         }
     });
+}
 
-    // Class c starts at the first non-empty subject longer than every earlier class's max_length.
-    out.class_begin.resize(classes.size() + 1);
-    std::uint32_t lower = 1;  // empty subjects belong to no class
-    for (std::size_t c = 0; c < classes.size(); ++c) {
-        out.class_begin[c] = static_cast<std::uint32_t>(
-            std::lower_bound(out.length.begin(), out.length.end(), lower) - out.length.begin());
-        lower = classes[c].max_length == 0xffffffffu ? 0xffffffffu : classes[c].max_length + 1;
-    }
-    out.class_begin[classes.size()] = static_cast<std::uint32_t>(n);
+packed_db pack_database(const sequence_set& db, int letters, std::uint8_t pad_code,
+                        std::span<const length_class> classes) {
+    packed_db out = plan_database(db, classes);
+    out.residues.reset(new std::uint8_t[out.residue_bytes]);  // uninitialized: fill_database's threads touch it first
+    fill_database(db, out, letters, pad_code, out.residues.get());
     return out;
 }
 

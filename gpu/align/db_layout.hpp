@@ -60,6 +60,11 @@ thread_pool& host_pool();
 // encoded, and when the set holds more than 2^32 - 1 subjects.
 packed_db pack_database(const sequence_set& db, int letters, std::uint8_t pad_code,
                         std::span<const length_class> classes = search_classes);
+// pack_database in two steps, for a caller that gives the residues' buffer (gpu::prepare_chunk: page-locked memory,
+// reused from chunk to chunk): the layout without residues (`residues` null; the same errors but the codes'), then
+// the pads and residues written into `dst` (residue_bytes bytes) on host_pool(), the codes checked.
+packed_db plan_database(const sequence_set& db, std::span<const length_class> classes = search_classes);
+void fill_database(const sequence_set& db, const packed_db& plan, int letters, std::uint8_t pad_code, std::uint8_t* dst);
 
 // The class of a subject length (index into the table): the first row whose max_length is >= length.
 int class_of(std::uint32_t length, std::span<const length_class> classes = search_classes);

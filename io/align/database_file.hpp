@@ -12,7 +12,7 @@
 //   u64[N+1] name offsets into the name blob
 //   u32[N]   records ordered by length, longest first, ties by record index (the GPU packs length classes from it),
 //            padded to 8
-//   u32[K]   CRC-32 (zlib's) of each block of 2^20 residues, K = ceil(R / 2^20)
+//   u32[K]   CRC-32 (zlib's crc32; libdeflate's is the same) of each block of 2^20 residues, K = ceil(R / 2^20)
 //   u32      CRC-32 of the magic and header, then of everything from the names to here; padded to 8
 // The residues come first so that makedb streams them into the file as it reads the FASTA (its memory: the names and
 // about 20 bytes a record), the tables after them, the header last.
@@ -21,6 +21,12 @@
 // The checksums catch a file changed or damaged after makedb: the header, tables and names are checked when the file
 // is opened, a block of residues the first time a record in it is read (read_chunk, residues); a mismatch is a
 // bad-input error naming the records concerned. Chunks skipped unread (skip_chunk) are not checked.
+//
+// Reading a chunk is one pass over its residues on up to 16 threads, block by block: the checksum, then the copy out
+// of the mapping, as matrix codes when the caller gives its matrix (read_chunk's encode_with). The letters stay in
+// the file (one database serves every matrix): a table lookup in the copy costs less than a format per matrix, and
+// the length order the GPU packs by is computed per chunk from the offsets (a counting sort, about a millisecond
+// for 10^5 records), so a chunk's layout is not stored either (docs/performance.md, "Reading a .swdb").
 #pragma once
 
 #include <cstdint>
@@ -77,7 +83,12 @@ public:
     bool type_forced() const;
 
     // Appends records from the current position until at least max_residues were added (0: all); false at the end.
-    bool read_chunk(sequence_set& out, std::uint64_t max_residues = 0);
+    // With `encode_with`, the residues come as that matrix's codes (encode(), in the same pass as the copy), `out`
+    // is marked encoded and `unknown` receives the number of letters not in the matrix. The copy, the codes and the
+    // blocks' checksums run on up to 16 threads. An empty `out` may hold residues (a recycled chunk's storage): they
+    // are overwritten.
+    bool read_chunk(sequence_set& out, std::uint64_t max_residues = 0, const substitution_matrix* encode_with = nullptr,
+                    std::uint64_t* unknown = nullptr);
     // Moves past the chunk read_chunk would read, without reading it: its residues and sequences are returned.
     bool skip_chunk(std::uint64_t max_residues, std::uint64_t& residues, std::uint64_t& sequences);
     // True when every record has been read.

@@ -34,14 +34,15 @@ struct database_stream::impl {
     std::mutex spare_lock;
     sequence_set spare;  // a searched chunk's storage (recycle), reused by the next read
 
-    // An empty set holding the spare's storage, when there is one.
+    // An empty set holding the spare's storage, when there is one. A .swdb overwrites the residues the spare holds
+    // (database_file::read_chunk), so they are kept: clearing them would have its next read zero-fill them again.
     sequence_set fresh() {
         sequence_set s;
         {
             std::lock_guard<std::mutex> g(spare_lock);
             std::swap(s, spare);
         }
-        s.residues.clear();
+        if (!file) s.residues.clear();
         s.offsets.assign(1, 0);
         s.names.clear();
         s.origins.clear();
@@ -73,10 +74,11 @@ struct database_stream::impl {
         return n;
     }
 
-    bool read(sequence_set& chunk) {
+    // The next chunk: letters, or codes of `m` when given (a .swdb of known type only: encoded as it is copied).
+    bool read(sequence_set& chunk, const substitution_matrix* m = nullptr, std::uint64_t* unknown = nullptr) {
         const std::uint64_t n = take_limit();
         if (chunk.empty() && chunk.residues.capacity() == 0) chunk = fresh();
-        if (!(file ? file->read_chunk(chunk, n) : text->read_chunk(chunk, n))) return false;
+        if (!(file ? file->read_chunk(chunk, n, m, unknown) : text->read_chunk(chunk, n))) return false;
         if (census) {
             if (first) type = detect_type(chunk);
             if (const auto k = first_disagreeing(chunk, type); k < chunk.size())
@@ -117,6 +119,18 @@ bool database_stream::next(sequence_set& chunk) {
     }
     const bool was_first = p_->first;
     if (!p_->read(chunk)) return false;
+    if (was_first && p_->opt.auto_type && p_->expected && p_->expected->first != p_->type)
+        throw types_disagree(p_->expected->first, p_->expected->second, p_->type, p_->spec);
+    return true;
+}
+
+bool database_stream::encodes_while_reading() const { return p_->file && !p_->census; }
+
+bool database_stream::next_encoded(sequence_set& chunk, const substitution_matrix& m, std::uint64_t& unknown) {
+    if (!encodes_while_reading()) return chunk_source::next_encoded(chunk, m, unknown);
+    // No chunk is read ahead here: type() reads ahead only for the census, which a .swdb of known type does not take.
+    const bool was_first = p_->first;
+    if (!p_->read(chunk, &m, &unknown)) return false;
     if (was_first && p_->opt.auto_type && p_->expected && p_->expected->first != p_->type)
         throw types_disagree(p_->expected->first, p_->expected->second, p_->type, p_->spec);
     return true;

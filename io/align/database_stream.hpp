@@ -46,6 +46,10 @@ public:
 
     // The next chunk, appended to an empty set; false at the end of the database.
     bool next(sequence_set& chunk) override;
+    // A .swdb whose header says its type hands its chunks encoded as they are read (one pass over the residues, on
+    // up to 16 threads); any other source reads letters, then encodes them.
+    bool encodes_while_reading() const override;
+    bool next_encoded(sequence_set& chunk, const substitution_matrix& m, std::uint64_t& unknown) override;
     // Passes the next chunk without reading its records (a .swdb only: can_skip()), giving its residues and
     // sequences; false at the end.
     bool skip(std::uint64_t& residues, std::uint64_t& sequences) override;

@@ -224,6 +224,16 @@ TEST_CASE("a database changed after makedb: damaged residues name their records 
     CHECK_THAT(whole, Catch::Contains("damaged1.swdb: residues of records 1049-2098 (s1048 to s2097) do not match the "
                                       "checksum makedb wrote") &&
                           Catch::Contains("rebuild it with swgpu makedb"));
+    {  // the same when the residues are encoded as they are copied (the search's path)
+        const auto m = substitution_matrix::builtin("BLOSUM62");
+        CHECK_THAT(message([&] {
+                       io::database_file db(one);
+                       sequence_set all;
+                       std::uint64_t unknown = 0;
+                       db.read_chunk(all, 0, &m, &unknown);
+                   }),
+                   Catch::Contains("residues of records 1049-2098 (s1048 to s2097) do not match the checksum"));
+    }
     {
         // Chunks before the damaged block read; the one reaching it fails; a chunk skipped unread is not checked.
         io::database_file db(one);
@@ -256,6 +266,68 @@ TEST_CASE("a database changed after makedb: damaged residues name their records 
     CHECK(std::count(err.begin(), err.end(), '\n') == 1);
     CHECK_THAT(err, Catch::StartsWith("swgpu: error: ") && Catch::Contains("records 1049-2098"));
     CHECK_FALSE(fs::exists(dir / "hits.tsv"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("chunks encoded as they are read equal chunks read as letters, then encoded, in recycled storage too",
+          "[makedb]") {
+    // Records of 1 to 3,000 residues with letters outside the matrix (counted as unknown), over several checksum
+    // blocks, read in chunks that start and end inside blocks.
+    const auto dir = temp_dir();
+    const std::string fasta = (dir / "mixed.fa").string(), prefix = (dir / "mixed").string();
+    {
+        std::ofstream f(fasta);
+        std::uint64_t x = 7;
+        for (int k = 0; k < 1500; ++k) {
+            f << ">m" << k << " title " << k << "\n";
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            const int length = 1 + static_cast<int>((x >> 33) % 3000);
+            for (int j = 0; j < length; ++j) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                f << "ACDEFGHIKLMNPQRSTVWYBZXUOJ"[(x >> 33) % 26];
+            }
+            f << "\n";
+        }
+    }
+    REQUIRE(io::write_database(fasta, prefix) == 1500);
+    const auto m = substitution_matrix::builtin("BLOSUM62");
+    for (const std::uint64_t chunk : {std::uint64_t(0), std::uint64_t(700000), std::uint64_t(5000)}) {
+        io::database_file letters(prefix), codes(prefix);
+        sequence_set recycled;  // a spent chunk's storage: stale residues, no records
+        recycled.residues.assign(3000000, 0xee);
+        for (;;) {
+            sequence_set a;
+            const bool more = letters.read_chunk(a, chunk);
+            sequence_set& b = recycled;
+            b.names.clear();
+            b.offsets.assign(1, 0);
+            b.encoded = false;
+            std::uint64_t unknown = 99;
+            REQUIRE(codes.read_chunk(b, chunk, &m, &unknown) == more);
+            if (!more) break;
+            const std::uint64_t expected_unknown = encode(a, m);
+            CHECK(unknown == expected_unknown);
+            CHECK(b.encoded);
+            CHECK(b.names == a.names);
+            CHECK(b.offsets == a.offsets);
+            CHECK(b.residues == a.residues);
+        }
+        CHECK(codes.exhausted());
+    }
+    {  // appended to a set that holds encoded records already
+        io::database_file codes(prefix);
+        sequence_set both;
+        std::uint64_t u1 = 0, u2 = 0;
+        REQUIRE(codes.read_chunk(both, 400000, &m, &u1));
+        REQUIRE(codes.read_chunk(both, 0, &m, &u2));
+        io::database_file letters(prefix);
+        sequence_set all;
+        REQUIRE(letters.read_chunk(all, 0));
+        CHECK(u1 + u2 == encode(all, m));
+        CHECK(both.names == all.names);
+        CHECK(both.offsets == all.offsets);
+        CHECK(both.residues == all.residues);
+    }
     fs::remove_all(dir);
 }
 

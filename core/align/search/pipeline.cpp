@@ -379,7 +379,10 @@ fetched_chunk scanner::fetch() {
             }
             continue;
         }
-        f.read_s += timed([&] { f.ok = source_.next(f.chunk); });
+        const bool encoded = source_.encodes_while_reading();  // then read_s includes the encoding
+        f.read_s += timed([&] {
+            f.ok = encoded ? source_.next_encoded(f.chunk, sc_.matrix, f.unknown) : source_.next(f.chunk);
+        });
         if (!f.ok) return f;
         f.last = source_.exhausted();
         if (f.chunk.empty()) {
@@ -389,13 +392,14 @@ fetched_chunk scanner::fetch() {
         if (!searched_here_ || searched_here_(fetched_)) break;
         pass_on(f.chunk.total_residues(), f.chunk.size());
         f.chunk = sequence_set{};
+        f.unknown = 0;  // counted by the process that searches the chunk
         if (f.last) {
             f.ok = false;
             return f;
         }
     }
     ++fetched_;
-    f.encode_s = timed([&] { f.unknown = encode(f.chunk, sc_.matrix); });
+    if (!f.chunk.encoded) f.encode_s = timed([&] { f.unknown = encode(f.chunk, sc_.matrix); });
     f.prepare_s = timed([&] { f.prepared = backend_.prepare(f.chunk); });
     return f;
 }

@@ -110,6 +110,15 @@ public:
     virtual ~chunk_source() = default;
     // Appends the next records to an empty set; false at the end of the database.
     virtual bool next(sequence_set& chunk) = 0;
+    // The next chunk encoded with `m` (encode()), `unknown` its letters not in m; false at the end. By default next(),
+    // then encode(); a source that copies residues out of a file (a .swdb) encodes them in the same pass, and says so
+    // here (the pipeline then times the two as one step).
+    virtual bool encodes_while_reading() const { return false; }
+    virtual bool next_encoded(sequence_set& chunk, const substitution_matrix& m, std::uint64_t& unknown) {
+        if (!next(chunk)) return false;
+        unknown = encode(chunk, m);
+        return true;
+    }
     // True once the source is known to hold no more chunks (false: it cannot tell before next() says so). The
     // pipeline calls it right after next(): a chunk known to be the last lets it finish queries during its search.
     virtual bool exhausted() const { return false; }
