@@ -12,7 +12,7 @@
 #include <span>
 #include <string_view>
 
-#include "app/align/refinements.hpp"
+#include "core/align/search/refinements.hpp"
 #include "app/align/search_session.hpp"
 #include "core/align/search/pipeline.hpp"
 #include "core/align/sequence.hpp"
@@ -133,8 +133,8 @@ struct searcher {
         o.evalues = s.evalues;
         o.max_evalue = s.evalue;
         if (composition) {  // the preliminary hits that composition-based statistics then rescore
-            o.max_hits = app::composition_preliminary_hits(o.max_hits);
-            o.max_evalue = app::composition_preliminary_evalue(s.evalue);
+            o.max_hits = composition_preliminary_hits(o.max_hits);
+            o.max_evalue = composition_preliminary_evalue(s.evalue);
         }
         session = std::make_unique<app::search_session>(std::move(o), std::chrono::steady_clock::now());
         session->compose(sc);
@@ -221,16 +221,16 @@ private:
 std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resident_records& db) {
     const auto started = std::chrono::steady_clock::now();
     query_strands queries = s.encode_queries(query_letters);
-    app::query_masking masker;
+    query_masking masker;
     if (s.settings.seg || s.settings.dust)
         masker.mask(queries, s.sc.matrix, s.settings.seg ? masking::seg : masking::dust);
     db.rewind();
     search_results r = s.session->search(queries, db, 0);
     if (s.composition)
-        app::adjust_composition(r, queries, s.sc, *s.composition, s.settings.max_target_seqs, s.settings.evalue,
+        adjust_composition(r, queries, s.sc, *s.composition, s.settings.max_target_seqs, s.settings.evalue,
                                 s.settings.threads);
     if (s.settings.max_hsps > 1)
-        (void)app::add_hsps(r, queries, masker.shown(queries), s.sc, s.settings.max_hsps,
+        (void)add_hsps(r, queries, masker.shown(queries), s.sc, s.settings.max_hsps,
                             s.settings.evalues ? s.settings.evalue : std::numeric_limits<double>::infinity(),
                             s.settings.threads, false, s.composition ? &*s.composition : nullptr);
     masker.unmask_hits(r, s.sc.matrix, true);

@@ -19,7 +19,7 @@
 #include "app/align/search_session.hpp"
 #include "app/align/gpu_share.hpp"
 #include "app/align/process_group.hpp"
-#include "app/align/refinements.hpp"
+#include "core/align/search/refinements.hpp"
 #include "core/align/composition.hpp"
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/masking.hpp"
@@ -568,7 +568,7 @@ void align_run::unmask_hits(search_results& results) const {
 // 5 × -e), as BLAST keeps its preliminary hits; -e and -k are applied again in E-value order.
 void align_run::adjust_composition(search_results& results) const {
     if (!composition_) return;
-    app::adjust_composition(results, queries_, *sc_, *composition_, static_cast<std::size_t>(s_.max_target_seqs),
+    swgpu::adjust_composition(results, queries_, *sc_, *composition_, static_cast<std::size_t>(s_.max_target_seqs),
                             s_.evalue, s_.threads);
 }
 
@@ -619,7 +619,7 @@ void align_run::keep_printed(search_results& results) const {
 
 void align_run::add_hsps(search_results& results) const {
     if (s_.max_hsps <= 1) return;
-    const std::size_t linear = app::add_hsps(results, queries_, masking_.shown(queries_), *sc_, s_.max_hsps,
+    const std::size_t linear = swgpu::add_hsps(results, queries_, masking_.shown(queries_), *sc_, s_.max_hsps,
                                              s_.no_evalue ? std::numeric_limits<double>::infinity() : s_.evalue,
                                              s_.threads, !quiet_, composition_ ? &*composition_ : nullptr);
     if (linear > 0 && verbose_)

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "app/align/align_command.hpp"
-#include "app/align/refinements.hpp"
+#include "core/align/search/refinements.hpp"
 #include "core/align/composition.hpp"
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"

@@ -9,7 +9,7 @@
 #include <iostream>
 #include <span>
 
-#include "app/align/progress.hpp"
+#include "core/progress.hpp"
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/long_pair/runner.hpp"
 #include "core/align/placement.hpp"

@@ -25,9 +25,11 @@ namespace swgpu::long_pair {
 class runner;
 }
 
-namespace swgpu::app {
-
+namespace swgpu {
 class progress_line;
+}
+
+namespace swgpu::app {
 
 // The scoring of a search: the matrix (a built-in name, or a file; empty: BLOSUM62 for protein, --match/--mismatch
 // for DNA), the gap costs (the matrix's defaults where not given), checked, and with E-value parameters when

@@ -13,7 +13,7 @@
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
 
-namespace swgpu::app {
+namespace swgpu {
 
 // The preliminary hits that composition-based statistics then rescore, as BLAST keeps them: 2k + 50 hits per query,
 // E-values up to 5 times the threshold.
@@ -61,4 +61,4 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
                      const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress = false,
                      const composition_adjustment* composition = nullptr);
 
-}  // namespace swgpu::app
+}  // namespace swgpu

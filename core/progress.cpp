@@ -1,11 +1,11 @@
-#include "app/align/progress.hpp"
+#include "core/progress.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <iostream>
 
-namespace swgpu::app {
+namespace swgpu {
 
 progress_line::progress_line(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 1) {}
 
@@ -31,4 +31,4 @@ std::string progress_bar(double fraction, double elapsed_s) {
     return s;
 }
 
-}  // namespace swgpu::app
+}  // namespace swgpu

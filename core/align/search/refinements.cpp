@@ -1,4 +1,4 @@
-#include "app/align/refinements.hpp"
+#include "core/align/search/refinements.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "app/align/progress.hpp"
+#include "core/progress.hpp"
 #include "core/align/alignment.hpp"
 #include "core/align/hsps.hpp"
 #include "core/align/long_pair/long_pair.hpp"
@@ -23,7 +23,7 @@
 #include "core/thread_pool.hpp"
 #include "core/tuning.hpp"
 
-namespace swgpu::app {
+namespace swgpu {
 
 namespace {
 
@@ -300,4 +300,4 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
     return large;
 }
 
-}  // namespace swgpu::app
+}  // namespace swgpu

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-namespace swgpu::app {
+namespace swgpu {
 
 class progress_line {
 public:
@@ -24,4 +24,4 @@ private:
 // "[#########...........]  45 %, about 12 s left": a bar of 20, the percentage, and the time left at the rate so far.
 std::string progress_bar(double fraction, double elapsed_s);
 
-}  // namespace swgpu::app
+}  // namespace swgpu
