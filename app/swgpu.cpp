@@ -226,14 +226,15 @@ std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resi
         masker.mask(queries, s.sc.matrix, s.settings.seg ? masking::seg : masking::dust);
     db.rewind();
     search_results r = s.session->search(queries, db, 0);
-    if (s.composition)
-        adjust_composition(r, queries, s.sc, *s.composition, s.settings.max_target_seqs, s.settings.evalue,
-                                s.settings.threads);
-    if (s.settings.max_hsps > 1)
-        (void)add_hsps(r, queries, masker.shown(queries), s.sc, s.settings.max_hsps,
-                            s.settings.evalues ? s.settings.evalue : std::numeric_limits<double>::infinity(),
-                            s.settings.threads, false, s.composition ? &*s.composition : nullptr);
-    masker.unmask_hits(r, s.sc.matrix, true);
+    // The steps after the score pass in the command line's order (refine_results); no MAPQ here.
+    refinement_options o;
+    o.composition = s.composition ? &*s.composition : nullptr;
+    o.k = s.settings.max_target_seqs;
+    o.evalue = s.settings.evalue;
+    o.evalues = s.settings.evalues;
+    o.max_hsps = s.settings.max_hsps;
+    o.threads = s.settings.threads;
+    (void)refine_results(r, queries, masker, s.sc, o);
     const auto searched = std::chrono::steady_clock::now();
     std::vector<hit> hits = to_hits(r, masker.shown(queries), s.sc);
     if (tuning::flag("search.profile")) {  // a measurement switch: the library's own share of a search

@@ -134,11 +134,7 @@ int align_run::run() {
     compose_score_pass();
     search_results results = search();
     if (!results.finished_here) return 0;  // another rank finishes and writes
-    adjust_composition(results);
-    unmask_hits(results);
-    keep_printed(results);
-    add_hsps(results);
-    add_placements(results);
+    finish(results);
     report(results);
     write(results);
     if (cpu_fallback_ && !verbose_) notice("no usable GPU (" + gpu::build_info() + "); this search ran on the CPU");
@@ -559,19 +555,6 @@ void align_run::mask_queries() {
          std::to_string(queries_.plus.total_residues()) + " residues as " + std::string(1, m.letter(m.fallback_code())));
 }
 
-// The printed hits' identities and positives counted on the query's letters as read (app/align/refinements.hpp).
-void align_run::unmask_hits(search_results& results) const {
-    masking_.unmask_hits(results, sc_->matrix, session_->pipeline().alignments);
-}
-
-// --comp-based-stats 1 (app/align/refinements.hpp): hits were kept for this wider (2k + 50 hits, E-value up to
-// 5 × -e), as BLAST keeps its preliminary hits; -e and -k are applied again in E-value order.
-void align_run::adjust_composition(search_results& results) const {
-    if (!composition_) return;
-    swgpu::adjust_composition(results, queries_, *sc_, *composition_, static_cast<std::size_t>(s_.max_target_seqs),
-                            s_.evalue, s_.threads);
-}
-
 // The score pass (search_session.hpp: the backend's, with windows and long pairs) over the database's chunks;
 // under MPI, rank r searches chunks r, r + P, ... (the others passed unread where the database can skip) and rank 0
 // merges the scans.
@@ -602,26 +585,21 @@ search_results align_run::search() {
     return results;
 }
 
-// The pipeline kept max(k, 2) hits per query for SAM: those of the k best that pass -e are printed, as with k kept;
-// the scan's hits give MAPQ.
-void align_run::keep_printed(search_results& results) const {
-    if (composition_) return;  // adjust_composition applied -k in its own order
-    const auto k = static_cast<std::size_t>(s_.max_target_seqs);
-    for (std::size_t q = 0; q < results.hits.size() && q < results.scan.hits.size(); ++q) {
-        const auto& kept = results.scan.hits[q];
-        if (kept.size() <= k) continue;
-        // The k best kept hits (better()'s order, ranks included); printed hits that are not among them go.
-        std::set<std::pair<std::uint32_t, strand>> best;
-        for (std::size_t i = 0; i < k; ++i) best.emplace(kept[i].subject, kept[i].str);
-        std::erase_if(results.hits[q], [&](const printed_hit& h) { return !best.count({h.subject, h.str}); });
-    }
-}
-
-void align_run::add_hsps(search_results& results) const {
-    if (s_.max_hsps <= 1) return;
-    const std::size_t linear = swgpu::add_hsps(results, queries_, masking_.shown(queries_), *sc_, s_.max_hsps,
-                                             s_.no_evalue ? std::numeric_limits<double>::infinity() : s_.evalue,
-                                             s_.threads, !quiet_, composition_ ? &*composition_ : nullptr);
+// The steps after the score pass in their one order (core/align/search/refinements.hpp, refine_results): composition,
+// the printed k (the pipeline kept max(k, 2) per query for SAM: the scan's hits give MAPQ), further alignments per
+// pair, identities on the queries' letters as read, and SAM's and PAF's placements.
+void align_run::finish(search_results& results) const {
+    refinement_options o;
+    o.composition = composition_ ? &*composition_ : nullptr;
+    o.k = static_cast<std::size_t>(s_.max_target_seqs);
+    o.evalue = s_.evalue;
+    o.evalues = !s_.no_evalue;
+    o.max_hsps = s_.max_hsps;
+    o.threads = static_cast<int>(s_.threads);
+    o.progress = !quiet_;
+    o.alignments = session_->pipeline().alignments;
+    o.placements = [this](search_results& r) { add_placements(r); };
+    const std::size_t linear = refine_results(results, queries_, masking_, *sc_, o);
     if (linear > 0 && verbose_)
         notice("--max-hsps: " + std::to_string(linear) + " long pair(s) searched again in linear memory, a forward pass "
                "per further alignment");

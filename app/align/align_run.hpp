@@ -62,10 +62,7 @@ private:
     void open_outputs();
     bool encode_queries();  // false: every --batch file was refused
     void mask_queries();
-    void unmask_hits(search_results& results) const;
-    void adjust_composition(search_results& results) const;
-    void keep_printed(search_results& results) const;  // -k of the hits kept (SAM keeps one more for MAPQ)
-    void add_hsps(search_results& results) const;      // --max-hsps
+    void finish(search_results& results) const;          // the steps after the score pass, in their one order
     void add_placements(search_results& results) const;  // SAM's and PAF's MAPQ
     void compose_score_pass();
     search_results search();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -83,6 +84,31 @@ TEST_CASE("library: search gives the command line's hits, in its order, with its
     REQUIRE(run_program("makedb '" + db + "' '" + (dir / "demo") + "' -q").code == 0);
     swgpu::database from_swdb(dir / "demo.swdb", s);
     CHECK(as_cli(from_swdb.search(first)) == as_cli(resident.search(first)));
+}
+
+TEST_CASE("library: the steps after the score pass in the command line's one order (SEG, composition, --max-hsps)",
+          "[library]") {
+    // A query with a low-complexity run and a subject holding two copies of its other part: SEG masks the run, and
+    // the further alignments (counted on the letters as read) come after composition-based statistics in both faces.
+    temp_dir dir("swgpu-library-steps");
+    const std::string core = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQFEVVHSLAKWKRQTLGQHDFSAGEG";
+    std::ofstream(dir / "q.fa") << ">q\n" << core << std::string(30, 'Q') << "\n";
+    std::ofstream(dir / "db.fa") << ">s1\nGGGG" << core.substr(40) << "PPPPPPPP" << core.substr(0, 60) << "WWWW"
+                                 << std::string(40, 'Q') << "\n>s2\nPPPP" << core.substr(10, 50) << "PPPP\n";
+    const auto queries = swgpu::read_sequences(dir / "q.fa"), database = swgpu::read_sequences(dir / "db.fa");
+    for (const bool cbs : {false, true}) {
+        INFO("comp_based_stats " << cbs);
+        auto s = on_cpu();
+        s.seg = true;
+        s.max_hsps = 4;
+        s.comp_based_stats = cbs ? 1 : 0;
+        const auto hits = swgpu::search(queries, database, s);
+        const auto cli = run_program("align --backend cpu '" + (dir / "q.fa") + "' '" + (dir / "db.fa") +
+                                     "' --seg yes --max-hsps 4 --comp-based-stats " + (cbs ? "1" : "0") + columns);
+        REQUIRE(cli.code == 0);
+        CHECK(lines_of(cli.out).size() > 2);
+        CHECK(as_cli(hits) == cli.out);
+    }
 }
 
 TEST_CASE("library: DNA on both strands, align_pair, settings and errors as the command line's", "[library]") {

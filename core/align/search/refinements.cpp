@@ -7,6 +7,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <limits>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -298,6 +300,36 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
     const std::size_t large = finder.large_pairs(threads, progress);
     finder.interleave();
     return large;
+}
+
+namespace {
+
+// Step 2 of refine_results: a run that kept more than k hits per query prints those of the k best kept (better()'s
+// order, ranks included) that it aligned.
+void keep_printed(search_results& results, std::size_t k) {
+    for (std::size_t q = 0; q < results.hits.size() && q < results.scan.hits.size(); ++q) {
+        const auto& kept = results.scan.hits[q];
+        if (kept.size() <= k) continue;
+        std::set<std::pair<std::uint32_t, strand>> best;
+        for (std::size_t i = 0; i < k; ++i) best.emplace(kept[i].subject, kept[i].str);
+        std::erase_if(results.hits[q], [&](const printed_hit& h) { return !best.count({h.subject, h.str}); });
+    }
+}
+
+}  // namespace
+
+std::size_t refine_results(search_results& results, const query_strands& searched, const query_masking& masking,
+                          const scoring& sc, const refinement_options& opt) {
+    if (opt.composition) adjust_composition(results, searched, sc, *opt.composition, opt.k, opt.evalue, opt.threads);
+    else keep_printed(results, opt.k);
+    std::size_t linear = 0;
+    if (opt.max_hsps > 1)
+        linear = add_hsps(results, searched, masking.shown(searched), sc, opt.max_hsps,
+                          opt.evalues ? opt.evalue : std::numeric_limits<double>::infinity(), opt.threads, opt.progress,
+                          opt.composition);
+    masking.unmask_hits(results, sc.matrix, opt.alignments);
+    if (opt.placements) opt.placements(results);
+    return linear;
 }
 
 }  // namespace swgpu

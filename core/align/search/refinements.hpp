@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/align/composition.hpp"
@@ -60,5 +61,32 @@ void adjust_composition(search_results& results, const query_strands& queries, c
 std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
                      const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress = false,
                      const composition_adjustment* composition = nullptr);
+
+// The steps after the score pass, written once for every face (the command line, the C++ library, Python), in this
+// order, each reading what the step before left:
+//   1. composition-based statistics (`composition`): every kept hit realigned under its pair's matrix M', then the
+//      hits with E <= evalue, at most k, in E-value order; first, since every later step reads the final hits;
+//   2. the k best of the kept hits printed (a run that kept more than k, as SAM keeps max(k, 2) for MAPQ; not after
+//      step 1, which applied k in its own order);
+//   3. further alignments per pair (max_hsps > 1), from the printed hits (under M' after step 1);
+//   4. identities, mismatches and positives counted on the queries' letters as read (masking): after every step
+//      that makes alignments, so that each printed alignment counts a masked residue as BLAST does;
+//   5. `placements`, when given (SAM's and PAF's MAPQ: a read's best alignment apart from its primary hit, which
+//      needs the session's windows of long subjects).
+struct refinement_options {
+    const composition_adjustment* composition = nullptr;
+    std::size_t k = 500;
+    double evalue = 10;     // -e
+    bool evalues = true;    // false: no statistics; further alignments are kept while their score is positive
+    int max_hsps = 1;
+    int threads = 0;        // 0: one per hardware thread
+    bool progress = false;  // a progress line on a terminal for further alignments of long pairs
+    bool alignments = true; // the printed hits carry alignments (else there is nothing to count on the letters)
+    std::function<void(search_results&)> placements;
+};
+
+// Returns the pairs step 3 searched again in linear memory, one forward pass per further alignment (a -v note).
+std::size_t refine_results(search_results& results, const query_strands& searched, const query_masking& masking,
+                          const scoring& sc, const refinement_options& opt);
 
 }  // namespace swgpu
