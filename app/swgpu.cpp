@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <tuple>
 #include <string_view>
 
 #include "core/align/search/refinements.hpp"
@@ -182,6 +183,10 @@ std::vector<hit> to_hits(const search_results& r, const query_strands& queries, 
             x.slen = static_cast<long>(subject.origin.full_length ? subject.origin.full_length
                                                                   : subject.residues.size());
             x.sstrand = sc.type == seq_type::protein ? "N/A" : h.str == strand::plus ? "plus" : "minus";
+            x.nident = st.identities;
+            x.positive = st.positives;
+            x.gaps = st.gaps;
+            if (!h.aln.ops.empty()) std::tie(x.qseq, x.sseq) = printed_rows(h, queries, qi, subject, sc.matrix);
             out.push_back(std::move(x));
         }
     }
@@ -328,6 +333,9 @@ std::size_t database::size() const { return p_->records->records().size(); }
 std::uint64_t database::residues() const { return p_->records->records().total_residues(); }
 
 hit align_pair(const sequence& query, const sequence& subject, const search_settings& settings) {
+    if (settings.max_hsps > 1)
+        throw usage_error("align_pair gives one alignment; for " + std::to_string(settings.max_hsps) +
+                          " per pair, search the query against the subject with max_hsps");
     search_settings s = settings;
     s.max_target_seqs = 1;
     s.evalue = std::numeric_limits<double>::infinity();  // the alignment whatever its E-value

@@ -72,6 +72,8 @@ struct hit {
     std::string cigar;           // query against subject as searched (the SAM orientation)
     long qlen = 0, slen = 0;
     std::string sstrand;         // "plus" or "minus" for DNA, "N/A" for protein
+    long nident = 0, positive = 0, gaps = 0;  // identities, positive-scoring columns, gap columns
+    std::string qseq, sseq;      // the aligned segments with '-' for gaps, as BLAST's qseq and sseq columns
 };
 
 // Every query against every database sequence; hits per query in the CLI's order, queries in input order.
@@ -103,7 +105,8 @@ private:
 
 // The best local alignment of two sequences (both strands for DNA), long pairs included (aligned in linear memory on
 // the whole backend). A pair with no positive-scoring alignment gives a hit of score 0 with empty coordinates.
-// E-values are computed as for a database of this one subject.
+// E-values are computed as for a database of this one subject. One alignment: settings.max_hsps above 1 is a usage
+// error (search({query}, {subject}, settings) gives the further ones).
 hit align_pair(const sequence& query, const sequence& subject,
                const search_settings& settings = search_settings::defaults());
 

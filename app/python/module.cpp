@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstring>
 #include <future>
@@ -129,6 +130,38 @@ std::string hit_repr(const swgpu::hit& h) {
       << ", bitscore=" << h.bitscore << ", score=" << h.score << ", qlen=" << h.qlen << ", slen=" << h.slen
       << ", sstrand=" << quoted(h.sstrand) << ", cigar=" << quoted(h.cigar) << ")";
     return o.str();
+}
+
+// The hit's columns by name (Hit.to_dict, equality and pickling). NaN E-values and bit scores become None, so that
+// two hits without statistics compare equal.
+py::dict hit_dict(const swgpu::hit& h) {
+    const auto number = [](double v) { return std::isnan(v) ? py::object(py::none()) : py::object(py::float_(v)); };
+    py::dict d;
+    d["qseqid"] = h.qseqid, d["sseqid"] = h.sseqid, d["pident"] = h.pident, d["length"] = h.length;
+    d["mismatch"] = h.mismatch, d["gapopen"] = h.gapopen, d["qstart"] = h.qstart, d["qend"] = h.qend;
+    d["sstart"] = h.sstart, d["send"] = h.send, d["evalue"] = number(h.evalue), d["bitscore"] = number(h.bitscore);
+    d["score"] = h.score, d["qlen"] = h.qlen, d["slen"] = h.slen, d["sstrand"] = h.sstrand, d["cigar"] = h.cigar;
+    d["nident"] = h.nident, d["positive"] = h.positive, d["gaps"] = h.gaps, d["qseq"] = h.qseq, d["sseq"] = h.sseq;
+    return d;
+}
+
+swgpu::hit hit_from_dict(const py::dict& d) {
+    const auto number = [&](const char* key) {
+        const py::object v = d[key];
+        return v.is_none() ? std::numeric_limits<double>::quiet_NaN() : v.cast<double>();
+    };
+    swgpu::hit h;
+    h.qseqid = d["qseqid"].cast<std::string>(), h.sseqid = d["sseqid"].cast<std::string>();
+    h.pident = d["pident"].cast<double>(), h.length = d["length"].cast<long>();
+    h.mismatch = d["mismatch"].cast<long>(), h.gapopen = d["gapopen"].cast<long>();
+    h.qstart = d["qstart"].cast<long>(), h.qend = d["qend"].cast<long>();
+    h.sstart = d["sstart"].cast<long>(), h.send = d["send"].cast<long>();
+    h.evalue = number("evalue"), h.bitscore = number("bitscore"), h.score = d["score"].cast<long>();
+    h.qlen = d["qlen"].cast<long>(), h.slen = d["slen"].cast<long>(), h.sstrand = d["sstrand"].cast<std::string>();
+    h.cigar = d["cigar"].cast<std::string>(), h.nident = d["nident"].cast<long>();
+    h.positive = d["positive"].cast<long>(), h.gaps = d["gaps"].cast<long>();
+    h.qseq = d["qseq"].cast<std::string>(), h.sseq = d["sseq"].cast<std::string>();
+    return h;
 }
 
 // NumPy's element types that swgpu::array holds, in native byte order.
@@ -384,7 +417,12 @@ void bind_types(py::module_& m) {
             std::string r = s.residues.size() > 20 ? s.residues.substr(0, 20) + "..." : s.residues;
             return "Sequence(name=" + quoted(s.name) + ", residues=" + quoted(r) + ", len=" +
                    std::to_string(s.residues.size()) + ")";
-        }, "A short description.");
+        }, "A short description.")
+        .def(py::pickle([](const swgpu::sequence& s) { return py::make_tuple(s.name, s.residues); },
+                        [](const py::tuple& t) {
+                            if (t.size() != 2) throw std::runtime_error("Sequence: a pickled state of 2 values expected");
+                            return swgpu::sequence{t[0].cast<std::string>(), t[1].cast<std::string>()};
+                        }));
 
     py::class_<swgpu::hit>(m, "Hit", "One hit, with the values of `swgpu align`'s BLAST columns: coordinates are 1-based "
                                      "and inclusive; a minus-strand hit has sstart > send.")
@@ -405,7 +443,19 @@ void bind_types(py::module_& m) {
         .def_readonly("qlen", &swgpu::hit::qlen, "Query length.")
         .def_readonly("slen", &swgpu::hit::slen, "Subject length.")
         .def_readonly("sstrand", &swgpu::hit::sstrand, "\"plus\" or \"minus\" for DNA, \"N/A\" for protein.")
-        .def("__repr__", &hit_repr, "Every column, by name.");
+        .def_readonly("nident", &swgpu::hit::nident, "Identical columns.")
+        .def_readonly("positive", &swgpu::hit::positive, "Columns with a positive substitution score.")
+        .def_readonly("gaps", &swgpu::hit::gaps, "Gap columns.")
+        .def_readonly("qseq", &swgpu::hit::qseq, "The aligned query segment with '-' for gaps (BLAST's qseq).")
+        .def_readonly("sseq", &swgpu::hit::sseq, "The aligned subject segment with '-' for gaps (BLAST's sseq).")
+        .def("__repr__", &hit_repr, "Every column, by name.")
+        .def("to_dict", &hit_dict,
+             "The columns as a dict, named as BLAST's (pandas.DataFrame([h.to_dict() for h in hits]) is a table).")
+        .def("__eq__", [](const swgpu::hit& a, const py::object& b) {
+                 return py::isinstance<swgpu::hit>(b) && hit_dict(a).equal(hit_dict(b.cast<swgpu::hit>()));
+             }, py::is_operator(), "Every column equal (NaN E-values compare equal to NaN).")
+        .def(py::pickle([](const swgpu::hit& h) { return hit_dict(h); },
+                        [](const py::dict& d) { return hit_from_dict(d); }));
 }
 
 // Reading, searching, pairs and the resident database.
@@ -472,6 +522,7 @@ void bind_numerics(py::module_& m) {
 
 PYBIND11_MODULE(_swgpu, m) {
     m.doc() = "swgpu's compiled core: the library face of swgpu (app/swgpu.hpp). Use the package swgpu.";
+    m.attr("__version__") = SWGPU_VERSION;
     bind_errors(m);
     bind_types(m);
     bind_search(m);

@@ -650,3 +650,55 @@ def test_sweep3d_too_large_is_refused_before_allocation():
     # 4096^3 float64, held twice: 1 TiB. Refused with exit code 4 before anything is taken (it was killed by the
     # kernel instead).
     assert exit_code_of(lambda: swgpu.sweep3d(4096, backend="cpu")) == 4
+
+
+# ---- the package as a user handles it: columns, pickling, equality, version, mistakes ----------------------------
+
+def test_hits_carry_nident_positive_gaps_and_the_aligned_rows_as_the_command_line(tmp_path):
+    hits = swgpu.search(QUERIES, DB, max_target_seqs=3)
+    if not BINARY.exists():
+        pytest.skip("no swgpu program at %s" % BINARY)
+    out = subprocess.run([str(BINARY), "align", str(QUERIES), str(DB), "-k", "3", "--outfmt",
+                          "6 qseqid sseqid nident positive gaps qseq sseq"], check=True, capture_output=True,
+                         text=True).stdout
+    rows = [line.split("\t") for line in out.splitlines() if line]
+    assert len(rows) == len(hits) > 0
+    for h, r in zip(hits, rows):
+        assert [h.qseqid, h.sseqid, str(h.nident), str(h.positive), str(h.gaps), h.qseq, h.sseq] == r
+        assert len(h.qseq) == len(h.sseq) == h.length
+
+
+def test_hits_and_sequences_pickle_compare_and_export(demo_hits):
+    import pickle
+    again = pickle.loads(pickle.dumps(demo_hits))
+    assert again == demo_hits and again is not demo_hits
+    assert demo_hits[0] != demo_hits[1]
+    d = demo_hits[0].to_dict()
+    assert d["sseqid"] == demo_hits[0].sseqid and d["evalue"] == demo_hits[0].evalue and d["qseq"] == demo_hits[0].qseq
+    assert set(COLUMNS.split()) <= set(d)
+    s = swgpu.Sequence("q1", "MKTAYIAKQR")
+    assert pickle.loads(pickle.dumps(s)) == s
+    # Without statistics the E-value is NaN, which is None in the dict, so such hits still compare equal.
+    bare = swgpu.search(QUERIES, DB, max_target_seqs=1, evalues=False)
+    assert bare[0].to_dict()["evalue"] is None and pickle.loads(pickle.dumps(bare)) == bare
+
+
+def test_version_is_the_command_lines():
+    assert swgpu.__version__ and swgpu.__version__[0].isdigit()
+    if BINARY.exists():
+        out = subprocess.run([str(BINARY), "--version"], check=True, capture_output=True, text=True).stdout
+        assert ("swgpu " + swgpu.__version__ + " ") in out
+
+
+def test_residues_given_where_a_path_is_expected_are_one_clear_error():
+    with pytest.raises(swgpu.Error) as e:
+        swgpu.search("MKTAYIAKQRQISFVKSHFSRQLEERLGLIEV", DB)
+    assert e.value.exit_code == 1 and "is no file" in str(e.value) and "(\"name\"" in str(e.value)
+    with pytest.raises(swgpu.Error):
+        swgpu.Database("MKTAYIAKQR")
+
+
+def test_align_pair_refuses_several_alignments_and_names_the_call_that_gives_them():
+    with pytest.raises(swgpu.Error) as e:
+        swgpu.align_pair("HEAGAWGHEE", "PAWHEAE", max_hsps=3)
+    assert e.value.exit_code == 2 and "max_hsps" in str(e.value)

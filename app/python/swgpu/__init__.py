@@ -19,6 +19,7 @@ line's exit code 6: see its history["converged"]).
 import os as _os
 
 from ._swgpu import Error, Hit, Sequence, gpu_available, read_sequences  # noqa: F401
+from ._swgpu import __version__  # noqa: F401
 from . import _swgpu
 
 __all__ = ["Error", "Hit", "Sequence", "Database", "gpu_available", "read_sequences", "search", "align_pair", "sat", "ihist",
@@ -71,9 +72,19 @@ def _sequence(x, what):
     raise _error(1, "%s: a Sequence or a (name, residues) tuple of str, not %r" % (what, x))
 
 
+def _refuse_residues_as_path(path, what):
+    """A str that names no file but looks like residues was meant as a sequence: say how to give one."""
+    import re
+
+    if isinstance(path, str) and not _os.path.exists(path) and re.fullmatch(r"[A-Za-z*\-]+", path) and len(path) > 0:
+        raise _error(1, "%s: %r is no file; to search residues give [(\"name\", %r)] or a Sequence"
+                     % (what, path[:30] + ("..." if len(path) > 30 else ""), path[:30] + ("..." if len(path) > 30 else "")))
+
+
 def _records(x, what):
     """A path (read with read_sequences), or a list of Sequence or (name, residues) tuples, as a list of Sequence."""
     if _is_path(x):
+        _refuse_residues_as_path(_path(x), what)
         return read_sequences(_path(x))
     if isinstance(x, (Sequence, tuple)):
         return [_sequence(x, what)]
@@ -113,6 +124,7 @@ def search(queries, database, *, matrix=None, gap_open=None, gap_extend=None, ma
                          seqtype=seqtype, backend=backend, gpus=gpus, threads=threads, **more)
     q = _records(queries, "queries")
     if _is_path(database):
+        _refuse_residues_as_path(_path(database), "database")
         return _swgpu._Database(_path(database), settings).search(q)
     return _swgpu._search(q, _records(database, "database"), settings)
 
@@ -134,6 +146,7 @@ class Database:
         """Reads (or takes) the records, encodes them and starts the backend once."""
         s = _settings(**settings)
         if _is_path(database):
+            _refuse_residues_as_path(_path(database), "database")
             self._db = _swgpu._Database(_path(database), s)
         else:
             self._db = _swgpu._Database(_records(database, "database"), s)
