@@ -67,7 +67,7 @@ scoring make_scoring(const scoring_request& r) {
 
 search_session::search_session(options opt, std::chrono::steady_clock::time_point started)
     : opt_(std::move(opt)), started_(started) {
-    if (opt_.use_gpu) gpus_ = std::make_unique<gpu_search>(opt_.gpu, started_);  // starts them in the background
+    if (opt_.use_gpu) gpus_ = std::make_unique<gpu::gpu_search>(opt_.gpu, started_);  // starts them in the background
 }
 
 search_session::~search_session() = default;
@@ -82,7 +82,7 @@ void search_session::compose(const scoring& sc) {
         // Printed alignments on the GPU after the search, the largest on the CPU threads beside it; or with
         // --gpu-align cpu on the CPU threads while the GPU searches for the last queries, the GPU then running the
         // queries in batches, two in flight, which costs it about 1.5 %.
-        gpu_search::backend_options how;
+        gpu::gpu_search::backend_options how;
         how.align = opt_.alignments && opt_.gpu_align != "cpu";
         how.overlap = opt_.alignments && opt_.gpu_align == "cpu";
         how.timing = &gpu_aligned_;

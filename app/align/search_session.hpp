@@ -14,7 +14,7 @@
 #include <span>
 #include <string>
 
-#include "app/align/gpu_search.hpp"
+#include "gpu/align/gpu_search.hpp"
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
 #include "core/align/search/subject_windows.hpp"
@@ -47,7 +47,7 @@ class search_session {
 public:
     struct options {
         bool use_gpu = false;
-        gpu_search::options gpu;           // the GPUs, when use_gpu
+        gpu::gpu_search::options gpu;           // the GPUs, when use_gpu
         int threads = 0;                   // CPU threads (0: one per hardware thread)
         std::string mode = "auto";         // auto, search, pairwise: how pairs are scored (--mode)
         std::string long_policy = "auto";  // long pairs' score pass on the GPU (--long-policy)
@@ -84,7 +84,7 @@ public:
     search_backend& backend() { return *backend_; }
 
     thread_pool& pool() { return *pool_; }
-    const gpu_search* gpus() const { return gpus_.get(); }
+    const gpu::gpu_search* gpus() const { return gpus_.get(); }
     const long_pair::runner& long_pairs() const { return *long_pairs_; }
     const gpu::align_timing& gpu_aligned() const { return gpu_aligned_; }
 
@@ -97,7 +97,7 @@ private:
     options opt_;
     std::chrono::steady_clock::time_point started_;
     const scoring* sc_ = nullptr;
-    std::unique_ptr<gpu_search> gpus_;
+    std::unique_ptr<gpu::gpu_search> gpus_;
     std::unique_ptr<thread_pool> pool_;
     std::unique_ptr<progress_line> progress_;
     std::unique_ptr<search_backend> base_;  // the CPU's or the GPUs'

@@ -1,5 +1,5 @@
 // What the search pipeline (pipeline.hpp) asks of the hardware that searches: one interface, with the shape of
-// long_pair::backend, implemented by the CPU (cpu_search_backend, below) and by the GPUs (app/align/gpu_search.hpp),
+// long_pair::backend, implemented by the CPU (cpu_search_backend, below) and by the GPUs (gpu/align/gpu_search.hpp),
 // and decorated by the ways a search is cut before it reaches them:
 //
 //   split_long_pairs   (this file)            long pairs taken out of the score pass, each scored and aligned with the

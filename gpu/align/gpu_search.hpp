@@ -17,7 +17,7 @@
 #include "core/align/search/search_backend.hpp"
 #include "gpu/gpu.hpp"
 
-namespace swgpu::app {
+namespace swgpu::gpu {
 
 class gpu_search {
 public:
@@ -60,4 +60,4 @@ private:
     std::string description_;
 };
 
-}  // namespace swgpu::app
+}  // namespace swgpu::gpu

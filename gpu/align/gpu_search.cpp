@@ -1,4 +1,4 @@
-#include "app/align/gpu_search.hpp"
+#include "gpu/align/gpu_search.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 #include "core/tuning.hpp"
 #include "gpu/gpu.hpp"
 
-namespace swgpu::app {
+namespace swgpu::gpu {
 
 gpu_search::gpu_search(options opt, std::chrono::steady_clock::time_point started) : opt_(opt) {
     // Starting a GPU's context takes a noticeable fraction of a second: it overlaps with reading the inputs. With
@@ -120,4 +120,4 @@ std::unique_ptr<search_backend> gpu_search::backend(const scoring& sc, const bac
     return spread;
 }
 
-}  // namespace swgpu::app
+}  // namespace swgpu::gpu
