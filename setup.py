@@ -1,4 +1,5 @@
-"""The Python package swgpu (docs/python.md), built with CMake: `pip install --no-build-isolation .`.
+"""The Python package swgpu (docs/python.md), built with CMake: `pip install --no-build-isolation .` (metadata in
+pyproject.toml).
 
 build_ext configures this tree in build/pip/cmake (kept, so a second install rebuilds only what changed) for the
 interpreter running pip, builds the module target alone, and puts the module next to app/python/swgpu/__init__.py in
@@ -51,17 +52,10 @@ class CMakeBuild(build_ext):
 
 
 BUILD.mkdir(parents=True, exist_ok=True)
+# The metadata is pyproject.toml's [project] table; the version (dynamic there) is CMakeLists.txt's.
 setup(
-    name="swgpu",
     version=version(),
-    description="Exact Smith-Waterman-Gotoh search and alignment, and summed-area tables, on GPUs and CPUs",
-    license="MIT",
-    packages=["swgpu"],
-    package_dir={"swgpu": "app/python/swgpu"},
-    package_data={"swgpu": ["__init__.pyi", "py.typed"]},  # the type stubs (PEP 561)
     ext_modules=[CMakeExtension("swgpu._swgpu")],
     cmdclass={"build_ext": CMakeBuild},
-    python_requires=">=3.8",
-    zip_safe=False,
     options={"build": {"build_base": str(BUILD / "setuptools")}, "egg_info": {"egg_base": str(BUILD)}},
 )

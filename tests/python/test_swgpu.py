@@ -702,3 +702,13 @@ def test_align_pair_refuses_several_alignments_and_names_the_call_that_gives_the
     with pytest.raises(swgpu.Error) as e:
         swgpu.align_pair("HEAGAWGHEE", "PAWHEAE", max_hsps=3)
     assert e.value.exit_code == 2 and "max_hsps" in str(e.value)
+
+
+def test_the_package_metadata_is_pyprojects_and_its_version_the_modules():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
+    meta = tomllib.loads((SOURCE / "pyproject.toml").read_text())
+    assert meta["project"]["name"] == "swgpu" and "numpy" in meta["project"]["dependencies"]
+    assert meta["project"]["dynamic"] == ["version"]
+    cmake = (SOURCE / "CMakeLists.txt").read_text()
+    assert ("project(swgpu VERSION " + swgpu.__version__ + " ") in cmake or \
+           ("project(swgpu VERSION " + swgpu.__version__ + ")") in cmake
