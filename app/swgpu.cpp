@@ -1,6 +1,6 @@
-// The library face (app/swgpu.hpp) over the same machinery as the command line: sequences typed by the same rule,
+// The library face (app/swgpu/swgpu.hpp) over the same machinery as the command line: sequences typed by the same rule,
 // the same scoring, the search composed by app/align/search_session and run through core's pipeline.
-#include "app/swgpu.hpp"
+#include "app/swgpu/swgpu.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "app/swgpu.hpp"
+#include "app/swgpu/swgpu.hpp"
 #include "core/tuning.hpp"
 #include "tests/cli_support.hpp"
 #include "tests/conventions_registry.hpp"

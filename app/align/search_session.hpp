@@ -1,4 +1,4 @@
-// The machinery of a search, shared by the command line (align_run.hpp) and the library (app/swgpu.hpp): the backend
+// The machinery of a search, shared by the command line (align_run.hpp) and the library (app/swgpu/swgpu.hpp): the backend
 // (every CPU thread, or the GPUs, started in the background as the session is made) composed for a scoring
 // (core/align/search/search_backend.hpp: short queries against long subjects through windows; long pairs each on the
 // whole backend in linear memory), the pipeline's options (hits kept, E-values), then searches of encoded queries

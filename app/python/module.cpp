@@ -1,4 +1,4 @@
-// The Python module swgpu._swgpu (pybind11): the library face (app/swgpu.hpp) for the package swgpu, whose
+// The Python module swgpu._swgpu (pybind11): the library face (app/swgpu/swgpu.hpp) for the package swgpu, whose
 // __init__.py (app/python/swgpu/__init__.py) turns paths, tuples and NumPy arrays into what these calls take.
 //
 // Every call that works (search, database searches, align_pair, sat, ihist, triangular_solve, sor, sweep3d) runs
@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "app/swgpu.hpp"
+#include "app/swgpu/swgpu.hpp"
 
 namespace py = pybind11;
 
@@ -521,7 +521,7 @@ void bind_numerics(py::module_& m) {
 }  // namespace
 
 PYBIND11_MODULE(_swgpu, m) {
-    m.doc() = "swgpu's compiled core: the library face of swgpu (app/swgpu.hpp). Use the package swgpu.";
+    m.doc() = "swgpu's compiled core: the library face of swgpu (app/swgpu/swgpu.hpp). Use the package swgpu.";
     m.attr("__version__") = SWGPU_VERSION;
     bind_errors(m);
     bind_types(m);

@@ -1,4 +1,4 @@
-// The library face (app/swgpu.hpp) against the command line it shares its machinery with: the same hits, in the same
+// The library face (app/swgpu/swgpu.hpp) against the command line it shares its machinery with: the same hits, in the same
 // order, with the same column values; a database reused for two searches gives what two calls of search() give; a
 // pair aligned alone gives the CLI's best hit of that pair; summed-area tables equal the textbook sums; the numerics
 // calls (triangular_solve, poisson_sor, sweep3d_fmod) against small cases solved by hand or by the plain loop.
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "app/swgpu.hpp"
+#include "app/swgpu/swgpu.hpp"
 #include "core/align/statistics.hpp"
 #include "core/align/strand.hpp"
 #include "tests/cli_support.hpp"

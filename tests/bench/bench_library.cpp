@@ -1,4 +1,4 @@
-// The library's latency per search (app/swgpu.hpp): a resident swgpu::database searched again and again, against
+// The library's latency per search (app/swgpu/swgpu.hpp): a resident swgpu::database searched again and again, against
 // swgpu::search() called afresh each time (reading aside, it encodes, starts the backend and, on a GPU, packs and
 // uploads the database on every call).
 //
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "app/swgpu.hpp"
+#include "app/swgpu/swgpu.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The library face (app/swgpu.hpp) on the GPU: a search, a database kept resident across two searches and a pair
+// The library face (app/swgpu/swgpu.hpp) on the GPU: a search, a database kept resident across two searches and a pair
 // aligned alone give on the GPU what they give on the CPU, hit for hit and value for value.
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "app/swgpu.hpp"
+#include "app/swgpu/swgpu.hpp"
 #include "tests/gpu/harness.hpp"
 
 namespace {

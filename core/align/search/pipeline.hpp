@@ -135,7 +135,7 @@ public:
     // thread as copying it).
     virtual void recycle(sequence_set&& spent) { (void)spent; }
 
-    // A source that keeps its chunks encoded across searches (a resident database: app/swgpu.hpp's `database`) hands
+    // A source that keeps its chunks encoded across searches (a resident database: app/swgpu/swgpu.hpp's `database`) hands
     // them in place instead (keeps_chunks(); next() is then not called): the pipeline neither copies nor encodes them,
     // and takes their preparation for `backend` from the source, which makes it once (backend.prepare) and keeps it,
     // on the GPU, for the next searches. A kept chunk with a null `chunk` ends the database.
