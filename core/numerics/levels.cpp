@@ -6,11 +6,15 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cancel.hpp"
 #include "core/error.hpp"
 
 namespace swgpu::levels {
 
 namespace {
+
+// Sequential loops look for a stop request (core/cancel.hpp) every 65,536 rows or iterations: well under 100 ms.
+constexpr std::uint64_t every_rows = 0xffff;
 
 // Rows (or iterations) per task of the thread pool; a level narrower than two tasks runs on the calling thread,
 // where waking the pool would cost more than the level.
@@ -147,7 +151,10 @@ std::vector<level_t> loop_levels(const indirect_loop& loop) {
     const auto k = static_cast<std::size_t>(loop.reads_per_iteration);
     std::vector<location_state> loc(static_cast<std::size_t>(loop.locations));
     std::vector<level_t> level(n);
-    for (std::size_t i = 0; i < n; ++i) level[i] = inspect(loop, k, i, loc.data());
+    for (std::size_t i = 0; i < n; ++i) {
+        if ((i & every_rows) == 0) check_cancelled();
+        level[i] = inspect(loop, k, i, loc.data());
+    }
     return level;
 }
 
@@ -164,13 +171,18 @@ inline void run_iteration(const indirect_loop& loop, const body_spec& b, double*
 }  // namespace
 
 void run_sequential(const indirect_loop& loop, const body_spec& b, std::span<double> a) {
-    for (std::size_t i = 0; i < static_cast<std::size_t>(loop.iterations()); ++i) run_iteration(loop, b, a.data(), i);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(loop.iterations()); ++i) {
+        if ((i & every_rows) == 0) check_cancelled();
+        run_iteration(loop, b, a.data(), i);
+    }
 }
 
 void run_by_levels(const indirect_loop& loop, const body_spec& b, const level_sets& sets, std::span<double> a,
                    thread_pool& pool) {
-    for (level_t l = 1; l <= sets.count(); ++l)
+    for (level_t l = 1; l <= sets.count(); ++l) {
+        check_cancelled();
         for_level(sets, l, pool, [&](std::int32_t i) { run_iteration(loop, b, a.data(), static_cast<std::size_t>(i)); });
+    }
 }
 
 std::vector<level_t> run_pipelined(const indirect_loop& loop, const body_spec& b, std::span<double> a, thread_pool& pool,
@@ -255,6 +267,7 @@ std::vector<level_t> triangular_levels(const csr_matrix& t, triangle part) {
     const bool upper = part == triangle::upper;
     std::vector<level_t> level(static_cast<std::size_t>(t.rows));
     for (std::int64_t p = 0; p < t.rows; ++p) {
+        if ((p & every_rows) == 0) check_cancelled();
         const std::int64_t i = upper ? t.rows - 1 - p : p;
         std::int64_t k = t.row_ptr[static_cast<std::size_t>(i)], e = t.row_ptr[static_cast<std::size_t>(i) + 1];
         if (upper) ++k; else --e;
@@ -268,6 +281,7 @@ std::vector<level_t> triangular_levels(const csr_matrix& t, triangle part) {
 void triangular_solve_sequential(const csr_matrix& t, triangle part, std::span<const double> b, std::span<double> x) {
     const bool upper = part == triangle::upper;
     for (std::int64_t p = 0; p < t.rows; ++p) {
+        if ((p & every_rows) == 0) check_cancelled();
         const std::int64_t i = upper ? t.rows - 1 - p : p;
         x[static_cast<std::size_t>(i)] =
             solve_row(t.row_ptr.data(), t.col.data(), t.val.data(), x.data(), b[static_cast<std::size_t>(i)], i, upper);
@@ -278,10 +292,13 @@ void triangular_solve(const csr_matrix& t, triangle part, const level_sets& sets
                       std::span<double> x, thread_pool& pool) {
     const bool upper = part == triangle::upper;
     for (level_t l = 1; l <= sets.count(); ++l)
+    {
+        check_cancelled();  // between levels: a Python call stops within a level's time (core/cancel.hpp)
         for_level(sets, l, pool, [&](std::int32_t i) {
             x[static_cast<std::size_t>(i)] =
                 solve_row(t.row_ptr.data(), t.col.data(), t.val.data(), x.data(), b[static_cast<std::size_t>(i)], i, upper);
         });
+    }
 }
 
 }  // namespace swgpu::levels
