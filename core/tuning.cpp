@@ -54,6 +54,7 @@ constexpr setting known[] = {
     {"levels.grid_blocks", kind::integer, ""},
     {"levels.cpu_sequential_width", kind::real, ""},
     {"host.memory_mib", kind::integer, ""},
+    {"host.reader_threads", kind::integer, ""},
 };
 
 const setting* find_setting(std::string_view key) {

@@ -65,6 +65,10 @@ public:
     }
     std::unique_ptr<prepared_chunk> prepare(const sequence_set& chunk) override {
         if (!tuning::flag("search.prepare")) return nullptr;  // packed inside the score pass (measurements)
+        // A chunk read before the GPU's context is up (the first: starting it takes longer than reading a chunk) is
+        // packed inside its score pass, which waits for the context anyway: the reader goes on to the next chunk
+        // instead of waiting here.
+        if (ready_.valid() && ready_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return nullptr;
         gpu::use_device(at_.device);
         return gpu::prepare_chunk(chunk, sc_, at_.memory);
     }

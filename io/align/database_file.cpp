@@ -26,6 +26,7 @@
 
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
 #include "io/output_file.hpp"
 
 namespace swgpu::io {
@@ -68,8 +69,13 @@ void populate(std::uint8_t* at, std::uint64_t bytes);
 // The threads that read chunks: checksums, copies and codes of the residues, one block of 2^20 at a time (one thread
 // copies a mapped file at about 5.6 GB/s and translates letters to codes at 1.4 GB/s on the H200 host; the GPU
 // scores a chunk of one short query faster than that).
+// SWGPU_TUNE=host.reader_threads=N sets their number (measurements: the search's other threads share the cores).
 thread_pool& reader_pool() {
-    static thread_pool pool(std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
+    static thread_pool pool([] {
+        const std::int64_t n = tuning::integer("host.reader_threads");
+        return n > 0 ? static_cast<unsigned>(std::min<std::int64_t>(n, 256))
+                     : std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
+    }());
     return pool;
 }
 
@@ -555,12 +561,31 @@ std::span<const std::uint32_t> database_file::length_order() const { return {p_-
 
 bool database_file::exhausted() const { return p_->next >= p_->n; }
 
-// The record after the chunk that starts at `first` and holds at least max_residues (0: all the rest).
+// The record after the chunk that starts at `first` and holds at least max_residues (0: all the rest): the first
+// whose offset reaches off[first] + max_residues, found by bisection (off is strictly increasing), since
+// largest_chunk cuts every chunk ahead.
 std::uint64_t database_file::impl::chunk_end(std::uint64_t first, std::uint64_t max_residues) const {
-    if (max_residues == 0) return n;
-    std::uint64_t e = first;
-    while (e < n && off[e] - off[first] < max_residues) ++e;
-    return e;
+    if (max_residues == 0 || first >= n) return n;
+    const std::uint64_t* e = std::lower_bound(off + first + 1, off + n + 1, off[first] + max_residues);
+    return std::min<std::uint64_t>(n, static_cast<std::uint64_t>(e - off));
+}
+
+std::uint64_t database_file::largest_chunk(std::span<const std::uint64_t> limits) const {
+    if (limits.empty()) return 0;
+    std::uint64_t largest = 0;
+    for (std::uint64_t first = p_->next, k = 0; first < p_->n; ++k) {
+        const std::uint64_t end = p_->chunk_end(first, limits[std::min<std::uint64_t>(k, limits.size() - 1)]);
+        largest = std::max(largest, p_->off[end] - p_->off[first]);
+        first = end;
+    }
+    return largest;
+}
+
+void reserve_residues(sequence_set& out, std::uint64_t residues) {
+    if (!out.empty() || out.residues.capacity() >= residues) return;
+    out.residues.clear();  // stale bytes are not moved into the new storage
+    out.residues.reserve(residues);
+    populate(out.residues.data(), out.residues.capacity());
 }
 
 // The names and residue offsets of records [first, end) appended to `out`, whose residues already hold theirs, on

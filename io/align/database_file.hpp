@@ -61,6 +61,10 @@ std::string database_path(const std::string& path);
 // database of another version then says so).
 bool is_database_file(const std::string& path);
 
+// Storage for `residues` residues taken by an empty `out` whose storage is smaller, its pages faulted in on the
+// threads that read .swdb chunks: a chunk read into it then neither reallocates nor faults in pages one at a time.
+void reserve_residues(sequence_set& out, std::uint64_t residues);
+
 class database_file {
 public:
     // Maps `path` or `path.swdb`; validates the layout and the checksum of everything but the residues (a truncated,
@@ -89,6 +93,9 @@ public:
     // are overwritten.
     bool read_chunk(sequence_set& out, std::uint64_t max_residues = 0, const substitution_matrix* encode_with = nullptr,
                     std::uint64_t* unknown = nullptr);
+    // The residues of the largest chunk read_chunk would cut from the current position on, the k-th of them with
+    // max_residues limits[k] (the last limit repeating).
+    std::uint64_t largest_chunk(std::span<const std::uint64_t> limits) const;
     // Moves past the chunk read_chunk would read, without reading it: its residues and sequences are returned.
     bool skip_chunk(std::uint64_t max_residues, std::uint64_t& residues, std::uint64_t& sequences);
     // True when every record has been read.

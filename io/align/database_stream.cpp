@@ -1,6 +1,9 @@
 #include "io/align/database_stream.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <fstream>
 #include <mutex>
 #include <utility>
 
@@ -16,6 +19,19 @@ error types_disagree(seq_type queries, const std::string& queries_name, seq_type
                        " (DNA: at least 90 % of the letters are ACGTUN); give --seqtype dna or --seqtype protein to "
                        "search both as that type");
 }
+
+namespace {
+
+std::uint64_t text_size_bound(const std::string& spec) {
+    struct stat st{};
+    if (spec == "-" || ::stat(spec.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    unsigned char magic[2] = {};
+    std::ifstream in(spec, std::ios::binary);
+    const bool gzip = in.read(reinterpret_cast<char*>(magic), 2) && magic[0] == 0x1f && magic[1] == 0x8b;
+    return static_cast<std::uint64_t>(st.st_size) * (gzip ? 3 : 1);
+}
+
+}  // namespace
 
 struct database_stream::impl {
     std::string spec;
@@ -64,6 +80,19 @@ struct database_stream::impl {
     }
 
     std::uint64_t cut = 0;     // chunks read or skipped
+    std::uint64_t storage = 0;  // a .swdb's largest chunk from the first read on (0: not known yet)
+    // A FASTA file's residues at most: its size, three times that compressed (a guess: more only costs a doubling);
+    // 0 for standard input.
+    std::uint64_t text_bound = 0;
+
+    // The limits of the chunks from the one take_limit() just gave (`now`) on, the last repeating.
+    std::vector<std::uint64_t> limits_ahead(std::uint64_t now) const {
+        std::vector<std::uint64_t> v{now};
+        for (std::uint64_t n = limit;; n = std::min(opt.chunk_residues, n * 2)) {
+            v.push_back(n);
+            if (n >= opt.chunk_residues) return v;
+        }
+    }
 
     // The next chunk's residues. The first chunk holds the records that type a file (type_window), whatever the chunk
     // size; every process of an MPI run cuts the same chunks, whether it reads or skips them.
@@ -74,10 +103,27 @@ struct database_stream::impl {
         return n;
     }
 
+    // Storage for the chunk about to be read into `chunk` (empty), where it has too little. A .swdb's chunk takes
+    // storage for the largest chunk still to come, faulted in on the reader's threads: the first two chunks of a
+    // search take it (two are in memory at once), and the ramp's growing chunks no longer each take new, larger storage
+    // and fault it in again. A FASTA chunk grows record by record: its storage taken first saves the copies and page
+    // faults of its doublings (27 of them for 10^8 residues); bounded by the file's size, a sixteenth over the limit
+    // `n` for the record that crosses it.
+    void take_storage(sequence_set& chunk, std::uint64_t n) {
+        if (file) {
+            // Computed once: no chunk after the first read is larger.
+            if (!storage) storage = std::max<std::uint64_t>(1, file->largest_chunk(limits_ahead(n)));
+            reserve_residues(chunk, storage);
+        } else if (n && text_bound) {
+            reserve_residues(chunk, std::min(n + n / 16, text_bound));
+        }
+    }
+
     // The next chunk: letters, or codes of `m` when given (a .swdb of known type only: encoded as it is copied).
     bool read(sequence_set& chunk, const substitution_matrix* m = nullptr, std::uint64_t* unknown = nullptr) {
-        const std::uint64_t n = take_limit();
         if (chunk.empty() && chunk.residues.capacity() == 0) chunk = fresh();
+        const std::uint64_t n = take_limit();
+        if (chunk.empty() && !(file ? file->exhausted() : text->exhausted())) take_storage(chunk, n);
         if (!(file ? file->read_chunk(chunk, n, m, unknown) : text->read_chunk(chunk, n))) return false;
         if (census) {
             if (first) type = detect_type(chunk);
@@ -101,7 +147,10 @@ database_stream::database_stream(const std::string& spec, options opt) : p_(std:
     p_->opt.chunk_residues = std::max<std::uint64_t>(1, p_->opt.chunk_residues);
     p_->limit = p_->opt.ramp ? std::max<std::uint64_t>(1, p_->opt.chunk_residues / 8) : p_->opt.chunk_residues;
     if (spec != "-" && is_database_file(spec)) p_->file.emplace(spec);
-    else p_->text.emplace(spec, p_->opt.read);
+    else {
+        p_->text.emplace(spec, p_->opt.read);
+        p_->text_bound = text_size_bound(spec);
+    }
     // A .swdb says its type (makedb typed and checked every record): read from its header, not from its records. Its
     // type given by makedb's --seqtype stands for --seqtype auto here too.
     p_->census = p_->opt.auto_type && !(p_->file && p_->file->type());
@@ -155,6 +204,11 @@ bool database_stream::skip(std::uint64_t& residues, std::uint64_t& sequences) {
 bool database_stream::can_skip() const { return p_->file.has_value(); }
 
 void database_stream::recycle(sequence_set&& spent) {
+    // The records' names (about 2 * 10^5 strings a chunk) are freed here, on the thread that hands the chunk back,
+    // rather than by the reader when it takes the storage.
+    spent.names.clear();
+    spent.origins.clear();
+    spent.qualities.clear();
     std::lock_guard<std::mutex> g(p_->spare_lock);
     if (spent.residues.capacity() > p_->spare.residues.capacity()) p_->spare = std::move(spent);
 }

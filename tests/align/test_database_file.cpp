@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "io/align/database_file.hpp"
+#include "io/align/database_stream.hpp"
 #include "io/align/sequence_reader.hpp"
 
 using namespace swgpu;
@@ -327,6 +328,77 @@ TEST_CASE("chunks encoded as they are read equal chunks read as letters, then en
         CHECK(both.names == all.names);
         CHECK(both.offsets == all.offsets);
         CHECK(both.residues == all.residues);
+    }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a .swdb stream takes storage for its largest chunk once: the ramp's chunks read as before, in place",
+          "[makedb]") {
+    const auto dir = temp_dir();
+    const std::string fasta = (dir / "ramp.fa").string(), prefix = (dir / "ramp").string();
+    {
+        std::ofstream f(fasta);
+        std::uint64_t x = 11;
+        for (int k = 0; k < 1200; ++k) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            f << ">r" << k << "\n" << std::string(1 + static_cast<std::size_t>((x >> 33) % 2000), "ACDEFGHIKLMNPQRSTVWY"[k % 20])
+              << "\n";
+        }
+    }
+    REQUIRE(io::write_database(fasta, prefix) == 1200);
+    // The chunks of a ramp of 1/8, 1/4, 1/2, then whole chunks of 200,000 residues, each read into a fresh set.
+    const std::vector<std::uint64_t> limits{25000, 50000, 100000, 200000};
+    std::vector<sequence_set> expected;
+    {
+        io::database_file file(prefix);
+        const std::uint64_t largest = file.largest_chunk(limits);
+        std::uint64_t seen = 0;
+        for (std::size_t k = 0;; ++k) {
+            sequence_set c;
+            if (!file.read_chunk(c, limits[std::min(k, limits.size() - 1)])) break;
+            seen = std::max(seen, c.total_residues());
+            expected.push_back(std::move(c));
+        }
+        CHECK(largest == seen);
+        CHECK(file.largest_chunk(limits) == 0);  // nothing left
+        CHECK(expected.size() > 6);
+    }
+    // The stream, two chunks in memory at once as in a search, the searched one handed back: the same chunks, and
+    // after the first two no chunk takes new storage.
+    io::database_stream::options o;
+    o.chunk_residues = 200000;
+    o.ramp = true;
+    io::database_stream stream(prefix, o);
+    std::vector<const std::uint8_t*> storage;
+    sequence_set held;
+    for (std::size_t k = 0;; ++k) {
+        sequence_set c;
+        if (!stream.next(c)) break;
+        REQUIRE(k < expected.size());
+        CHECK(c.names == expected[k].names);
+        CHECK(c.offsets == expected[k].offsets);
+        CHECK(c.residues == expected[k].residues);
+        CHECK(c.residues.capacity() >= 200000);
+        if (std::find(storage.begin(), storage.end(), c.residues.data()) == storage.end())
+            storage.push_back(c.residues.data());
+        if (!held.empty()) stream.recycle(std::move(held));
+        held = std::move(c);
+    }
+    CHECK(storage.size() == 2);
+    // The FASTA file as a stream: storage for a chunk taken first, the same chunks as the reader's (not typed here:
+    // typing makes the first chunk hold type_window residues).
+    o.auto_type = false;
+    io::database_stream text(fasta, o);
+    io::sequence_reader reader(fasta);
+    for (std::size_t k = 0;; ++k) {
+        sequence_set c, r;
+        const bool more = text.next(c);
+        REQUIRE(reader.read_chunk(r, limits[std::min(k, limits.size() - 1)]) == more);
+        if (!more) break;
+        CHECK(c.names == r.names);
+        CHECK(c.offsets == r.offsets);
+        CHECK(c.residues == r.residues);
+        CHECK(c.residues.capacity() >= std::min<std::uint64_t>(limits[std::min(k, limits.size() - 1)], 1200));
     }
     fs::remove_all(dir);
 }

@@ -3,11 +3,13 @@
 // encoded for BLOSUM62, and packed into the GPU's layout (plan_database, then fill_database into one reused buffer,
 // as gpu::prepare_chunk does before its copy to the device, which this program does not make).
 //
-//   bench_reader DB [-r RUNS] [--chunk RESIDUES] [--separate] [--no-pack]
+//   bench_reader DB [-r RUNS] [--chunk RESIDUES] [--separate] [--no-pack] [--cold]
 //
 // DB: a .swdb (or any database swgpu align reads). --separate reads letters, then encodes them in a second pass (the
 // path of a FASTA file or a format-2 .swdb); by default a .swdb encodes as it reads, as the search does. Medians of
-// RUNS passes over the whole database after one warm-up pass (the file in the page cache).
+// RUNS passes over the whole database after one warm-up pass (the file in the page cache). --cold starts every pass
+// without storage, as a search starts (its first chunks take storage and fault it in); by default a pass reads into
+// the storage of the pass before.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -92,19 +94,20 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) try {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: bench_reader DB [-r RUNS] [--chunk RESIDUES] [--separate] [--no-pack]\n");
+        std::fprintf(stderr, "usage: bench_reader DB [-r RUNS] [--chunk RESIDUES] [--separate] [--no-pack] [--cold]\n");
         return 2;
     }
     const std::string db = argv[1];
     int runs = 5;
     std::uint64_t chunk = 100'000'000;
-    bool separate = false, pack = true;
+    bool separate = false, pack = true, cold = false;
     for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "-r" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
         else if (a == "--chunk" && i + 1 < argc) chunk = std::strtoull(argv[++i], nullptr, 10);
         else if (a == "--separate") separate = true;
         else if (a == "--no-pack") pack = false;
+        else if (a == "--cold") cold = true;
         else throw usage_error("unknown argument " + a);
     }
     scoring sc{substitution_matrix::builtin("BLOSUM62"), default_gaps("BLOSUM62"), seq_type::protein};
@@ -114,6 +117,7 @@ int main(int argc, char** argv) try {
     std::vector<double> read, encode_s, pack_s, total;
     pass_times last;
     for (int r = 0; r < runs; ++r) {
+        if (cold) spent = sequence_set{}, packed = {};
         last = one_pass(db, chunk, separate, pack, sc, packed, spent);
         read.push_back(last.read);
         encode_s.push_back(last.encode);
@@ -123,8 +127,9 @@ int main(int argc, char** argv) try {
     const double g = double(last.residues) / 1e9;
     std::printf("%s: %llu residues in %llu chunks (%s), %llu unknown letters; medians of %d passes\n", db.c_str(),
                 static_cast<unsigned long long>(last.residues), static_cast<unsigned long long>(last.chunks),
-                separate ? "read, then encoded" : "encoded as read where the source can", 
+                separate ? "read, then encoded" : "encoded as read where the source can",
                 static_cast<unsigned long long>(last.unknown), runs);
+    if (cold) std::printf("  every pass from no storage (--cold)\n");
     std::printf("  read   %.3f s  %6.2f G residues/s\n", median(read), g / median(read));
     if (median(encode_s) > 0) std::printf("  encode %.3f s  %6.2f G residues/s\n", median(encode_s), g / median(encode_s));
     if (pack) std::printf("  pack   %.3f s  %6.2f G residues/s\n", median(pack_s), g / median(pack_s));

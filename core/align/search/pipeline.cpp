@@ -276,6 +276,7 @@ struct fetched_chunk {
     std::uint64_t skipped_residues = 0, skipped_sequences = 0;
     std::size_t skipped_chunks = 0;
     double read_s = 0, encode_s = 0, prepare_s = 0;  // the reader thread's time in each step
+    std::chrono::steady_clock::time_point began;     // when the reader thread began the chunk
 };
 
 // The score pass over a database, in named steps: fetch() on the reader thread, then per chunk score() (or
@@ -327,6 +328,7 @@ private:
     database_scan scan_;
     std::size_t fetched_ = 0;  // non-empty chunks read (reader thread)
     std::chrono::steady_clock::time_point* searched_at_ = nullptr;
+    const bool profiled_ = tuning::flag("search.profile");
     // Progress inside a chunk (report_cells): cells scored so far, reports a quarter of a second apart at most, one
     // at a time.
     std::atomic<double> cells_done_{0};
@@ -360,6 +362,7 @@ void scanner::report_cells(const std::function<void(const scan_progress&)>& prog
 // passed unread where the source can skip: their reading overlaps the search too.
 fetched_chunk scanner::fetch() {
     fetched_chunk f;
+    f.began = std::chrono::steady_clock::now();
     const auto pass_on = [&](std::uint64_t residues, std::uint64_t sequences) {
         ++fetched_;
         f.skipped_residues += residues;
@@ -539,6 +542,16 @@ database_scan scanner::run(const std::function<void(const scan_progress&)>& prog
         scan_.residues += chunk.total_residues();
         scan_.sequences += chunk.size();
         ++scan_.chunks;
+        if (profiled_) {  // SWGPU_TUNE=search.profile=1: the reader's steps of each chunk, on stderr
+            const auto ms = [&](std::chrono::steady_clock::time_point t) {
+                return std::chrono::duration<double, std::milli>(t - scan_.began).count();
+            };
+            std::fprintf(stderr, "swgpu: pipeline: chunk %zu (%.1f M residues): reader began at %.1f ms, read %.1f ms "
+                         "(%.2f G residues/s), encoded %.1f, prepared %.1f; the scan waited %.1f ms for it; scored by "
+                         "%.1f ms\n", scan_.chunks, chunk.total_residues() / 1e6, ms(f.began), f.read_s * 1e3,
+                         f.read_s > 0 ? chunk.total_residues() / f.read_s / 1e9 : 0.0, f.encode_s * 1e3,
+                         f.prepare_s * 1e3, waited * 1e3, ms(std::chrono::steady_clock::now()));
+        }
         scan_.keep_subjects_s += timed([&] { keep_subjects(chunk, first); });
         opt_.on_cells = nullptr;
         if (progress) progress({scan_.chunks, scan_.residues, scan_.sequences, 0, 0, f.last});
