@@ -712,3 +712,18 @@ def test_the_package_metadata_is_pyprojects_and_its_version_the_modules():
     cmake = (SOURCE / "CMakeLists.txt").read_text()
     assert ("project(swgpu VERSION " + swgpu.__version__ + " ") in cmake or \
            ("project(swgpu VERSION " + swgpu.__version__ + ")") in cmake
+
+
+def test_hits_as_columns_and_as_a_data_frame(demo_hits):
+    cols = swgpu.hits_to_dict(demo_hits)
+    assert cols["sseqid"] == [h.sseqid for h in demo_hits] and cols["score"] == [h.score for h in demo_hits]
+    assert set(COLUMNS.split()) <= set(cols) and swgpu.hits_to_dict([]) == {}
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(swgpu.Error) as e:
+            swgpu.hits_to_frame(demo_hits)
+        assert e.value.exit_code == 2 and "pandas" in str(e.value)
+        return
+    frame = swgpu.hits_to_frame(demo_hits)
+    assert list(frame["sseqid"]) == cols["sseqid"] and len(frame) == len(demo_hits)

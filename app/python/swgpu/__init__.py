@@ -22,7 +22,7 @@ from ._swgpu import Error, Hit, Sequence, gpu_available, read_sequences  # noqa:
 from ._swgpu import __version__  # noqa: F401
 from . import _swgpu
 
-__all__ = ["Error", "Hit", "Sequence", "Database", "gpu_available", "read_sequences", "search", "align_pair", "sat", "ihist",
+__all__ = ["Error", "Hit", "Sequence", "Database", "gpu_available", "hits_to_dict", "hits_to_frame", "read_sequences", "search", "align_pair", "sat", "ihist",
            "triangular_solve", "sor", "sweep3d"]
 
 
@@ -53,6 +53,29 @@ def _settings(matrix=None, gap_open=None, gap_extend=None, match=None, mismatch=
                             bool(evalues), strand, seqtype, backend, gpus, number(gpu_memory, "gpu_memory", int),
                             number(threads, "threads", int), mode, seg, dust,
                             number(comp_based_stats, "comp_based_stats", int), number(max_hsps, "max_hsps", int))
+
+
+def hits_to_dict(hits):
+    """The hits as columns: a dict of BLAST column name -> list of values, one per hit, in order (Hit.to_dict's names;
+    a NaN E-value or bit score is None).
+
+        >>> cols = swgpu.hits_to_dict(swgpu.search("q.fa", "db.fa"))
+        >>> cols["sseqid"][:3], cols["evalue"][:3]
+    """
+    rows = [h.to_dict() for h in hits]
+    if not rows:
+        return {}
+    return {name: [r[name] for r in rows] for name in rows[0]}
+
+
+def hits_to_frame(hits):
+    """The hits as a pandas.DataFrame, one row per hit and BLAST's column names (needs pandas: swgpu.Error otherwise)."""
+    try:
+        import pandas
+    except ImportError:
+        raise _error(2, "hits_to_frame needs pandas (Debian python3-pandas); hits_to_dict gives the columns without it") \
+            from None
+    return pandas.DataFrame(hits_to_dict(hits))
 
 
 def _is_path(x):

@@ -83,6 +83,16 @@ def gpu_available() -> bool:
     ...
 
 
+def hits_to_dict(hits: Iterable[Hit]) -> Dict[str, List[Any]]:
+    """The hits as columns: BLAST column name -> list of values, one per hit, in order."""
+    ...
+
+
+def hits_to_frame(hits: Iterable[Hit]) -> Any:
+    """The hits as a pandas.DataFrame (needs pandas)."""
+    ...
+
+
 def read_sequences(path: str) -> List[Sequence]:
     """Every record of a FASTA/FASTQ file or of a region of an indexed FASTA."""
     ...
