@@ -7,9 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/error.hpp"
 
 namespace swgpu::testing {
 
@@ -93,6 +96,16 @@ inline program_result run_program(const std::string& args, const std::string& en
     r.out = slurp(io / "out");
     r.err = slurp(io / "err");
     return r;
+}
+
+// The exit code a library call's swgpu::error carries (success when it throws none).
+inline exit_code code_of(const std::function<void()>& call) {
+    try {
+        call();
+    } catch (const error& e) {
+        return e.code();
+    }
+    return exit_code::success;
 }
 
 // True when stderr is exactly one line starting "swgpu: error: " (the error convention).

@@ -300,14 +300,6 @@ const std::vector<library_call>& library_calls() {
     return rows;
 }
 
-swgpu::exit_code code_of(const std::function<void()>& call) {
-    try {
-        call();
-    } catch (const swgpu::error& e) {
-        return e.code();
-    }
-    return swgpu::exit_code::success;
-}
 
 }  // namespace
 

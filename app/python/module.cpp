@@ -211,6 +211,15 @@ py::array_t<T> adopted(std::vector<T>&& values, std::vector<py::ssize_t> shape) 
     return py::array_t<T>(std::move(shape), owned->data(), owner);
 }
 
+// An image the library reads in place: C-contiguous, in the machine's byte order (the package's functions make it so;
+// `what` names the call in messages).
+void require_in_place(const py::array& image, const char* what) {
+    if (!(image.flags() & py::array::c_style))
+        raise(swgpu::exit_code::bad_command_line, std::string(what) + ": the image must be C-contiguous");
+    if (!py::cast<bool>(image.dtype().attr("isnative")))
+        raise(swgpu::exit_code::bad_command_line, std::string(what) + ": the image must be in the machine's byte order");
+}
+
 // The summed-area table of a NumPy image; the result owns its memory.
 // Runs `work` (which touches no Python object) without the GIL on a thread of its own, while this thread wakes every
 // 50 ms, takes the GIL and runs Python's signal handlers: when one raises (Ctrl-C: KeyboardInterrupt), the library is
@@ -251,10 +260,7 @@ py::array sat(const py::array& image, const std::string& backend) {
     if (image.ndim() != 2 && image.ndim() != 3)
         raise(swgpu::exit_code::bad_command_line, "sat: an image of shape (H, W) or (H, W, C), not of " +
                                                       std::to_string(image.ndim()) + " dimensions");
-    if (!(image.flags() & py::array::c_style))
-        raise(swgpu::exit_code::bad_command_line, "sat: the image must be C-contiguous");
-    if (!py::cast<bool>(image.dtype().attr("isnative")))
-        raise(swgpu::exit_code::bad_command_line, "sat: the image must be in the machine's byte order");
+    require_in_place(image, "sat");
     // The image read in place and the table written straight into the NumPy array returned.
     const swgpu::dtype type = element_type(image.dtype());
     const std::vector<std::int64_t> shape(image.shape(), image.shape() + image.ndim());
@@ -275,10 +281,7 @@ py::array ihist(const py::array& image, int bins, const std::vector<double>& edg
     if (image.ndim() != 2)
         raise(swgpu::exit_code::bad_command_line, "ihist: a one-channel image of shape (H, W), not of " +
                                                       std::to_string(image.ndim()) + " dimensions");
-    if (!(image.flags() & py::array::c_style))
-        raise(swgpu::exit_code::bad_command_line, "ihist: the image must be C-contiguous");
-    if (!py::cast<bool>(image.dtype().attr("isnative")))
-        raise(swgpu::exit_code::bad_command_line, "ihist: the image must be in the machine's byte order");
+    require_in_place(image, "ihist");
     // The image read in place and the histogram written straight into the NumPy array returned (held once).
     const swgpu::dtype type = element_type(image.dtype());
     const std::vector<std::int64_t> shape(image.shape(), image.shape() + image.ndim());

@@ -18,6 +18,7 @@
 #include "core/align/strand.hpp"
 #include "tests/cli_support.hpp"
 
+using swgpu::testing::code_of;
 using swgpu::testing::lines_of;
 using swgpu::testing::run_program;
 using swgpu::testing::temp_dir;
@@ -239,18 +240,6 @@ TEST_CASE("library: integral histograms equal textbook counts, by the 8-bit rule
     CHECK_THROWS_AS(swgpu::integral_histogram(image, 0), swgpu::error);
 }
 
-namespace {
-
-swgpu::exit_code code_of(const std::function<void()>& call) {
-    try {
-        call();
-    } catch (const swgpu::error& e) {
-        return e.code();
-    }
-    return swgpu::exit_code::success;
-}
-
-}  // namespace
 
 TEST_CASE("library: triangular solves by substitution, the triangle cut from a CSR matrix, errors as levels'",
           "[library]") {
