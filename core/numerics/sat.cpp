@@ -3,10 +3,12 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <new>
+#include <thread>
 #include <type_traits>
 
 #include "core/cancel.hpp"
@@ -112,49 +114,80 @@ std::vector<std::vector<wrap_t<T>>> rows_above(const std::vector<std::vector<wra
     return above;
 }
 
-// Rows per band of a table's CPU pass: a constant, not the thread count, so that a float table's sums are added in the
-// same order whatever -t is (bands of threads made a 1500 x 1700 float64 table differ between -t 1 and -t 2 in 1.1 M
-// entries); the threads take bands as they come free. Integer tables are exact either way.
-constexpr index_t band_rows = 256;
+// The table in one order of additions, the same whatever the thread count and the same as the GPU's
+// (gpu/numerics/sat_ordered_kernels.cuh) and as NumPy's `a.cumsum(1).cumsum(0)`: along each row first, left to right
+// (R[i][x] = R[i][x - L] + a[i][x], the first element of a row (lane) taken as it is), then down each column
+// (S[i][x] = S[i - 1][x] + R[i][x], row 0 taken as it is). Float tables are therefore bit for bit those of any
+// backend and thread count; integer tables are exact whatever the order.
+//
+// The threads share the work as a wavefront of tiles: bands of `band_rows` rows, each cut into strips of columns;
+// tile (b, k) needs the band above done with strip k (its last row is the row above) and its own strip k - 1 (the
+// rows' running sums, kept per band). Bands are taken in order as threads come free (thread_pool::parallel_for), so
+// a band waits only for a band already taken. The tiling decides who adds, never the order of the additions: the
+// strip width may follow the thread count.
+constexpr index_t band_rows = 32;
 
 template <class In, class T>
 void sat_cpu(const In* in, T* out_t, index_t h, index_t w, index_t lanes, thread_pool& pool) {
     using W = wrap_t<T>;
     W* out = reinterpret_cast<W*>(out_t);
     const index_t n = w * lanes;
-    const bands bd(h, static_cast<unsigned>(std::max<index_t>(1, (h + band_rows - 1) / band_rows)));
-    std::vector<std::vector<W>> colsum(static_cast<std::size_t>(bd.count));
-    pool.parallel_for(static_cast<std::size_t>(bd.count - 1), [&](std::size_t b) {  // the last band's sums are unused
-        auto& s = colsum[b];
-        s.assign(static_cast<std::size_t>(n), W(0));
-        for (index_t i = bd.bound(static_cast<index_t>(b)); i < bd.bound(static_cast<index_t>(b) + 1); ++i) {
-            const In* row = in + i * n;
-            for (index_t x = 0; x < n; ++x) s[static_cast<std::size_t>(x)] = W(s[static_cast<std::size_t>(x)] + static_cast<W>(to_table<T>(row[x])));
-        }
-    });
-    const auto above = rows_above<T>(colsum, w, lanes);
-    pool.parallel_for(static_cast<std::size_t>(bd.count), [&](std::size_t b) {
-        const W* prev = above[b].data();
-        std::vector<W> run(static_cast<std::size_t>(lanes));
-        for (index_t i = bd.bound(static_cast<index_t>(b)); i < bd.bound(static_cast<index_t>(b) + 1); ++i) {
-            const In* src = in + i * n;
-            W* dst = out + i * n;
-            if (lanes == 1) {
-                W r = W(0);
-                for (index_t j = 0; j < w; ++j) {
-                    r = W(r + static_cast<W>(to_table<T>(src[j])));
-                    dst[j] = W(prev[j] + r);
-                }
-            } else {
-                std::fill(run.begin(), run.end(), W(0));
-                for (index_t j = 0; j < w; ++j)
-                    for (index_t c = 0; c < lanes; ++c) {
-                        const index_t x = j * lanes + c;
-                        run[static_cast<std::size_t>(c)] = W(run[static_cast<std::size_t>(c)] + static_cast<W>(to_table<T>(src[x])));
-                        dst[x] = W(prev[x] + run[static_cast<std::size_t>(c)]);
+    const index_t band_count = (h + band_rows - 1) / band_rows;
+    // Strips: about four per thread along a row (so that the bands' wavefront keeps every thread busy), whole pixels,
+    // at least 512 columns (a tile's wait is amortised over its work).
+    const index_t per_strip = std::max<index_t>(512, (w + 4 * pool.size() - 1) / (4 * pool.size()));
+    const index_t strip = per_strip * lanes;
+    const index_t strips = (n + strip - 1) / strip;
+    std::vector<std::atomic<index_t>> done(static_cast<std::size_t>(band_count));  // strips finished, per band
+    for (auto& d : done) d.store(0, std::memory_order_relaxed);
+    std::atomic<bool> failed{false};
+    pool.parallel_for(static_cast<std::size_t>(band_count), [&](std::size_t bi) {
+        const auto b = static_cast<index_t>(bi);
+        const index_t r0 = b * band_rows, r1 = std::min(h, r0 + band_rows);
+        std::vector<W> run(static_cast<std::size_t>((r1 - r0) * lanes), W(0));  // the rows' running sums, per lane
+        try {
+            for (index_t k = 0; k < strips; ++k) {
+                if (b > 0)
+                    while (done[static_cast<std::size_t>(b - 1)].load(std::memory_order_acquire) <= k) {
+                        if (failed.load(std::memory_order_relaxed)) return;
+                        std::this_thread::yield();
                     }
+                check_cancelled();
+                const index_t x0 = k * strip, x1 = std::min(n, x0 + strip);
+                for (index_t i = r0; i < r1; ++i) {
+                    const In* src = in + i * n;
+                    W* dst = out + i * n;
+                    const W* up = i > 0 ? out + (i - 1) * n : nullptr;
+                    W* r = run.data() + (i - r0) * lanes;
+                    index_t x = x0;
+                    if (x0 == 0)  // the first pixel's lanes start each row's sums as they are
+                        for (; x < lanes; ++x) {
+                            r[x] = static_cast<W>(to_table<T>(src[x]));
+                            dst[x] = up ? W(up[x] + r[x]) : r[x];
+                        }
+                    if (lanes == 1) {
+                        W s = r[0];
+                        if (up)
+                            for (; x < x1; ++x) {
+                                s = W(s + static_cast<W>(to_table<T>(src[x])));
+                                dst[x] = W(up[x] + s);
+                            }
+                        else
+                            for (; x < x1; ++x) dst[x] = s = W(s + static_cast<W>(to_table<T>(src[x])));
+                        r[0] = s;
+                    } else {
+                        for (; x < x1; ++x) {
+                            W& s = r[x % lanes];
+                            s = W(s + static_cast<W>(to_table<T>(src[x])));
+                            dst[x] = up ? W(up[x] + s) : s;
+                        }
+                    }
+                }
+                done[bi].store(k + 1, std::memory_order_release);
             }
-            prev = dst;
+        } catch (...) {
+            failed.store(true);
+            throw;
         }
     });
 }

@@ -16,6 +16,7 @@
 #include "gpu/device_buffer.cuh"
 #include "gpu/numerics/sat.hpp"
 #include "gpu/numerics/sat_kernels.cuh"
+#include "gpu/numerics/sat_ordered_kernels.cuh"
 #include "gpu/numerics/sat_strip_kernels.cuh"
 
 namespace swgpu::gpu {
@@ -27,7 +28,11 @@ using namespace sat_kernels;
 // The strips take tables of one lane and histograms of up to 32 bins (strip_kernels::max_bins).
 bool strips_apply(index_t lanes, bool histogram) { return histogram ? lanes <= strip_kernels::max_bins : lanes == 1; }
 
-table_schedule resolve(table_schedule s, index_t lanes, bool histogram) {
+table_schedule resolve(table_schedule s, index_t lanes, bool histogram, bool floating) {
+    if (s == table_schedule::ordered && histogram)
+        throw usage_error("the ordered GPU schedule takes summed-area tables; use strips for histograms");
+    // Float tables in the CPU's order (the other schedules round differently: within the bound, not bit for bit).
+    if (s == table_schedule::hybrid && floating && !histogram) return table_schedule::ordered;
     if (s != table_schedule::hybrid) {
         if (s == table_schedule::tiled_p2p && lanes > max_tiled_lanes)
             throw usage_error("the tiled GPU schedule takes at most " + std::to_string(max_tiled_lanes) +
@@ -49,7 +54,7 @@ table_report run_table(Out* d_out, index_t rows, index_t cols, int lanes, Loader
                        cudaStream_t stream) {
     constexpr bool histogram = std::is_same_v<Loader, bin_loader>;
     table_report rep;
-    rep.used = resolve(s, lanes, histogram);
+    rep.used = resolve(s, lanes, histogram, std::is_floating_point_v<Out>);
     const index_t row_len = cols * lanes;
     device_buffer<unsigned char> workspace;
     tiled_state<Out, Local> st{};
@@ -66,7 +71,9 @@ table_report run_table(Out* d_out, index_t rows, index_t cols, int lanes, Loader
     cuda_event start, stop;
     for (int r = 0; r < std::max(1, repeats); ++r) {
         start.record(stream);
-        if (rep.used == table_schedule::tiled_p2p) {
+        if (rep.used == table_schedule::ordered) {
+            if constexpr (!histogram) sat_ordered::launch(load.in, d_out, rows, cols, lanes, stream);
+        } else if (rep.used == table_schedule::tiled_p2p) {
             launch_tiled(st, load, flags_bytes, stream);
         } else if (rep.used == table_schedule::strips) {
             if constexpr (histogram) strip_kernels::launch_histogram_strips(strips, load.bin, d_out, stream);

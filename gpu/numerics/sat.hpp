@@ -1,5 +1,6 @@
 // Summed-area tables and integral histograms on the GPU (gpu/numerics/sat.cu), as the rest of the program sees them: no CUDA
-// types. The tables are those of core/numerics/sat.hpp, bit for bit for integer tables; every function copies its input to the
+// types. The tables are those of core/numerics/sat.hpp, bit for bit (float tables through the ordered schedule, the
+// default for them); every function copies its input to the
 // device, runs, copies back only what it returns and throws swgpu::error (runtime_failure, out_of_memory) on device
 // failure. A build without CUDA has stubs that throw runtime_failure (gpu/without_cuda.cpp).
 //
@@ -14,7 +15,10 @@
 //               128 rows x 256 columns first, then each cell writes its rows with the sums above and left of it in
 //               hand, so no block ever waits for another. Tables of one lane, histograms of up to 32 bins.
 //   row_sync    the library baseline: a CUB BlockScan along every row, then a pass down the columns. Any lane count.
-//   hybrid      strips where they apply, else tiled_p2p (lanes <= 32), else row_sync.
+//   ordered     the CPU's order of additions (gpu/numerics/sat_ordered_kernels.cuh): along the rows, then down the
+//               columns, each a sequential chain; float tables equal the CPU's bit for bit. Any lane count; no histograms.
+//   hybrid      float tables: ordered. Integer tables and histograms (exact in any order): strips where they apply,
+//               else tiled_p2p (lanes <= 32), else row_sync.
 #pragma once
 
 #include <cstdint>
@@ -25,12 +29,13 @@
 
 namespace swgpu::gpu {
 
-enum class table_schedule { row_sync, tiled_p2p, strips, hybrid };
+enum class table_schedule { row_sync, tiled_p2p, strips, ordered, hybrid };
 inline const char* table_schedule_name(table_schedule s) {
     switch (s) {
         case table_schedule::row_sync: return "row_sync";
         case table_schedule::tiled_p2p: return "tiled_p2p";
         case table_schedule::strips: return "strips";
+        case table_schedule::ordered: return "ordered";
         default: return "hybrid";
     }
 }

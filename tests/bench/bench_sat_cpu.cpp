@@ -70,6 +70,17 @@ int main(int argc, char** argv) {
     const double ours_reused = median_ms(reps, [&] { sat::summed_area_table_into(img, sat::dtype::u64, reused, pool); });
     std::printf("swgpu summed_area_table_into u8->u64, reusing its output: %.1f ms (%.1f GB/s in+out)\n", ours_reused,
                 gb / (ours_reused / 1e3));
+    // Float tables (summed in one order whatever the thread count: rows first, then down the columns), reusing the
+    // output: float32 -> float64 and float64 -> float64.
+    sat::array f32img(sat::dtype::f32, n, n, 1), f64img(sat::dtype::f64, n, n, 1);
+    for (std::size_t k = 0; k < img.elements(); ++k) {
+        f32img.data<float>()[k] = static_cast<float>(img.data<std::uint8_t>()[k]) * 0.37f;
+        f64img.data<double>()[k] = static_cast<double>(img.data<std::uint8_t>()[k]) * 0.37;
+    }
+    sat::array ftable;
+    const double f32ms = median_ms(reps, [&] { sat::summed_area_table_into(f32img, sat::dtype::f64, ftable, pool); });
+    const double f64ms = median_ms(reps, [&] { sat::summed_area_table_into(f64img, sat::dtype::f64, ftable, pool); });
+    std::printf("swgpu summed_area_table_into f32->f64: %.1f ms, f64->f64: %.1f ms (reusing the output)\n", f32ms, f64ms);
 #ifdef SWGPU_HAVE_OPENCV
     cv::setNumThreads(static_cast<int>(pool.size()));
     const cv::Mat src(static_cast<int>(n), static_cast<int>(n), CV_8UC1, img.raw());

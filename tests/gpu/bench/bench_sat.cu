@@ -26,6 +26,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/numerics/sat_kernels.cuh"
+#include "gpu/numerics/sat_ordered_kernels.cuh"
 #include "gpu/numerics/sat_strip_kernels.cuh"
 
 using namespace swgpu;
@@ -231,6 +232,13 @@ int main(int argc, char** argv) {
             }
             row("swgpu tiled_p2p (one pass)", satf_tiled, b);
             row("swgpu row_sync (CUB rows, then columns)", satf_cub, b);
+            const double satf_ordered = median_ms(o.reps, s, [&] { swgpu::gpu::sat_ordered::launch(inf.data(), out.data(), n, n, index_t(1), s); });
+            row("swgpu ordered (the CPU's order: rows, then columns; the default for float tables)", satf_ordered, b);
+            {
+                device_buffer<double> out64(px);
+                const double t = median_ms(o.reps, s, [&] { swgpu::gpu::sat_ordered::launch(inf.data(), out64.data(), n, n, index_t(1), s); });
+                row("swgpu ordered, float32 -> float64", t, bound(static_cast<double>(px) * 12));
+            }
         }
         {  // integral histogram
             const index_t m = o.ihist_size;
