@@ -21,6 +21,7 @@ constexpr setting known[] = {
     {"search.boundary_mib", kind::integer, ""},
     {"search.prepare", kind::flag, ""},
     {"search.twin", kind::flag, ""},
+    {"search.reader_stages", kind::integer, "1|2"},
     {"search.logical_devices", kind::integer, ""},
     {"search.align_max_cells", kind::real, ""},
     {"long.entry", kind::integer, "-1|0|1|2|3|4|5|6|7|8|9"},

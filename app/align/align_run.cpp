@@ -219,9 +219,9 @@ void align_run::resolve_files() {
     io::require_extension(s_.dotplot, "--dotplot", {"svg"}, "the dot plot is SVG");
 }
 
-// The memory the search holds at its peak, estimated before anything is read (docs/conventions.md, "Memory"): two
-// database chunks (the one searched and the next, read ahead), each with its encoded and packed copy, at least 4 bytes
-// a residue, and the queries as read and encoded (twice their files' letters). A chunk is --db-chunk residues, or the
+// The memory the search holds at its peak, estimated before anything is read (docs/conventions.md, "Memory"): three
+// database chunks (the one searched, the next being prepared, the one after being read), two of them with their packed
+// copy, at least 5 bytes a residue, and the queries as read and encoded (twice their files' letters). A chunk is --db-chunk residues, or the
 // whole database where that is smaller (a plain file's size bounds its residues; a compressed one counts as a whole
 // chunk). Alignments of long pairs estimate their own memory when they are planned.
 void align_run::check_memory() {
@@ -231,9 +231,9 @@ void align_run::check_memory() {
     const auto query_letters = [&](const std::string& spec) { queries += 2.0 * double(residue_bound(spec, 0)); };
     if (batch_.empty()) query_letters(s_.query);
     for (const auto& b : batch_) query_letters(b.query);
-    io::check_memory(4.0 * double(residues) + queries,
-                     "the search holds two chunks of the database (up to " + std::to_string(residues) +
-                         " residues each, with their packed copies) and the queries",
+    io::check_memory(5.0 * double(residues) + queries,
+                     "the search holds three chunks of the database (up to " + std::to_string(residues) +
+                         " residues each, two with their packed copies) and the queries",
                      "use a smaller --db-chunk");
 }
 

@@ -104,8 +104,8 @@ struct database_stream::impl {
     }
 
     // Storage for the chunk about to be read into `chunk` (empty), where it has too little. A .swdb's chunk takes
-    // storage for the largest chunk still to come, faulted in on the reader's threads: the first two chunks of a
-    // search take it (two are in memory at once), and the ramp's growing chunks no longer each take new, larger storage
+    // storage for the largest chunk still to come, faulted in on the reader's threads: the first chunks of a
+    // search take it (three are in memory at once), and the ramp's growing chunks no longer each take new, larger storage
     // and fault it in again. A FASTA chunk grows record by record: its storage taken first saves the copies and page
     // faults of its doublings (27 of them for 10^8 residues); bounded by the file's size, a sixteenth over the limit
     // `n` for the record that crosses it.

@@ -277,6 +277,7 @@ struct fetched_chunk {
     std::size_t skipped_chunks = 0;
     double read_s = 0, encode_s = 0, prepare_s = 0;  // the reader thread's time in each step
     std::chrono::steady_clock::time_point began;     // when the reader thread began the chunk
+    bool to_prepare = false;  // read for this process, not yet prepared by the backend
 };
 
 // The score pass over a database, in named steps: fetch() on the reader thread, then per chunk score() (or
@@ -306,6 +307,8 @@ private:
     }
     fetched_chunk fetch();
     fetched_chunk fetch_kept();
+    void prepare(fetched_chunk& f);
+    fetched_chunk read_then_prepare(std::future<fetched_chunk> read);
     void score(const sequence_set& chunk);
     void score_last_early(const sequence_set& chunk, std::uint64_t first, early_finish& early);
     void keep_subjects(const sequence_set& chunk, std::uint64_t first);
@@ -327,6 +330,11 @@ private:
     search_options opt_;
     database_scan scan_;
     std::size_t fetched_ = 0;  // non-empty chunks read (reader thread)
+    // The reader's stages (data/tuning.tsv, search.reader_stages): 2 reads chunk k + 2 while chunk k + 1 is
+    // prepared and chunk k scored (three chunks in memory); 1 reads and prepares chunk k + 1 in turn while chunk k is
+    // scored (two).
+    const bool staged_ = tuning::integer("search.reader_stages") >= 2;
+    std::future<fetched_chunk> reading_;  // the read started by read_then_prepare, handed to the next one
     std::chrono::steady_clock::time_point* searched_at_ = nullptr;
     const bool profiled_ = tuning::flag("search.profile");
     // Progress inside a chunk (report_cells): cells scored so far, reports a quarter of a second apart at most, one
@@ -356,8 +364,8 @@ void scanner::report_cells(const std::function<void(const scan_progress&)>& prog
     };
 }
 
-// The reader thread's step: the next chunk this process searches, read, encoded and prepared by the backend while the
-// chunk before is searched (two chunks in memory at most). The source is only ever called from that thread, one call
+// The reader thread's step: the next chunk this process searches, read and encoded (prepare() then has the backend
+// prepare it), while the chunks before it are prepared and searched. The source is only ever called from that thread, one call
 // at a time. Chunks another process searches are read and counted on the way (neither encoded nor prepared), or
 // passed unread where the source can skip: their reading overlaps the search too.
 fetched_chunk scanner::fetch() {
@@ -403,7 +411,24 @@ fetched_chunk scanner::fetch() {
     }
     ++fetched_;
     if (!f.chunk.encoded) f.encode_s = timed([&] { f.unknown = encode(f.chunk, sc_.matrix); });
+    f.to_prepare = true;
+    return f;
+}
+
+// The backend's preparation of a chunk read for this process (the GPU's packing and copy to the device).
+void scanner::prepare(fetched_chunk& f) {
+    if (!f.to_prepare) return;
+    f.to_prepare = false;
     f.prepare_s = timed([&] { f.prepared = backend_.prepare(f.chunk); });
+}
+
+// The preparing stage: waits for its chunk's read, starts the next chunk's read at once (so that reading chunk k + 2
+// overlaps preparing chunk k + 1 and scoring chunk k), then prepares. The next read is handed over in reading_, which
+// the scan takes only after this call has returned.
+fetched_chunk scanner::read_then_prepare(std::future<fetched_chunk> read) {
+    fetched_chunk f = read.get();
+    if (f.ok && !f.last) reading_ = std::async(std::launch::async, [this] { return fetch(); });
+    prepare(f);
     return f;
 }
 
@@ -511,7 +536,19 @@ void scanner::keep_subjects(const sequence_set& chunk, std::uint64_t first) {
 database_scan scanner::run(const std::function<void(const scan_progress&)>& progress, early_finish* early,
                            std::chrono::steady_clock::time_point* searched_at) {
     searched_at_ = searched_at;  // when the backend's last score pass returned
-    std::future<fetched_chunk> ahead = std::async(std::launch::async, [this] { return fetch(); });
+    // The next chunk, read and prepared: by one stage, or by two (the read of the chunk after it then under way).
+    const auto next = [this](std::future<fetched_chunk> read) {
+        if (!staged_ || source_.keeps_chunks())
+            return std::async(std::launch::async, [this] {
+                fetched_chunk f = fetch();
+                prepare(f);
+                return f;
+            });
+        return std::async(std::launch::async, [this, r = std::move(read)]() mutable { return read_then_prepare(std::move(r)); });
+    };
+    std::future<fetched_chunk> ahead =
+        next(staged_ && !source_.keeps_chunks() ? std::async(std::launch::async, [this] { return fetch(); })
+                                                : std::future<fetched_chunk>{});
     std::future<void> dropped;  // a searched chunk is freed on another thread too
     for (;;) {
         check_cancelled();
@@ -526,7 +563,7 @@ database_scan scanner::run(const std::function<void(const scan_progress&)>& prog
         scan_.sequences += f.skipped_sequences;
         scan_.chunks += f.skipped_chunks;
         if (!f.ok) break;
-        if (!f.last) ahead = std::async(std::launch::async, [this] { return fetch(); });
+        if (!f.last) ahead = next(std::move(reading_));
         else ahead = std::async(std::launch::deferred, [] { return fetched_chunk{}; });
         const sequence_set& chunk = f.records();
         if (chunk.empty()) continue;
