@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/align/letter_codes.hpp"
 #include "core/error.hpp"
 
 namespace swgpu {
@@ -21,16 +22,11 @@ std::uint64_t encode(sequence_set& set, const substitution_matrix& m) {
         std::min<std::uint64_t>(std::max(1u, std::thread::hardware_concurrency()), 16), 1,
         std::max<std::uint64_t>(1, total / min_slice)));
     std::vector<std::uint64_t> unknown_in(threads, 0);
+    const letter_codes codes(m);
     const auto run = [&](unsigned t) {
         const std::uint64_t b = total * t / threads, e = total * (t + 1) / threads;
-        std::uint64_t unknown = 0;
         std::uint8_t* res = set.residues.data();
-        for (std::uint64_t p = b; p < e; ++p) {
-            const char c = static_cast<char>(res[p]);
-            unknown += !m.known(c);
-            res[p] = m.code(c);
-        }
-        unknown_in[t] = unknown;
+        unknown_in[t] = encode_letters(codes, res + b, res + b, static_cast<std::size_t>(e - b));
     };
     if (threads == 1) {
         run(0);

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -24,6 +25,7 @@
 #include <libdeflate.h>
 #endif
 
+#include "core/align/letter_codes.hpp"
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
 #include "core/tuning.hpp"
@@ -420,9 +422,7 @@ void database_file::impl::check_residues(std::uint64_t from, std::uint64_t to) {
 std::uint64_t database_file::impl::copy_residues(std::uint64_t from, std::uint64_t to, std::uint8_t* out,
                                                  const substitution_matrix* m) {
     if (from >= to) return 0;
-    std::array<std::uint16_t, 256> code{};  // the code, and 256 for a letter not in the matrix: one lookup a residue
-    for (int c = 0; c < 256 && m; ++c)
-        code[c] = static_cast<std::uint16_t>(m->code(static_cast<char>(c)) | (m->known(static_cast<char>(c)) ? 0 : 256));
+    const std::optional<letter_codes> codes = m ? std::optional<letter_codes>(*m) : std::nullopt;
     const std::uint64_t first_block = from >> block_bits, blocks = ((to - 1) >> block_bits) - first_block + 1;
     std::vector<char> good(blocks, 1);
     std::vector<std::uint64_t> unknown_in(blocks, 0);
@@ -436,13 +436,7 @@ std::uint64_t database_file::impl::copy_residues(std::uint64_t from, std::uint64
             std::memcpy(at, in, end - start);
             return;
         }
-        std::uint64_t bad = 0;
-        for (std::uint64_t i = 0; i < end - start; ++i) {
-            const std::uint16_t c = code[in[i]];
-            at[i] = static_cast<std::uint8_t>(c);
-            bad += c >> 8;
-        }
-        unknown_in[k] = bad;
+        unknown_in[k] = encode_letters(*codes, in, at, static_cast<std::size_t>(end - start));
     });
     for (std::uint64_t k = 0; k < blocks; ++k)
         if (!checked[first_block + k]) settle(first_block + k, good[k]);

@@ -48,15 +48,24 @@ struct database_stream::impl {
     nucleotide_like odd;       // a protein database's records that look like DNA
     std::vector<std::pair<std::string, std::uint64_t>> list;  // options::list_records
     std::mutex spare_lock;
-    sequence_set spare;  // a searched chunk's storage (recycle), reused by the next read
+    // Searched chunks' storage (recycle), reused by the next reads: two, since a search holds three chunks (one
+    // scored, one prepared, one read), so that no chunk after the first three takes (and zero-fills) new storage.
+    static constexpr std::size_t max_spares = 2;
+    std::vector<sequence_set> spares;
 
-    // An empty set holding the spare's storage, when there is one. A .swdb overwrites the residues the spare holds
-    // (database_file::read_chunk), so they are kept: clearing them would have its next read zero-fill them again.
+    // An empty set holding the largest spare's storage, when there is one. A .swdb overwrites the residues the spare
+    // holds (database_file::read_chunk), so they are kept: clearing them would have its next read zero-fill them again.
     sequence_set fresh() {
         sequence_set s;
         {
             std::lock_guard<std::mutex> g(spare_lock);
-            std::swap(s, spare);
+            if (!spares.empty()) {
+                const auto largest = std::max_element(spares.begin(), spares.end(), [](const auto& a, const auto& b) {
+                    return a.residues.capacity() < b.residues.capacity();
+                });
+                std::swap(s, *largest);
+                spares.erase(largest);
+            }
         }
         if (!file) s.residues.clear();
         s.offsets.assign(1, 0);
@@ -210,7 +219,15 @@ void database_stream::recycle(sequence_set&& spent) {
     spent.origins.clear();
     spent.qualities.clear();
     std::lock_guard<std::mutex> g(p_->spare_lock);
-    if (spent.residues.capacity() > p_->spare.residues.capacity()) p_->spare = std::move(spent);
+    auto& spares = p_->spares;
+    if (spares.size() < impl::max_spares) {
+        spares.push_back(std::move(spent));
+        return;
+    }
+    const auto smallest = std::min_element(spares.begin(), spares.end(), [](const auto& a, const auto& b) {
+        return a.residues.capacity() < b.residues.capacity();
+    });
+    if (spent.residues.capacity() > smallest->residues.capacity()) *smallest = std::move(spent);
 }
 
 bool database_stream::exhausted() const {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/align/letter_codes.hpp"
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/search/score_pass.hpp"
 #include "core/align/simd/align_scored.hpp"
@@ -144,5 +145,34 @@ TEST_CASE("instruction sets: the three families forced to each one agree with th
                             want);
                 }
             }
+    }
+}
+
+TEST_CASE("letters to codes: every instruction set gives the matrix's code of every byte and counts the unknown", "[isa]") {
+    std::mt19937 rng(77);
+    for (const auto& m : {substitution_matrix::builtin("BLOSUM62"), substitution_matrix::match_mismatch(2, -3)}) {
+        const letter_codes codes(m);
+        // Mostly letters (the vector path), with runs holding every other byte value (the portable path per 32 bytes).
+        std::vector<std::uint8_t> in(10000);
+        for (std::size_t i = 0; i < in.size(); ++i)
+            in[i] = (i / 300) % 3 == 2 ? static_cast<std::uint8_t>(rng()) : static_cast<std::uint8_t>(0x40 + rng() % 64);
+        for (int c = 0; c < 256; ++c) in[5000 + static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c);
+        for (const auto use : simd::available_isas())
+            for (const std::size_t begin : {std::size_t(0), std::size_t(1), std::size_t(31)})
+                for (const std::size_t n : {std::size_t(0), std::size_t(5), std::size_t(32), std::size_t(33), in.size() - begin}) {
+                    INFO(simd::isa_name(use) << " from " << begin << ", " << n << " bytes");
+                    std::vector<std::uint8_t> out(n, 0xff), expected(n);
+                    std::uint64_t unknown = 0;
+                    for (std::size_t i = 0; i < n; ++i) {
+                        expected[i] = m.code(static_cast<char>(in[begin + i]));
+                        unknown += !m.known(static_cast<char>(in[begin + i]));
+                    }
+                    CHECK(encode_letters(codes, in.data() + begin, out.data(), n, use) == unknown);
+                    CHECK(out == expected);
+                    std::vector<std::uint8_t> same(in.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                   in.begin() + static_cast<std::ptrdiff_t>(begin + n));
+                    CHECK(encode_letters(codes, same.data(), same.data(), n, use) == unknown);  // in place
+                    CHECK(same == expected);
+                }
     }
 }
