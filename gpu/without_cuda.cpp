@@ -115,6 +115,9 @@ void small_integer_table_into(const void*, sat::dtype, index_t, index_t, index_t
 sat::array integral_histogram(std::span<const std::uint16_t>, index_t, index_t, int, table_schedule, table_report*, int) {
     no_cuda("an integral histogram on the GPU");
 }
+void integral_histogram_into(std::span<const std::uint16_t>, index_t, index_t, int, std::uint32_t*) {
+    no_cuda("an integral histogram on the GPU");
+}
 std::vector<std::uint64_t> summed_area_queries(const sat::array&, sat::dtype, std::span<const sat::rect>, table_report*) {
     no_cuda("rectangle queries on the GPU");
 }

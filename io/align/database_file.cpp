@@ -72,14 +72,21 @@ void populate(std::uint8_t* at, std::uint64_t bytes);
 // copies a mapped file at about 5.6 GB/s and translates letters to codes at 1.4 GB/s on the H200 host; the GPU
 // scores a chunk of one short query faster than that).
 // SWGPU_TUNE=host.reader_threads=N sets their number (measurements: the search's other threads share the cores).
+// The same threads parse FASTA files (sequence_reader).
+}  // namespace
+
+unsigned reader_threads() {
+    const std::int64_t n = tuning::integer("host.reader_threads");
+    return n > 0 ? static_cast<unsigned>(std::min<std::int64_t>(n, 256))
+                 : std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
+}
+
 thread_pool& reader_pool() {
-    static thread_pool pool([] {
-        const std::int64_t n = tuning::integer("host.reader_threads");
-        return n > 0 ? static_cast<unsigned>(std::min<std::int64_t>(n, 256))
-                     : std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
-    }());
+    static thread_pool pool(reader_threads());
     return pool;
 }
+
+namespace {
 
 void populate(std::uint8_t* at, std::uint64_t bytes) {
 #ifdef MADV_POPULATE_WRITE

@@ -39,7 +39,16 @@
 #include "core/align/sequence.hpp"
 #include "io/align/sequence_reader.hpp"
 
+namespace swgpu {
+class thread_pool;
+}
+
 namespace swgpu::io {
+
+// The threads that read a .swdb's chunks and parse FASTA files (sequence_reader): host.reader_threads, or one per
+// core up to 16 (0 in data/tuning.tsv). The pool is made on first use.
+unsigned reader_threads();
+thread_pool& reader_pool();
 
 // Reads FASTA/FASTQ `source` (any spec sequence_reader accepts) and writes database_output(prefix) atomically (a
 // temporary file renamed when complete), the residues streamed into it as they are read. Returns the number of records

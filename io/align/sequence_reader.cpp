@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include <htslib/bgzf.h>
 #include <htslib/faidx.h>
@@ -18,6 +20,8 @@
 #include <htslib/kseq.h>
 
 #include "core/error.hpp"
+#include "core/thread_pool.hpp"
+#include "io/align/database_file.hpp"
 
 namespace swgpu::io {
 
@@ -30,9 +34,27 @@ struct bgzf_source {
     BGZF* fp = nullptr;
     bool failed = false;
     int read_errno = 0;  // where the file itself could not be read (an I/O error, not bad compressed data): errno
+    // Bytes the parallel parse read ahead and left to the sequential parser: delivered before the file's next bytes.
+    std::string prefix;
+    std::size_t prefix_at = 0;
+    bool failed_after_prefix = false;  // the read after the prefix failed: `failed` once the prefix is delivered
 };
 
 int read_bgzf(bgzf_source* src, void* buf, int len) {
+    if (src->prefix_at < src->prefix.size()) {
+        const std::size_t n = std::min(static_cast<std::size_t>(len), src->prefix.size() - src->prefix_at);
+        std::memcpy(buf, src->prefix.data() + src->prefix_at, n);
+        src->prefix_at += n;
+        if (src->prefix_at == src->prefix.size()) {
+            std::string().swap(src->prefix);
+            src->prefix_at = 0;
+        }
+        return static_cast<int>(n);
+    }
+    if (src->failed_after_prefix) {
+        src->failed_after_prefix = false;
+        src->failed = true;
+    }
     if (src->failed) return 0;
     errno = 0;
     const ssize_t n = bgzf_read(src->fp, buf, static_cast<std::size_t>(len));
@@ -44,8 +66,12 @@ int read_bgzf(bgzf_source* src, void* buf, int len) {
     return static_cast<int>(n);
 }
 
+// kstream's buffer: every read of the file asks for this many bytes, so the parallel parse reads in the same steps
+// (a failed read loses the same bytes).
+constexpr int read_step = 65536;
+
 // In this unnamed namespace, kstream_t and its functions are private to this file.
-KSTREAM_INIT(bgzf_source*, read_bgzf, 65536)
+KSTREAM_INIT(bgzf_source*, read_bgzf, read_step)
 
 // HTSlib reports its own errors on stderr ("[E::bgzf_read] ..."); ours say the same with file and record, in one line.
 // The log level is process-wide, so it is lowered only while this file's HTSlib calls run.
@@ -145,6 +171,198 @@ std::string leading_junk(std::string_view line) {
                "); give a FASTA or FASTQ file, plain or gzip/bgzip-compressed";
     return "'" + printable(line, 30) +
            "' comes before the first header: FASTA records start with a '>NAME' line, FASTQ records with '@NAME'";
+}
+
+std::string no_id_warning(char marker) {
+    return ": the header has no id ('" + std::string(1, marker) +
+           "' is followed by a blank), so the first word of its description is taken as the id";
+}
+
+const char* const no_residues = "the record has no residues; remove it or give it a sequence";
+
+// The parallel parse (see the header): a block of whole FASTA records, parsed as parse_record would parse them, with
+// line numbers counted from the block's first line (1) and messages not yet given their file, record number and
+// name, which only the blocks before it know.
+struct fast_record {
+    std::string name;
+    std::string title;               // kept only where read_chunk keeps it: keep_titles, and more than the name
+    std::uint64_t residues_end = 0;  // in the block's residues
+    std::uint64_t header_line = 0;
+    std::uint64_t problem_line = 0;  // a bad record's first problem: its line and text
+    std::string problem;
+    bool bad = false, no_id = false;
+};
+
+struct fast_block {
+    std::size_t begin = 0, end = 0;  // bytes of the batch, from a header line (or the file's first byte)
+    bool sequential = false;         // the sequential parser reads from `begin` on (see parse_block)
+    std::uint64_t lines = 0;
+    std::string residues;
+    std::vector<fast_record> records;
+
+    static fast_block of(std::size_t begin, std::size_t end, bool sequential = false) {
+        fast_block b;
+        b.begin = begin;
+        b.end = end;
+        b.sequential = sequential;
+        return b;
+    }
+};
+
+// Parses `text`, which starts with a header line and ends at a header line or the end of the file. Anything this
+// parse does not reproduce exactly leaves the block to the sequential parser (`sequential`): a block that does not
+// start with '>' (the file's first: a byte order mark, blank lines, junk, FASTQ), a line starting with '@' (a FASTQ
+// header to the sequential parser), a header holding a carriage return, and any content problem without skip_bad
+// (all of them errors, which the sequential parser then reports).
+void parse_block(std::string_view text, const read_options& opt, fast_block& b) {
+    if (text.empty() || text[0] != '>') {
+        b.sequential = true;
+        return;
+    }
+    b.residues.reserve(text.size());
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t n = text.size();
+    std::size_t pos = 0, record_start = 0;
+    std::uint64_t line = 0;
+    fast_record* rec = nullptr;
+    // A content problem: the record's first one is kept (skip_bad); without skip_bad it is an error.
+    const auto problem = [&](std::uint64_t at_line, std::string what) {
+        if (!opt.skip_bad) return false;
+        if (!rec->bad) {
+            rec->bad = true;
+            rec->problem_line = at_line;
+            rec->problem = std::move(what);
+            b.residues.resize(record_start);
+        }
+        return true;
+    };
+    const auto finish = [&] {
+        if (!rec) return true;
+        if (!rec->bad && b.residues.size() == record_start && !opt.allow_empty &&
+            !problem(rec->header_line, no_residues))
+            return false;
+        rec->residues_end = b.residues.size();
+        return true;
+    };
+    while (pos < n) {
+        const void* nl = std::memchr(s + pos, '\n', n - pos);
+        const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const unsigned char*>(nl) - s) : n;
+        const std::size_t from = pos;
+        pos = nl ? end + 1 : n;
+        ++line;
+        std::size_t len = end - from;
+        while (len > 0 && s[from + len - 1] == '\r') --len;
+        const unsigned char* l = s + from;
+        if (len > 0 && l[0] == '@') {
+            b.sequential = true;
+            return;
+        }
+        if (len > 0 && l[0] == '>') {
+            if (!finish()) {
+                b.sequential = true;
+                return;
+            }
+            const std::string_view header(text.data() + from, len);
+            if (header.find('\r') != std::string_view::npos) {
+                b.sequential = true;
+                return;
+            }
+            rec = &b.records.emplace_back();
+            record_start = b.residues.size();
+            rec->header_line = line;
+            std::size_t hb = 1;
+            while (hb < len && is_space(l[hb])) ++hb;
+            std::size_t he = hb;
+            while (he < len && !is_space(l[he])) ++he;
+            rec->name.assign(header.substr(hb, he - hb));
+            std::size_t ht = len;
+            while (ht > he && is_space(l[ht - 1])) --ht;
+            if (opt.keep_titles && ht - hb > rec->name.size()) rec->title.assign(header.substr(hb, ht - hb));
+            rec->no_id = hb > 1 && !rec->name.empty();
+            if ((header.find('\0') != std::string_view::npos &&
+                 !problem(line, "NUL byte in the header: the file is binary or corrupt")) ||
+                (rec->name.empty() && !problem(line, "the header has no name; write one right after '>'"))) {
+                b.sequential = true;
+                return;
+            }
+            continue;
+        }
+        if (!rec) {  // not reached: a block starts with a header
+            b.sequential = true;
+            return;
+        }
+        if (rec->bad) continue;
+        std::size_t k = 0;
+        while (k < len && byte_kinds[l[k]] == byte_kind::residue) ++k;
+        b.residues.append(reinterpret_cast<const char*>(l), k);
+        for (; k < len; ++k) {
+            const byte_kind kind = byte_kinds[l[k]];
+            if (kind == byte_kind::residue) {
+                b.residues.push_back(static_cast<char>(l[k]));
+            } else if (kind == byte_kind::invalid) {
+                if (!problem(line, invalid_residue(l[k], " at column " + std::to_string(k + 1)))) {
+                    b.sequential = true;
+                    return;
+                }
+                break;
+            }
+        }
+    }
+    if (!finish()) {
+        b.sequential = true;
+        return;
+    }
+    b.lines = line;
+}
+
+// The batch of bytes the parallel parse reads ahead, without the zero fill of a std::string's growth.
+struct byte_buffer {
+    std::unique_ptr<char[]> data;
+    std::size_t size = 0, capacity = 0;
+    void reserve(std::size_t n) {
+        if (n <= capacity) return;
+        const std::size_t c = std::max(n, capacity * 2);
+        auto grown = std::make_unique_for_overwrite<char[]>(c);
+        if (size) std::memcpy(grown.get(), data.get(), size);
+        data = std::move(grown);
+        capacity = c;
+    }
+    // Drops the first n bytes.
+    void drop_front(std::size_t n) {
+        if (n < size) std::memmove(data.get(), data.get() + n, size - n);
+        size = n < size ? size - n : 0;
+    }
+    void release() {
+        data.reset();
+        size = capacity = 0;
+    }
+};
+
+// The start of the line after the last '\n' before `end`, if that line starts with '>' and is whole (a '\n' ends it
+// before `complete`); 0 when there is none.
+std::size_t last_record_start(const char* s, std::size_t complete) {
+    std::size_t limit = complete > 0 ? complete - 1 : 0;  // a '\n' at q < complete - 1 starts a line before `complete`
+    while (limit > 0) {
+        const void* q = memrchr(s, '\n', limit);
+        if (!q) return 0;
+        const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(q) - s);
+        if (s[at + 1] == '>') return at + 1;
+        limit = at;
+    }
+    return 0;
+}
+
+// The first record start (a '>' after a '\n') in [from, end), or end.
+std::size_t next_record_start(const char* s, std::size_t from, std::size_t end) {
+    std::size_t at = from > 0 ? from - 1 : 0;
+    while (at < end) {
+        const void* q = std::memchr(s + at, '\n', end - at);
+        if (!q) return end;
+        const std::size_t p = static_cast<std::size_t>(static_cast<const char*>(q) - s) + 1;
+        if (p < end && s[p] == '>' && p >= from) return p;
+        at = p;
+    }
+    return end;
 }
 
 bool file_exists(const std::string& path) {
@@ -263,20 +481,39 @@ struct sequence_reader::impl {
     bool reported_without_id = false;
     bool in_record = false;  // a header was read and its record is not complete
 
+    enum class outcome { record, bad, end };
+
+    // The parallel parse of a whole file (see the header): batches of bytes read in kstream's steps, cut into blocks
+    // of whole records parsed on the reader threads, their records handed out in order. `fast` until a block is left
+    // to the sequential parser, which then reads the rest of the file.
+    bool fast = false;
+    std::size_t block_bytes = 0;
+    std::size_t batch_bytes = 0;
+    byte_buffer batch;
+    std::size_t batch_tail = 0;  // the blocks cover [0, batch_tail); the rest starts the next batch
+    bool batch_ended = false;    // the file's end, or a failed read, is in the batch
+    bool first_batch = true;
+    std::vector<fast_block> blocks;
+    std::vector<fast_block> spare;  // the storage of blocks handed out, for the next batch's
+    std::size_t block_at = 0, record_at = 0, residue_at = 0;
+    fast_record* fast_current = nullptr;  // the record next_fast returned, and its residues
+    std::span<const std::uint8_t> fast_residues;
+
     ~impl() {
         if (ks) ks_destroy(ks);
         if (src.fp) bgzf_close(src.fp);
         std::free(line.s);
     }
 
-    std::string record_where(std::uint64_t at_line) const {
+    std::string where_of(std::string_view record_name, std::uint64_t record, std::uint64_t at_line) const {
         std::string where = shown + ":";
-        if (!name.empty())
-            where += printable(name) + " (record " + std::to_string(records_seen) + ", line ";
+        if (!record_name.empty())
+            where += printable(record_name) + " (record " + std::to_string(record) + ", line ";
         else
-            where += "record " + std::to_string(records_seen) + " (line ";
+            where += "record " + std::to_string(record) + " (line ";
         return where + std::to_string(at_line) + ")";
     }
+    std::string record_where(std::uint64_t at_line) const { return where_of(name, records_seen, at_line); }
 
     // The read that failed filled kstream's buffer ahead of the parser, so the failure is known to lie after the
     // last complete line, not on a particular line.
@@ -312,8 +549,143 @@ struct sequence_reader::impl {
             if (bgzf_compression(src.fp) == 2 && bgzf_check_EOF(src.fp) == 0)
                 throw input_error(shown, "the bgzip file has no end-of-file block: it is truncated; re-create or "
                                          "re-download it");
+            struct stat st{};
+            if (opt.parallel && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+                fast = true;
+                block_bytes = opt.parse_block ? opt.parse_block : std::size_t(4) << 20;
+                batch_bytes = block_bytes * 2 * reader_threads();
+                return;
+            }
         }
         ks = ks_init(&src);
+    }
+
+    // Reads the next batch and parses its blocks; false at the end of the file.
+    bool load_batch() {
+        batch.drop_front(batch_tail);
+        batch_tail = 0;
+        blocks.clear();
+        block_at = record_at = residue_at = 0;
+        // The last record start whose header line is whole in the batch: the record before it is complete there (the
+        // sequential parser ends a record when it has read the next header line).
+        const auto last_whole = [this] {
+            const void* nl = memrchr(batch.data.get(), '\n', batch.size);
+            return nl ? last_record_start(batch.data.get(),
+                                          static_cast<std::size_t>(static_cast<const char*>(nl) - batch.data.get()) + 1)
+                      : std::size_t(0);
+        };
+        std::size_t want = batch_bytes, cut = 0;
+        batch.reserve(want + read_step);
+        bool rest_sequential = false;  // the sequential parser reads from `cut` on
+        for (;;) {
+            while (!batch_ended && batch.size < want) {
+                batch.reserve(batch.size + read_step);
+                const int got = read_bgzf(&src, batch.data.get() + batch.size, read_step);
+                if (got <= 0) {
+                    batch_ended = true;
+                    // Known to the sequential parser only when it has read the bytes before (read_sequentially_from).
+                    std::swap(src.failed, src.failed_after_prefix);
+                } else {
+                    batch.size += static_cast<std::size_t>(got);
+                }
+            }
+            if (first_batch && batch.size > 0 && batch.data[0] != '>') {  // not FASTA as this parse reads it
+                rest_sequential = true;
+                break;
+            }
+            if (batch_ended) {
+                if (src.failed_after_prefix) {  // what the sequential parser reports depends on where it stops
+                    cut = last_whole();
+                    rest_sequential = true;
+                } else {
+                    cut = batch.size;
+                }
+                break;
+            }
+            cut = last_whole();
+            if (cut > 0) break;
+            if (batch.size >= 4 * batch_bytes) {  // one record this long: no parallel parse to gain, memory to lose
+                rest_sequential = true;
+                break;
+            }
+            want = std::max(want, batch.size) * 2;
+        }
+        const char* data = batch.data.get();
+        const std::size_t pieces = std::max<std::size_t>(1, cut / block_bytes);
+        for (std::size_t k = 0, begin = 0; begin < cut; ++k) {
+            const std::size_t end =
+                k + 1 >= pieces ? cut : next_record_start(data, std::max(begin + 1, cut / pieces * (k + 1)), cut);
+            blocks.push_back(fast_block::of(begin, end));
+            if (!spare.empty()) {  // storage of a block read before: no new pages to fault in
+                blocks.back().residues = std::move(spare.back().residues);
+                blocks.back().records = std::move(spare.back().records);
+                spare.pop_back();
+            }
+            begin = end;
+        }
+        if (rest_sequential) blocks.push_back(fast_block::of(cut, batch.size, true));
+        first_batch = false;
+        batch_tail = rest_sequential || batch_ended ? batch.size : cut;
+        if (blocks.empty()) return false;
+        const auto parse = [&](std::size_t k) {
+            fast_block& b = blocks[k];
+            if (!b.sequential) parse_block(std::string_view(data + b.begin, b.end - b.begin), opt, b);
+        };
+        if (blocks.size() == 1) parse(0);
+        else reader_pool().parallel_for(blocks.size(), parse);
+        return true;
+    }
+
+    // From here on the sequential parser reads the file, from byte `from` of the batch.
+    void read_sequentially_from(std::size_t from) {
+        src.prefix.assign(batch.data.get() + from, batch.size - from);
+        src.prefix_at = 0;
+        batch.release();
+        blocks = {};
+        spare = {};
+        fast = false;
+        fast_current = nullptr;
+        ks = ks_init(&src);
+    }
+
+    // The next record of the parallel parse, as parse_record returns it: a good one is fast_current.
+    outcome next_fast(std::string& problem) {
+        fast_current = nullptr;
+        for (;;) {
+            if (block_at == blocks.size()) {
+                if (!load_batch()) return outcome::end;
+                continue;
+            }
+            fast_block& b = blocks[block_at];
+            if (b.sequential) {
+                read_sequentially_from(b.begin);
+                return parse_record(problem);
+            }
+            if (record_at == b.records.size()) {
+                line_no += b.lines;
+                b.residues.clear();
+                b.records.clear();
+                spare.push_back(std::move(b));
+                ++block_at;
+                record_at = residue_at = 0;
+                continue;
+            }
+            fast_record& f = b.records[record_at++];
+            ++records_seen;
+            const std::uint64_t first = residue_at;
+            residue_at = f.residues_end;
+            if (f.no_id && ++without_id == 1 && opt.on_warning)
+                opt.on_warning(where_of(f.name, records_seen, line_no + f.header_line) + no_id_warning('>'));
+            if (record_at == b.records.size()) name = f.name;  // as the sequential parser has it, should it take over
+            if (f.bad) {
+                problem = where_of(f.name, records_seen, line_no + f.problem_line) + ": " + f.problem;
+                return outcome::bad;
+            }
+            fast_current = &f;
+            fast_residues = {reinterpret_cast<const std::uint8_t*>(b.residues.data()) + first,
+                             static_cast<std::size_t>(f.residues_end - first)};
+            return outcome::record;
+        }
     }
 
     bool next_line() {
@@ -385,8 +757,7 @@ struct sequence_reader::impl {
         while (t > e && is_space(static_cast<unsigned char>(header[t - 1]))) --t;
         title.assign(header.substr(b, t - b));
         if (b > 1 && !name.empty() && ++without_id == 1 && opt.on_warning)
-            opt.on_warning(record_where(header_line) + ": the header has no id ('" + std::string(1, header[0]) +
-                           "' is followed by a blank), so the first word of its description is taken as the id");
+            opt.on_warning(record_where(header_line) + no_id_warning(header[0]));
         if (header.find('\r') != std::string_view::npos)
             throw input_error(record_where(header_line),
                               "the header holds a carriage return: the file has old Mac (CR-only) line ends; convert "
@@ -462,8 +833,6 @@ struct sequence_reader::impl {
                                   ": a quality line is too short or too long, or a line is missing");
     }
 
-    enum class outcome { record, bad, end };
-
     outcome parse_record(std::string& problem) {
         // `name` keeps the previous record's name until the next header: a line that should have been a header is
         // reported against the record it follows.
@@ -492,8 +861,7 @@ struct sequence_reader::impl {
         if (fastq) read_quality(sequence_chars, problem);
 
         if (problem.empty() && residues.empty() && !opt.allow_empty)
-            content_problem(problem, header_line,
-                            "the record has no residues; remove it or give it a sequence");
+            content_problem(problem, header_line, no_residues);
         if (fastq && opt.keep_qualities && problem.empty()) keep_residue_qualities();
         in_record = false;
         return problem.empty() ? outcome::record : outcome::bad;
@@ -632,13 +1000,25 @@ bool sequence_reader::read_chunk(sequence_set& out, std::uint64_t max_residues) 
     bool any = false;
     std::string problem;
     while (!r.at_end && (max_residues == 0 || added_residues < max_residues)) {
-        switch (r.parse_record(problem)) {
+        switch (r.fast ? r.next_fast(problem) : r.parse_record(problem)) {
             case impl::outcome::end: r.at_end = true; break;
             case impl::outcome::bad:
                 ++r.skipped;
                 if (r.opt.on_skip) r.opt.on_skip(problem);
                 break;
             case impl::outcome::record:
+                if (r.fast_current) {  // the parallel parse kept a title only where it is kept here
+                    fast_record& f = *r.fast_current;
+                    if (!f.title.empty())
+                        out.add(std::move(f.name), r.fast_residues, record_origin{std::move(f.title), 0, 0});
+                    else
+                        out.add(std::move(f.name), r.fast_residues);
+                    added_residues += r.fast_residues.size();
+                    r.fast_current = nullptr;
+                    ++r.added;
+                    any = true;
+                    break;
+                }
                 // An origin only for a header that says more than its id: most databases' headers are bare ids.
                 if (r.opt.keep_titles && r.title.size() > r.name.size())
                     out.add(r.name, as_span(r.residues), record_origin{r.title, 0, 0});

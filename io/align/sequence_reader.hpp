@@ -25,8 +25,26 @@
 // Reading is built on HTSlib: BGZF (which reads plain, gzip and bgzip data alike) under kseq.h's buffered line
 // reader (kstream). kseq_read itself is not used: it silently skips data before the first header, loops forever on a
 // BGZF read error, cannot report line numbers, and loses record boundaries after a bad FASTQ record.
+//
+// Parallel parse. A whole regular file (not stdin, a pipe or a region) is read in batches of decompressed bytes
+// (2 blocks a reader thread, read_options::parse_block each, 4 MiB by default), through the same BGZF handle in the
+// same 64 KiB reads as kstream, so that a failed read loses the same bytes. A batch ends before its last record
+// whose header line is whole (the bytes after it start the next batch), and is cut into blocks at record starts (a
+// '>' at the start of a line: in FASTA every such line is a header). The blocks are parsed on the reader threads
+// (io::reader_pool, host.reader_threads: the .swdb reader's threads) into records, residues and skip messages with
+// line numbers counted within the block; read_chunk hands the records out in file order, adding the lines and records
+// of the blocks before (so record and line numbers, the first header-without-id warning, skips and chunk boundaries
+// are the sequential parser's). A block the parallel parse would not read exactly is left to the sequential parser,
+// which then reads from that block's first byte (the bytes already read, then the rest of the file) to the end: the
+// file's first block when the file does not start with '>' (a byte order mark, blank lines, junk, FASTQ, an empty
+// file), a block with a line starting with '@' (a FASTQ header to the sequential parser), a header holding a
+// carriage return, any content error without skip_bad (the sequential parser then reports it, with its record and
+// line), the block where a read failed, and a record longer than 4 batches. Errors therefore come from the
+// sequential parser's code, at the same place in the file; with skip_bad, skipped records come from the parallel
+// parse with the same messages.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,6 +73,11 @@ struct read_options {
     // Read a record with no residues (a zero-length FASTQ read, which mappers report as unmapped) as an empty record
     // instead of refusing it.
     bool allow_empty = false;
+    // Parse a whole regular file on the reader threads (host.reader_threads; see "Parallel parse" above); false:
+    // line by line on the calling thread. Both read the same records and report the same errors and warnings.
+    bool parallel = true;
+    // The parallel parse's block size in bytes (0: 4 MiB); tests make it small, to cut files into many blocks.
+    std::size_t parse_block = 0;
 };
 
 // What a command-line argument names. Region syntax (faidx, 1-based inclusive): NAME (the whole sequence), NAME:BEG

@@ -623,3 +623,215 @@ TEST_CASE("FASTQ base qualities are kept per residue only where asked", "[input]
     const auto fasta = read_all(dir.write("f.fa", ">a\nACGT\n"), keep);
     CHECK(fasta.qualities.empty());
 }
+
+namespace {
+
+// Everything a reader gives, in order: each read_chunk's records (names, residues, origins), warnings, skips, counts,
+// and the error that ends the reading, if any. Two readers that agree on this agree on everything.
+std::string reading_transcript(const std::string& path, read_options opt, std::uint64_t chunk) {
+    std::string t;
+    opt.on_skip = [&t](const std::string& m) { t += "skip " + m + "\n"; };
+    opt.on_warning = [&t](const std::string& m) { t += "warn " + m + "\n"; };
+    try {
+        sequence_reader r(path, opt);
+        for (;;) {
+            swgpu::sequence_set s;
+            const bool got = r.read_chunk(s, chunk);
+            t += "chunk " + std::to_string(got) + " of " + std::to_string(s.size()) + ", origins " +
+                 std::to_string(s.origins.size()) + ", exhausted " + std::to_string(r.exhausted()) + ", read " +
+                 std::to_string(r.records_read()) + ", skipped " + std::to_string(r.records_skipped()) + "\n";
+            for (std::size_t k = 0; k < s.size(); ++k) {
+                const auto& o = s.origin(k);
+                t += s.names[k] + "\t" + std::string(s[k].begin(), s[k].end()) + "\t" + o.title + "\t" +
+                     std::to_string(o.offset) + "\t" + std::to_string(o.full_length) + "\n";
+            }
+            if (!got) break;
+        }
+    } catch (const swgpu::error& e) {
+        t += "error " + std::to_string(static_cast<int>(e.code())) + " " + e.what() + "\n";
+    }
+    return t;
+}
+
+std::string printable_for_test(const std::string& s) {
+    std::string out;
+    for (const char c : s) out += c == '\n' ? std::string("\\n") : c == '\r' ? std::string("\\r") : std::string(1, c);
+    return out;
+}
+
+// Random FASTA with odd but valid content (CRLF, blank lines, blanks in sequence lines, long lines, lower case,
+// headers with no id, tabs and trailing blanks, empty descriptions) and, at `bad` per mille of records, bad content
+// (digits, gaps, non-ASCII and control bytes, empty records, headers with no name or a NUL byte). `odd` adds a rare
+// line that only the sequential parser reads (a '@' line, a carriage return inside a header).
+std::string random_fasta(std::mt19937& rng, int records, int bad, bool odd) {
+    const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+    static const char letters[] = "ACDEFGHIKLMNPQRSTVWYacgtnx*";
+    std::string t;
+    const bool crlf_file = pick(3) == 0;
+    for (int r = 0; r < records; ++r) {
+        const std::string eol = crlf_file || pick(20) == 0 ? "\r\n" : "\n";
+        const bool is_bad = pick(1000) < bad;
+        const int bad_kind = is_bad ? pick(6) : -1;
+        std::string header = ">";
+        if (pick(30) == 0) header += pick(2) ? " " : "\t";  // no id: the description's first word is the id
+        if (bad_kind == 0) {
+            header += pick(2) ? "" : "  ";  // no name at all
+        } else {
+            header += "r" + std::to_string(r);
+            if (pick(2)) header += " desc " + std::to_string(pick(100000)) + (pick(4) ? "" : " \t ");
+        }
+        if (bad_kind == 1) header += std::string("x\0y", 3);
+        if (odd && pick(400) == 0) header += "a\rb";
+        t += header + eol;
+        const int lines = bad_kind == 2 ? 0 : 1 + pick(5);
+        const int width = pick(10) == 0 ? 700 + pick(3000) : 1 + pick(80);
+        for (int l = 0; l < lines; ++l) {
+            std::string line;
+            for (int k = 0; k < width; ++k) line += letters[pick(sizeof letters - 1)];
+            if (pick(15) == 0) line.insert(static_cast<std::size_t>(pick(static_cast<int>(line.size()) + 1)), pick(2) ? " " : "\t");
+            if (bad_kind >= 3 && l == lines / 2) {
+                const char bad_bytes[] = {'7', '-', '.', '\x01', '\xC3', '\0'};
+                line.insert(static_cast<std::size_t>(pick(static_cast<int>(line.size()) + 1)), 1,
+                            bad_bytes[pick(6)]);
+            }
+            t += line + eol;
+            if (pick(25) == 0) t += pick(2) ? eol : "  " + eol;  // blank lines inside a record
+        }
+        if (odd && pick(500) == 0) t += "@not a header" + eol;
+    }
+    if (!t.empty() && pick(4) == 0) {  // no final line end
+        while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+    }
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("the parallel parse reads exactly what the sequential parser reads", "[input]") {
+    temp_dir dir;
+    std::mt19937 rng(20261128);
+    int compared = 0;
+    for (int file = 0; file < 24; ++file) {
+        const int bad = file % 3 == 0 ? 0 : file % 3 == 1 ? 3 : 40;
+        const bool odd = file % 8 == 7;
+        std::string text = random_fasta(rng, 400 + static_cast<int>(rng() % 1200), bad, odd);
+        if (file == 5) text = "\xEF\xBB\xBF" + text;        // a byte order mark: the sequential parser reads it all
+        if (file == 10) text = "\n  \n" + text;             // blank lines before the first header
+        if (file == 11) text = "junk\n" + text;             // data before the first header
+        const std::string plain = dir.write("r" + std::to_string(file) + ".fa", text);
+        std::vector<std::string> paths = {plain};
+        if (file % 4 == 1) paths.push_back(dir.compress("r" + std::to_string(file) + ".fa.gz", text, "wg"));
+        if (file % 4 == 2) paths.push_back(dir.compress("r" + std::to_string(file) + ".fa.bgz", text, "w"));
+        for (const auto& path : paths) {
+            for (int variant = 0; variant < 4; ++variant) {
+                read_options opt;
+                opt.skip_bad = variant % 2 == 1;
+                opt.keep_titles = variant != 2;
+                opt.allow_empty = variant == 3;
+                const std::uint64_t chunks[] = {0, 1, 5000, 1 + rng() % 100000};
+                const std::uint64_t chunk = chunks[(file + variant) % 4];
+                read_options sequential = opt;
+                sequential.parallel = false;
+                const std::string expected = reading_transcript(path, sequential, chunk);
+                for (const std::size_t block : {std::size_t(1), std::size_t(37), std::size_t(1000 + rng() % 20000)}) {
+                    read_options parallel = opt;
+                    parallel.parse_block = block;
+                    INFO("file " << path << ", skip_bad " << opt.skip_bad << ", titles " << opt.keep_titles
+                                 << ", allow_empty " << opt.allow_empty << ", chunk " << chunk << ", block " << block);
+                    REQUIRE(reading_transcript(path, parallel, chunk) == expected);
+                    ++compared;
+                }
+            }
+        }
+    }
+    CHECK(compared > 0);
+
+    SECTION("hand-made cases at block boundaries") {
+        const std::vector<std::string> cases = {
+            ">a\nAC\n>b\nGT\n>c\nWW\n",
+            ">a\r\nAC\r\n\r\n>b x\r\n\r\nGT",
+            ">a\nAC\n>\nGT\n>c d\nWW\n",
+            ">a\nAC\n>b\n\n>c\nW7\n>d\nMM\n",
+            "> a\nAC\n>\tb\nGT\n> c\nWW\n",
+            ">a\nAC\n@b\nGT\n+\nII\n>c\nWW\n",
+            ">a\nAC\n>b\n>c\nWW\n",
+            ">a\nAC\n>b c\rd\nGT\n",
+            ">a\nA\n>b\nC",
+            ">",
+            ">a",
+            "",
+            "\n\n",
+        };
+        int n = 0;
+        for (const auto& text : cases) {
+            const std::string path = dir.write("hand" + std::to_string(n++) + ".fa", text);
+            for (const bool skip : {false, true})
+                for (const std::uint64_t chunk : {0, 1, 2}) {
+                    read_options opt;
+                    opt.skip_bad = skip;
+                    read_options sequential = opt;
+                    sequential.parallel = false;
+                    const std::string expected = reading_transcript(path, sequential, chunk);
+                    for (std::size_t block = 1; block <= text.size() + 1; ++block) {
+                        read_options parallel = opt;
+                        parallel.parse_block = block;
+                        INFO("case " << printable_for_test(text) << ", skip_bad " << skip << ", chunk " << chunk
+                                     << ", block " << block);
+                        REQUIRE(reading_transcript(path, parallel, chunk) == expected);
+                    }
+                }
+        }
+    }
+
+    SECTION("a late bad record in a file of many blocks and batches, with and without skip_bad") {
+        std::mt19937 r2(7);
+        std::string text = random_fasta(r2, 3000, 0, false);
+        REQUIRE(text.size() > 3 * 65536);
+        const std::size_t late = text.rfind("\n>", text.size() - 5000);
+        REQUIRE(late != std::string::npos);
+        const std::size_t line_end = text.find('\n', late + 1);
+        text.insert(line_end + 3, "-");  // a gap character in the record's first sequence line
+        const std::string path = dir.write("late.fa", text);
+        for (const bool skip : {false, true}) {
+            read_options opt;
+            opt.skip_bad = skip;
+            read_options sequential = opt;
+            sequential.parallel = false;
+            const std::string expected = reading_transcript(path, sequential, 20000);
+            CHECK(contains(expected, skip ? "skip " : "error "));
+            CHECK(contains(expected, "gap character '-'"));
+            for (const std::size_t block : {std::size_t(100), std::size_t(4096), std::size_t(0)}) {
+                read_options parallel = opt;
+                parallel.parse_block = block;
+                CHECK(reading_transcript(path, parallel, 20000) == expected);
+            }
+        }
+    }
+
+    SECTION("a compressed file that fails to decompress part way") {
+        std::mt19937 r3(11);
+        const std::string text = random_fasta(r3, 4000, 0, false);
+        const std::string whole = read_bytes(dir.compress("whole.fa.gz", text, "wg"));
+        REQUIRE(whole.size() > 1000);
+        std::vector<std::string> broken;
+        broken.push_back(dir.write("cut.fa.gz", whole.substr(0, whole.size() * 2 / 3)));
+        std::string corrupt = whole;
+        corrupt[corrupt.size() / 2] ^= 0x55;
+        broken.push_back(dir.write("corrupt.fa.gz", corrupt));
+        for (const auto& path : broken)
+            for (const bool skip : {false, true}) {
+                read_options opt;
+                opt.skip_bad = skip;
+                read_options sequential = opt;
+                sequential.parallel = false;
+                const std::string expected = reading_transcript(path, sequential, 30000);
+                CHECK(contains(expected, "error "));
+                for (const std::size_t block : {std::size_t(50), std::size_t(3000), std::size_t(0)}) {
+                    read_options parallel = opt;
+                    parallel.parse_block = block;
+                    INFO(path << ", block " << block);
+                    CHECK(reading_transcript(path, parallel, 30000) == expected);
+                }
+            }
+    }
+}

@@ -10,6 +10,13 @@
 // RUNS passes over the whole database after one warm-up pass (the file in the page cache). --cold starts every pass
 // without storage, as a search starts (its first chunks take storage and fault it in); by default a pass reads into
 // the storage of the pass before.
+//
+//   bench_reader FASTA --parse [-r RUNS] [--chunk RESIDUES] [--sequential] [--block BYTES] [--no-titles]
+//
+// --parse times io::sequence_reader alone on a FASTA file (plain, gzip or bgzip): read_chunk into one reused set,
+// chunks of RESIDUES, no typing or encoding. --sequential parses line by line on one thread (read_options::parallel
+// off), --block sets the parallel parse's block size, --no-titles leaves the headers' descriptions out (as a search
+// that prints no titles reads its database). The reader threads are host.reader_threads (SWGPU_TUNE).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +33,7 @@
 #include "gpu/align/db_layout.hpp"  // the GPU's layout: built with CUDA only
 #endif
 #include "io/align/database_stream.hpp"
+#include "io/align/sequence_reader.hpp"
 
 using namespace swgpu;
 using steady = std::chrono::steady_clock;
@@ -90,14 +98,65 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
+// --parse: one pass of the FASTA reader alone; returns residues read and sets `chunks`.
+std::uint64_t parse_pass(const std::string& path, std::uint64_t chunk, const io::read_options& opt, sequence_set& s,
+                         std::uint64_t& chunks) {
+    io::sequence_reader reader(path, opt);
+    std::uint64_t residues = 0;
+    chunks = 0;
+    for (;;) {
+        s.residues.clear();
+        s.offsets.assign(1, 0);
+        s.names.clear();
+        s.origins.clear();
+        if (!reader.read_chunk(s, chunk)) break;
+        residues += s.total_residues();
+        ++chunks;
+    }
+    return residues;
+}
+
+int parse_main(const std::string& path, int argc, char** argv) {
+    int runs = 5;
+    std::uint64_t chunk = 100'000'000;
+    io::read_options opt;
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--parse") continue;
+        if (a == "-r" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--chunk" && i + 1 < argc) chunk = std::strtoull(argv[++i], nullptr, 10);
+        else if (a == "--block" && i + 1 < argc) opt.parse_block = std::strtoull(argv[++i], nullptr, 10);
+        else if (a == "--sequential") opt.parallel = false;
+        else if (a == "--no-titles") opt.keep_titles = false;
+        else throw usage_error("unknown argument " + a);
+    }
+    sequence_set s;
+    std::uint64_t chunks = 0, residues = parse_pass(path, chunk, opt, s, chunks);  // warm-up: the page cache
+    std::vector<double> t;
+    for (int r = 0; r < runs; ++r) {
+        const auto t0 = steady::now();
+        residues = parse_pass(path, chunk, opt, s, chunks);
+        t.push_back(since(t0));
+    }
+    std::printf("%s: %llu residues in %llu chunks, %s parse%s; median of %d passes\n", path.c_str(),
+                static_cast<unsigned long long>(residues), static_cast<unsigned long long>(chunks),
+                opt.parallel ? "parallel" : "sequential", opt.keep_titles ? "" : ", no titles", runs);
+    std::printf("  parse  %.3f s  %6.2f G residues/s\n", median(t), double(residues) / 1e9 / median(t));
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: bench_reader DB [-r RUNS] [--chunk RESIDUES] [--separate] [--no-pack] [--cold]\n");
+        std::fprintf(stderr, "usage: bench_reader DB [-r RUNS] [--chunk RESIDUES] [--separate] [--no-pack] [--cold]\n"
+                             "       bench_reader FASTA --parse [-r RUNS] [--chunk RESIDUES] [--sequential] "
+                             "[--block BYTES] [--no-titles]\n");
         return 2;
     }
     const std::string db = argv[1];
+    for (int i = 2; i < argc; ++i)
+        if (std::strcmp(argv[i], "--parse") == 0) return parse_main(db, argc, argv);
     int runs = 5;
     std::uint64_t chunk = 100'000'000;
     bool separate = false, pack = true, cold = false;
