@@ -51,7 +51,10 @@ public:
         reserve(count);
         if (count) SWGPU_CUDA_CHECK(cudaMemcpyAsync(ptr_, host, count * sizeof(T), cudaMemcpyHostToDevice, stream));
     }
-    void upload(const std::vector<T>& host, cudaStream_t stream = nullptr) { upload(host.data(), host.size(), stream); }
+    template <class Allocator>
+    void upload(const std::vector<T, Allocator>& host, cudaStream_t stream = nullptr) {
+        upload(host.data(), host.size(), stream);
+    }
     // Synchronous copy of the first `count` elements to the host.
     std::vector<T> download(std::size_t count, cudaStream_t stream = nullptr) const {
         std::vector<T> out(count);

@@ -6,6 +6,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/align/scoring.hpp"
@@ -21,8 +23,30 @@ struct record_origin {
     std::uint64_t full_length = 0;  // the whole sequence's length; 0: the record is the whole sequence
 };
 
+// An allocator whose elements grown by resize() are left uninitialized (value-initialized otherwise: a database
+// chunk's 10^8 residues zero-filled on one thread before the reader's threads overwrite them).
+template <class T>
+struct uninitialized_allocator : std::allocator<T> {
+    template <class U>
+    struct rebind {
+        using other = uninitialized_allocator<U>;
+    };
+    uninitialized_allocator() = default;
+    template <class U>
+    uninitialized_allocator(const uninitialized_allocator<U>&) noexcept {}
+    template <class U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+using residue_vector = std::vector<std::uint8_t, uninitialized_allocator<std::uint8_t>>;
+
 struct sequence_set {
-    std::vector<std::uint8_t> residues;      // all records, concatenated
+    residue_vector residues;                 // all records, concatenated
     std::vector<std::uint64_t> offsets{0};   // record k is residues[offsets[k], offsets[k+1])
     std::vector<std::string> names;          // first word of the header
     std::vector<record_origin> origins;      // one per record, or empty when no record has one
