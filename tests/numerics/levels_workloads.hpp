@@ -1,5 +1,5 @@
 // The workloads of scripts/make_loops.py (the paper's Table 2), built from the same definitions for the host tests
-// (tests/numerics/test_levels.cpp) and the GPU tests (tests/gpu/test_levels.cu), with each one's direct form: the PolyBench
+// (tests/numerics/test_levels.cpp) and the GPU tests (tests/gpu/numerics/test_levels.cu), with each one's direct form: the PolyBench
 // loop nest over 2-D arrays, or the synthetic loop over A, with the same operations in the same order as the
 // documented bodies (core/numerics/levels.hpp).
 #pragma once
