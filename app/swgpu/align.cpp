@@ -1,0 +1,346 @@
+// The library face's alignment calls (app/swgpu/align.hpp) over the same machinery as the command line: sequences
+// typed by the same rule, the same scoring, the search composed by app/align/search_session and run through core's
+// pipeline.
+#include "app/swgpu/align.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <tuple>
+#include <string_view>
+
+#include "app/align/search_session.hpp"
+#include "app/swgpu/wants_gpu.hpp"
+#include "core/align/search/pipeline.hpp"
+#include "core/align/search/refinements.hpp"
+#include "core/align/sequence.hpp"
+#include "core/align/statistics.hpp"
+#include "core/align/strand.hpp"
+#include "core/cancel.hpp"
+#include "core/thread_pool.hpp"
+#include "core/tuning.hpp"
+#include "gpu/gpu.hpp"
+#include "io/align/database_file.hpp"
+#include "io/align/database_stream.hpp"
+#include "io/align/sequence_reader.hpp"
+#include "io/memory.hpp"
+
+namespace swgpu {
+
+namespace {
+
+// Sequences handed in by a program: the reader's rules (a name, at least one residue, letters and '*' only).
+sequence_set to_set(const std::vector<sequence>& records, const std::string& what) {
+    sequence_set set;
+    set.source = what;
+    for (std::size_t k = 0; k < records.size(); ++k) {
+        const auto& r = records[k];
+        const std::string where = what + ":" + (r.name.empty() ? "record " + std::to_string(k + 1) : r.name);
+        if (r.name.empty()) throw input_error(where, "the sequence has no name");
+        if (r.residues.empty()) throw input_error(where, "the sequence has no residues");
+        for (const char c : r.residues)
+            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '*'))
+                throw input_error(where, "'" + std::string(1, c) + "' is not a residue: letters and '*' only");
+        set.add(r.name, r.residues);
+    }
+    if (set.empty()) throw input_error(what, "no sequences given");
+    return set;
+}
+
+seq_type typed(const sequence_set& set, sequence_type t) {
+    if (t == sequence_type::dna) return seq_type::dna;
+    if (t == sequence_type::protein) return seq_type::protein;
+    return classify(set);
+}
+
+void check(const search_settings& s) {
+    if (s.max_target_seqs < 1) throw usage_error("max_target_seqs must be at least 1");
+    if (!(s.evalue > 0)) throw usage_error("evalue must be positive");
+    if (s.gap_open < -1) throw usage_error("gap_open must be >= 0 (or -1: the matrix's default)");
+    if (s.gap_extend < -1 || s.gap_extend == 0) throw usage_error("gap_extend must be >= 1 (or -1: the matrix's default)");
+    if (s.threads < 0 || s.threads > 4096) throw usage_error("threads must lie within 0..4096");
+    if (s.gpus < 0) throw usage_error("gpus must be 0 (every GPU) or more");
+    if (s.comp_based_stats != 0 && s.comp_based_stats != 1)
+        throw usage_error("comp_based_stats must be 0 or 1 (got " + std::to_string(s.comp_based_stats) + ")");
+    if (s.comp_based_stats == 1 && !s.evalues)
+        throw usage_error("comp_based_stats 1 adjusts E-values; it does not go with evalues off");
+    if (s.seg && s.dust) throw usage_error("seg masks protein and dust masks DNA; set one of them");
+    if (s.max_hsps < 1) throw usage_error("max_hsps must be at least 1 (got " + std::to_string(s.max_hsps) + ")");
+}
+
+// What the settings ask of one type of sequences (the command line's messages, named as the settings).
+void check_for_type(const search_settings& s, seq_type type) {
+    if (type == seq_type::protein && s.dust)
+        throw usage_error("dust masks DNA, but the sequences are protein; use seg, or type dna");
+    if (type == seq_type::dna && s.seg)
+        throw usage_error("seg masks protein, but the sequences are DNA; use dust, or type protein");
+    if (type == seq_type::dna && s.comp_based_stats == 1)
+        throw usage_error("comp_based_stats 1 applies to protein, but the sequences are DNA");
+}
+
+}  // namespace
+
+bool gpu_available() { return gpu::available(); }
+
+namespace {
+
+using detail::wants_gpu;
+
+// A scoring and a search session composed for it: what one type of sequences needs to be searched.
+struct searcher {
+    search_settings settings;
+    scoring sc;
+    std::optional<composition_adjustment> composition;  // comp_based_stats 1
+    std::unique_ptr<app::search_session> session;
+    bool search_minus = false, search_plus = true;
+
+    searcher(const search_settings& s, seq_type type) : settings(s) {
+        check(s);
+        check_for_type(s, type);
+        app::scoring_request r;
+        r.type = type;
+        r.matrix = s.matrix;
+        if (s.gap_open >= 0) r.gap_open = s.gap_open;
+        if (s.gap_extend >= 0) r.gap_extend = s.gap_extend;
+        r.match = s.match;
+        r.mismatch = s.mismatch;
+        r.evalues = s.evalues;
+        sc = app::make_scoring(r);
+        if (s.comp_based_stats == 1) composition.emplace(sc.matrix);
+        app::search_session::options o;
+        o.use_gpu = wants_gpu(s.where);
+        o.gpu.gpus = s.gpus;
+        o.gpu.memory = s.gpu_memory;
+        o.gpu.keep_align_memory = s.gpu_memory == 0;
+        o.threads = s.threads;
+        o.mode = s.mode == pair_mode::search ? "search" : s.mode == pair_mode::pairwise ? "pairwise" : "auto";
+        o.max_hits = s.max_target_seqs;
+        o.evalues = s.evalues;
+        o.max_evalue = s.evalue;
+        if (composition) {  // the preliminary hits that composition-based statistics then rescore
+            o.max_hits = composition_preliminary_hits(o.max_hits);
+            o.max_evalue = composition_preliminary_evalue(s.evalue);
+        }
+        session = std::make_unique<app::search_session>(std::move(o), std::chrono::steady_clock::now());
+        session->compose(sc);
+        search_plus = type == seq_type::protein || s.strand != strands::minus;
+        search_minus = type == seq_type::dna && s.strand != strands::plus;
+    }
+
+    query_strands encode_queries(sequence_set letters) const {
+        query_strands q;
+        q.search_plus = search_plus;
+        q.search_minus = search_minus;
+        q.plus = std::move(letters);
+        if (q.search_minus) q.minus = reverse_complement(q.plus);
+        encode(q.plus, sc.matrix);
+        if (q.search_minus) encode(q.minus, sc.matrix);
+        return q;
+    }
+};
+
+// The printed hits as BLAST's columns (the values `swgpu align` prints, before formatting).
+std::vector<hit> to_hits(const search_results& r, const query_strands& queries, const scoring& sc) {
+    std::vector<hit> out;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t qi = 0; qi < r.hits.size(); ++qi) {
+        for (const printed_hit& h : r.hits[qi]) {
+            const subject_record& subject = r.scan.subjects.at(h.subject);
+            const blast_coordinates c = whole_sequence_view(h, queries, qi, subject);  // regions: whole sequences
+            const auto& st = h.stats;
+            hit x;
+            x.qseqid = queries.plus.names[qi];
+            x.sseqid = subject.name;
+            x.length = st.columns;
+            x.pident = st.columns ? 100.0 * double(st.identities) / double(st.columns) : 0.0;
+            x.mismatch = st.mismatches;
+            x.gapopen = st.gap_opens;
+            x.qstart = c.qstart;
+            x.qend = c.qend;
+            x.sstart = c.sstart;
+            x.send = c.send;
+            x.evalue = h.has_statistics ? h.evalue : nan;
+            x.bitscore = h.has_statistics ? h.bit_score : nan;
+            x.score = h.score;
+            x.cigar = cigar_string(h.aln.ops);
+            x.qlen = static_cast<long>(queries.plus.length(qi));
+            x.slen = static_cast<long>(subject.origin.full_length ? subject.origin.full_length
+                                                                  : subject.residues.size());
+            x.sstrand = sc.type == seq_type::protein ? "N/A" : h.str == strand::plus ? "plus" : "minus";
+            x.nident = st.identities;
+            x.positive = st.positives;
+            x.gaps = st.gaps;
+            if (!h.aln.ops.empty()) std::tie(x.qseq, x.sseq) = printed_rows(h, queries, qi, subject, sc.matrix);
+            out.push_back(std::move(x));
+        }
+    }
+    return out;
+}
+
+// Encoded records as one chunk the pipeline reads in place (no copy, no encoding per search), with the backend's
+// preparation made at the first search and kept for the next ones (on a GPU: packed and copied to the device once).
+class resident_records final : public chunk_source {
+public:
+    explicit resident_records(sequence_set encoded, std::uint64_t unknown = 0)
+        : records_(std::move(encoded)), unknown_(unknown) {}
+    const sequence_set& records() const { return records_; }
+    void rewind() { given_ = false; }
+
+    bool next(sequence_set&) override { throw runtime_failure("internal error: resident records are read in place"); }
+    bool exhausted() const override { return given_; }
+    bool keeps_chunks() const override { return true; }
+    kept_chunk next_kept(search_backend& backend) override {
+        if (given_) return {};
+        given_ = true;
+        if (prepared_for_ != &backend) {
+            prepared_ = backend.prepare(records_);
+            prepared_for_ = &backend;
+        }
+        return {&records_, prepared_.get(), unknown_};
+    }
+
+private:
+    sequence_set records_;
+    std::uint64_t unknown_ = 0;
+    bool given_ = false;
+    const search_backend* prepared_for_ = nullptr;
+    std::unique_ptr<prepared_chunk> prepared_;
+};
+
+std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resident_records& db) {
+    const auto started = std::chrono::steady_clock::now();
+    query_strands queries = s.encode_queries(query_letters);
+    query_masking masker;
+    if (s.settings.seg || s.settings.dust)
+        masker.mask(queries, s.sc.matrix, s.settings.seg ? masking::seg : masking::dust);
+    db.rewind();
+    search_results r = s.session->search(queries, db, 0);
+    // The steps after the score pass in the command line's order (refine_results); no MAPQ here.
+    refinement_options o;
+    o.composition = s.composition ? &*s.composition : nullptr;
+    o.k = s.settings.max_target_seqs;
+    o.evalue = s.settings.evalue;
+    o.evalues = s.settings.evalues;
+    o.max_hsps = s.settings.max_hsps;
+    o.threads = s.settings.threads;
+    (void)refine_results(r, queries, masker, s.sc, o);
+    const auto searched = std::chrono::steady_clock::now();
+    std::vector<hit> hits = to_hits(r, masker.shown(queries), s.sc);
+    if (tuning::flag("search.profile")) {  // a measurement switch: the library's own share of a search
+        const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+        std::fprintf(stderr, "swgpu: library search: %.1f ms, of which hits as the face's %.1f ms\n",
+                     ms(started, std::chrono::steady_clock::now()), ms(searched, std::chrono::steady_clock::now()));
+    }
+    return hits;
+}
+
+}  // namespace
+
+std::vector<sequence> read_sequences(const std::string& path) {
+    const sequence_set set = io::read_all(path);
+    std::vector<sequence> out;
+    out.reserve(set.size());
+    for (std::size_t k = 0; k < set.size(); ++k) {
+        const auto r = set[k];
+        out.push_back({set.names[k], std::string(r.begin(), r.end())});
+    }
+    return out;
+}
+
+std::vector<hit> search(const std::vector<sequence>& queries, const std::vector<sequence>& database,
+                        const search_settings& settings) {
+    const sequence_set q = to_set(queries, "queries");
+    const sequence_set db = to_set(database, "database");
+    const seq_type type = typed(q, settings.type);
+    if (settings.type == sequence_type::automatic && typed(db, settings.type) != type)
+        throw io::types_disagree(type, "queries", typed(db, settings.type), "database");
+    searcher s(settings, type);
+    sequence_set encoded = db;
+    const std::uint64_t unknown = encode(encoded, s.sc.matrix);
+    resident_records records(std::move(encoded), unknown);
+    return run_search(s, q, records);
+}
+
+struct database::impl {
+    search_settings settings;
+    seq_type type = seq_type::protein;
+    std::unique_ptr<searcher> engine;
+    std::unique_ptr<resident_records> records;
+    std::mutex searching;  // one search at a time: each takes the whole backend
+
+    void make(sequence_set letters, const search_settings& s) {
+        settings = s;
+        type = typed(letters, s.type);
+        engine = std::make_unique<searcher>(s, type);
+        const std::uint64_t unknown = encode(letters, engine->sc.matrix);
+        records = std::make_unique<resident_records>(std::move(letters), unknown);
+    }
+};
+
+namespace {
+
+sequence_set read_database(const std::string& path) {
+    sequence_set all;
+    if (path != "-" && io::is_database_file(path)) {
+        io::database_file f(path);
+        f.read_chunk(all, 0);
+    } else {
+        all = io::read_all(path);
+    }
+    return all;
+}
+
+}  // namespace
+
+database::database(const std::string& path_or_swdb, const search_settings& settings) : p_(std::make_unique<impl>()) {
+    p_->make(read_database(path_or_swdb), settings);
+}
+
+database::database(const std::vector<sequence>& records, const search_settings& settings)
+    : p_(std::make_unique<impl>()) {
+    p_->make(to_set(records, "database"), settings);
+}
+
+database::~database() = default;
+database::database(database&&) noexcept = default;
+database& database::operator=(database&&) noexcept = default;
+
+std::vector<hit> database::search(const std::vector<sequence>& queries) {
+    const sequence_set q = to_set(queries, "queries");
+    const seq_type type = typed(q, p_->settings.type);
+    if (type != p_->type) throw io::types_disagree(type, "queries", p_->type, "database");
+    const std::lock_guard<std::mutex> lock(p_->searching);
+    return run_search(*p_->engine, q, *p_->records);
+}
+
+std::size_t database::size() const { return p_->records->records().size(); }
+std::uint64_t database::residues() const { return p_->records->records().total_residues(); }
+
+hit align_pair(const sequence& query, const sequence& subject, const search_settings& settings) {
+    if (settings.max_hsps > 1)
+        throw usage_error("align_pair gives one alignment; for " + std::to_string(settings.max_hsps) +
+                          " per pair, search the query against the subject with max_hsps");
+    search_settings s = settings;
+    s.max_target_seqs = 1;
+    s.evalue = std::numeric_limits<double>::infinity();  // the alignment whatever its E-value
+    const std::vector<hit> hits = search({query}, {subject}, s);
+    if (!hits.empty()) return hits.front();
+    hit none;  // no alignment of positive score: no E-value or bit score either (NaN passes no E-value filter)
+    none.evalue = std::numeric_limits<double>::quiet_NaN();
+    none.bitscore = std::numeric_limits<double>::quiet_NaN();
+    none.qseqid = query.name;
+    none.sseqid = subject.name;
+    none.qlen = static_cast<long>(query.residues.size());
+    none.slen = static_cast<long>(subject.residues.size());
+    return none;
+}
+
+stop_calls::stop_calls() { request_cancel(); }
+stop_calls::~stop_calls() { withdraw_cancel(); }
+
+}  // namespace swgpu
