@@ -27,6 +27,7 @@
 #include "gpu/gpu.hpp"
 #include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
+#include "io/align/output.hpp"
 #include "io/align/sequence_reader.hpp"
 #include "io/memory.hpp"
 
@@ -148,34 +149,32 @@ struct searcher {
 std::vector<hit> to_hits(const search_results& r, const query_strands& queries, const scoring& sc) {
     std::vector<hit> out;
     const double nan = std::numeric_limits<double>::quiet_NaN();
+    const io::results_view view{sc, queries, r.scan, r.hits};
     for (std::size_t qi = 0; qi < r.hits.size(); ++qi) {
         for (const printed_hit& h : r.hits[qi]) {
-            const subject_record& subject = r.scan.subjects.at(h.subject);
-            const blast_coordinates c = whole_sequence_view(h, queries, qi, subject);  // regions: whole sequences
-            const auto& st = h.stats;
+            const io::blast_values v = io::blast_values_of(view, qi, h);  // the values `swgpu align` prints
             hit x;
-            x.qseqid = queries.plus.names[qi];
-            x.sseqid = subject.name;
-            x.length = st.columns;
-            x.pident = st.columns ? 100.0 * double(st.identities) / double(st.columns) : 0.0;
-            x.mismatch = st.mismatches;
-            x.gapopen = st.gap_opens;
-            x.qstart = c.qstart;
-            x.qend = c.qend;
-            x.sstart = c.sstart;
-            x.send = c.send;
-            x.evalue = h.has_statistics ? h.evalue : nan;
-            x.bitscore = h.has_statistics ? h.bit_score : nan;
-            x.score = h.score;
+            x.qseqid = v.qseqid;
+            x.sseqid = v.sseqid;
+            x.length = static_cast<long>(v.length);
+            x.pident = v.pident;
+            x.mismatch = static_cast<long>(v.mismatch);
+            x.gapopen = static_cast<long>(v.gapopen);
+            x.qstart = static_cast<long>(v.qstart);
+            x.qend = static_cast<long>(v.qend);
+            x.sstart = static_cast<long>(v.sstart);
+            x.send = static_cast<long>(v.send);
+            x.evalue = v.has_statistics ? v.evalue : nan;
+            x.bitscore = v.has_statistics ? v.bitscore : nan;
+            x.score = static_cast<long>(v.score);
             x.cigar = cigar_string(h.aln.ops);
-            x.qlen = static_cast<long>(queries.plus.length(qi));
-            x.slen = static_cast<long>(subject.origin.full_length ? subject.origin.full_length
-                                                                  : subject.residues.size());
-            x.sstrand = sc.type == seq_type::protein ? "N/A" : h.str == strand::plus ? "plus" : "minus";
-            x.nident = st.identities;
-            x.positive = st.positives;
-            x.gaps = st.gaps;
-            if (!h.aln.ops.empty()) std::tie(x.qseq, x.sseq) = printed_rows(h, queries, qi, subject, sc.matrix);
+            x.qlen = static_cast<long>(v.qlen);
+            x.slen = static_cast<long>(v.slen);
+            x.sstrand = v.sstrand;
+            x.nident = static_cast<long>(v.nident);
+            x.positive = static_cast<long>(v.positive);
+            x.gaps = static_cast<long>(v.gaps);
+            if (!h.aln.ops.empty()) std::tie(x.qseq, x.sseq) = io::blast_rows(view, qi, h);
             out.push_back(std::move(x));
         }
     }

@@ -114,46 +114,88 @@ void append_json_string(std::string& out, std::string_view s) {
     out += '"';
 }
 
+}  // namespace
+
+blast_values blast_values_of(const results_view& r, std::size_t query, const printed_hit& h) {
+    const subject_record& subject = r.scan.subjects.at(h.subject);
+    const blast_coordinates c = whole_sequence_view(h, r.queries, query, subject);
+    const auto& st = h.stats;
+    blast_values v;
+    v.qseqid = r.queries.plus.names[query];
+    v.sseqid = subject.name;
+    v.sstrand = r.sc.type == seq_type::protein ? "N/A" : h.str == strand::plus ? "plus" : "minus";
+    v.length = st.columns;
+    v.mismatch = st.mismatches;
+    v.gapopen = st.gap_opens;
+    v.nident = st.identities;
+    v.positive = st.positives;
+    v.gaps = st.gaps;
+    v.qstart = c.qstart;
+    v.qend = c.qend;
+    v.sstart = c.sstart;
+    v.send = c.send;
+    v.qlen = static_cast<std::int64_t>(r.queries.plus.length(query));
+    v.slen = static_cast<std::int64_t>(full_length(subject.residues.size(), subject.origin));
+    v.score = h.score;
+    v.pident = st.columns ? 100.0 * double(st.identities) / double(st.columns) : 0.0;
+    v.ppos = st.columns ? 100.0 * double(st.positives) / double(st.columns) : 0.0;
+    v.has_statistics = h.has_statistics;
+    v.evalue = h.evalue;
+    v.bitscore = h.bit_score;
+    return v;
+}
+
+std::pair<std::string, std::string> blast_rows(const results_view& r, std::size_t query, const printed_hit& h) {
+    const subject_record& subject = r.scan.subjects.at(h.subject);
+    auto rows = printed_rows(h, r.queries, query, subject, r.sc.matrix);
+    if (r.query_letters) {  // the query's letters as read, in the row's (plus-strand) order
+        const auto letters = (*r.query_letters)[query];
+        const auto& a = h.aln;
+        std::size_t at = h.str == strand::plus ? static_cast<std::size_t>(a.query_begin)
+                                                : letters.size() - 1 - static_cast<std::size_t>(a.query_end);
+        for (char& ch : rows.first)
+            if (ch != '-') ch = static_cast<char>(letters[at++]);
+    }
+    return rows;
+}
+
+namespace {
+
 // The printable values of one hit. Rows (qseq, sseq) and =/X operations are computed on first use.
 class hit_fields {
 public:
     hit_fields(const results_view& r, std::size_t query, const printed_hit& h, bool eqx = false)
         : r_(r), query_(query), h_(h), subject_(r.scan.subjects.at(h.subject)),
-          coords_(whole_sequence_view(h, r.queries, query, subject_)), eqx_(eqx) {}
+          coords_(whole_sequence_view(h, r.queries, query, subject_)), v_(blast_values_of(r, query, h)), eqx_(eqx) {}
 
     bool available(column c) const {
         return h_.has_statistics || (c != column::evalue && c != column::bitscore);
     }
 
     std::string text(column c) {
-        const auto& st = h_.stats;
+        const auto& v = v_;
         switch (c) {
-            case column::qseqid: return r_.queries.plus.names[query_];
-            case column::sseqid: return subject_.name;
-            case column::pident: return fixed(100.0 * double(st.identities) / double(st.columns), 3);
-            case column::length: return std::to_string(st.columns);
-            case column::mismatch: return std::to_string(st.mismatches);
-            case column::gapopen: return std::to_string(st.gap_opens);
-            case column::qstart: return std::to_string(coords_.qstart);
-            case column::qend: return std::to_string(coords_.qend);
-            case column::sstart: return std::to_string(coords_.sstart);
-            case column::send: return std::to_string(coords_.send);
-            case column::evalue: return h_.has_statistics ? format_evalue(h_.evalue) : std::string(missing_value);
-            case column::bitscore:
-                return h_.has_statistics ? format_bit_score(h_.bit_score) : std::string(missing_value);
-            case column::score: return std::to_string(h_.score);
-            case column::qlen: return std::to_string(r_.queries.plus.length(query_));
-            case column::slen: return std::to_string(full_length(subject_.residues.size(), subject_.origin));
-            case column::nident: return std::to_string(st.identities);
-            case column::positive: return std::to_string(st.positives);
-            case column::gaps: return std::to_string(st.gaps);
-            case column::ppos: return fixed(100.0 * double(st.positives) / double(st.columns), 2);
-            case column::qcovhsp:
-                return std::to_string(
-                    blast_percent(coords_.qend - coords_.qstart + 1, std::int64_t(r_.queries.plus.length(query_))));
-            case column::sstrand:
-                if (r_.sc.type == seq_type::protein) return "N/A";
-                return h_.str == strand::plus ? "plus" : "minus";
+            case column::qseqid: return v.qseqid;
+            case column::sseqid: return v.sseqid;
+            case column::pident: return fixed(v.pident, 3);
+            case column::length: return std::to_string(v.length);
+            case column::mismatch: return std::to_string(v.mismatch);
+            case column::gapopen: return std::to_string(v.gapopen);
+            case column::qstart: return std::to_string(v.qstart);
+            case column::qend: return std::to_string(v.qend);
+            case column::sstart: return std::to_string(v.sstart);
+            case column::send: return std::to_string(v.send);
+            case column::evalue: return v.has_statistics ? format_evalue(v.evalue) : std::string(missing_value);
+            case column::bitscore: return v.has_statistics ? format_bit_score(v.bitscore) : std::string(missing_value);
+            case column::score: return std::to_string(v.score);
+            case column::qlen: return std::to_string(v.qlen);
+            case column::slen: return std::to_string(v.slen);
+            case column::nident: return std::to_string(v.nident);
+            case column::positive: return std::to_string(v.positive);
+            case column::gaps: return std::to_string(v.gaps);
+            case column::ppos: return fixed(v.ppos, 2);
+            case column::qcovhsp: return std::to_string(blast_percent(v.qend - v.qstart + 1, v.qlen));
+            case column::sstrand: return v.sstrand;
             case column::cigar: return cigar_string(operations());
             case column::qseq:
             case column::qaln: return rows().first;
@@ -171,15 +213,7 @@ public:
 
     const std::pair<std::string, std::string>& rows() {
         if (!have_rows_) {
-            rows_ = printed_rows(h_, r_.queries, query_, subject_, r_.sc.matrix);
-            if (r_.query_letters) {  // the query's letters as read, in the row's (plus-strand) order
-                const auto letters = (*r_.query_letters)[query_];
-                const auto& a = h_.aln;
-                std::size_t at = h_.str == strand::plus ? static_cast<std::size_t>(a.query_begin)
-                                                        : letters.size() - 1 - static_cast<std::size_t>(a.query_end);
-                for (char& c : rows_.first)
-                    if (c != '-') c = static_cast<char>(letters[at++]);
-            }
+            rows_ = blast_rows(r_, query_, h_);
             have_rows_ = true;
         }
         return rows_;
@@ -202,6 +236,7 @@ private:
     const printed_hit& h_;
     const subject_record& subject_;
     blast_coordinates coords_;
+    blast_values v_;
     bool eqx_;
     std::pair<std::string, std::string> rows_;
     bool have_rows_ = false;

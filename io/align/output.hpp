@@ -136,6 +136,22 @@ struct results_view {
 // pairs); I and D as they are. The same orientation as printed_hit::aln (SAM's).
 std::vector<cigar_op> eqx_operations(const results_view& results, std::size_t query, const printed_hit& hit);
 
+// One hit's values in BLAST's columns, before formatting: what the tabular formats print and the library's `hit`
+// holds, computed in this one place. Coordinates as BLAST's view (blast_view: whole sequences, the query on its plus
+// strand); evalue and bitscore are meaningful only where has_statistics.
+struct blast_values {
+    std::string qseqid, sseqid, sstrand;  // sstrand: "plus"/"minus" for DNA, "N/A" for protein
+    std::int64_t length = 0, mismatch = 0, gapopen = 0, nident = 0, positive = 0, gaps = 0;
+    std::int64_t qstart = 0, qend = 0, sstart = 0, send = 0, qlen = 0, slen = 0, score = 0;
+    double pident = 0, ppos = 0;  // 100 · nident (positive) / length; 0 for no columns
+    bool has_statistics = false;
+    double evalue = 0, bitscore = 0;
+};
+blast_values blast_values_of(const results_view& results, std::size_t query, const printed_hit& hit);
+// The hit's aligned rows as BLAST's qseq and sseq print them ('-' for gaps; the query's letters as read where
+// results.query_letters holds them).
+std::pair<std::string, std::string> blast_rows(const results_view& results, std::size_t query, const printed_hit& hit);
+
 // Writes every query's hits in `fmt`. Throws swgpu::error: output_failed from `out`; bad_input when SAM cannot hold a
 // name (duplicate subject names, names longer than 254 characters).
 void write_results(const output_format& fmt, const run_header& header, const results_view& results, output_file& out);
