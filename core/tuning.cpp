@@ -22,6 +22,7 @@ constexpr setting known[] = {
     {"search.prepare", kind::flag, ""},
     {"search.twin", kind::flag, ""},
     {"search.reader_stages", kind::integer, "1|2"},
+    {"search.multi_gpu_min_cells", kind::real, ""},
     {"search.logical_devices", kind::integer, ""},
     {"search.align_max_cells", kind::real, ""},
     {"long.entry", kind::integer, "-1|0|1|2|3|4|5|6|7|8|9"},

@@ -280,6 +280,13 @@ void align_run::choose_backend() {
     o.use_gpu = use_gpu_;
     o.gpu.device = gpu_device_;
     o.gpu.gpus = s_.gpus;
+    // A search too small to gain from several GPUs runs on the first (each further GPU's start-up and share of every
+    // chunk cost more than it saves): with every GPU asked for (--gpus 0) and the cells bounded by the files' sizes
+    // below search.multi_gpu_min_cells. Unknown sizes (compressed files, stdin, --batch) keep every GPU.
+    if (s_.gpus == 0 && batch_.empty() && group_.size() == 1) {
+        const double cells = double(residue_bound(s_.query, 0)) * double(residue_bound(s_.db, 0));
+        if (cells > 0 && cells < tuning::real("search.multi_gpu_min_cells")) o.gpu.gpus = 1;
+    }
     o.gpu.one_process = group_.size() == 1;
     o.gpu.memory = gpu_mem_;
     o.gpu.keep_align_memory = gpu_mem_ == 0 && io::needs_alignments(fmt_) && s_.gpu_align != "cpu";
