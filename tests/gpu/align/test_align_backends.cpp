@@ -139,14 +139,20 @@ GPU_TEST("align: every GPU of the machine prints what one GPU prints (search and
     const auto dir = scratch();
     const std::string src = source_dir();
     const std::string in = src + "/data/demo_queries.fa " + src + "/data/demo_db.fa -k 20 ";
+    // The demo is far below search.multi_gpu_min_cells, so it runs on the first GPU unless that floor is lowered.
+    const auto small = run("align --backend gpu -v " + in, dir);
+    CHECK_EQ(small.code, 0);
+    CHECK(small.err.find("spread over") == std::string::npos);
     for (const std::string extra : {"", "--db-chunk 20000", "--gpu-mem 64M"}) {
         const auto cpu = run("align --backend cpu " + in + extra, dir);
         CHECK_EQ(cpu.code, 0);
-        const auto gpu = run("align --backend gpu -v " + in + extra, dir);
+        CHECK(small.out == run("align --backend cpu " + in, dir).out);
+        const auto gpu = run("align --backend gpu -v " + in + extra, dir, "SWGPU_TUNE=search.multi_gpu_min_cells=0");
         CHECK_EQ(gpu.code, 0);
         CHECK(gpu.out == cpu.out);
         CHECK(gpu.err.find("spread over " + std::to_string(count) + " workers") != std::string::npos);
-        const auto mixed = run("align --backend gpu -v " + in + extra, dir, "SWGPU_TUNE=search.logical_devices=2");
+        const auto mixed = run("align --backend gpu -v " + in + extra, dir,
+                               "SWGPU_TUNE=search.logical_devices=2,search.multi_gpu_min_cells=0");
         CHECK(mixed.out == cpu.out);
         CHECK(mixed.err.find("spread over " + std::to_string(2 * count) + " workers") != std::string::npos);
     }
