@@ -1,0 +1,277 @@
+// align_run's steps before any input is read (app/align/align_run.hpp): the options checked, the files resolved and
+// refused where an output is an input, the memory estimated, the backend chosen and the GPUs started, the database
+// opened.
+#include "app/align/align_run.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <set>
+#include <thread>
+#include "app/align/search_session.hpp"
+#include "app/align/gpu_share.hpp"
+#include "app/align/process_group.hpp"
+#include "core/align/search/refinements.hpp"
+#include "core/align/composition.hpp"
+#include "core/align/long_pair/long_pair.hpp"
+#include "core/align/masking.hpp"
+#include "core/align/long_pair/runner.hpp"
+#include "core/align/search/score_pass.hpp"
+#include "core/align/sequence.hpp"
+#include "core/align/statistics.hpp"
+#include "core/align/strand.hpp"
+#include "core/tuning.hpp"
+#include "gpu/engine/engine.hpp"
+#include "io/align/batch_list.hpp"
+#include "io/align/database_file.hpp"
+#include "io/align/database_stream.hpp"
+#include "io/align/dotplot.hpp"
+#include "io/align/matrix_file.hpp"
+#include "io/align/sequence_reader.hpp"
+#include "io/memory.hpp"
+#include "io/output_file.hpp"
+
+namespace swgpu::app {
+
+namespace {
+
+std::size_t parse_gpu_mem(const std::string& text) {
+    if (text.empty()) return 0;
+    std::size_t pos = 0;
+    unsigned long long value = 0;
+    try {
+        value = std::stoull(text, &pos);
+    } catch (const std::exception&) {
+        pos = 0;
+    }
+    std::size_t unit = 1;
+    if (pos > 0 && pos + 1 == text.size()) {
+        switch (text[pos]) {
+            case 'k': case 'K': unit = std::size_t(1) << 10; break;
+            case 'm': case 'M': unit = std::size_t(1) << 20; break;
+            case 'g': case 'G': unit = std::size_t(1) << 30; break;
+            default: pos = 0;
+        }
+        if (pos) ++pos;
+    }
+    if (pos == 0 || pos != text.size() || text[0] == '-')
+        throw usage_error("--gpu-mem '" + text + "' is not a size; give bytes or a number with K, M or G, e.g. 4G");
+    const std::size_t bytes = static_cast<std::size_t>(value) * unit;
+    if (bytes < (std::size_t(16) << 20))
+        throw usage_error("--gpu-mem " + text + " is below the minimum of 16M");
+    return bytes;
+}
+
+// The most residues (or letters) the file of `spec` can hold: its size for a plain file (a .swdb too), `otherwise` for
+// a compressed file or stdin.
+std::uint64_t residue_bound(const std::string& spec, std::uint64_t otherwise) {
+    if (spec == "-") return otherwise;
+    return io::plain_file_size(io::parse_source(io::database_path(spec)).path).value_or(otherwise);
+}
+
+}  // namespace
+
+// Options that need no input to check.
+void align_run::check_options() {
+    fmt_ = io::parse_outfmt(s_.outfmt);
+    fmt_.eqx = s_.eqx;
+    // SAM is for reads against a genome: one primary record per read, and a read without a hit that could hardly
+    // occur by chance (E <= 1e-3) is unmapped rather than placed by a short local hit.
+    if (fmt_.kind == io::format_kind::sam) {
+        if (!given_.max_target_seqs) s_.max_target_seqs = 1;
+        if (!given_.evalue) s_.evalue = 1e-3;
+    }
+    if (!s_.read_group.empty()) {
+        if (fmt_.kind != io::format_kind::sam) throw usage_error("--read-group applies to --outfmt sam");
+        read_group_ = io::parse_read_group(s_.read_group);
+    }
+    if (s_.max_target_seqs < 1)
+        throw usage_error("-k/--max-target-seqs must be at least 1 (got " + std::to_string(s_.max_target_seqs) + ")");
+    if (!(s_.evalue > 0)) throw usage_error("-e/--evalue must be positive");
+    if (s_.db_chunk < 1)
+        throw usage_error("--db-chunk must be at least 1 residue (got " + std::to_string(s_.db_chunk) + ")");
+    if (s_.gpus < 0) throw usage_error("--gpus must be 0 (every GPU) or more (got " + std::to_string(s_.gpus) + ")");
+    gpu_mem_ = parse_gpu_mem(s_.gpu_mem);
+    if (given_.gap_open && s_.gap_open < 0)
+        throw usage_error("--gap-open must be >= 0 (got " + std::to_string(s_.gap_open) + ")");
+    if (given_.gap_extend && s_.gap_extend < 1)
+        throw usage_error("--gap-extend must be >= 1 (got " + std::to_string(s_.gap_extend) + ")");
+    if (s_.comp_based_stats == 1 && s_.no_evalue)
+        throw usage_error("--comp-based-stats 1 adjusts E-values; it does not go with --no-evalue");
+    if (s_.max_hsps < 1)
+        throw usage_error("--max-hsps must be at least 1 (got " + std::to_string(s_.max_hsps) + ")");
+}
+
+// Positionals (QUERY DB, or with --batch only DB), the --batch list, and no output that would replace an input or
+// another output (checked before anything is read or written).
+void align_run::resolve_files() {
+    if (!s_.batch.empty()) {
+        if (!s_.db.empty()) throw usage_error("with --batch, give only DB (the queries come from " + s_.batch + ")");
+        if (s_.query.empty())
+            throw usage_error("DB is required; usage: swgpu align --batch LIST DB [options]; run 'swgpu align --help'");
+        s_.db = std::move(s_.query);
+        s_.query = s_.batch;  // for messages; the files are the list's
+        if (!s_.dotplot.empty()) throw usage_error("--dotplot draws one run's alignments; it does not go with --batch");
+    } else {
+        const std::string usage = "usage: swgpu align QUERY DB [options]; run 'swgpu align --help'";
+        if (s_.query.empty()) throw usage_error("QUERY and DB are required; " + usage);
+        if (s_.db.empty()) throw usage_error("DB is required; " + usage);
+    }
+    if (s_.query == "-" && s_.db == "-") throw usage_error("QUERY and DB cannot both be stdin ('-')");
+    if (!s_.batch.empty()) {
+        if (!s_.out.empty() && s_.out != "-" && std::filesystem::exists(s_.out) && !std::filesystem::is_directory(s_.out))
+            throw usage_error("with --batch, -o names the folder of the outputs; " + s_.out + " is a file");
+        batch_ = io::read_batch_list(s_.batch, s_.out);
+    }
+
+    std::vector<io::named_file> outputs, inputs;
+    if (batch_.empty()) outputs.push_back({"-o", s_.out});
+    if (!s_.dotplot.empty()) outputs.push_back({"--dotplot", s_.dotplot});
+    for (const auto& b : batch_) outputs.push_back({"the output of --batch entry " + b.query + ",", b.out});
+    // A region (FILE:NAME:BEG-END) also reads FILE's faidx index, FILE.fai (and FILE.gzi for bgzip), built when
+    // missing: an output must not be one of those either.
+    const auto add_sequences = [&inputs](const std::string& role, const std::string& spec) {
+        const io::sequence_source source = io::parse_source(spec);
+        inputs.push_back({role, source.path});
+        for (const auto& index : io::index_files(source))
+            inputs.push_back({role + "'s index", index, true});
+    };
+    if (batch_.empty()) {
+        add_sequences("the query file", s_.query);
+    } else {
+        inputs.push_back({"the --batch list", s_.batch});
+        for (const auto& b : batch_) add_sequences("the query file", b.query);
+    }
+    if (s_.db != "-" && io::is_database_file(s_.db)) inputs.push_back({"the database", io::database_path(s_.db)});
+    else add_sequences("the database", s_.db);
+    if (!s_.matrix.empty() && std::filesystem::exists(s_.matrix)) inputs.push_back({"the --matrix file", s_.matrix});
+    io::refuse_overwriting(outputs, inputs);
+    io::require_extension(s_.dotplot, "--dotplot", {"svg"}, "the dot plot is SVG");
+}
+
+// The memory the search holds at its peak, estimated before anything is read (docs/conventions.md, "Memory"): three
+// database chunks (the one searched, the next being prepared, the one after being read), two of them with their packed
+// copy, at least 5 bytes a residue, and the queries as read and encoded (twice their files' letters). A chunk is --db-chunk residues, or the
+// whole database where that is smaller (a plain file's size bounds its residues; a compressed one counts as a whole
+// chunk). Alignments of long pairs estimate their own memory when they are planned.
+void align_run::check_memory() {
+    const auto chunk = static_cast<std::uint64_t>(s_.db_chunk);
+    const std::uint64_t residues = std::min(chunk, residue_bound(s_.db, chunk));
+    double queries = 0;
+    const auto query_letters = [&](const std::string& spec) { queries += 2.0 * double(residue_bound(spec, 0)); };
+    if (batch_.empty()) query_letters(s_.query);
+    for (const auto& b : batch_) query_letters(b.query);
+    io::check_memory(5.0 * double(residues) + queries,
+                     "the search holds three chunks of the database (up to " + std::to_string(residues) +
+                         " residues each, two with their packed copies) and the queries",
+                     "use a smaller --db-chunk");
+}
+
+// The backend, before any work (--backend gpu without a device is a device failure, exit 3), and the GPUs started
+// in the background while the inputs are read.
+void align_run::choose_backend() {
+    // Under MPI, the ranks of a host take its GPUs in turn, each making its own the only one visible before the first
+    // CUDA call (app/align/gpu_share.hpp), and ranks that share a GPU share its memory.
+    std::optional<rank_gpu> shared_gpu;
+    if (group_.size() > 1 && s_.backend != "cpu") {
+        int device_files = 0;
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator("/dev", ec)) {
+            const std::string name = e.path().filename().string();
+            if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
+                std::all_of(name.begin() + 6, name.end(), [](unsigned char c) { return std::isdigit(c); }))
+                ++device_files;
+        }
+        shared_gpu = gpu_for_rank(std::getenv("CUDA_VISIBLE_DEVICES"), device_files, group_.local_rank(),
+                                  group_.local_size());
+        if (shared_gpu) ::setenv("CUDA_VISIBLE_DEVICES", shared_gpu->visible.c_str(), 1);
+    }
+    use_gpu_ = s_.backend == "gpu" || (s_.backend == "auto" && gpu::available());
+    if (s_.backend == "gpu" && !gpu::available())
+        throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() +
+                              "); use --backend cpu, or --backend auto to fall back to the CPU");
+    // A build with a GPU backend that finds no usable GPU says so: with -v now, else once after a successful run (so
+    // that an input error stays one line); a build without one never does.
+    cpu_fallback_ = s_.backend == "auto" && !use_gpu_ && gpu::built_with_cuda();
+    if (cpu_fallback_) info("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
+    if (use_gpu_ && group_.size() > 1) {
+        const int n = std::max(1, gpu::device_count());
+        int sharing = 0;
+        if (shared_gpu && n == 1) {  // this rank's GPU alone is visible
+            sharing = shared_gpu->sharing;
+        } else {  // the runtime saw every GPU anyway (started before), or none was known: pick among them
+            gpu_device_ = group_.local_rank() % n;
+            sharing = (group_.local_size() - gpu_device_ + n - 1) / n;
+        }
+        gpu::use_device(gpu_device_);
+        if (sharing > 1 && gpu_mem_ == 0) gpu_mem_ = gpu::free_memory(gpu_device_) / 8 * 7 / sharing;
+    }
+    search_session::options o;
+    o.use_gpu = use_gpu_;
+    o.gpu.device = gpu_device_;
+    o.gpu.gpus = s_.gpus;
+    // A search too small to gain from several GPUs runs on the first (each further GPU's start-up and share of every
+    // chunk cost more than it saves): with every GPU asked for (--gpus 0) and the cells bounded by the files' sizes
+    // below search.multi_gpu_min_cells. Unknown sizes (compressed files, stdin, --batch) keep every GPU.
+    if (s_.gpus == 0 && batch_.empty() && group_.size() == 1) {
+        const double cells = double(residue_bound(s_.query, 0)) * double(residue_bound(s_.db, 0));
+        if (cells > 0 && cells < tuning::real("search.multi_gpu_min_cells")) o.gpu.gpus = 1;
+    }
+    o.gpu.one_process = group_.size() == 1;
+    o.gpu.memory = gpu_mem_;
+    o.gpu.keep_align_memory = gpu_mem_ == 0 && io::needs_alignments(fmt_) && s_.gpu_align != "cpu";
+    // SWGPU_TUNE=search.logical_devices=K (a test option) makes each GPU count K times: the multi-GPU path on one GPU.
+    o.gpu.logical = static_cast<int>(std::clamp<std::int64_t>(tuning::integer("search.logical_devices"), 1, 64));
+    o.threads = s_.threads;
+    o.mode = s_.mode;
+    o.long_policy = s_.long_policy;
+    o.gpu_align = s_.gpu_align;
+    // Alignments for the format's columns, or for the dot plot (drawn by rank 0, which writes).
+    o.alignments = io::needs_alignments(fmt_) || (!s_.dotplot.empty() && group_.rank() == 0);
+    // SAM's MAPQ needs each read's second hit, printed or not.
+    o.max_hits = static_cast<std::size_t>(s_.max_target_seqs);
+    if (fmt_.kind == io::format_kind::sam) o.max_hits = std::max<std::size_t>(o.max_hits, 2);
+    o.evalues = !s_.no_evalue;
+    o.max_evalue = s_.evalue;
+    if (s_.comp_based_stats == 1) {  // the preliminary hits that composition-based statistics then rescore
+        o.max_hits = composition_preliminary_hits(o.max_hits);
+        o.max_evalue = composition_preliminary_evalue(s_.evalue);
+    }
+    o.progress = !s_.quiet;
+    o.info = [this](const std::string& text) { info(text); };
+    session_ = std::make_unique<search_session>(std::move(o), started_);  // the GPUs start now, in the background
+    read_options_ = std::make_unique<io::read_options>();
+    read_options_->skip_bad = s_.skip_bad;
+    read_options_->on_skip = [this](const std::string& m) { warning(m + "; record skipped (--skip-bad)"); };
+    read_options_->on_warning = [this](const std::string& m) { warning(m); };
+    auto_type_ = s_.seqtype == "auto";
+}
+
+// DB: a stream of chunks (io/align/database_stream.hpp), opened when first needed. On the GPU the first chunks ramp up
+// (an eighth of --db-chunk, a quarter, a half), and under MPI every rank cuts the chunks alike whatever its backend,
+// since rank r searches chunk k when k mod P = r. Under MPI the chunks are --db-chunk / P residues: P times as many
+// chunks keep the ranks' shares within about 2 % of each other (computed from this schedule: whole chunks of 10^8
+// residues would give the busiest of 4 ranks 10 % more than its share of db20k x100, of 8 ranks 33 %).
+void align_run::open_database() {
+    if (database_) return;
+    io::database_stream::options o;
+    const auto chunk = static_cast<std::uint64_t>(s_.db_chunk);
+    o.chunk_residues = group_.size() > 1 ? std::max<std::uint64_t>(1, chunk / std::uint64_t(group_.size())) : chunk;
+    o.ramp = use_gpu_ || group_.size() > 1;
+    o.auto_type = auto_type_;
+    o.read = *read_options_;
+    o.read.keep_titles = io::prints_subject_titles(fmt_);  // a database's descriptions can outweigh its residues
+    if (fmt_.kind == io::format_kind::sam) o.list_records = io::max_listed_references;  // SAM's @SQ lines
+    database_ = std::make_unique<io::database_stream>(s_.db, std::move(o));
+}
+
+}  // namespace swgpu::app
