@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/uninitialized_allocator.hpp"
 #include "core/align/scoring.hpp"
 
 namespace swgpu {
@@ -23,26 +24,6 @@ struct record_origin {
     std::uint64_t full_length = 0;  // the whole sequence's length; 0: the record is the whole sequence
 };
 
-// An allocator whose elements grown by resize() are left uninitialized (value-initialized otherwise: a database
-// chunk's 10^8 residues zero-filled on one thread before the reader's threads overwrite them).
-template <class T>
-struct uninitialized_allocator : std::allocator<T> {
-    template <class U>
-    struct rebind {
-        using other = uninitialized_allocator<U>;
-    };
-    uninitialized_allocator() = default;
-    template <class U>
-    uninitialized_allocator(const uninitialized_allocator<U>&) noexcept {}
-    template <class U>
-    void construct(U* p) noexcept {
-        ::new (static_cast<void*>(p)) U;
-    }
-    template <class U, class... Args>
-    void construct(U* p, Args&&... args) {
-        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-    }
-};
 using residue_vector = std::vector<std::uint8_t, uninitialized_allocator<std::uint8_t>>;
 
 struct sequence_set {

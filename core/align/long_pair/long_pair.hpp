@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/uninitialized_allocator.hpp"
 #include "core/align/alignment.hpp"
 #include "core/align/scoring.hpp"
 #include "core/align/smith_waterman.hpp"
@@ -70,27 +71,6 @@ public:
     virtual ~grid_lines() = default;
     virtual void row(std::int64_t a, std::int64_t offset, std::int64_t count, int* h, int* e) const = 0;
     virtual void col(std::int64_t b, std::int64_t offset, std::int64_t count, int* h, int* f) const = 0;
-};
-
-// An allocator whose vectors of n elements leave them uninitialised (vector(n, 0) still fills): large arrays that
-// are written in full before they are read cost no first pass over their pages.
-template <class T>
-struct uninitialized_allocator : std::allocator<T> {
-    template <class U>
-    struct rebind {
-        using other = uninitialized_allocator<U>;
-    };
-    uninitialized_allocator() = default;
-    template <class U>
-    uninitialized_allocator(const uninitialized_allocator<U>&) noexcept {}
-    template <class U>
-    void construct(U* p) noexcept {
-        ::new (static_cast<void*>(p)) U;
-    }
-    template <class U, class... Args>
-    void construct(U* p, Args&&... args) {
-        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-    }
 };
 
 // The same in host memory: x cols and (B-1) x rows arrays. Zero-filled, or with `filled` false left
