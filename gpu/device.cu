@@ -71,15 +71,23 @@ std::size_t free_memory(int index) {
     return f;
 }
 
-void warm_up(bool keep_align_memory) {
+void start_device() {
     const cudaError_t e = cudaFree(nullptr);
     if (e != cudaSuccess) throw runtime_failure(std::string("starting the GPU failed: ") + cudaGetErrorString(e));
+}
+
+void prepare_alignments(bool keep_align_memory) {
     detail::load_align_kernels();
     if (keep_align_memory) {
         std::size_t free_bytes = 0, total_bytes = 0;
         SWGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
         detail::reserve_align_memory(std::min(std::size_t(2) << 30, free_bytes / 8));
     }
+}
+
+void warm_up(bool keep_align_memory) {
+    start_device();
+    prepare_alignments(keep_align_memory);
 }
 
 void start_context(int index) noexcept {

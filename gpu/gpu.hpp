@@ -44,6 +44,10 @@ std::size_t free_memory(int index);
 // keep_align_memory: also maps device memory for align_scored now (2 GiB or an eighth of what is free, whichever is
 // less) and keeps it in the device's memory pool, so that its allocations cost next to nothing later. Throws swgpu::error (runtime_failure) on device failure; no-op without CUDA.
 void warm_up(bool keep_align_memory = false);
+// warm_up in two steps: the context (what a search needs), then the alignments' kernels and, with
+// keep_align_memory, their memory (what only the printed hits' alignments need, after the score pass).
+void start_device();
+void prepare_alignments(bool keep_align_memory);
 // Creates the context of device `index` from the calling thread (whose current device becomes `index`), errors left
 // for the device's first real use to report. Several GPUs: the driver starts them one after the other otherwise, each
 // in the thread that first uses it; calling this from a thread per device at start-up overlaps that with other work.

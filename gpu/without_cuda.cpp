@@ -37,6 +37,8 @@ std::size_t free_memory(int) { no_cuda("reading a GPU's free memory"); }
 std::vector<device_info> devices() { return {}; }
 std::string build_info() { return "built without CUDA"; }
 void warm_up(bool) {}
+void start_device() {}
+void prepare_alignments(bool) {}
 void start_context(int) noexcept {}
 
 std::vector<std::optional<alignment>> align_scored(std::span<const scored_pair>, const scoring&, std::size_t, align_timing*) {

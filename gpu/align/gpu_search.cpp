@@ -12,22 +12,36 @@
 namespace swgpu::gpu {
 
 gpu_search::gpu_search(options opt, std::chrono::steady_clock::time_point started) : opt_(opt) {
-    // Starting a GPU's context takes a noticeable fraction of a second: it overlaps with reading the inputs. With
-    // alignments to compute on the GPU, their device memory is mapped then too (not with --gpu-mem: the search may use
-    // all of that budget).
-    ready_ = std::async(std::launch::async, [this, started] {
-                 std::vector<std::jthread> others;  // joined when cleared, or when a failure unwinds
-                 if (opt_.one_process) {
-                     const int n = gpu::device_count();
-                     const int used = opt_.gpus == 0 ? n : std::min(opt_.gpus, n);
-                     for (int d = 1; d < used; ++d) others.emplace_back([d] { gpu::start_context(d); });
-                 }
-                 gpu::use_device(opt_.device);
-                 gpu::warm_up(opt_.keep_align_memory);
-                 others.clear();
-                 started_after_ =
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-             }).share();
+    // Starting a GPU's context takes a noticeable fraction of a second: it overlaps with reading the inputs. The
+    // searches wait for the contexts only; the alignments' kernels and device memory (not with --gpu-mem: the search
+    // may use all of that budget) are made ready after that, on the same thread, while the first chunks are scored
+    // (on one query against db20k x10 they were about 15 ms of the start-up's critical path).
+    auto up = std::make_shared<std::promise<void>>();
+    ready_ = up->get_future().share();
+    aligned_ = std::async(std::launch::async, [this, started, up, keep = opt_.keep_align_memory] {
+                   try {
+                       std::vector<std::jthread> others;  // joined when cleared, or when a failure unwinds
+                       if (opt_.one_process) {
+                           const int n = gpu::device_count();
+                           const int used = opt_.gpus == 0 ? n : std::min(opt_.gpus, n);
+                           for (int d = 1; d < used; ++d) others.emplace_back([d] { gpu::start_context(d); });
+                       }
+                       gpu::use_device(opt_.device);
+                       gpu::start_device();
+                       others.clear();
+                       started_after_ =
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+                   } catch (...) {
+                       up->set_exception(std::current_exception());
+                       return;
+                   }
+                   up->set_value();
+                   // A failure here is the device's: the alignments' own calls report it.
+                   try {
+                       gpu::prepare_alignments(keep);  // no member read after set_value
+                   } catch (const std::exception&) {
+                   }
+               }).share();
 }
 
 void gpu_search::wait() const {
@@ -52,8 +66,9 @@ public:
         std::vector<int> long_devices;
         double align_cells = 0;  // search.align_max_cells for the device's architecture
     };
-    gpu_backend(const scoring& sc, where at, std::shared_future<void> ready, gpu_search::backend_options how)
-        : sc_(sc), at_(std::move(at)), ready_(std::move(ready)), how_(how) {}
+    gpu_backend(const scoring& sc, where at, std::shared_future<void> ready, std::shared_future<void> aligned,
+                gpu_search::backend_options how)
+        : sc_(sc), at_(std::move(at)), ready_(std::move(ready)), aligned_(std::move(aligned)), how_(how) {}
 
     std::vector<std::vector<score_hit>> score(const sequence_set& q, const sequence_set& d,
                                               const search_options& o) override {
@@ -73,6 +88,7 @@ public:
         return gpu::prepare_chunk(chunk, sc_, at_.memory);
     }
     std::vector<std::optional<alignment>> align(std::span<const scored_pair> pairs) override {
+        if (aligned_.valid()) aligned_.wait();  // the alignments' kernels and memory, made ready after the start-up
         return gpu::align_scored(pairs, sc_, at_.memory, how_.timing);
     }
     double batch_align_cells() const override { return how_.align ? at_.align_cells : 0; }
@@ -89,7 +105,7 @@ private:
     }
     const scoring& sc_;
     where at_;
-    std::shared_future<void> ready_;
+    std::shared_future<void> ready_, aligned_;
     gpu_search::backend_options how_;
 };
 
@@ -102,7 +118,7 @@ std::unique_ptr<search_backend> gpu_search::backend(const scoring& sc, const bac
     const int physical = opt_.one_process ? gpu::device_count() : 1;  // under MPI, each rank drives one GPU
     const int used = opt_.gpus == 0 ? physical : std::min(opt_.gpus, physical);
     const int logical = opt_.logical;
-    if (!opt_.one_process || used * logical <= 1) return std::make_unique<gpu_backend>(sc, first, ready_, how);
+    if (!opt_.one_process || used * logical <= 1) return std::make_unique<gpu_backend>(sc, first, ready_, aligned_, how);
     // Several GPUs: every GPU gets --gpu-mem (or what it has free); logical devices of one GPU share its memory.
     std::vector<gpu_backend::where> workers;
     std::vector<int> long_devices;
@@ -116,7 +132,7 @@ std::unique_ptr<search_backend> gpu_search::backend(const scoring& sc, const bac
     }
     workers[0].long_devices = long_devices;
     std::vector<std::unique_ptr<search_backend>> backends;
-    for (auto& w : workers) backends.push_back(std::make_unique<gpu_backend>(sc, std::move(w), ready_, how));
+    for (auto& w : workers) backends.push_back(std::make_unique<gpu_backend>(sc, std::move(w), ready_, aligned_, how));
     auto spread = std::make_unique<spread_backend>(std::move(backends));
     description_ = "score pass spread over " + std::to_string(spread->workers()) + " workers (" + std::to_string(used) +
                    " GPU(s)" + (logical > 1 ? " x " + std::to_string(logical) + " logical devices" : std::string()) +

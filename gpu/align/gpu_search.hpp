@@ -58,6 +58,9 @@ private:
     double started_after_ = 0;       // written by the start-up, read after it
     std::shared_future<void> ready_;  // shared: the workers of several GPUs wait on it from their threads
     std::string description_;
+    // The start-up thread, which goes on to ready the alignments after ready_; last, so that it is joined (its
+    // future's destructor waits) before the members it reads go.
+    std::shared_future<void> aligned_;
 };
 
 }  // namespace swgpu::gpu
