@@ -14,7 +14,8 @@
 # arguments (a quick look: SCHEDULES_ARGS="--cells-log2 26 --extra-cells-log2 0 --reps 1"). SWGPU_DATA is the folder of
 # the reference data sets (classic20_queries.fa, uniprot_db20k.fasta.gz, uniprot_query500.fasta.gz) for the search
 # benchmarks. OLD_BIN is the bundle of the last release (scripts/build_release.sh) for the step release_guard (the
-# whole-process search workloads against that release, alternately). On a machine with several GPUs, bench_multi_gpu runs too (CUDASW4 and an mpirun on PATH, when present,
+# whole-process search workloads against that release, alternately; with CUDASW4, CUDASW++4.0 runs third in each
+# alternation). On a machine with several GPUs, bench_multi_gpu runs too (CUDASW4 and an mpirun on PATH, when present,
 # add CUDASW++4.0 and MPI to it).
 set -uo pipefail
 BIN=$(cd "${1:-.carry/engine/bundle/bin}" && pwd)
