@@ -21,6 +21,7 @@ constexpr setting known[] = {
     {"search.boundary_mib", kind::integer, ""},
     {"search.prepare", kind::flag, ""},
     {"search.twin", kind::flag, ""},
+    {"search.ramp", kind::flag, ""},
     {"search.reader_stages", kind::integer, "1|2"},
     {"search.multi_gpu_min_cells", kind::real, ""},
     {"search.logical_devices", kind::integer, ""},

@@ -266,7 +266,7 @@ void align_run::open_database() {
     io::database_stream::options o;
     const auto chunk = static_cast<std::uint64_t>(s_.db_chunk);
     o.chunk_residues = group_.size() > 1 ? std::max<std::uint64_t>(1, chunk / std::uint64_t(group_.size())) : chunk;
-    o.ramp = use_gpu_ || group_.size() > 1;
+    o.ramp = (use_gpu_ && tuning::flag("search.ramp")) || group_.size() > 1;
     o.auto_type = auto_type_;
     o.read = *read_options_;
     o.read.keep_titles = io::prints_subject_titles(fmt_);  // a database's descriptions can outweigh its residues

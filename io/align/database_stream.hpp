@@ -2,7 +2,8 @@
 // of a bounded number of residues, each chunk typed and checked as it is read.
 //
 // Chunk sizes. With `ramp`, the first chunks are an eighth of the chunk size, then a quarter, a half, then whole
-// (a GPU starts after a short read, and the reader stays ahead of it from then on); every process of an MPI run cuts
+// (a GPU starts after a short read, and the reader stays ahead of it from then on), unless the database is known to
+// fit in one chunk (a .swdb's residues, a plain file's bytes), which is read whole; every process of an MPI run cuts
 // the same chunks, since process r searches chunk k when k mod P = r.
 //
 // Types. With `auto_type`, a .swdb's type is the one makedb wrote in its header (no record is typed again); any other

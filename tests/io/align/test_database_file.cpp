@@ -400,6 +400,27 @@ TEST_CASE("a .swdb stream takes storage for its largest chunk once: the ramp's c
         CHECK(c.residues == r.residues);
         CHECK(c.residues.capacity() >= std::min<std::uint64_t>(limits[std::min(k, limits.size() - 1)], 1200));
     }
+    // A database known to fit in one chunk (a .swdb's residues, a plain file's bytes) is read whole despite the ramp;
+    // one residue short of that, the ramp cuts it (its first chunk is at most an eighth).
+    std::uint64_t total = 0;
+    for (const auto& c : expected) total += c.total_residues();
+    const std::uint64_t fasta_bytes = fs::file_size(fasta);
+    for (const bool swdb : {true, false}) {
+        const std::uint64_t fits = swdb ? total : fasta_bytes;
+        for (const std::uint64_t chunk : {fits, fits - 1}) {
+            o.chunk_residues = chunk;
+            io::database_stream s(swdb ? prefix : fasta, o);
+            std::vector<std::uint64_t> sizes;
+            for (sequence_set c; s.next(c);) sizes.push_back(c.total_residues());
+            INFO((swdb ? "swdb" : "fasta") << ", chunk " << chunk);
+            if (chunk == fits) {
+                CHECK(sizes == std::vector<std::uint64_t>{total});
+            } else {
+                CHECK(sizes.size() > 1);
+                CHECK(sizes.front() <= chunk / 8 + 2000);  // a chunk ends with the record that crosses its limit
+            }
+        }
+    }
     fs::remove_all(dir);
 }
 
