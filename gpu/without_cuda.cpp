@@ -90,11 +90,6 @@ problem_result<typename Problem::cell> run_synthetic(const Problem&, const sched
 SWGPU_FOR_EACH_SYNTHETIC_PROBLEM(SWGPU_SYNTHETIC_RUN)
 #undef SWGPU_SYNTHETIC_RUN
 
-sw_gpu_result sw_score(std::span<const std::uint8_t>, std::span<const std::uint8_t>, const scoring&,
-                       const schedule_choice&, int) {
-    no_cuda("the GPU Smith-Waterman engine");
-}
-
 // ---- gpu/numerics/box_filter.hpp ------------------------------------------------------------------------------------------------
 
 bool box_filter_supported(sat::dtype, index_t, index_t, index_t, index_t) { return false; }

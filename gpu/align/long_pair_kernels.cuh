@@ -9,9 +9,10 @@
 // score pass, docs/performance.md). The compensation method at warp level is a kind of this kernel (forward_comp,
 // column_cells_comp: the lanes of a band on one column, the vertical gap by a shuffle scan; --long-policy
 // compensation, entries 6-8 of long.entry): 1.44 against 1.85 TCUPS at 1 Mbp, 0.90x at 32-300 kbp, so `auto` takes
-// the bands. What the bands share with the engine: the flags
-// (gpu/flags.cuh: acquire/release counters and the bounded spin) and the counters a 128-byte line apart (as the
-// look-back's statuses).
+// the bands. What the kernels share with the engine: the compensation kind's vertical gap is the engine's descending
+// (max,+) algebra (gpu/engine/scan_algebra.cuh) and its warp scan (warp_inclusive_scan, gpu/engine/warp_ops.cuh, the
+// warp level of the engine's block scan); the flags (gpu/flags.cuh: acquire/release counters and the bounded spin)
+// and the counters a 128-byte line apart (as the look-back's statuses).
 //
 // Orientation and cells (as the database kernels, gpu/align/search_kernels.cuh; the cell code is theirs, gpu/align/sw_cells.cuh): rows i are
 // query residues, columns j subject residues. A band is S = 32·R consecutive rows; lane t of the warp holds rows
@@ -67,6 +68,8 @@
 
 #include "gpu/flags.cuh"
 #include "gpu/align/sw_cells.cuh"
+#include "gpu/engine/scan_algebra.cuh"
+#include "gpu/engine/warp_ops.cuh"
 
 namespace swgpu::gpu {
 
@@ -264,6 +267,11 @@ __device__ __forceinline__ void column_cells_comp(const std::uint32_t* __restric
                                                   int lane) {
     static_assert(R % 8 == 0, "runs of 8 cells");
     constexpr int runs = R / 8;
+    // The engine's descending (max,+) algebra (gpu/engine/scan_algebra.cuh): combine(a, b, p) = max(a + p, b), one
+    // VIADDMNMX, with the weight -e of one row.
+    using algebra = descending_max_plus_algebra<int>;
+    algebra alg{};
+    alg.w = level[0];
     std::uint32_t sc[R];
 #pragma unroll
     for (int c4 = 0; c4 < R; c4 += 4) {
@@ -281,22 +289,20 @@ __device__ __forceinline__ void column_cells_comp(const std::uint32_t* __restric
 #pragma unroll
     for (int k = 0, w = 1; w < R; ++k, w *= 2) {
 #pragma unroll
-        for (int c = 0; c < R; c += 2 * w) t[c] = __viaddmax_s32(t[c], level[k], t[c + w]);
+        for (int c = 0; c < R; c += 2 * w) t[c] = alg.combine(t[c], t[c + w], level[k]);
         if (2 * w == 8) {
 #pragma unroll
             for (int r = 0; r < runs; ++r) run_own[r] = t[8 * r];
         }
     }
     const int top = static_cast<int>(e) + oe;
-    int wv = lane == 0 ? __viaddmax_s32(top, decay[0], t[0]) : t[0];
-#pragma unroll
-    for (int d = 0; d < 5; ++d)
-        wv = __viaddmax_s32(static_cast<int>(__shfl_up_sync(0xffffffffu, wv, 1 << d)), decay[d], wv);
-    const int up = __shfl_up_sync(0xffffffffu, wv, 1);
+    int wv[1] = {lane == 0 ? alg.combine(top, t[0], decay[0]) : t[0]};  // lane 0's run entered from above the band
+    warp_inclusive_scan<algebra, 1, true>(alg, wv, decay, lane);          // the engine's warp scan
+    const int up = scan_detail::shfl_up(wv[0], 1);
     int en[runs];
     en[0] = lane == 0 ? top : up;
 #pragma unroll
-    for (int r = 1; r < runs; ++r) en[r] = __viaddmax_s32(en[r - 1], level[3], run_own[r - 1]);
+    for (int r = 1; r < runs; ++r) en[r] = alg.combine(en[r - 1], run_own[r - 1], level[3]);
     int mi = static_cast<int>(m);
 #pragma unroll
     for (int r = 0; r < runs; ++r) {
@@ -304,7 +310,7 @@ __device__ __forceinline__ void column_cells_comp(const std::uint32_t* __restric
 #pragma unroll
         for (int c = 8 * r; c < 8 * r + 8; ++c) {
             const int hv = __viaddmax_s32(ev, -oe, x[c]);
-            ev = __viaddmax_s32(ev, level[0], x[c]);
+            ev = alg.step(x[c], ev);  // E'' one row on
             f[c] = static_cast<std::uint32_t>(__viaddmax_s32(static_cast<int>(f[c]), level[0], hv - oe));
             h[c] = static_cast<std::uint32_t>(hv);
             if (c & 1) mi = __vimax3_s32(mi, x[c - 1], x[c]);

@@ -93,15 +93,7 @@ struct block_scan {
     __device__ __forceinline__ static elem scan_chunks(const Alg& alg, const powers& pw, elem (&c)[SUBS],
                                                        elem (&before)[SUBS], storage& sm) {
         using namespace scan_detail;
-#pragma unroll
-        for (int k = 0; k < 5; ++k) {  // warp: inclusive Hillis-Steele over lanes, SUBS scans interleaved
-            const int d = 1 << k;
-#pragma unroll
-            for (int s = 0; s < SUBS; ++s) {
-                const elem up = shfl_up(c[s], d);
-                if (lane() >= d) c[s] = alg.combine(up, c[s], pw.lanes[k]);
-            }
-        }
+        warp_inclusive_scan<Alg, SUBS>(alg, c, pw.lanes, lane());  // warp: the SUBS scans interleaved
         elem warp_prefix_of_sub[SUBS];
         elem running = Alg::identity();
 #pragma unroll

@@ -17,8 +17,6 @@
 
 #include "core/engine/linear_map.hpp"
 #include "core/engine/operator_pair.hpp"
-#include "core/align/scoring.hpp"
-#include "core/align/smith_waterman.hpp"
 #include "core/engine/wavefront.hpp"
 #include "gpu/engine/synthetic_problems.hpp"
 
@@ -92,13 +90,5 @@ struct problem_result {
 template <class Problem>
 problem_result<typename Problem::cell> run_synthetic(const Problem& p, const schedule_choice& choice,
                                                      bool keep_all_cells, int repeats = 1);
-
-// Smith-Waterman-Gotoh score and end cell through the engine (32-bit scores; sw_problem over (max,+)), `repeats` times.
-struct sw_gpu_result {
-    sw_end end;
-    run_report report;
-};
-sw_gpu_result sw_score(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
-                       const schedule_choice& choice, int repeats = 1);
 
 }  // namespace swgpu::gpu

@@ -1,6 +1,8 @@
 // The problems the GPU executors are compiled for, with the scan algebra of each: the weighted scan for constant-weight
 // problems (and the map scan, which schedule_choice::force_map_scan selects), the map scan for row-varying weights.
 // row_sync.cu and tiled_p2p.cu instantiate the executors for this list; engine.cu declares them extern and dispatches.
+// The engine's own list holds its synthetic problems only; a domain's problem is compiled in a .cu of its own with the
+// macros below (Smith-Waterman: tests/gpu/engine/sw_on_engine.cu).
 #pragma once
 
 #include <concepts>
@@ -9,14 +11,11 @@
 
 #include "core/engine/operator_pair.hpp"
 #include "gpu/engine/row_sync.cuh"
-#include "gpu/align/sw_gpu_problem.cuh"
 #include "gpu/engine/synthetic_problems.hpp"
 #include "gpu/engine/tiled_p2p.cuh"
 #include "gpu/engine/weighted_scan.cuh"
 
 namespace swgpu::gpu {
-
-using sw_gpu_problem_i32 = sw_gpu_problem<std::int32_t>;
 
 template <class P>
 using weighted_of = weighted_algebra<typename P::op>;
@@ -44,10 +43,7 @@ using descending_of = std::conditional_t<may_descend<P>, descending_max_plus_alg
     X(synthetic_plus_plus_u32, weighted_of<synthetic_plus_plus_u32>)           \
     X(synthetic_plus_plus_u32, map_of<synthetic_plus_plus_u32>)                \
     X(synthetic_max_plus_i32_varying, map_of<synthetic_max_plus_i32_varying>)  \
-    X(synthetic_plus_times_f32_varying, map_of<synthetic_plus_times_f32_varying>) \
-    X(sw_gpu_problem_i32, weighted_of<sw_gpu_problem_i32>)                     \
-    X(sw_gpu_problem_i32, descending_of<sw_gpu_problem_i32>)                   \
-    X(sw_gpu_problem_i32, map_of<sw_gpu_problem_i32>)
+    X(synthetic_plus_times_f32_varying, map_of<synthetic_plus_times_f32_varying>)
 
 #define SWGPU_ROW_SYNC_INSTANCE(P, A) \
     template void run_row_sync<P, A>(const P&, row_barrier, row_sync_workspace<P, A>&, cudaStream_t);

@@ -95,6 +95,8 @@ struct descending_max_plus_algebra : weighted_algebra<max_plus<T>> {
     using typename base::power;
     using typename base::value;
     static_assert(std::is_integral_v<T> && std::is_signed_v<T>);
+    // combine(c, c, p) = max(c + p, c) = c for every power p <= 0: a warp scan needs no guard (warp_ops.cuh).
+    static constexpr bool absorbs_self = true;
 
     __host__ __device__ __forceinline__ static value add_max(value x, value p, value c) {
 #if defined(__CUDA_ARCH__)

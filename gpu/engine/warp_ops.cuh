@@ -107,6 +107,36 @@ __device__ __forceinline__ void store_cg(T* p, const T& v) {
 
 }  // namespace scan_detail
 
+// Inclusive weighted scan over the lanes of a warp (Hillis-Steele, five shuffle steps), N scans interleaved: lane l's
+// c[n] becomes the composite of lanes 0..l's, where each lane's run has the weight `lanes[0]` and lanes[k] is the
+// weight of 2^k lanes' runs; lanes below the distance keep their value. Unguarded (for an algebra whose combine of an
+// element with itself gives it back, absorbs_self: the descending (max,+) scan, max(c + p, c) = c for p <= 0), the
+// lanes below the distance combine with their own value (their shuffle returns it), which leaves it as it is, without
+// the compare: the long-pair compensation kernel's choice. The warp level of the engine's block scan
+// (block_scan.cuh) and of the long-pair compensation kernel's vertical gap (gpu/align/long_pair_kernels.cuh).
+template <class Alg>
+constexpr bool absorbs_self_of() {
+    if constexpr (requires { Alg::absorbs_self; }) return Alg::absorbs_self;
+    else return false;
+}
+template <class Alg>
+inline constexpr bool absorbs_self = absorbs_self_of<Alg>();
+
+template <class Alg, int N, bool Unguarded = false>
+__device__ __forceinline__ void warp_inclusive_scan(const Alg& alg, typename Alg::elem (&c)[N],
+                                                    const typename Alg::power (&lanes)[5], int lane) {
+    static_assert(!Unguarded || absorbs_self<Alg>, "an unguarded warp scan needs combine(c, c, p) == c");
+#pragma unroll
+    for (int k = 0; k < 5; ++k) {
+        const int d = 1 << k;
+#pragma unroll
+        for (int n = 0; n < N; ++n) {
+            const typename Alg::elem up = scan_detail::shfl_up(c[n], d);
+            if (Unguarded || lane >= d) c[n] = alg.combine(up, c[n], lanes[k]);
+        }
+    }
+}
+
 // Inclusive scan of linear maps over the lanes of a warp (Hillis-Steele, five shuffle steps): lane l returns the
 // composite x_0 then x_1 ... then x_l. The warp level of the engine's (+,·) and (max,+) scans of maps, for kernels
 // that scan one row of maps per warp themselves (the SOR strips).

@@ -31,6 +31,9 @@
 #include "core/align/smith_waterman.hpp"
 #include "core/thread_pool.hpp"
 #include "gpu/engine/engine.hpp"
+#if SWGPU_ENGINE_SW
+#include "tests/gpu/engine/sw_on_engine.hpp"
+#endif
 #include "gpu/gpu.hpp"
 #include "io/align/sequence_reader.hpp"
 
@@ -117,12 +120,17 @@ int run(int argc, char** argv) {
         long_pair::timing t;
         const auto t0 = std::chrono::steady_clock::now();
         if (policy == "engine-tiles") {  // the engine's tiled schedule, compensation inside tiles: score and end cell
+#if SWGPU_ENGINE_SW
             gpu::schedule_choice choice;
             choice.sched = gpu::schedule::tiled_p2p;
             const auto t1 = std::chrono::steady_clock::now();
             const auto e = gpu::sw_score(q, s, sc, choice).end;
             t.forward_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
             last.score = int(e.score), last.query_end = e.query_end, last.subject_end = e.subject_end;
+#else
+            std::fprintf(stderr, "bench_long_pair: --policy engine-tiles needs a build with CUDA\n");
+            return 2;
+#endif
         } else if (score_only) {
             const auto e = long_pair::score(*be, m, n, sc, &t);
             last.score = int(e.score), last.query_end = e.query_end, last.subject_end = e.subject_end;

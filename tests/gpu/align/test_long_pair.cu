@@ -12,6 +12,7 @@
 #include "core/thread_pool.hpp"
 #include "core/tuning.hpp"
 #include "gpu/engine/engine.hpp"
+#include "tests/gpu/engine/sw_on_engine.hpp"
 #include "gpu/gpu.hpp"
 #include "tests/gpu/harness.hpp"
 #include "tests/align/sequence_generators.hpp"

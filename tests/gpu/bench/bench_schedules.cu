@@ -29,6 +29,7 @@
 #include "gpu/gpu.hpp"
 #include "gpu/engine/hybrid.hpp"
 #include "gpu/engine/synthetic_problems.hpp"
+#include "tests/gpu/engine/sw_on_engine.hpp"
 
 namespace {
 

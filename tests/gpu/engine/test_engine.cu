@@ -21,6 +21,7 @@
 #include "gpu/engine/synthetic_problems.hpp"
 #include "gpu/engine/tiled_p2p.cuh"
 #include "tests/gpu/harness.hpp"
+#include "tests/gpu/engine/sw_on_engine.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Smith-Waterman-Gotoh (core/align/sw_problem.hpp) adapted to the GPU executors. The engine contract allows finish of one
+// Smith-Waterman-Gotoh (core/align/sw_problem.hpp) adapted to the GPU executors (compiled by sw_on_engine.cu). The engine contract allows finish of one
 // row to run on many threads at once; sw_problem keeps the row's best end cell with a plain read-compare-write, which
 // is a race there. This wrapper keeps every hook of sw_problem and records the best key with an atomic max instead
 // (the key orders score descending, then column ascending, so the result is the same in any order).
@@ -20,6 +20,9 @@ struct sw_gpu_problem : sw_problem<T> {
     using typename base::cell;
     using typename base::gathered;
     using typename base::op;
+
+    // The hybrid switch's class of this problem (data/hybrid_switch.tsv).
+    static constexpr const char* engine_class = "sw";
 
     index_t sent_row = -1;       // the row of sent_key
     std::uint64_t sent_key = 0;  // the best key this copy has sent for sent_row
