@@ -198,7 +198,7 @@ public:
                 line.show(what + std::to_string(k) + ", forward pass " + progress_bar(fraction, elapsed));
             });
             line.clear();
-            ++done;
+            if (max_hsps_ > 1) ++done;  // with --max-hsps 1 (--zdrop alone) nothing was searched again
         }
         return done;
     }
