@@ -200,6 +200,10 @@ void align_command::add_masking_options(CLI::App* sub) {
                     "no aligned pair of residues with those before it (Waterman-Eggert), while E <= -e; with "
                     "--comp-based-stats 1 under the pair's adjusted matrix (docs/align.md)")
         ->capture_default_str();
+    zdrop_ = sub->add_option("--zdrop", s_.zdrop,
+                             "DNA: cut each alignment where its running score falls more than Z below its best and "
+                             "no gap in one sequence explains the drop (minimap2's Z-drop); its collinear blocks are "
+                             "printed, the best --max-hsps of each pair (docs/align.md) [default: not cut]");
     sub->add_option("--comp-based-stats", s_.comp_based_stats,
                     "Protein, BLOSUM45/50/62/80/90 or PAM30/70/250: 0 = standard statistics (blastp -comp_based_stats 0); "
                     "1 = composition-based "
@@ -231,7 +235,7 @@ void align_command::run_files(std::vector<io::named_file>& outputs, std::vector<
 int align_command::run(const std::string& command_line) {
     const given_options given{gap_open_->count() > 0, gap_extend_->count() > 0, match_->count() > 0,
                               mismatch_->count() > 0, strand_->count() > 0, max_target_seqs_->count() > 0,
-                              evalue_->count() > 0};
+                              evalue_->count() > 0, zdrop_->count() > 0};
     align_run run(s_, given, command_line);
     process_group& group = process_group::world();
     if (group.size() == 1) return run.run();

@@ -36,6 +36,7 @@ struct align_settings {
     std::string dust = "no";         // yes: DUST masks low-complexity DNA queries (blastn -dust yes)
     int comp_based_stats = 0;        // 1: composition-based statistics (blastp -comp_based_stats 1)
     int max_hsps = 1;                // alignments per (query, subject, strand): the best and those sharing no pair
+    int zdrop = -1;                  // --zdrop Z (DNA): alignments cut into collinear blocks; -1: not given
     bool eqx = false;                // CIGARs with =/X
     std::string read_group;          // SAM's @RG fields (--read-group), as bwa mem -R takes them
     std::string batch;               // --batch LIST: query files, one output file each
@@ -62,6 +63,7 @@ private:
     void add_masking_options(CLI::App* sub);
     void add_report_options(CLI::App* sub);
     align_settings s_;
+    CLI::Option *zdrop_ = nullptr;
     CLI::Option *gap_open_ = nullptr, *gap_extend_ = nullptr, *match_ = nullptr, *mismatch_ = nullptr,
                 *strand_ = nullptr, *matrix_ = nullptr, *max_target_seqs_ = nullptr, *evalue_ = nullptr;
 };

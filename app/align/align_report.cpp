@@ -114,7 +114,7 @@ void align_run::write_with_empty(const search_results& results) {
     const evalue_calculator* statistics = results.statistics ? &*results.statistics : nullptr;
     io::results_view view{*sc_, all, results.scan, hits, kept, statistics};
     view.query_letters = letters ? &*letters : nullptr;
-    view.split_reads = s_.max_hsps > 1;
+    view.split_reads = s_.max_hsps > 1 || s_.zdrop >= 0;
     io::write_results(fmt_, header, view, *out_);
     if (dotplot_) io::write_dotplot(io::results_view{*sc_, all, results.scan, hits}, *dotplot_);
     io::commit_all({out_.get(), dotplot_.get()});
@@ -136,7 +136,7 @@ void align_run::write(const search_results& results) {
         header.references_capped = fmt_.kind == io::format_kind::sam && !header.references;
         io::results_view view{sc, shown(), scan, hits, searched, statistics};
         view.query_letters = query_letters_ ? &*query_letters_ : nullptr;
-        view.split_reads = s_.max_hsps > 1;
+        view.split_reads = s_.max_hsps > 1 || s_.zdrop >= 0;
         io::write_results(fmt_, header, view, *out_);
         if (dotplot_) io::write_dotplot(io::results_view{sc, shown(), scan, hits}, *dotplot_);
         io::commit_all({out_.get(), dotplot_.get()});  // a failure to write one leaves neither
@@ -161,7 +161,7 @@ void align_run::write(const search_results& results) {
         header.references = database_->listed();
         header.references_capped = fmt_.kind == io::format_kind::sam && !header.references;
         io::results_view view{sc, part, scan, part_hits, searched.subspan(b, e - b), statistics};
-        view.split_reads = s_.max_hsps > 1;
+        view.split_reads = s_.max_hsps > 1 || s_.zdrop >= 0;
         io::write_results(fmt_, header, view, file);
         file.commit();
     }

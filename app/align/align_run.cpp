@@ -182,6 +182,9 @@ bool align_run::read_queries() {
             throw usage_error("--strand applies to DNA, but the queries are protein; or give --seqtype dna");
         if (s_.dust == "yes")
             throw usage_error("--dust masks DNA, but the queries are protein; use --seg yes, or --seqtype dna");
+        if (given_.zdrop)
+            throw usage_error("--zdrop cuts DNA alignments into collinear blocks, but the queries are protein; or give "
+                              "--seqtype dna");
     } else if (s_.seg == "yes") {
         throw usage_error("--seg masks protein, but the queries are DNA; use --dust yes, or --seqtype protein");
     } else if (s_.comp_based_stats == 1) {
@@ -363,6 +366,7 @@ void align_run::finish(search_results& results) const {
     o.evalue = s_.evalue;
     o.evalues = !s_.no_evalue;
     o.max_hsps = s_.max_hsps;
+    o.zdrop = s_.zdrop;
     o.threads = static_cast<int>(s_.threads);
     o.progress = !quiet_;
     o.alignments = session_->pipeline().alignments;

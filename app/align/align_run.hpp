@@ -37,6 +37,7 @@ class search_session;
 struct given_options {
     bool gap_open = false, gap_extend = false, match = false, mismatch = false, strand = false;
     bool max_target_seqs = false, evalue = false;  // SAM has defaults of its own
+    bool zdrop = false;
 };
 
 class align_run {

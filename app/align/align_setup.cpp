@@ -109,6 +109,10 @@ void align_run::check_options() {
         throw usage_error("--comp-based-stats 1 adjusts E-values; it does not go with --no-evalue");
     if (s_.max_hsps < 1)
         throw usage_error("--max-hsps must be at least 1 (got " + std::to_string(s_.max_hsps) + ")");
+    if (given_.zdrop && s_.zdrop < 0)
+        throw usage_error("--zdrop must be 0 or more (got " + std::to_string(s_.zdrop) +
+                          "): the score drop, beyond what one gap explains, at which an alignment is cut");
+    if (!given_.zdrop) s_.zdrop = -1;
 }
 
 // Positionals (QUERY DB, or with --batch only DB), the --batch list, and no output that would replace an input or

@@ -476,7 +476,8 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
 std::vector<alignment> align_more(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
                                   const scoring& sc, thread_pool& pool, alignment first, int max_hsps, int min_score,
                                   std::size_t grid_budget, double leaf_cells, int lanes,
-                                  const std::function<void(int k, double fraction)>& progress) {
+                                  const std::function<void(int k, double fraction)>& progress,
+                                  const std::function<bool(const std::vector<alignment>& found)>& enough) {
     std::vector<alignment> out;
     if (max_hsps < 1 || first.score <= 0 || first.score < min_score) return out;
     const auto m = static_cast<std::int64_t>(query.size()), n = static_cast<std::int64_t>(subject.size());
@@ -487,6 +488,7 @@ std::vector<alignment> align_more(std::span<const std::uint8_t> query, std::span
     // just found begins (nothing above its first row changed).
     std::optional<scored_grid> prev;
     while (static_cast<int>(out.size()) < max_hsps) {
+        if (enough && enough(out)) break;
         forbidden->add(out.back());
         cpu_backend be(query, subject, sc, pool, grid_budget, leaf_cells, lanes);
         be.forbid(forbidden);

@@ -282,11 +282,13 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
 // included). Each is align()'s on the CPU backend with the earlier alignments' pairs as forbidden diagonal steps, so
 // it equals sw_align_hsps's (core/align/hsps.hpp) exactly. Cost: a forward pass and a traceback per further
 // alignment, from the third on over the rows from where the last one found begins. progress(k, fraction): the
-// search for alignment k (1-based) with its forward pass's fraction done, -1 when it traces back.
+// search for alignment k (1-based) with its forward pass's fraction done, -1 when it traces back. enough(found):
+// called with the alignments found so far (first included) before each further search; true stops there.
 std::vector<alignment> align_more(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
                                   const scoring& sc, thread_pool& pool, alignment first, int max_hsps, int min_score,
                                   std::size_t grid_budget = std::size_t(1) << 30, double leaf_cells = double(1 << 20),
-                                  int lanes = 0, const std::function<void(int k, double fraction)>& progress = {});
+                                  int lanes = 0, const std::function<void(int k, double fraction)>& progress = {},
+                                  const std::function<bool(const std::vector<alignment>& found)>& enough = {});
 
 // Several pairs at once (contigs or genes against a genome, both strands of a pair): the first forward pass of each
 // pair (its m·n cells) runs side by side with the others' where the backends share their device (backend::sharing:

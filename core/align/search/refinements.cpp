@@ -21,6 +21,7 @@
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/smith_waterman.hpp"
 #include "core/align/statistics.hpp"
+#include "core/align/zdrop.hpp"
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
 #include "core/tuning.hpp"
@@ -144,13 +145,15 @@ namespace {
 class hsp_finder {
 public:
     hsp_finder(search_results& results, const query_strands& searched, const query_strands& shown, const scoring& sc,
-               int max_hsps, double max_evalue, const composition_adjustment* composition)
+               int max_hsps, double max_evalue, const composition_adjustment* composition, int zdrop)
         : results_(results), searched_(searched), shown_(shown), sc_(sc), max_hsps_(max_hsps), max_evalue_(max_evalue),
           composition_(composition), stats_(results.statistics ? &*results.statistics : nullptr),
-          small_cells_(tuning::real("long.hsp_cells")) {
+          small_cells_(tuning::real("long.hsp_cells")), zdrop_(zdrop) {
         for (std::size_t q = 0; q < results.hits.size(); ++q)
             for (std::size_t i = 0; i < results.hits[q].size(); ++i) pairs_.emplace_back(q, i);
         more_.resize(pairs_.size());
+        dropped_.assign(pairs_.size(), 0);
+        best_block_.assign(pairs_.size(), 0);
     }
 
     // Pairs of at most long.hsp_cells cells, a pair a thread.
@@ -195,25 +198,44 @@ public:
                 line.show(what + std::to_string(k) + ", forward pass " + progress_bar(fraction, elapsed));
             });
             line.clear();
-            ++done;
+            if (max_hsps_ > 1) ++done;  // with --max-hsps 1 (--zdrop alone) nothing was searched again
         }
         return done;
     }
 
-    // Each hit followed by its further alignments (BLAST prints a subject's HSPs together, best first).
+    // Each hit followed by its further alignments (BLAST prints a subject's HSPs together, best first). With --zdrop,
+    // the pairs left without a block are dropped and the others ordered again by their best block.
     void interleave() {
         for (std::size_t q = 0, t = 0; q < results_.hits.size(); ++q) {
-            std::vector<printed_hit> with;
+            std::vector<std::vector<printed_hit>> groups;
             for (std::size_t i = 0; i < results_.hits[q].size(); ++i, ++t) {
-                with.push_back(std::move(results_.hits[q][i]));
-                for (auto& extra : more_[t]) with.push_back(std::move(extra));
+                if (zdrop_ >= 0 && q < results_.scan.hits.size())  // MAPQ's other placements: the pair's best block
+                    for (strand_hit& kept : results_.scan.hits[q])
+                        if (kept.subject == results_.hits[q][i].subject && kept.str == results_.hits[q][i].str)
+                            kept.score = best_block_[t];
+                if (dropped_[t]) continue;
+                groups.emplace_back();
+                groups.back().push_back(std::move(results_.hits[q][i]));
+                for (auto& extra : more_[t]) groups.back().push_back(std::move(extra));
             }
+            if (zdrop_ >= 0)
+                std::stable_sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) {
+                    const printed_hit &a = x.front(), &b = y.front();
+                    if (a.has_statistics && b.has_statistics && a.evalue != b.evalue) return a.evalue < b.evalue;
+                    if (a.score != b.score) return a.score > b.score;
+                    if (a.subject != b.subject) return a.subject < b.subject;
+                    return a.str == strand::plus && b.str != strand::plus;
+                });
+            std::vector<printed_hit> with;
+            for (auto& g : groups)
+                for (auto& h : g) with.push_back(std::move(h));
             results_.hits[q] = std::move(with);
         }
     }
 
 private:
     const printed_hit& hit(std::size_t t) const { return results_.hits[pairs_[t].first][pairs_[t].second]; }
+    printed_hit& hit(std::size_t t) { return results_.hits[pairs_[t].first][pairs_[t].second]; }
     std::span<const std::uint8_t> query(std::size_t t) const { return searched_.residues(pairs_[t].first, hit(t).str); }
     std::span<const std::uint8_t> subject(std::size_t t) const { return results_.scan.subjects.at(hit(t).subject).span(); }
     double cells(std::size_t t) const { return double(query(t).size()) * double(subject(t).size()); }
@@ -228,8 +250,68 @@ private:
             long_pair::cpu_backend be(q, s, sc_, pool);
             first = long_pair::align(be, static_cast<std::int64_t>(q.size()), static_cast<std::int64_t>(s.size()), sc_);
         }
-        keep(t, long_pair::align_more(q, s, sc_, pool, std::move(first), max_hsps_, 1, std::size_t(1) << 30,
-                                      double(1 << 20), 0, progress));
+        if (zdrop_ < 0) {
+            keep(t, long_pair::align_more(q, s, sc_, pool, std::move(first), max_hsps_, 1, std::size_t(1) << 30,
+                                          double(1 << 20), 0, progress));
+            return;
+        }
+        // --zdrop: stop the further alignments once the best max_hsps blocks are settled.
+        std::vector<int> scores;  // of the blocks that pass -e, of the alignments seen so far
+        std::size_t seen = 0;
+        const auto enough = [&](const std::vector<alignment>& found) {
+            for (; seen < found.size(); ++seen)
+                for (const alignment& b : zdrop_blocks(found[seen], q, s, sc_, zdrop_, std::size_t(max_hsps_)))
+                    if (passes(t, b.score)) scores.push_back(b.score);
+            const int last = found.back().score;  // no later alignment, nor any of its blocks, scores more
+            if (!passes(t, last)) return true;
+            if (scores.size() < std::size_t(max_hsps_)) return false;
+            std::nth_element(scores.begin(), scores.begin() + (max_hsps_ - 1), scores.end(), std::greater<>());
+            return scores[std::size_t(max_hsps_ - 1)] >= last;
+        };
+        keep_blocks(t, long_pair::align_more(q, s, sc_, pool, std::move(first), max_hsps_, 1, std::size_t(1) << 30,
+                                             double(1 << 20), 0, progress, enough));
+    }
+
+    // Whether a score of pair t passes -e (every positive score without statistics).
+    bool passes(std::size_t t, int score) const {
+        if (score <= 0) return false;
+        if (!stats_) return true;
+        return stats_->evalue(score, searched_.plus.length(pairs_[t].first), subject(t).size()) <= max_evalue_;
+    }
+
+    // --zdrop: the blocks of pair t's alignments (the first the hit's), the best max_hsps that pass -e printed, the
+    // best in the hit's place; none: the pair is dropped.
+    void keep_blocks(std::size_t t, std::vector<alignment> found) {
+        printed_hit& h = hit(t);
+        if (found.empty() || found[0].score != h.score)
+            throw runtime_failure("internal error: the first of a pair's alignments (--zdrop) scores " +
+                                  std::to_string(found.empty() ? 0 : found[0].score) + ", its hit " +
+                                  std::to_string(h.score));
+        const std::size_t q = pairs_[t].first;
+        const auto query = searched_.residues(q, h.str), s = subject(t);
+        std::vector<alignment> blocks;  // best first; equal scores in the order found (alignment, then path)
+        for (const alignment& a : found)
+            for (alignment& b : zdrop_blocks(a, query, s, sc_, zdrop_, std::size_t(max_hsps_)))
+                blocks.push_back(std::move(b));
+        std::stable_sort(blocks.begin(), blocks.end(),
+                         [](const alignment& x, const alignment& y) { return x.score > y.score; });
+        best_block_[t] = blocks.empty() ? 0 : blocks.front().score;
+        std::size_t printed = 0;
+        for (alignment& b : blocks) {
+            if (printed == std::size_t(max_hsps_) || !passes(t, b.score)) break;  // scores only fall from here
+            printed_hit& to = printed == 0 ? h : more_[t].emplace_back();
+            if (printed > 0) to.subject = h.subject, to.str = h.str, to.has_statistics = h.has_statistics;
+            to.score = b.score;
+            if (stats_) {
+                to.has_statistics = true;
+                to.bit_score = stats_->bit_score(b.score);
+                to.evalue = stats_->evalue(b.score, searched_.plus.length(q), s.size());
+            }
+            to.stats = stats_of(b, shown_.residues(q, h.str), s, sc_.matrix);
+            to.aln = std::move(b);
+            ++printed;
+        }
+        if (printed == 0) dropped_[t] = 1;
     }
 
     // Composition-based statistics: the pair's adjusted matrix M' and gaps x32 (as the hit was aligned:
@@ -285,17 +367,22 @@ private:
     const composition_adjustment* composition_;
     const evalue_calculator* stats_;
     double small_cells_;
+    int zdrop_;                                               // --zdrop Z; -1: alignments are not cut
     std::vector<std::pair<std::size_t, std::size_t>> pairs_;  // (query, printed hit)
     std::vector<std::vector<printed_hit>> more_;              // per pair: its further alignments
+    std::vector<char> dropped_;                               // per pair: no block passed (--zdrop)
+    std::vector<int> best_block_;                             // per pair: its best block's score (--zdrop)
 };
 
 }  // namespace
 
 std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
                      const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress,
-                     const composition_adjustment* composition) {
-    if (max_hsps <= 1) return 0;
-    hsp_finder finder(results, searched, shown, sc, max_hsps, max_evalue, composition);
+                     const composition_adjustment* composition, int zdrop) {
+    if (max_hsps <= 1 && zdrop < 0) return 0;
+    if (zdrop >= 0 && composition)
+        throw usage_error("--zdrop cuts DNA alignments; it does not go with --comp-based-stats 1 (protein)");
+    hsp_finder finder(results, searched, shown, sc, std::max(max_hsps, 1), max_evalue, composition, zdrop);
     finder.small_pairs(threads);
     const std::size_t large = finder.large_pairs(threads, progress);
     finder.interleave();
@@ -323,10 +410,10 @@ std::size_t refine_results(search_results& results, const query_strands& searche
     if (opt.composition) adjust_composition(results, searched, sc, *opt.composition, opt.k, opt.evalue, opt.threads);
     else keep_printed(results, opt.k);
     std::size_t linear = 0;
-    if (opt.max_hsps > 1)
+    if (opt.max_hsps > 1 || opt.zdrop >= 0)
         linear = add_hsps(results, searched, masking.shown(searched), sc, opt.max_hsps,
                           opt.evalues ? opt.evalue : std::numeric_limits<double>::infinity(), opt.threads, opt.progress,
-                          opt.composition);
+                          opt.composition, opt.zdrop);
     masking.unmask_hits(results, sc.matrix, opt.alignments);
     if (opt.placements) opt.placements(results);
     return linear;

@@ -58,9 +58,19 @@ void adjust_composition(search_results& results, const query_strands& queries, c
 // realigned with their pair's adjusted matrix M'), the further alignments are those under M' and the gaps x32 (full
 // matrices, core/align/hsps.hpp), their scores and E-values as adjust_composition gives them; pairs above
 // long.hsp_cells then keep their one alignment.
+//
+// With zdrop >= 0 (--zdrop Z, DNA; core/align/zdrop.hpp): every alignment so found (at most max_hsps per pair, the
+// hit's first) is cut into its collinear blocks by minimap2's Z-drop rule, and the max_hsps best blocks of the pair
+// with E <= max_evalue are printed instead, the best in the hit's place (its score, bit score and E-value the
+// block's), the others after it; a pair none of whose blocks passes is no longer printed. The further alignments stop
+// as soon as no later one can give a block among those printed (each of its blocks scores at most the alignment,
+// which scores at most the one before), so the printed blocks do not depend on where they stop. The hits of a query
+// are then ordered again by their best blocks (E-value, score, subject, plus strand first), and the search's kept
+// hits of those pairs (the other placements SAM's and PAF's MAPQ weigh) take their best block's score. Runs with
+// max_hsps 1 too (each pair's best block, no further alignment).
 std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
                      const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress = false,
-                     const composition_adjustment* composition = nullptr);
+                     const composition_adjustment* composition = nullptr, int zdrop = -1);
 
 // The steps after the score pass, written once for every face (the command line, the C++ library, Python), in this
 // order, each reading what the step before left:
@@ -68,7 +78,8 @@ std::size_t add_hsps(search_results& results, const query_strands& searched, con
 //      hits with E <= evalue, at most k, in E-value order; first, since every later step reads the final hits;
 //   2. the k best of the kept hits printed (a run that kept more than k, as SAM keeps max(k, 2) for MAPQ; not after
 //      step 1, which applied k in its own order);
-//   3. further alignments per pair (max_hsps > 1), from the printed hits (under M' after step 1);
+//   3. further alignments per pair (max_hsps > 1), from the printed hits (under M' after step 1), and with zdrop >= 0
+//      every alignment cut into its collinear blocks (add_hsps);
 //   4. identities, mismatches and positives counted on the queries' letters as read (masking): after every step
 //      that makes alignments, so that each printed alignment counts a masked residue as BLAST does;
 //   5. `placements`, when given (SAM's and PAF's MAPQ: a read's best alignment apart from its primary hit, which
@@ -79,6 +90,7 @@ struct refinement_options {
     double evalue = 10;     // -e
     bool evalues = true;    // false: no statistics; further alignments are kept while their score is positive
     int max_hsps = 1;
+    int zdrop = -1;         // --zdrop Z (DNA): alignments cut into collinear blocks; -1: not cut
     int threads = 0;        // 0: one per hardware thread
     bool progress = false;  // a progress line on a terminal for further alignments of long pairs
     bool alignments = true; // the printed hits carry alignments (else there is nothing to count on the letters)

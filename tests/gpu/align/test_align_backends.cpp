@@ -504,3 +504,34 @@ GPU_TEST("align: --max-hsps prints the CPU's further alignments on the GPU backe
         same_output(pair + "--mode " + mode + " --outfmt '6 std score sstrand cigar'", dir);
     fs::remove_all(dir);
 }
+
+GPU_TEST("align: --zdrop cuts the GPU's alignments into the CPU's collinear blocks, in every format") {
+    // Blocks are cut on the host from each pair's alignments (the first from the GPU's pass, the further ones from
+    // the CPU's Waterman-Eggert): lambda against a copy with a 5 kbp inversion and a 1 kbp deletion, --mode auto and
+    // pairwise.
+    const auto dir = scratch();
+    const std::string src = source_dir();
+    const auto rc = [](std::string s) {
+        std::reverse(s.begin(), s.end());
+        for (auto& c : s) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : c == 'T' ? 'A' : c;
+        return s;
+    };
+    const std::string lambda_fa = (dir / "lambda.fa").string();
+    const int unzipped = std::system(("gzip -dc " + src + "/data/lambda_phage.fa.gz > " + lambda_fa).c_str());
+    CHECK_EQ(unzipped, 0);
+    std::ifstream f(lambda_fa);
+    std::string lambda;
+    for (std::string line; std::getline(f, line);)
+        if (!line.empty() && line[0] != '>') lambda += line;
+    CHECK_EQ(lambda.size(), 48502u);
+    const std::string copy =
+        lambda.substr(0, 20000) + rc(lambda.substr(20000, 5000)) + lambda.substr(25000, 10000) + lambda.substr(36000);
+    write_fasta(dir / "copy.fa", {{"copy", copy}});
+    const std::string pair = lambda_fa + " " + (dir / "copy.fa").string() + " --zdrop 400 --max-hsps 3 -e 1e-10 ";
+    for (const std::string mode : {"auto", "pairwise"})
+        same_output(pair + "--mode " + mode + " --outfmt '6 std score sstrand cigar'", dir);
+    same_output(pair + "-k 2 --outfmt sam", dir);
+    same_output(pair + "--outfmt paf --dotplot " + (dir / "dots.svg").string(), dir);
+    same_output(pair + "--outfmt pair", dir);
+    fs::remove_all(dir);
+}
