@@ -14,7 +14,7 @@
 #include <tuple>
 #include <string_view>
 
-#include "app/swgpu/wants_gpu.hpp"
+#include "app/swgpu/face.hpp"
 #include "core/align/search/pipeline.hpp"
 #include "core/align/search/session.hpp"
 #include "core/align/sequence.hpp"
@@ -207,7 +207,7 @@ std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resi
 }  // namespace
 
 std::vector<sequence> read_sequences(const std::string& path) {
-    const sequence_set set = io::read_all(path);
+    const sequence_set set = detail::as_library_call([&] { return io::read_all(path); });
     std::vector<sequence> out;
     out.reserve(set.size());
     for (std::size_t k = 0; k < set.size(); ++k) {
@@ -219,16 +219,19 @@ std::vector<sequence> read_sequences(const std::string& path) {
 
 std::vector<hit> search(const std::vector<sequence>& queries, const std::vector<sequence>& database,
                         const search_settings& settings) {
-    const sequence_set q = to_set(queries, "queries");
-    const sequence_set db = to_set(database, "database");
-    const seq_type type = typed(q, settings.type);
-    if (settings.type == sequence_type::automatic && typed(db, settings.type) != type)
-        throw io::types_disagree(type, "queries", typed(db, settings.type), "database");
-    searcher s(settings, type);
-    sequence_set encoded = db;
-    const std::uint64_t unknown = encode(encoded, s.sc.matrix);
-    resident_records records(std::move(encoded), unknown);
-    return run_search(s, q, records);
+    return detail::as_library_call([&] {
+        const detail::stop_scope stop(settings.stop);
+        const sequence_set q = to_set(queries, "queries");
+        const sequence_set db = to_set(database, "database");
+        const seq_type type = typed(q, settings.type);
+        if (settings.type == sequence_type::automatic && typed(db, settings.type) != type)
+            throw io::types_disagree(type, "queries", typed(db, settings.type), "database");
+        searcher s(settings, type);
+        sequence_set encoded = db;
+        const std::uint64_t unknown = encode(encoded, s.sc.matrix);
+        resident_records records(std::move(encoded), unknown);
+        return run_search(s, q, records);
+    });
 }
 
 struct database::impl {
@@ -263,39 +266,40 @@ sequence_set read_database(const std::string& path) {
 }  // namespace
 
 database::database(const std::string& path_or_swdb, const search_settings& settings) : p_(std::make_unique<impl>()) {
-    p_->make(read_database(path_or_swdb), settings);
+    detail::as_library_call([&] { p_->make(read_database(path_or_swdb), settings); });
 }
 
 database::database(const std::vector<sequence>& records, const search_settings& settings)
     : p_(std::make_unique<impl>()) {
-    p_->make(to_set(records, "database"), settings);
+    detail::as_library_call([&] { p_->make(to_set(records, "database"), settings); });
 }
 
 database::~database() = default;
 database::database(database&&) noexcept = default;
 database& database::operator=(database&&) noexcept = default;
 
-std::vector<hit> database::search(const std::vector<sequence>& queries) {
-    const sequence_set q = to_set(queries, "queries");
-    const seq_type type = typed(q, p_->settings.type);
-    if (type != p_->type) throw io::types_disagree(type, "queries", p_->type, "database");
-    const std::lock_guard<std::mutex> lock(p_->searching);
-    return run_search(*p_->engine, q, *p_->records);
+std::vector<hit> database::search(const std::vector<sequence>& queries) { return search(queries, p_->settings.stop); }
+
+std::vector<hit> database::search(const std::vector<sequence>& queries, std::stop_token stop) {
+    return detail::as_library_call([&] {
+        const detail::stop_scope stopping(std::move(stop));
+        const sequence_set q = to_set(queries, "queries");
+        const seq_type type = typed(q, p_->settings.type);
+        if (type != p_->type) throw io::types_disagree(type, "queries", p_->type, "database");
+        const std::lock_guard<std::mutex> lock(p_->searching);
+        return run_search(*p_->engine, q, *p_->records);
+    });
 }
 
 std::size_t database::size() const { return p_->records->records().size(); }
 std::uint64_t database::residues() const { return p_->records->records().total_residues(); }
 
-hit align_pair(const sequence& query, const sequence& subject, const search_settings& settings) {
-    if (settings.max_hsps > 1)
-        throw usage_error("align_pair gives one alignment; for " + std::to_string(settings.max_hsps) +
-                          " per pair, search the query against the subject with max_hsps");
-    search_settings s = settings;
-    s.max_target_seqs = 1;
-    s.evalue = std::numeric_limits<double>::infinity();  // the alignment whatever its E-value
-    const std::vector<hit> hits = search({query}, {subject}, s);
-    if (!hits.empty()) return hits.front();
-    hit none;  // no alignment of positive score: no E-value or bit score either (NaN passes no E-value filter)
+namespace {
+
+// align_pair's answer for a pair with no alignment of positive score: no E-value or bit score either (NaN passes no
+// E-value filter).
+hit no_alignment(const sequence& query, const sequence& subject) {
+    hit none;
     none.evalue = std::numeric_limits<double>::quiet_NaN();
     none.bitscore = std::numeric_limits<double>::quiet_NaN();
     none.qseqid = query.name;
@@ -303,6 +307,29 @@ hit align_pair(const sequence& query, const sequence& subject, const search_sett
     none.qlen = static_cast<long>(query.residues.size());
     none.slen = static_cast<long>(subject.residues.size());
     return none;
+}
+
+}  // namespace
+
+hit align_pair(const sequence& query, const sequence& subject, const search_settings& settings) {
+    if (settings.max_hsps > 1)
+        throw usage_error("align_pair gives one alignment; for " + std::to_string(settings.max_hsps) +
+                          " per pair, use align_pair_all");
+    search_settings s = settings;
+    s.max_target_seqs = 1;
+    s.evalue = std::numeric_limits<double>::infinity();  // the alignment whatever its E-value
+    const std::vector<hit> hits = search({query}, {subject}, s);
+    return hits.empty() ? no_alignment(query, subject) : hits.front();
+}
+
+std::vector<hit> align_pair_all(const sequence& query, const sequence& subject, const search_settings& settings) {
+    std::vector<hit> hits = search({query}, {subject}, settings);
+    if (!hits.empty()) return hits;
+    search_settings one = settings;  // none passed the E-value: the best alignment all the same
+    one.max_hsps = 1;
+    const hit best = align_pair(query, subject, one);
+    if (best.score > 0) hits.push_back(best);
+    return hits;
 }
 
 stop_calls::stop_calls() { request_cancel(); }
