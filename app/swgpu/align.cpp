@@ -313,7 +313,7 @@ hit no_alignment(const sequence& query, const sequence& subject) {
 
 hit align_pair(const sequence& query, const sequence& subject, const search_settings& settings) {
     if (settings.max_hsps > 1)
-        throw usage_error("align_pair gives one alignment; for " + std::to_string(settings.max_hsps) +
+        throw usage_error("align_pair gives one alignment; for max_hsps " + std::to_string(settings.max_hsps) +
                           " per pair, use align_pair_all");
     search_settings s = settings;
     s.max_target_seqs = 1;

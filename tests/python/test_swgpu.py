@@ -765,6 +765,8 @@ def test_the_stubs_name_every_keyword_of_every_call():
             continue
         call = obj.__init__ if inspect.isclass(obj) else obj
         assert name in declared, name + " has no stub"
+        if inspect.isbuiltin(call):  # the module's own function (gpu_available): no Python signature to hold it to
+            continue
         args = declared[name]
         stubbed = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs if a.arg != "self"]
         assert args.kwarg is None, name + "'s stub hides keywords behind **" + args.kwarg.arg
