@@ -2,41 +2,15 @@
 // entry's, the queries without a hit included).
 #include "app/align/align_run.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
 #include <algorithm>
-#include <atomic>
-#include <cctype>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <limits>
-#include <set>
-#include <thread>
-#include "app/align/search_session.hpp"
-#include "app/align/gpu_share.hpp"
-#include "app/align/process_group.hpp"
-#include "core/align/search/refinements.hpp"
-#include "core/align/composition.hpp"
-#include "core/align/long_pair/long_pair.hpp"
-#include "core/align/masking.hpp"
+#include <optional>
+
 #include "core/align/long_pair/runner.hpp"
-#include "core/align/search/score_pass.hpp"
-#include "core/align/sequence.hpp"
+#include "core/align/search/session.hpp"
 #include "core/align/statistics.hpp"
-#include "core/align/strand.hpp"
-#include "core/tuning.hpp"
-#include "gpu/engine/engine.hpp"
-#include "io/align/batch_list.hpp"
-#include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
 #include "io/align/dotplot.hpp"
-#include "io/align/matrix_file.hpp"
-#include "io/align/sequence_reader.hpp"
-#include "io/memory.hpp"
 #include "io/output_file.hpp"
 
 namespace swgpu::app {
@@ -71,7 +45,7 @@ void align_run::report(const search_results& results) {
          seconds(scan.prepare_s) +
          "; start-up before the scan " +
          seconds(scan.began > started_ ? std::chrono::duration<double>(scan.began - started_).count() : 0.0) +
-         (session_->gpus() ? ", GPUs started " + seconds(session_->gpus()->started_after()) + " after the start"
+         (session_->devices() ? ", GPUs started " + seconds(session_->devices()->started_after()) + " after the start"
                            : std::string()) +
          ", keeping hit subjects " + seconds(scan.keep_subjects_s) + ")");
 }
@@ -173,9 +147,11 @@ void align_run::write(const search_results& results) {
     for (const auto& h : hits) printed += h.size();
     std::string finishing = (session_->pipeline().alignments ? "alignments " : "E-values (the format prints no alignment) ") +
                             seconds(finished_ - scanned_) + " after the score pass";
-    if (session_->gpu_aligned().pairs > 0)
-        finishing += " (" + std::to_string(session_->gpu_aligned().pairs) + " on the GPU in " + seconds(session_->gpu_aligned().total_s) +
-                     ", kernel " + seconds(session_->gpu_aligned().kernel_s) + ")";
+    const search_devices::aligned_on_device on_gpu =
+        session_->devices() ? session_->devices()->aligned() : search_devices::aligned_on_device{};
+    if (on_gpu.pairs > 0)
+        finishing += " (" + std::to_string(on_gpu.pairs) + " on the GPU in " + seconds(on_gpu.total_s) + ", kernel " +
+                     seconds(on_gpu.kernel_s) + ")";
     if (results.queries_finished_during_search > 0)
         finishing += " (" + std::to_string(results.queries_finished_during_search) + " of " +
                      std::to_string(queries_.size()) + " queries finished during it)";

@@ -1,42 +1,22 @@
 #include "app/align/align_run.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <limits>
-#include <set>
-#include <thread>
 
-#include "app/align/search_session.hpp"
-#include "app/align/gpu_share.hpp"
 #include "app/align/process_group.hpp"
-#include "core/align/search/refinements.hpp"
 #include "core/align/composition.hpp"
-#include "core/align/long_pair/long_pair.hpp"
-#include "core/align/masking.hpp"
-#include "core/align/long_pair/runner.hpp"
-#include "core/align/search/score_pass.hpp"
+#include "core/align/search/session.hpp"
 #include "core/align/sequence.hpp"
-#include "core/align/statistics.hpp"
 #include "core/align/strand.hpp"
-#include "core/tuning.hpp"
-#include "gpu/engine/engine.hpp"
-#include "io/align/batch_list.hpp"
-#include "io/align/database_file.hpp"
+#include "gpu/gpu.hpp"
 #include "io/align/database_stream.hpp"
-#include "io/align/dotplot.hpp"
 #include "io/align/matrix_file.hpp"
 #include "io/align/sequence_reader.hpp"
-#include "io/memory.hpp"
 #include "io/output_file.hpp"
 
 namespace swgpu::app {
@@ -89,7 +69,6 @@ int align_run::run() {
     compose_score_pass();
     search_results results = search();
     if (!results.finished_here) return 0;  // another rank finishes and writes
-    finish(results);
     report(results);
     write(results);
     if (cpu_fallback_ && !verbose_) notice("no usable GPU (" + gpu::build_info() + "); this search ran on the CPU");
@@ -227,7 +206,7 @@ void align_run::take_out_empty(sequence_set& q) {
 }
 
 void align_run::make_scoring() {
-    scoring_request r;
+    io::scoring_request r;
     r.type = type_;
     r.matrix = s_.matrix;
     if (given_.gap_open) r.gap_open = s_.gap_open;
@@ -235,8 +214,8 @@ void align_run::make_scoring() {
     r.match = s_.match;
     r.mismatch = s_.mismatch;
     r.evalues = !s_.no_evalue;
-    sc_.emplace(app::make_scoring(r));
-    if (s_.comp_based_stats == 1) composition_.emplace(sc_->matrix);
+    sc_.emplace(io::make_scoring(r));
+    if (s_.comp_based_stats == 1) (void)composition_adjustment(sc_->matrix);  // an unsupported matrix refused now
     info("scoring: " + io::describe_scoring(*sc_) + "; " + std::string(type_name(type_)) + (use_gpu_ ? "; GPU" : "; CPU"));
 }
 
@@ -320,13 +299,12 @@ void align_run::mask_queries() {
     const bool seg = s_.seg == "yes", dust = s_.dust == "yes";
     if (!seg && !dust) return;
     const substitution_matrix& m = sc_->matrix;
-    const std::uint64_t n =
-        masking_.mask(queries_, m, seg ? masking::seg : masking::dust);
+    const std::uint64_t n = session_->mask(queries_, masking_, m);
     info(std::string(seg ? "SEG" : "DUST") + " masked " + std::to_string(n) + " of the queries' " +
          std::to_string(queries_.plus.total_residues()) + " residues as " + std::string(1, m.letter(m.fallback_code())));
 }
 
-// The score pass (search_session.hpp: the backend's, with windows and long pairs) over the database's chunks;
+// The score pass (core/align/search/session.hpp: the backend's, with windows and long pairs) over the database's chunks;
 // under MPI, rank r searches chunks r, r + P, ... (the others passed unread where the database can skip) and rank 0
 // merges the scans.
 void align_run::compose_score_pass() {
@@ -349,52 +327,13 @@ void align_run::compose_score_pass() {
     }
 }
 
+// The search, then the steps after the score pass in their one order (the session's: composition, the printed k,
+// further alignments per pair, identities on the queries' letters as read, SAM's and PAF's placements).
 search_results align_run::search() {
-    search_results results = session_->search(queries_, *database_, database_->total_residues());
+    search_results results = session_->search(queries_, masking_, *database_, database_->total_residues());
     scanned_ = results.score_pass_done;
-    finished_ = clock::now();
+    finished_ = results.finished;
     return results;
-}
-
-// The steps after the score pass in their one order (core/align/search/refinements.hpp, refine_results): composition,
-// the printed k (the pipeline kept max(k, 2) per query for SAM: the scan's hits give MAPQ), further alignments per
-// pair, identities on the queries' letters as read, and SAM's and PAF's placements.
-void align_run::finish(search_results& results) const {
-    refinement_options o;
-    o.composition = composition_ ? &*composition_ : nullptr;
-    o.k = static_cast<std::size_t>(s_.max_target_seqs);
-    o.evalue = s_.evalue;
-    o.evalues = !s_.no_evalue;
-    o.max_hsps = s_.max_hsps;
-    o.zdrop = s_.zdrop;
-    o.threads = static_cast<int>(s_.threads);
-    o.progress = !quiet_;
-    o.alignments = session_->pipeline().alignments;
-    o.placements = [this](search_results& r) { add_placements(r); };
-    const std::size_t linear = refine_results(results, queries_, masking_, *sc_, o);
-    if (linear > 0 && verbose_)
-        notice("--max-hsps: " + std::to_string(linear) + " long pair(s) searched again in linear memory, a forward pass "
-               "per further alignment");
-}
-
-// SAM's and PAF's MAPQ see a read's best other placement on the subject and strand of its primary hit, not only those
-// on other subjects and strands: for each query's first printed hit, the best alignment of its pair apart from it.
-void align_run::add_placements(search_results& results) const {
-    if (fmt_.kind != io::format_kind::sam && fmt_.kind != io::format_kind::paf) return;
-    if (!results.statistics) return;  // MAPQ 255 without statistics
-    std::vector<std::size_t> todo;
-    for (std::size_t q = 0; q < results.hits.size(); ++q)
-        if (!results.hits[q].empty() && results.hits[q].front().aln.score > 0) todo.push_back(q);
-    const evalue_calculator& stats = *results.statistics;
-    session_->pool().parallel_for(todo.size(), [&](std::size_t k) {
-        printed_hit& h = results.hits[todo[k]].front();
-        const auto& subject = results.scan.subjects.at(h.subject).residues;
-        // Placements more than 20 bits below the primary leave MAPQ at 60 (io::mapping_quality): not looked for.
-        const double per_point = stats.bit_score(h.score) - stats.bit_score(h.score - 1);
-        const int floor = per_point > 0 ? h.score - static_cast<int>(std::ceil(20.0 / per_point)) : 0;
-        if (auto apart = session_->best_apart(queries_.residues(todo[k], h.str), subject, h.score, h.aln, floor))
-            h.apart = *apart;
-    });
 }
 
 }  // namespace swgpu::app

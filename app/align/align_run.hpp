@@ -1,7 +1,8 @@
 // One run of `swgpu align`, in named steps: the options checked, the files resolved (no output may replace an input),
 // the backend chosen and its GPUs started, the queries read and typed, the scoring made, the outputs opened, the
 // queries encoded, the score pass composed (CPU or GPUs, subject windows, long pairs), the search run through the
-// pipeline (core/align/search/pipeline.hpp), the results written and the run reported. align_command parses the
+// session (core/align/search/session.hpp: the pipeline, then the steps after the score pass), the results written
+// and the run reported. align_command parses the
 // command line into align_settings; this class does the rest, and algorithms live in core/, gpu/ and io/.
 #pragma once
 
@@ -14,11 +15,11 @@
 #include <vector>
 
 #include "app/align/align_command.hpp"
-#include "core/align/search/refinements.hpp"
-#include "core/align/composition.hpp"
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
+#include "core/align/search/refinements.hpp"
 #include "core/error.hpp"
+#include "gpu/align/gpu_search.hpp"
 #include "io/align/batch_list.hpp"
 #include "io/align/output.hpp"
 
@@ -28,10 +29,13 @@ class output_file;
 struct read_options;
 }  // namespace swgpu::io
 
+namespace swgpu {
+class search_session;
+}
+
 namespace swgpu::app {
 
 class process_group;
-class search_session;
 
 // Which options the command line gave explicitly (their defaults depend on the sequence type).
 struct given_options {
@@ -58,13 +62,12 @@ private:
     void resolve_files();
     void check_memory();
     void choose_backend();
+    gpu::gpu_search::options gpu_options() const;
     bool read_queries();  // false: every --batch file was refused
     void make_scoring();
     void open_outputs();
     bool encode_queries();  // false: every --batch file was refused
     void mask_queries();
-    void finish(search_results& results) const;          // the steps after the score pass, in their one order
-    void add_placements(search_results& results) const;  // SAM's and PAF's MAPQ
     void compose_score_pass();
     search_results search();
     void report(const search_results& results);
@@ -117,7 +120,6 @@ private:
     const query_strands& shown() const { return masking_.shown(queries_); }
 
     std::optional<scoring> sc_;
-    std::optional<composition_adjustment> composition_;  // --comp-based-stats 1
     std::unique_ptr<io::output_file> out_, dotplot_;
     std::unique_ptr<search_session> session_;
     std::chrono::steady_clock::time_point scanned_, finished_;

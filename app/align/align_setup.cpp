@@ -3,39 +3,21 @@
 // opened.
 #include "app/align/align_run.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
 #include <algorithm>
-#include <atomic>
 #include <cctype>
-#include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <limits>
-#include <set>
-#include <thread>
-#include "app/align/search_session.hpp"
+#include <optional>
+
 #include "app/align/gpu_share.hpp"
 #include "app/align/process_group.hpp"
-#include "core/align/search/refinements.hpp"
-#include "core/align/composition.hpp"
-#include "core/align/long_pair/long_pair.hpp"
-#include "core/align/masking.hpp"
-#include "core/align/long_pair/runner.hpp"
-#include "core/align/search/score_pass.hpp"
-#include "core/align/sequence.hpp"
-#include "core/align/statistics.hpp"
-#include "core/align/strand.hpp"
+#include "core/align/search/session.hpp"
 #include "core/tuning.hpp"
-#include "gpu/engine/engine.hpp"
+#include "gpu/align/gpu_search.hpp"
+#include "gpu/gpu.hpp"
 #include "io/align/batch_list.hpp"
 #include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
-#include "io/align/dotplot.hpp"
-#include "io/align/matrix_file.hpp"
 #include "io/align/sequence_reader.hpp"
 #include "io/memory.hpp"
 #include "io/output_file.hpp"
@@ -220,44 +202,56 @@ void align_run::choose_backend() {
         if (sharing > 1 && gpu_mem_ == 0) gpu_mem_ = gpu::free_memory(gpu_device_) / 8 * 7 / sharing;
     }
     search_session::options o;
-    o.use_gpu = use_gpu_;
-    o.gpu.device = gpu_device_;
-    o.gpu.gpus = s_.gpus;
-    // A search too small to gain from several GPUs runs on the first (each further GPU's start-up and share of every
-    // chunk cost more than it saves): with every GPU asked for (--gpus 0) and the cells bounded by the files' sizes
-    // below search.multi_gpu_min_cells. Unknown sizes (compressed files, stdin, --batch) keep every GPU.
-    if (s_.gpus == 0 && batch_.empty() && group_.size() == 1) {
-        const double cells = double(residue_bound(s_.query, 0)) * double(residue_bound(s_.db, 0));
-        if (cells > 0 && cells < tuning::real("search.multi_gpu_min_cells")) o.gpu.gpus = 1;
-    }
-    o.gpu.one_process = group_.size() == 1;
-    o.gpu.memory = gpu_mem_;
-    o.gpu.keep_align_memory = gpu_mem_ == 0 && io::needs_alignments(fmt_) && s_.gpu_align != "cpu";
-    // SWGPU_TUNE=search.logical_devices=K (a test option) makes each GPU count K times: the multi-GPU path on one GPU.
-    o.gpu.logical = static_cast<int>(std::clamp<std::int64_t>(tuning::integer("search.logical_devices"), 1, 64));
+    if (use_gpu_) o.devices = std::make_unique<gpu::gpu_search>(gpu_options(), started_);  // they start now
     o.threads = s_.threads;
-    o.mode = s_.mode;
-    o.long_policy = s_.long_policy;
-    o.gpu_align = s_.gpu_align;
+    o.mode = s_.mode == "pairwise" ? search_session::pair_mode::pairwise
+             : s_.mode == "search" ? search_session::pair_mode::search
+                                   : search_session::pair_mode::automatic;
+    o.policy = s_.long_policy == "compensation"   ? search_session::long_policy::compensation
+               : s_.long_policy == "antidiagonal" ? search_session::long_policy::antidiagonal
+                                                  : search_session::long_policy::automatic;
+    o.align_on_cpu = s_.gpu_align == "cpu";
     // Alignments for the format's columns, or for the dot plot (drawn by rank 0, which writes).
     o.alignments = io::needs_alignments(fmt_) || (!s_.dotplot.empty() && group_.rank() == 0);
-    // SAM's MAPQ needs each read's second hit, printed or not.
-    o.max_hits = static_cast<std::size_t>(s_.max_target_seqs);
-    if (fmt_.kind == io::format_kind::sam) o.max_hits = std::max<std::size_t>(o.max_hits, 2);
+    o.k = static_cast<std::size_t>(s_.max_target_seqs);
+    if (fmt_.kind == io::format_kind::sam) o.keep_at_least = 2;  // SAM's MAPQ needs each read's second hit
     o.evalues = !s_.no_evalue;
-    o.max_evalue = s_.evalue;
-    if (s_.comp_based_stats == 1) {  // the preliminary hits that composition-based statistics then rescore
-        o.max_hits = composition_preliminary_hits(o.max_hits);
-        o.max_evalue = composition_preliminary_evalue(s_.evalue);
-    }
+    o.evalue = s_.evalue;
+    o.composition = s_.comp_based_stats == 1;
+    o.max_hsps = s_.max_hsps;
+    o.zdrop = s_.zdrop;
+    if (s_.seg == "yes") o.mask = masking::seg;
+    if (s_.dust == "yes") o.mask = masking::dust;
+    o.placements = fmt_.kind == io::format_kind::sam || fmt_.kind == io::format_kind::paf;
     o.progress = !s_.quiet;
     o.info = [this](const std::string& text) { info(text); };
-    session_ = std::make_unique<search_session>(std::move(o), started_);  // the GPUs start now, in the background
+    session_ = std::make_unique<search_session>(std::move(o), started_);
     read_options_ = std::make_unique<io::read_options>();
     read_options_->skip_bad = s_.skip_bad;
     read_options_->on_skip = [this](const std::string& m) { warning(m + "; record skipped (--skip-bad)"); };
     read_options_->on_warning = [this](const std::string& m) { warning(m); };
     auto_type_ = s_.seqtype == "auto";
+}
+
+// The GPUs of the run: this rank's first, spread over --gpus of them.
+gpu::gpu_search::options align_run::gpu_options() const {
+    gpu::gpu_search::options o;
+    o.device = gpu_device_;
+    o.gpus = s_.gpus;
+    // A search too small to gain from several GPUs runs on the first (each further GPU's start-up and share of every
+    // chunk cost more than it saves): with every GPU asked for (--gpus 0) and the cells bounded by the files' sizes
+    // below search.multi_gpu_min_cells. Unknown sizes (compressed files, stdin, --batch) keep every GPU.
+    if (s_.gpus == 0 && batch_.empty() && group_.size() == 1) {
+        const double cells = double(residue_bound(s_.query, 0)) * double(residue_bound(s_.db, 0));
+        if (cells > 0 && cells < tuning::real("search.multi_gpu_min_cells")) o.gpus = 1;
+    }
+    o.one_process = group_.size() == 1;
+    o.memory = gpu_mem_;
+    o.keep_align_memory = gpu_mem_ == 0 && io::needs_alignments(fmt_) && s_.gpu_align != "cpu";
+    // SWGPU_TUNE=search.logical_devices=K (a test option) makes each GPU count K times: the multi-GPU path on one GPU.
+    o.logical = static_cast<int>(std::clamp<std::int64_t>(tuning::integer("search.logical_devices"), 1, 64));
+    o.timed = true;  // the -v report says what the GPU's alignments took
+    return o;
 }
 
 // DB: a stream of chunks (io/align/database_stream.hpp), opened when first needed. On the GPU the first chunks ramp up

@@ -19,6 +19,7 @@
 #include "core/tuning.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/numerics/levels.hpp"
+#include "io/arrays/reports.hpp"
 #include "io/output_file.hpp"
 #include "io/arrays/loop_indices.hpp"
 #include "io/arrays/matrix_market.hpp"
@@ -61,33 +62,6 @@ const char* const levels_footer =
     "  and the reads), 3 device failure (or --backend gpu without a GPU), 4 out of memory (also refused before any\n"
     "  work when the size line announces more than the memory available holds), 5 output could not be written.\n"
     "  A failed run leaves no output file.\n";
-
-std::vector<double> read_vector(const std::string& path, std::int64_t n) {
-    const sat::array a = io::read_npy(path);
-    if (a.lanes != 1 || (a.rows != 1 && a.cols != 1))
-        throw input_error(path, "expected a vector ((n,), (n, 1) or (1, n)), not an array of shape (" +
-                                    std::to_string(a.rows) + ", " + std::to_string(a.cols) + ", " + std::to_string(a.lanes) + ")");
-    if (n >= 0 && static_cast<std::int64_t>(a.elements()) != n)
-        throw input_error(path, "has " + std::to_string(a.elements()) + " elements; the matrix has " + std::to_string(n) + " rows");
-    sat::check_finite(a, path);
-    std::vector<double> v(a.elements());
-    for (std::size_t k = 0; k < v.size(); ++k) v[k] = a.value(k);
-    return v;
-}
-
-void write_vector(io::output_file& out, std::span<const double> x) {
-    out.write(io::npy_header(sat::dtype::f64, "(" + std::to_string(x.size()) + ",)"));
-    out.write(std::string_view(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(double)));
-}
-
-// A header line of names first, then the widths, then what they describe as a '#' comment at the end: a comment
-// before the names made np.genfromtxt(F, names=True) take it for the names and np.loadtxt(F, skiprows=1) fail.
-void write_stats(io::output_file& out, const std::vector<std::int64_t>& widths, std::int64_t n, const std::string& what) {
-    std::string s = "level\twidth\n";
-    for (std::size_t l = 0; l < widths.size(); ++l) s += std::to_string(l + 1) + '\t' + std::to_string(widths[l]) + '\n';
-    s += "# " + what + ": " + std::to_string(n) + " iterations, " + std::to_string(widths.size()) + " levels\n";
-    out.write(s);
-}
 
 std::vector<std::int64_t> widths_of(const levels::level_sets& s) {
     std::vector<std::int64_t> w;
@@ -204,15 +178,15 @@ int levels_command::run_solve() {
     if (!output_.empty()) out.emplace(output_);
     if (!stats_.empty()) stats.emplace(stats_);
     const levels::csr_matrix t = read_triangle();
-    const std::vector<double> b = rhs_.empty() ? std::vector<double>(static_cast<std::size_t>(t.rows), 1.0) : read_vector(rhs_, t.rows);
+    const std::vector<double> b = rhs_.empty() ? std::vector<double>(static_cast<std::size_t>(t.rows), 1.0) : io::read_vector(rhs_, t.rows);
     const solve_run run = sequential_ ? solve_sequentially(t, b) : gpu ? solve_on_gpu(t, b) : solve_on_cpu(t, b);
     numerics::refuse_nonfinite(run.x, matrix_ + ": the solution x",
                                "the solve overflowed (a diagonal entry near 0, or huge entries); nothing was written");
     if (!backend_.quiet) report_solve(t, run);
     if (stats) {
-        write_stats(*stats, run.widths, t.rows, std::string(upper_ ? "upper" : "lower") + " triangle of " + matrix_);
+        io::write_stats(*stats, run.widths, t.rows, std::string(upper_ ? "upper" : "lower") + " triangle of " + matrix_);
     }
-    if (out) write_vector(*out, run.x);
+    if (out) io::write_vector(*out, run.x);
     io::commit_all({stats ? &*stats : nullptr, out ? &*out : nullptr});  // a failure to write one leaves neither
     return 0;
 }
@@ -327,7 +301,7 @@ levels::indirect_loop levels_command::read_loop(std::vector<double>& a) const {
     levels::indirect_loop loop;
     io::set_loop_writes(loop, io::read_npy(writes_), writes_);
     if (!reads_.empty()) io::set_loop_reads(loop, io::read_npy(reads_), reads_);
-    if (!array_.empty()) a = read_vector(array_, -1);
+    if (!array_.empty()) a = io::read_vector(array_, -1);
     io::set_loop_locations(loop, array_.empty() ? -1 : static_cast<std::int64_t>(a.size()), locations_, writes_);
     if (array_.empty()) a.assign(static_cast<std::size_t>(loop.locations), 1.0);  // checked: 1 to 2^31 - 1
     return loop;
@@ -402,9 +376,9 @@ int levels_command::run_loop() {
                   << loop.locations << " locations, "
                   << (sequential_ ? std::to_string(n) + " iterations" : summary(n, widths)) << "; " << times << '\n';
     if (stats) {
-        write_stats(*stats, widths, n, std::string("loop ") + writes_);
+        io::write_stats(*stats, widths, n, std::string("loop ") + writes_);
     }
-    if (out) write_vector(*out, a);
+    if (out) io::write_vector(*out, a);
     io::commit_all({stats ? &*stats : nullptr, out ? &*out : nullptr});  // a failure to write one leaves neither
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "gpu/numerics/box_filter.hpp"
 #include "gpu/numerics/sat.hpp"
 #include "io/memory.hpp"
+#include "io/arrays/reports.hpp"
 #include "io/output_file.hpp"
 #include "io/arrays/image.hpp"
 #include "io/arrays/npy.hpp"
@@ -40,34 +41,6 @@ const char* const sat_footer =
     "  without a GPU), 4 out of memory (also refused before any work when the table or the output of --box-filter\n"
     "  would not fit the memory available), 5 output could not be written. A failed run leaves no output\n"
     "  file.\n";
-
-void write_query_line(io::output_file& out, const sat::rect& r, std::span<const std::uint64_t> words, sat::dtype table) {
-    const index_t area = r.area();
-    std::string line = std::to_string(r.top) + '\t' + std::to_string(r.left) + '\t' + std::to_string(r.bottom) + '\t' +
-                       std::to_string(r.right) + '\t' + std::to_string(area);
-    char buf[64];
-    for (const std::uint64_t w : words) {
-        double sum_d;
-        if (table == sat::dtype::u64) {
-            line += '\t' + std::to_string(w);
-            sum_d = static_cast<double>(w);
-        } else if (table == sat::dtype::i64) {
-            const auto v = static_cast<std::int64_t>(w);
-            line += '\t' + std::to_string(v);
-            sum_d = static_cast<double>(v);
-        } else {
-            std::memcpy(&sum_d, &w, sizeof sum_d);
-            std::snprintf(buf, sizeof buf, "%.17g", sum_d);
-            line += '\t';
-            line += buf;
-        }
-        std::snprintf(buf, sizeof buf, "%.17g", sum_d / static_cast<double>(area));
-        line += '\t';
-        line += buf;
-    }
-    line += '\n';
-    out.write(line);
-}
 
 }  // namespace
 
@@ -148,7 +121,7 @@ int sat_command::run(const std::string&) {
         const auto L = static_cast<std::size_t>(in.lanes);
         const sat::dtype word_type = table_type == sat::dtype::f32 ? sat::dtype::f64 : table_type;
         for (std::size_t k = 0; k < rects.rects.size(); ++k)
-            write_query_line(*query_file, rects.rects[k], std::span(words).subspan(k * L, L), word_type);
+            io::write_query_line(*query_file, rects.rects[k], std::span(words).subspan(k * L, L), word_type);
     }
     // The answers are written out before the filtered image, which commits itself: a failure to write them leaves no
     // image, and one to write the image removes them (their file is renamed only below).

@@ -13,6 +13,7 @@
 #include "core/tuning.hpp"
 #include "gpu/numerics/sor.hpp"
 #include "io/memory.hpp"
+#include "io/arrays/reports.hpp"
 #include "io/output_file.hpp"
 #include "io/arrays/npy.hpp"
 
@@ -57,59 +58,6 @@ std::vector<double> square_f64(const std::string& path, sor::index_t& n) {
     sat::check_finite(a, path);
     n = a.rows;
     return std::vector<double>(a.data<double>(), a.data<double>() + a.elements());
-}
-
-// The residual against sweeps (left) and against seconds (right), log scale, each panel with its axis labels and the
-// tolerance as a dashed line.
-std::string history_svg(const sor::solution& s, int per, double tol, const std::string& title) {
-    const double w = 360, h = 260, margin = 60;
-    double lo = tol, hi = tol, t_max = 0;
-    for (const auto& e : s.history) {
-        if (e.residual > 0) lo = std::min(lo, e.residual), hi = std::max(hi, e.residual);
-        t_max = std::max(t_max, e.seconds);
-    }
-    const double l_lo = std::floor(std::log10(lo)), l_hi = std::max(std::ceil(std::log10(hi)), l_lo + 1);
-    const long long sweeps = std::max<long long>(1, s.history.empty() ? 1 : static_cast<long long>(s.history.back().iteration) * per);
-    const auto y_of = [&](double l) { return margin + h - (l - l_lo) / (l_hi - l_lo) * h; };
-    std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(int(2 * w + 3 * margin)) +
-                      "\" height=\"" + std::to_string(int(h + 2 * margin)) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-    svg += "<text x=\"" + std::to_string(int(margin)) + "\" y=\"20\">" + title + "</text>\n";
-    char buf[200];
-    for (int panel = 0; panel < 2; ++panel) {
-        const double x0 = margin + panel * (w + margin), y0 = margin;
-        std::snprintf(buf, sizeof buf, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"black\"/>\n", x0, y0, w, h);
-        svg += buf;
-        std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", x0 + w / 2, y0 + h + 30,
-                      panel == 0 ? "sweeps" : "seconds");
-        svg += buf;
-        std::snprintf(buf, sizeof buf,
-                      "<text class=\"ylabel\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\" transform=\"rotate(-90 %.0f %.0f)\">"
-                      "relative residual ||b - Au|| / ||b||</text>\n",
-                      x0 - 42, y0 + h / 2, x0 - 42, y0 + h / 2);
-        svg += buf;
-        for (double l = l_lo; l <= l_hi; l += 1) {
-            std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">1e%d</text>\n", x0 - 4, y_of(l) + 4, int(l));
-            svg += buf;
-        }
-        std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%s</text>\n", x0 + w, y0 + h + 15,
-                      panel == 0 ? std::to_string(sweeps).c_str() : (std::to_string(t_max).substr(0, 6) + " s").c_str());
-        svg += buf;
-        const double ty = y_of(std::log10(tol));
-        std::snprintf(buf, sizeof buf,
-                      "<line class=\"tol\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"firebrick\" "
-                      "stroke-dasharray=\"6 4\"/>\n<text x=\"%.0f\" y=\"%.0f\" fill=\"firebrick\">--tol %.3g</text>\n",
-                      x0, ty, x0 + w, ty, x0 + 4, ty - 4, tol);
-        svg += buf;
-        svg += "<polyline fill=\"none\" stroke=\"steelblue\" points=\"";
-        for (const auto& e : s.history) {
-            if (!(e.residual > 0)) continue;
-            const double fx = panel == 0 ? double(e.iteration) * per / double(sweeps) : (t_max > 0 ? e.seconds / t_max : 0);
-            std::snprintf(buf, sizeof buf, "%.1f,%.1f ", x0 + fx * w, y_of(std::log10(e.residual)));
-            svg += buf;
-        }
-        svg += "\"/>\n";
-    }
-    return svg + "</svg>\n";
 }
 
 }  // namespace
@@ -259,7 +207,7 @@ int sor_command::run(const std::string&) {
         history->write(text);
     }
     if (plot) {
-        plot->write(history_svg(s, per, o.tol,
+        plot->write(io::history_svg(s, per, o.tol,
                                 std::string("swgpu sor --method ") + sor::method_name(o.m) +
                                     (o.sub_rows > 0 ? " --subdomain " + subdomain_ : std::string()) + ", N = " +
                                     std::to_string(p.n) + (gpu ? ", GPU" : ", CPU")));

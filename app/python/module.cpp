@@ -484,6 +484,11 @@ void bind_search(py::module_& m) {
               return interruptible([&] { return swgpu::align_pair(q, t, s); });
           },
           py::arg("query"), py::arg("subject"), py::arg("settings"), "swgpu::align_pair over two Sequence.");
+    m.def("_align_pair_all",
+          [](const swgpu::sequence& q, const swgpu::sequence& t, const swgpu::search_settings& s) {
+              return interruptible([&] { return swgpu::align_pair_all(q, t, s); });
+          },
+          py::arg("query"), py::arg("subject"), py::arg("settings"), "swgpu::align_pair_all over two Sequence.");
     py::class_<swgpu::database>(m, "_Database", "swgpu::database: records kept encoded, the backend started once.")
         .def(py::init([](const std::string& path, const swgpu::search_settings& s) {
                  return interruptible([&] { return std::make_unique<swgpu::database>(path, s); });

@@ -1,6 +1,6 @@
 // The library face's alignment calls (app/swgpu/align.hpp) over the same machinery as the command line: sequences
-// typed by the same rule, the same scoring, the search composed by app/align/search_session and run through core's
-// pipeline.
+// typed by the same rule, the same scoring, the search and the steps after it run by core's search session
+// (core/align/search/session.hpp).
 #include "app/swgpu/align.hpp"
 
 #include <chrono>
@@ -14,19 +14,20 @@
 #include <tuple>
 #include <string_view>
 
-#include "app/align/search_session.hpp"
-#include "app/swgpu/wants_gpu.hpp"
+#include "app/swgpu/face.hpp"
 #include "core/align/search/pipeline.hpp"
-#include "core/align/search/refinements.hpp"
+#include "core/align/search/session.hpp"
 #include "core/align/sequence.hpp"
 #include "core/align/statistics.hpp"
 #include "core/align/strand.hpp"
 #include "core/cancel.hpp"
 #include "core/thread_pool.hpp"
 #include "core/tuning.hpp"
+#include "gpu/align/gpu_search.hpp"
 #include "gpu/gpu.hpp"
 #include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
+#include "io/align/matrix_file.hpp"
 #include "io/align/output.hpp"
 #include "io/align/sequence_reader.hpp"
 #include "io/memory.hpp"
@@ -96,14 +97,13 @@ using detail::wants_gpu;
 struct searcher {
     search_settings settings;
     scoring sc;
-    std::optional<composition_adjustment> composition;  // comp_based_stats 1
-    std::unique_ptr<app::search_session> session;
+    std::unique_ptr<search_session> session;
     bool search_minus = false, search_plus = true;
 
     searcher(const search_settings& s, seq_type type) : settings(s) {
         check(s);
         check_for_type(s, type);
-        app::scoring_request r;
+        io::scoring_request r;
         r.type = type;
         r.matrix = s.matrix;
         if (s.gap_open >= 0) r.gap_open = s.gap_open;
@@ -111,23 +111,28 @@ struct searcher {
         r.match = s.match;
         r.mismatch = s.mismatch;
         r.evalues = s.evalues;
-        sc = app::make_scoring(r);
-        if (s.comp_based_stats == 1) composition.emplace(sc.matrix);
-        app::search_session::options o;
-        o.use_gpu = wants_gpu(s.where);
-        o.gpu.gpus = s.gpus;
-        o.gpu.memory = s.gpu_memory;
-        o.gpu.keep_align_memory = s.gpu_memory == 0;
-        o.threads = s.threads;
-        o.mode = s.mode == pair_mode::search ? "search" : s.mode == pair_mode::pairwise ? "pairwise" : "auto";
-        o.max_hits = s.max_target_seqs;
-        o.evalues = s.evalues;
-        o.max_evalue = s.evalue;
-        if (composition) {  // the preliminary hits that composition-based statistics then rescore
-            o.max_hits = composition_preliminary_hits(o.max_hits);
-            o.max_evalue = composition_preliminary_evalue(s.evalue);
+        sc = io::make_scoring(r);
+        const auto started = std::chrono::steady_clock::now();
+        search_session::options o;
+        if (wants_gpu(s.where)) {
+            gpu::gpu_search::options g;
+            g.gpus = s.gpus;
+            g.memory = s.gpu_memory;
+            g.keep_align_memory = s.gpu_memory == 0;
+            o.devices = std::make_unique<gpu::gpu_search>(g, started);
         }
-        session = std::make_unique<app::search_session>(std::move(o), std::chrono::steady_clock::now());
+        o.threads = s.threads;
+        o.mode = s.mode == pair_mode::search     ? search_session::pair_mode::search
+                 : s.mode == pair_mode::pairwise ? search_session::pair_mode::pairwise
+                                                 : search_session::pair_mode::automatic;
+        o.k = s.max_target_seqs;
+        o.evalues = s.evalues;
+        o.evalue = s.evalue;
+        o.composition = s.comp_based_stats == 1;
+        o.max_hsps = s.max_hsps;
+        if (s.seg) o.mask = masking::seg;
+        if (s.dust) o.mask = masking::dust;
+        session = std::make_unique<search_session>(std::move(o), started);
         session->compose(sc);
         search_plus = type == seq_type::protein || s.strand != strands::minus;
         search_minus = type == seq_type::dna && s.strand != strands::plus;
@@ -181,53 +186,14 @@ std::vector<hit> to_hits(const search_results& r, const query_strands& queries, 
     return out;
 }
 
-// Encoded records as one chunk the pipeline reads in place (no copy, no encoding per search), with the backend's
-// preparation made at the first search and kept for the next ones (on a GPU: packed and copied to the device once).
-class resident_records final : public chunk_source {
-public:
-    explicit resident_records(sequence_set encoded, std::uint64_t unknown = 0)
-        : records_(std::move(encoded)), unknown_(unknown) {}
-    const sequence_set& records() const { return records_; }
-    void rewind() { given_ = false; }
-
-    bool next(sequence_set&) override { throw runtime_failure("internal error: resident records are read in place"); }
-    bool exhausted() const override { return given_; }
-    bool keeps_chunks() const override { return true; }
-    kept_chunk next_kept(search_backend& backend) override {
-        if (given_) return {};
-        given_ = true;
-        if (prepared_for_ != &backend) {
-            prepared_ = backend.prepare(records_);
-            prepared_for_ = &backend;
-        }
-        return {&records_, prepared_.get(), unknown_};
-    }
-
-private:
-    sequence_set records_;
-    std::uint64_t unknown_ = 0;
-    bool given_ = false;
-    const search_backend* prepared_for_ = nullptr;
-    std::unique_ptr<prepared_chunk> prepared_;
-};
-
 std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resident_records& db) {
     const auto started = std::chrono::steady_clock::now();
     query_strands queries = s.encode_queries(query_letters);
     query_masking masker;
-    if (s.settings.seg || s.settings.dust)
-        masker.mask(queries, s.sc.matrix, s.settings.seg ? masking::seg : masking::dust);
+    s.session->mask(queries, masker, s.sc.matrix);
     db.rewind();
-    search_results r = s.session->search(queries, db, 0);
-    // The steps after the score pass in the command line's order (refine_results); no MAPQ here.
-    refinement_options o;
-    o.composition = s.composition ? &*s.composition : nullptr;
-    o.k = s.settings.max_target_seqs;
-    o.evalue = s.settings.evalue;
-    o.evalues = s.settings.evalues;
-    o.max_hsps = s.settings.max_hsps;
-    o.threads = s.settings.threads;
-    (void)refine_results(r, queries, masker, s.sc, o);
+    // The search and the steps after the score pass, in the command line's order (no MAPQ here).
+    search_results r = s.session->search(queries, masker, db, 0);
     const auto searched = std::chrono::steady_clock::now();
     std::vector<hit> hits = to_hits(r, masker.shown(queries), s.sc);
     if (tuning::flag("search.profile")) {  // a measurement switch: the library's own share of a search
@@ -241,7 +207,7 @@ std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resi
 }  // namespace
 
 std::vector<sequence> read_sequences(const std::string& path) {
-    const sequence_set set = io::read_all(path);
+    const sequence_set set = detail::as_library_call([&] { return io::read_all(path); });
     std::vector<sequence> out;
     out.reserve(set.size());
     for (std::size_t k = 0; k < set.size(); ++k) {
@@ -253,16 +219,19 @@ std::vector<sequence> read_sequences(const std::string& path) {
 
 std::vector<hit> search(const std::vector<sequence>& queries, const std::vector<sequence>& database,
                         const search_settings& settings) {
-    const sequence_set q = to_set(queries, "queries");
-    const sequence_set db = to_set(database, "database");
-    const seq_type type = typed(q, settings.type);
-    if (settings.type == sequence_type::automatic && typed(db, settings.type) != type)
-        throw io::types_disagree(type, "queries", typed(db, settings.type), "database");
-    searcher s(settings, type);
-    sequence_set encoded = db;
-    const std::uint64_t unknown = encode(encoded, s.sc.matrix);
-    resident_records records(std::move(encoded), unknown);
-    return run_search(s, q, records);
+    return detail::as_library_call([&] {
+        const detail::stop_scope stop(settings.stop);
+        const sequence_set q = to_set(queries, "queries");
+        const sequence_set db = to_set(database, "database");
+        const seq_type type = typed(q, settings.type);
+        if (settings.type == sequence_type::automatic && typed(db, settings.type) != type)
+            throw io::types_disagree(type, "queries", typed(db, settings.type), "database");
+        searcher s(settings, type);
+        sequence_set encoded = db;
+        const std::uint64_t unknown = encode(encoded, s.sc.matrix);
+        resident_records records(std::move(encoded), unknown);
+        return run_search(s, q, records);
+    });
 }
 
 struct database::impl {
@@ -297,39 +266,40 @@ sequence_set read_database(const std::string& path) {
 }  // namespace
 
 database::database(const std::string& path_or_swdb, const search_settings& settings) : p_(std::make_unique<impl>()) {
-    p_->make(read_database(path_or_swdb), settings);
+    detail::as_library_call([&] { p_->make(read_database(path_or_swdb), settings); });
 }
 
 database::database(const std::vector<sequence>& records, const search_settings& settings)
     : p_(std::make_unique<impl>()) {
-    p_->make(to_set(records, "database"), settings);
+    detail::as_library_call([&] { p_->make(to_set(records, "database"), settings); });
 }
 
 database::~database() = default;
 database::database(database&&) noexcept = default;
 database& database::operator=(database&&) noexcept = default;
 
-std::vector<hit> database::search(const std::vector<sequence>& queries) {
-    const sequence_set q = to_set(queries, "queries");
-    const seq_type type = typed(q, p_->settings.type);
-    if (type != p_->type) throw io::types_disagree(type, "queries", p_->type, "database");
-    const std::lock_guard<std::mutex> lock(p_->searching);
-    return run_search(*p_->engine, q, *p_->records);
+std::vector<hit> database::search(const std::vector<sequence>& queries) { return search(queries, p_->settings.stop); }
+
+std::vector<hit> database::search(const std::vector<sequence>& queries, std::stop_token stop) {
+    return detail::as_library_call([&] {
+        const detail::stop_scope stopping(std::move(stop));
+        const sequence_set q = to_set(queries, "queries");
+        const seq_type type = typed(q, p_->settings.type);
+        if (type != p_->type) throw io::types_disagree(type, "queries", p_->type, "database");
+        const std::lock_guard<std::mutex> lock(p_->searching);
+        return run_search(*p_->engine, q, *p_->records);
+    });
 }
 
 std::size_t database::size() const { return p_->records->records().size(); }
 std::uint64_t database::residues() const { return p_->records->records().total_residues(); }
 
-hit align_pair(const sequence& query, const sequence& subject, const search_settings& settings) {
-    if (settings.max_hsps > 1)
-        throw usage_error("align_pair gives one alignment; for " + std::to_string(settings.max_hsps) +
-                          " per pair, search the query against the subject with max_hsps");
-    search_settings s = settings;
-    s.max_target_seqs = 1;
-    s.evalue = std::numeric_limits<double>::infinity();  // the alignment whatever its E-value
-    const std::vector<hit> hits = search({query}, {subject}, s);
-    if (!hits.empty()) return hits.front();
-    hit none;  // no alignment of positive score: no E-value or bit score either (NaN passes no E-value filter)
+namespace {
+
+// align_pair's answer for a pair with no alignment of positive score: no E-value or bit score either (NaN passes no
+// E-value filter).
+hit no_alignment(const sequence& query, const sequence& subject) {
+    hit none;
     none.evalue = std::numeric_limits<double>::quiet_NaN();
     none.bitscore = std::numeric_limits<double>::quiet_NaN();
     none.qseqid = query.name;
@@ -337,6 +307,29 @@ hit align_pair(const sequence& query, const sequence& subject, const search_sett
     none.qlen = static_cast<long>(query.residues.size());
     none.slen = static_cast<long>(subject.residues.size());
     return none;
+}
+
+}  // namespace
+
+hit align_pair(const sequence& query, const sequence& subject, const search_settings& settings) {
+    if (settings.max_hsps > 1)
+        throw usage_error("align_pair gives one alignment; for max_hsps " + std::to_string(settings.max_hsps) +
+                          " per pair, use align_pair_all");
+    search_settings s = settings;
+    s.max_target_seqs = 1;
+    s.evalue = std::numeric_limits<double>::infinity();  // the alignment whatever its E-value
+    const std::vector<hit> hits = search({query}, {subject}, s);
+    return hits.empty() ? no_alignment(query, subject) : hits.front();
+}
+
+std::vector<hit> align_pair_all(const sequence& query, const sequence& subject, const search_settings& settings) {
+    std::vector<hit> hits = search({query}, {subject}, settings);
+    if (!hits.empty()) return hits;
+    search_settings one = settings;  // none passed the E-value: the best alignment all the same
+    one.max_hsps = 1;
+    const hit best = align_pair(query, subject, one);
+    if (best.score > 0) hits.push_back(best);
+    return hits;
 }
 
 stop_calls::stop_calls() { request_cancel(); }

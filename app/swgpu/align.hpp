@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,10 @@ struct search_settings {
     bool dust = false;                   // DNA: mask them as N (blastn -dust yes -soft_masking false)
     int comp_based_stats = 0;            // 1: composition-based statistics (blastp -comp_based_stats 1); protein
     int max_hsps = 1;                    // alignments per (query, subject, strand), as the CLI's --max-hsps
+    // A request on this token stops the call at its next check (between database chunks, batches of queries or
+    // alignments, bands of a long pair) with swgpu::error of kind error_kind::interrupted. As with stop_calls, the
+    // checks are the library's, not the call's: other calls running at that moment stop too.
+    std::stop_token stop;
     static search_settings defaults() { return {}; }
 };
 
@@ -80,6 +85,8 @@ public:
     database& operator=(database&&) noexcept;
 
     std::vector<hit> search(const std::vector<sequence>& queries);
+    // As search(queries), stopped by a request on `stop` (search_settings::stop).
+    std::vector<hit> search(const std::vector<sequence>& queries, std::stop_token stop);
     std::size_t size() const;         // records
     std::uint64_t residues() const;
 
@@ -91,8 +98,15 @@ private:
 // The best local alignment of two sequences (both strands for DNA), long pairs included (aligned in linear memory on
 // the whole backend). A pair with no positive-scoring alignment gives a hit of score 0 with empty coordinates.
 // E-values are computed as for a database of this one subject. One alignment: settings.max_hsps above 1 is a usage
-// error (search({query}, {subject}, settings) gives the further ones).
+// error (align_pair_all gives the further ones).
 hit align_pair(const sequence& query, const sequence& subject,
                const search_settings& settings = search_settings::defaults());
+
+// Every alignment of two sequences that settings.max_hsps asks for (per strand for DNA), as
+// search({query}, {subject}, settings) gives them: in the same order, with the same values. Where none passes
+// settings.evalue, the best alignment all the same (align_pair's answer); none for a pair with no positive-scoring
+// alignment.
+std::vector<hit> align_pair_all(const sequence& query, const sequence& subject,
+                                const search_settings& settings = search_settings::defaults());
 
 }  // namespace swgpu

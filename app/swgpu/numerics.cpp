@@ -13,7 +13,7 @@
 #include <tuple>
 #include <string_view>
 
-#include "app/swgpu/wants_gpu.hpp"
+#include "app/swgpu/face.hpp"
 #include "core/cancel.hpp"
 #include "core/numerics/finite.hpp"
 #include "core/numerics/levels.hpp"
@@ -172,7 +172,7 @@ sat::binning histogram_binning(const std::vector<std::int64_t>& shape, int bins,
     sat::binning binning;
     binning.bins = bins == 0 && !edges.empty() ? static_cast<int>(edges.size()) - 1 : bins;
     binning.edges = edges;
-    sat::check_binning(binning);
+    detail::as_library_call([&] { sat::check_binning(binning); });  // messages name the arguments
     if (static_cast<unsigned __int128>(shape[0]) * static_cast<unsigned __int128>(shape[1]) >=
         (static_cast<unsigned __int128>(1) << 32))
         throw input_error("image", "the image has 2^32 pixels or more; uint32 counts could overflow");
@@ -316,13 +316,13 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
                      "use a smaller grid");
     const sor::problem p = sor::from_arrays(n, f, boundary, "sor");
     sor::options o;
-    o.m = sor::parse_method(settings.method);
+    o.m = detail::as_library_call([&] { return sor::parse_method(settings.method); });
     o.omega = settings.omega == 0 ? sor::optimal_omega(n) : settings.omega;
     o.tol = settings.tol;
     o.max_sweeps = settings.max_sweeps;
     o.layers = settings.layers;
     o.stagnation = settings.stagnation;
-    sor::check(o);
+    detail::as_library_call([&] { sor::check(o); });
     sor::solution s;
     if (wants_gpu(settings.where)) {
         s = gpu::sor_solve(p, o);
@@ -355,7 +355,7 @@ array sweep3d_fmod(std::int64_t n, int loops, double c, dtype precision, backend
 void check_sweep3d(std::int64_t n, int loops, double c, dtype precision) {
     if (precision != dtype::float32 && precision != dtype::float64)
         throw usage_error("sweep3d: precision is float32 (single) or float64 (double)");
-    sweep3d::check(sweep3d::fmod_params{n, loops, c});
+    detail::as_library_call([&] { sweep3d::check(sweep3d::fmod_params{n, loops, c}); });
     // The grid, refused before it is taken when it cannot fit (exit code 4), as the command line refuses it (a Python
     // call of sweep3d(1200) was killed by the kernel instead).
     const double nn = static_cast<double>(n), value = precision == dtype::float32 ? 4.0 : 8.0;
@@ -369,7 +369,7 @@ void sweep3d_fmod_into(std::int64_t n, int loops, double c, dtype precision, voi
     if (precision != dtype::float32 && precision != dtype::float64)
         throw usage_error("sweep3d: precision is float32 (single) or float64 (double)");
     const sweep3d::fmod_params p{n, loops, c};
-    sweep3d::check(p);
+    detail::as_library_call([&] { sweep3d::check(p); });
     const bool gpu = wants_gpu(where);
     const auto fill = [&](auto zero) {
         using T = decltype(zero);

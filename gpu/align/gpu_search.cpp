@@ -67,8 +67,8 @@ public:
         double align_cells = 0;  // search.align_max_cells for the device's architecture
     };
     gpu_backend(const scoring& sc, where at, std::shared_future<void> ready, std::shared_future<void> aligned,
-                gpu_search::backend_options how)
-        : sc_(sc), at_(std::move(at)), ready_(std::move(ready)), aligned_(std::move(aligned)), how_(how) {}
+                search_devices::backend_options how, gpu::align_timing* timing)
+        : sc_(sc), at_(std::move(at)), ready_(std::move(ready)), aligned_(std::move(aligned)), how_(how), timing_(timing) {}
 
     std::vector<std::vector<score_hit>> score(const sequence_set& q, const sequence_set& d,
                                               const search_options& o) override {
@@ -89,7 +89,7 @@ public:
     }
     std::vector<std::optional<alignment>> align(std::span<const scored_pair> pairs) override {
         if (aligned_.valid()) aligned_.wait();  // the alignments' kernels and memory, made ready after the start-up
-        return gpu::align_scored(pairs, sc_, at_.memory, how_.timing);
+        return gpu::align_scored(pairs, sc_, at_.memory, timing_);
     }
     double batch_align_cells() const override { return how_.align ? at_.align_cells : 0; }
     std::unique_ptr<long_pair::backend> long_pair_backend(std::span<const std::uint8_t> q,
@@ -106,7 +106,8 @@ private:
     const scoring& sc_;
     where at_;
     std::shared_future<void> ready_, aligned_;
-    gpu_search::backend_options how_;
+    search_devices::backend_options how_;
+    gpu::align_timing* timing_;
 };
 
 }  // namespace
@@ -118,7 +119,7 @@ std::unique_ptr<search_backend> gpu_search::backend(const scoring& sc, const bac
     const int physical = opt_.one_process ? gpu::device_count() : 1;  // under MPI, each rank drives one GPU
     const int used = opt_.gpus == 0 ? physical : std::min(opt_.gpus, physical);
     const int logical = opt_.logical;
-    if (!opt_.one_process || used * logical <= 1) return std::make_unique<gpu_backend>(sc, first, ready_, aligned_, how);
+    if (!opt_.one_process || used * logical <= 1) return std::make_unique<gpu_backend>(sc, first, ready_, aligned_, how, opt_.timed ? &timing_ : nullptr);
     // Several GPUs: every GPU gets --gpu-mem (or what it has free); logical devices of one GPU share its memory.
     std::vector<gpu_backend::where> workers;
     std::vector<int> long_devices;
@@ -132,7 +133,7 @@ std::unique_ptr<search_backend> gpu_search::backend(const scoring& sc, const bac
     }
     workers[0].long_devices = long_devices;
     std::vector<std::unique_ptr<search_backend>> backends;
-    for (auto& w : workers) backends.push_back(std::make_unique<gpu_backend>(sc, std::move(w), ready_, aligned_, how));
+    for (auto& w : workers) backends.push_back(std::make_unique<gpu_backend>(sc, std::move(w), ready_, aligned_, how, opt_.timed ? &timing_ : nullptr));
     auto spread = std::make_unique<spread_backend>(std::move(backends));
     description_ = "score pass spread over " + std::to_string(spread->workers()) + " workers (" + std::to_string(used) +
                    " GPU(s)" + (logical > 1 ? " x " + std::to_string(logical) + " logical devices" : std::string()) +

@@ -1,5 +1,5 @@
-// The GPUs of one `swgpu align` run: their contexts started in the background while the inputs are read, then the
-// search backend (core/align/search/search_backend.hpp) on one GPU or spread over several (multi_device.hpp: each
+// The GPUs of one search session (core/align/search/session.hpp's search_devices): their contexts started in the
+// background while the inputs are read, then the search backend (core/align/search/search_backend.hpp) on one GPU or spread over several (multi_device.hpp: each
 // chunk cut by residues, one run per GPU): the score pass, the packing of chunks on the reader thread, the printed
 // hits' alignments, and long pairs whose forward pass splits over the GPUs. Every call that needs a device first waits
 // for the start-up, and rethrows its failure.
@@ -15,11 +15,12 @@
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
 #include "core/align/search/search_backend.hpp"
+#include "core/align/search/session.hpp"
 #include "gpu/gpu.hpp"
 
 namespace swgpu::gpu {
 
-class gpu_search {
+class gpu_search final : public search_devices {
 public:
     struct options {
         int device = 0;                  // the first GPU: this process's (under MPI, this rank's)
@@ -28,6 +29,7 @@ public:
         std::size_t memory = 0;          // --gpu-mem (0: what is free)
         bool keep_align_memory = false;  // map the alignments' device memory during the start-up too
         int logical = 1;                 // each GPU counts this many times (the multi-GPU path, tested on one GPU)
+        bool timed = false;              // time the alignments of printed hits (aligned(): the -v report)
     };
     // Starts every GPU's context now: the first on a thread of its own, the others of a spread one thread each.
     gpu_search(options opt, std::chrono::steady_clock::time_point started);
@@ -36,28 +38,21 @@ public:
 
     // Waits for the start-up; rethrows its failure.
     void wait() const;
-    // Seconds from `started` to every GPU's context (waits for the start-up).
-    double started_after() const;
 
-    // What the backend does besides the score pass.
-    struct backend_options {
-        // Printed hits of at most search.align_max_cells cells (data/tuning.tsv) aligned on the first GPU, the larger
-        // ones on the CPU threads.
-        bool align = true;
-        // The CPU threads finish queries while the GPU searches the last chunk (--gpu-align cpu).
-        bool overlap = false;
-        gpu::align_timing* timing = nullptr;  // what the GPU's alignments took, when not null
-    };
     // The search backend for `sc` (which must outlive it): one GPU, or a spread over several (one worker each).
-    std::unique_ptr<search_backend> backend(const scoring& sc, const backend_options& how);
+    std::unique_ptr<search_backend> backend(const scoring& sc, const backend_options& how) override;
     // "score pass spread over W workers (G GPU(s) x K logical devices)", empty for one GPU (after backend()).
-    const std::string& description() const { return description_; }
+    const std::string& description() const override { return description_; }
+    std::string architecture() const override { return gpu::architecture(opt_.device); }
+    double started_after() const override;
+    aligned_on_device aligned() const override { return {timing_.pairs, timing_.total_s, timing_.kernel_s}; }
 
 private:
     options opt_;
     double started_after_ = 0;       // written by the start-up, read after it
     std::shared_future<void> ready_;  // shared: the workers of several GPUs wait on it from their threads
     std::string description_;
+    gpu::align_timing timing_;  // what the GPU's alignments of printed hits took
     // The start-up thread, which goes on to ready the alignments after ready_; last, so that it is joined (its
     // future's destructor waits) before the members it reads go.
     std::shared_future<void> aligned_;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/align/statistics.hpp"
 #include "core/error.hpp"
 
 namespace swgpu::io {
@@ -112,6 +113,41 @@ substitution_matrix load_matrix(const std::string& name_or_path) {
         throw input_error(path, std::string("cannot read the matrix file: ") + std::strerror(errno) + "; " +
                                     what_to_give);
     return parse_matrix_file(text, path);
+}
+
+namespace {
+
+bool file_exists(const std::string& path) {
+    struct stat st{};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+substitution_matrix matrix_from_option(const std::string& name_or_path) {
+    if (name_or_path.find('/') == std::string::npos && !file_exists(name_or_path)) {
+        bool builtin = false;
+        for (const auto& n : substitution_matrix::builtin_names()) {
+            const std::string a = upper(n), b = upper(name_or_path);
+            builtin = builtin || a == b || b == "EDNAFULL";
+        }
+        if (!builtin) return substitution_matrix::builtin(name_or_path);  // throws the usage error listing names
+    }
+    return load_matrix(name_or_path);
+}
+
+scoring make_scoring(const scoring_request& r) {
+    scoring sc{r.type == seq_type::dna && r.matrix.empty() ? substitution_matrix::match_mismatch(r.match, r.mismatch)
+               : r.matrix.empty()                          ? substitution_matrix::builtin("BLOSUM62")
+                                                           : matrix_from_option(r.matrix),
+               {}, r.type};
+    sc.gaps = default_gaps(sc.matrix, r.type);
+    if (r.gap_open) sc.gaps.open = *r.gap_open;
+    if (r.gap_extend) sc.gaps.extend = *r.gap_extend;
+    validate(sc);
+    if (r.evalues && !evalue_calculator::supported(sc))
+        evalue_calculator(sc, 0, 0);  // throws the usage error that names the supported pairs
+    return sc;
 }
 
 }  // namespace swgpu::io

@@ -1,6 +1,7 @@
 // Substitution matrices in: a built-in name or a file in NCBI text format (docs/conventions.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,5 +25,21 @@ substitution_matrix load_matrix(const std::string& name_or_path);
 
 // The file-level checks and parsing of load_matrix on text already read; `path` names the file in messages.
 substitution_matrix parse_matrix_file(std::string_view text, const std::string& path);
+
+// The scoring of a search as a face asks for it: the matrix (a built-in name, or a file, as matrix_from_option reads
+// it; empty: BLOSUM62 for protein, match/mismatch for DNA), the gap costs (the matrix's defaults where not given),
+// checked, and with E-value parameters when `evalues` (else the usage error naming the supported pairs).
+struct scoring_request {
+    seq_type type = seq_type::protein;
+    std::string matrix;
+    std::optional<int> gap_open, gap_extend;
+    int match = 2, mismatch = -3;
+    bool evalues = true;
+};
+scoring make_scoring(const scoring_request& r);
+
+// A built-in name, or a file. A word that is neither (no '/', no such file) is reported as an unknown name (a usage
+// error listing the built-in names) rather than as a missing file.
+substitution_matrix matrix_from_option(const std::string& name_or_path);
 
 }  // namespace swgpu::io

@@ -4,15 +4,20 @@
 // calls (triangular_solve, poisson_sor, sweep3d_fmod) against small cases solved by hand or by the plain loop.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
+#include <optional>
 #include <cstdio>
 #include <functional>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "app/swgpu/face.hpp"
 #include "app/swgpu/swgpu.hpp"
 #include "core/align/statistics.hpp"
 #include "core/align/strand.hpp"
@@ -179,6 +184,108 @@ TEST_CASE("library: DNA on both strands, align_pair, settings and errors as the 
     CHECK(std::isnan(swgpu::search({{"p", "MKVLAAGIVG"}}, {{"q", "MKVLAAGIVG"}}, bad)[0].evalue));
 }
 
+TEST_CASE("library: align_pair_all gives what search gives for one pair, with max_hsps's further alignments",
+          "[library]") {
+    // The subject holds two copies of parts of the query: two alignments at least with max_hsps 4.
+    const std::string core = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQFEVVHSLAKWKRQTLGQHDFSAGEG";
+    const swgpu::sequence q{"q", core}, s1{"s1", "GGGG" + core.substr(40) + "PPPPPPPP" + core.substr(0, 60) + "WWWW"};
+    auto s = on_cpu();
+    s.max_hsps = 4;
+    const auto all = swgpu::align_pair_all(q, s1, s);
+    const auto searched = swgpu::search({q}, {s1}, s);
+    REQUIRE(all.size() >= 2);
+    CHECK(as_cli(all) == as_cli(searched));
+    for (const auto& h : all) CHECK(h.evalue <= s.evalue);
+    // Its first is align_pair's one alignment; the second, scoring no more, lies on the subject's other copy.
+    s.max_hsps = 1;
+    CHECK(as_cli_line(swgpu::align_pair(q, s1, s)) == as_cli_line(all.front()));
+    CHECK(all[1].score <= all[0].score);
+    CHECK((all[1].send < all[0].sstart || all[1].sstart > all[0].send));
+    // A pair with no positive-scoring alignment: no alignment at all; one below the E-value: the best one.
+    s.max_hsps = 4;
+    CHECK(swgpu::align_pair_all({"a", "AAAA"}, {"c", "CCCC"}, s).empty());
+    auto strict = s;
+    strict.evalue = 1e-300;
+    const auto best = swgpu::align_pair_all(q, s1, strict);
+    REQUIRE(best.size() == 1);
+    CHECK(as_cli_line(best[0]) == as_cli_line(all[0]));
+}
+
+TEST_CASE("library: a std::stop_token stops a call, errors carry a kind and name the settings", "[library]") {
+    const auto caught = [](auto&& call) -> std::optional<swgpu::error> {
+        try {
+            call();
+        } catch (const swgpu::error& e) {
+            return e;
+        }
+        return std::nullopt;
+    };
+    const swgpu::sequence a{"a", random_dna(40000, 11)}, b{"b", random_dna(40000, 12)};
+    auto s = on_cpu();
+    s.mode = swgpu::pair_mode::pairwise;
+    s.strand = swgpu::strands::plus;
+    {  // a stop requested before the call: it does not start
+        std::stop_source before;
+        before.request_stop();
+        s.stop = before.get_token();
+        const auto e = caught([&] { swgpu::search({a}, {b}, s); });
+        REQUIRE(e);
+        CHECK(swgpu::kind_of(*e) == swgpu::error_kind::interrupted);
+        CHECK(swgpu::exit_code_of(*e) == 130);
+    }
+    {  // during a long pair of 1.6e9 cells (seconds on a few cores): it stops at the next check
+        std::stop_source during;
+        s.stop = during.get_token();
+        std::jthread stopper([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+            during.request_stop();
+        });
+        const auto started = std::chrono::steady_clock::now();
+        const auto e = caught([&] { swgpu::search({a}, {b}, s); });
+        const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        REQUIRE(e);
+        CHECK(swgpu::kind_of(*e) == swgpu::error_kind::interrupted);
+        CHECK(took < 5.0);
+    }
+    // The request ends with the call: the next one runs (a short pair, a token never stopped).
+    std::stop_source unused;
+    auto plain = on_cpu();
+    plain.stop = unused.get_token();
+    CHECK(swgpu::search({{"p", "MKVLAAGIVG"}}, {{"q", "MKVLAAGIVG"}}, plain).size() == 1);
+
+    // Errors: a kind, the command line's exit code, and a message naming the setting rather than the option.
+    auto dna = on_cpu();
+    dna.match = 0;
+    const auto bad_match = caught([&] { swgpu::search({{"r", "ACGTACGTAC"}}, {{"g", "ACGTACGTAC"}}, dna); });
+    REQUIRE(bad_match);
+    CHECK(swgpu::kind_of(*bad_match) == swgpu::error_kind::bad_settings);
+    CHECK(swgpu::exit_code_of(*bad_match) == 2);
+    CHECK(std::string(bad_match->what()) == "match must be positive (got 0)");
+    auto hsps = on_cpu();
+    hsps.max_hsps = 0;
+    const auto bad_hsps = caught([&] { swgpu::search({{"p", "MKVLAAGIVG"}}, {{"q", "MKVLAAGIVG"}}, hsps); });
+    REQUIRE(bad_hsps);
+    CHECK(std::string(bad_hsps->what()).find("--") == std::string::npos);
+    CHECK(std::string(bad_hsps->what()).find("max_hsps") != std::string::npos);
+    auto cbs = on_cpu();
+    cbs.comp_based_stats = 1;
+    cbs.matrix = "BLOSUM62";
+    cbs.gap_open = 11;
+    const auto wrong_type = caught([&] { swgpu::search({{"r", "ACGTACGTACGTACGTACGTAC"}}, {{"g", "ACGTACGTACGTACGTACGTAC"}}, cbs); });
+    REQUIRE(wrong_type);
+    CHECK(swgpu::kind_of(*wrong_type) == swgpu::error_kind::bad_settings);
+    CHECK(std::string(wrong_type->what()).find("--") == std::string::npos);
+    // The rewording itself, on messages core and io word for the command line.
+    CHECK(swgpu::detail::setting_names("--match/--mismatch score DNA; use --matrix, or --seqtype dna") ==
+          "match/mismatch score DNA; use matrix, or type dna");
+    CHECK(swgpu::detail::setting_names("-k/--max-target-seqs must be at least 1; --gpu-mem '4X' (--comp-based-stats)") ==
+          "max_target_seqs must be at least 1; gpu_memory '4X' (comp_based_stats)");
+    CHECK(swgpu::detail::setting_names("file a--b.fa: 3--4 residues") == "file a--b.fa: 3--4 residues");
+    const auto missing = caught([&] { swgpu::read_sequences("/nonexistent/swgpu-library.fa"); });
+    REQUIRE(missing);
+    CHECK(swgpu::kind_of(*missing) == swgpu::error_kind::bad_input);
+}
+
 TEST_CASE("library: summed-area tables equal the textbook sums, per channel", "[library]") {
     auto image = swgpu::array::zeros<std::uint8_t>({5, 7, 2});
     std::mt19937 rng(3);
@@ -236,6 +343,14 @@ TEST_CASE("library: integral histograms equal textbook counts, by the 8-bit rule
         }
     CHECK(e.at<std::uint32_t>({5, 8, 0}) == low);
     CHECK(e.at<std::uint32_t>({5, 8, 1}) == high);
+    // A binning out of range: the message names the argument, not ihist's option.
+    try {
+        swgpu::integral_histogram(image, 70000, {}, swgpu::backend::cpu);
+        FAIL("70000 bins were accepted");
+    } catch (const swgpu::error& bad) {
+        CHECK(swgpu::kind_of(bad) == swgpu::error_kind::bad_settings);
+        CHECK(std::string(bad.what()) == "bins must be between 1 and 65535");
+    }
     CHECK_THROWS_AS(swgpu::integral_histogram(swgpu::array::zeros<std::uint8_t>({2, 2, 3}), 4), swgpu::error);
     CHECK_THROWS_AS(swgpu::integral_histogram(image, 0), swgpu::error);
 }

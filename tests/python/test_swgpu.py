@@ -704,7 +704,7 @@ def test_residues_given_where_a_path_is_expected_are_one_clear_error():
 def test_align_pair_refuses_several_alignments_and_names_the_call_that_gives_them():
     with pytest.raises(swgpu.Error) as e:
         swgpu.align_pair("HEAGAWGHEE", "PAWHEAE", max_hsps=3)
-    assert e.value.exit_code == 2 and "max_hsps" in str(e.value)
+    assert e.value.exit_code == 2 and "max_hsps" in str(e.value) and "align_pair_all" in str(e.value)
 
 
 def test_the_package_metadata_is_pyprojects_and_its_version_the_modules():
@@ -730,3 +730,57 @@ def test_hits_as_columns_and_as_a_data_frame(demo_hits):
         return
     frame = swgpu.hits_to_frame(demo_hits)
     assert list(frame["sseqid"]) == cols["sseqid"] and len(frame) == len(demo_hits)
+
+
+def test_the_stubs_name_every_keyword_of_every_call():
+    # Each public call's parameters, as the stub file (__init__.pyi) declares them, are those it takes: the keyword
+    # settings of the alignment calls are _settings's, spelled out in the stubs rather than hidden behind **settings.
+    import ast
+    import inspect
+
+    stub = ast.parse((pathlib.Path(swgpu.__file__).parent / "__init__.pyi").read_text())
+    declared = {}
+    for node in stub.body:
+        if isinstance(node, ast.FunctionDef):
+            declared[node.name] = node.args
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    declared[node.name] = item.args
+    settings = list(inspect.signature(swgpu._settings).parameters)
+
+    def taken(call):
+        names = []
+        for p in inspect.signature(call).parameters.values():
+            if p.kind is inspect.Parameter.VAR_KEYWORD:
+                names += [s for s in settings if s not in names]
+            elif p.name != "self":
+                names.append(p.name)
+        return names
+
+    checked = 0
+    for name in swgpu.__all__:
+        obj = getattr(swgpu, name)
+        if name in ("Error", "Hit", "Sequence") or not callable(obj):
+            continue
+        call = obj.__init__ if inspect.isclass(obj) else obj
+        assert name in declared, name + " has no stub"
+        if inspect.isbuiltin(call):  # the module's own function (gpu_available): no Python signature to hold it to
+            continue
+        args = declared[name]
+        stubbed = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs if a.arg != "self"]
+        assert args.kwarg is None, name + "'s stub hides keywords behind **" + args.kwarg.arg
+        assert sorted(stubbed) == sorted(taken(call)), name
+        checked += 1
+    assert checked >= 10
+
+
+def test_align_pair_all_gives_search_for_one_pair_with_max_hsps():
+    core = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQFEVVHSLAKWKRQTLGQHDFSAGEG"
+    q = swgpu.Sequence("q", core)
+    s = swgpu.Sequence("s1", "GGGG" + core[40:] + "PPPPPPPP" + core[:60] + "WWWW")
+    hits = swgpu.align_pair_all(q, s, max_hsps=4, backend="cpu")
+    assert len(hits) >= 2
+    assert hits == swgpu.search([q], [s], max_hsps=4, backend="cpu")
+    assert hits[0] == swgpu.align_pair(q, s, backend="cpu")
+    assert swgpu.align_pair_all("AAAA", "CCCC", backend="cpu") == []

@@ -22,7 +22,7 @@ from ._swgpu import Error, Hit, Sequence, gpu_available, read_sequences  # noqa:
 from ._swgpu import __version__  # noqa: F401
 from . import _swgpu
 
-__all__ = ["Error", "Hit", "Sequence", "Database", "gpu_available", "hits_to_dict", "hits_to_frame", "read_sequences", "search", "align_pair", "sat", "ihist",
+__all__ = ["Error", "Hit", "Sequence", "Database", "gpu_available", "hits_to_dict", "hits_to_frame", "read_sequences", "search", "align_pair", "align_pair_all", "sat", "ihist",
            "triangular_solve", "sor", "sweep3d"]
 
 
@@ -202,10 +202,22 @@ def align_pair(query, subject, **settings):
         >>> h = swgpu.align_pair("HEAGAWGHEE", "PAWHEAE", matrix="BLOSUM50", gap_open=13, gap_extend=2)
         >>> h.score, h.cigar
     """
-    def one(x, name):
-        return Sequence(name, x) if isinstance(x, str) else _sequence(x, name)
+    return _swgpu._align_pair(_pair_member(query, "query"), _pair_member(subject, "subject"), _settings(**settings))
 
-    return _swgpu._align_pair(one(query, "query"), one(subject, "subject"), _settings(**settings))
+
+def _pair_member(x, name):
+    return Sequence(name, x) if isinstance(x, str) else _sequence(x, name)
+
+
+def align_pair_all(query, subject, **settings):
+    """Every alignment of two sequences that max_hsps asks for (per strand for DNA): a list of Hit, as
+    swgpu.search([query], [subject], **settings) gives them. Where none passes evalue, the best alignment all the
+    same (align_pair's); an empty list for a pair with no positive-scoring alignment.
+
+        >>> hits = swgpu.align_pair_all(q, s, max_hsps=3)
+    """
+    return _swgpu._align_pair_all(_pair_member(query, "query"), _pair_member(subject, "subject"),
+                                  _settings(**settings))
 
 
 def sat(image, *, dtype=None, backend="auto"):

@@ -122,8 +122,25 @@ class Database:
     def residues(self) -> int: ...
 
 
-def align_pair(query: Union[_Record, str], subject: Union[_Record, str], **settings: Any) -> Hit:
+def align_pair(query: Union[_Record, str], subject: Union[_Record, str], *,
+               matrix: Optional[Union[str, "os.PathLike[str]"]] = ...,
+               gap_open: Optional[int] = ..., gap_extend: Optional[int] = ..., match: Optional[int] = ...,
+               mismatch: Optional[int] = ..., max_target_seqs: int = ..., evalue: float = ..., evalues: bool = ...,
+               strand: str = ..., seqtype: str = ..., backend: _Backend = ..., gpus: Optional[int] = ...,
+               gpu_memory: int = ..., threads: int = ..., mode: str = ..., seg: bool = ..., dust: bool = ...,
+               comp_based_stats: int = ..., max_hsps: int = ...) -> Hit:
     """The best local alignment of two sequences (both strands for DNA)."""
+    ...
+
+
+def align_pair_all(query: Union[_Record, str], subject: Union[_Record, str], *,
+                   matrix: Optional[Union[str, "os.PathLike[str]"]] = ...,
+                   gap_open: Optional[int] = ..., gap_extend: Optional[int] = ..., match: Optional[int] = ...,
+                   mismatch: Optional[int] = ..., max_target_seqs: int = ..., evalue: float = ..., evalues: bool = ...,
+                   strand: str = ..., seqtype: str = ..., backend: _Backend = ..., gpus: Optional[int] = ...,
+                   gpu_memory: int = ..., threads: int = ..., mode: str = ..., seg: bool = ..., dust: bool = ...,
+                   comp_based_stats: int = ..., max_hsps: int = ...) -> List[Hit]:
+    """Every alignment of two sequences that max_hsps asks for, as search([query], [subject]) gives them."""
     ...
 
 

@@ -266,6 +266,7 @@ struct search_results {
     std::vector<std::vector<printed_hit>> hits;        // per query, as finish_hits gives them
     std::size_t queries_finished_during_search = 0;    // aligned while the backend was still searching
     std::chrono::steady_clock::time_point score_pass_done;  // when the backend's last search returned
+    std::chrono::steady_clock::time_point finished;  // when the hits were finished, before the steps after them
     bool finished_here = true;  // false on the processes that left finishing to another one (combine)
 };
 search_results search_and_finish(const query_strands& queries, const scoring& sc, const search_run_options& opt,

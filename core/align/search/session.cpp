@@ -1,74 +1,25 @@
-#include "app/align/search_session.hpp"
-
-#include <sys/stat.h>
-#include <unistd.h>
+#include "core/align/search/session.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdlib>
-#include <iostream>
+#include <cmath>
+#include <limits>
 #include <span>
 
-#include "core/progress.hpp"
 #include "core/align/long_pair/long_pair.hpp"
 #include "core/align/long_pair/runner.hpp"
 #include "core/align/placement.hpp"
 #include "core/align/search/score_pass.hpp"
 #include "core/align/statistics.hpp"
+#include "core/error.hpp"
+#include "core/progress.hpp"
 #include "core/tuning.hpp"
-#include "io/align/matrix_file.hpp"
-#include "gpu/gpu.hpp"
 
-namespace swgpu::app {
+namespace swgpu {
 
 using clock = std::chrono::steady_clock;
 
-namespace {
-
-
-// "--gpu-mem": bytes, or a number with K, M or G (powers of 1024). Empty: 0, the backend's default (what is free).
-
-bool file_exists(const std::string& path) {
-    struct stat st{};
-    return ::stat(path.c_str(), &st) == 0;
-}
-
-// --matrix: a built-in name, or a file. A word that is neither is reported as an unknown name (a command-line error)
-// rather than as a missing file.
-substitution_matrix matrix_from_option(const std::string& name_or_path) {
-    if (name_or_path.find('/') == std::string::npos && !file_exists(name_or_path)) {
-        bool builtin = false;
-        for (const auto& n : substitution_matrix::builtin_names()) {
-            std::string a = n, b = name_or_path;
-            for (auto& c : a) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-            for (auto& c : b) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-            builtin = builtin || a == b || b == "EDNAFULL";
-        }
-        if (!builtin) return substitution_matrix::builtin(name_or_path);  // throws the usage error listing names
-    }
-    return io::load_matrix(name_or_path);
-}
-
-}  // namespace
-
-scoring make_scoring(const scoring_request& r) {
-    scoring sc{r.type == seq_type::dna && r.matrix.empty() ? substitution_matrix::match_mismatch(r.match, r.mismatch)
-               : r.matrix.empty()                          ? substitution_matrix::builtin("BLOSUM62")
-                                                           : matrix_from_option(r.matrix),
-               {}, r.type};
-    sc.gaps = default_gaps(sc.matrix, r.type);
-    if (r.gap_open) sc.gaps.open = *r.gap_open;
-    if (r.gap_extend) sc.gaps.extend = *r.gap_extend;
-    validate(sc);
-    if (r.evalues && !evalue_calculator::supported(sc))
-        evalue_calculator(sc, 0, 0);  // throws the usage error that names the supported pairs
-    return sc;
-}
-
 search_session::search_session(options opt, std::chrono::steady_clock::time_point started)
-    : opt_(std::move(opt)), started_(started) {
-    if (opt_.use_gpu) gpus_ = std::make_unique<gpu::gpu_search>(opt_.gpu, started_);  // starts them in the background
-}
+    : opt_(std::move(opt)), started_(started) {}
 
 search_session::~search_session() = default;
 
@@ -76,26 +27,31 @@ search_session::~search_session() = default;
 // options.
 void search_session::compose(const scoring& sc) {
     sc_ = &sc;
+    if (opt_.composition) composition_.emplace(sc.matrix);
     pool_ = std::make_unique<thread_pool>(static_cast<unsigned>(opt_.threads));
     progress_ = std::make_unique<progress_line>(opt_.progress);
-    if (gpus_) {
-        // Printed alignments on the GPU after the search, the largest on the CPU threads beside it; or with
-        // --gpu-align cpu on the CPU threads while the GPU searches for the last queries, the GPU then running the
-        // queries in batches, two in flight, which costs it about 1.5 %.
-        gpu::gpu_search::backend_options how;
-        how.align = opt_.alignments && opt_.gpu_align != "cpu";
-        how.overlap = opt_.alignments && opt_.gpu_align == "cpu";
-        how.timing = &gpu_aligned_;
-        base_ = gpus_->backend(sc, how);
-        if (!gpus_->description().empty()) info(gpus_->description());
+    if (opt_.devices) {
+        // Printed alignments on the GPU after the search, the largest on the CPU threads beside it; or on the CPU
+        // threads while the GPU searches for the last queries, the GPU then running the queries in batches, two in
+        // flight, which costs it about 1.5 %.
+        search_devices::backend_options how;
+        how.align = opt_.alignments && !opt_.align_on_cpu;
+        how.overlap = opt_.alignments && opt_.align_on_cpu;
+        base_ = opt_.devices->backend(sc, how);
+        if (!opt_.devices->description().empty()) info(opt_.devices->description());
     } else {
         base_ = std::make_unique<cpu_search_backend>(sc, *pool_);
     }
     backend_ = base_.get();
     compose_long_pairs(sc);
-    run_.max_hits = opt_.max_hits;
+    // The hits kept per query; with composition-based statistics, the preliminary hits that it then rescores.
+    run_.max_hits = std::max(opt_.k, opt_.keep_at_least);
     run_.evalues = opt_.evalues;
-    run_.max_evalue = opt_.max_evalue;
+    run_.max_evalue = opt_.evalue;
+    if (composition_) {
+        run_.max_hits = composition_preliminary_hits(run_.max_hits);
+        run_.max_evalue = composition_preliminary_evalue(opt_.evalue);
+    }
     run_.alignments = opt_.alignments;
 }
 
@@ -108,8 +64,8 @@ void search_session::compose_long_pairs(const scoring& sc) {
         std::unique_ptr<long_pair::backend> be = base_->long_pair_backend(q, d);
         // --long-policy (the GPU's forward kernels; auto: the faster by data/long_pair_policy.tsv for the pair's cells)
         const double cells = double(q.size()) * double(d.size());
-        be->use_policy(opt_.long_policy == "compensation" ||
-                               (opt_.long_policy == "auto" &&
+        be->use_policy(opt_.policy == long_policy::compensation ||
+                               (opt_.policy == long_policy::automatic &&
                                 long_pair::fastest_policy(cells) == long_pair::policy::compensation)
                            ? long_pair::policy::compensation
                            : long_pair::policy::antidiagonal);
@@ -137,21 +93,22 @@ void search_session::compose_long_pairs(const scoring& sc) {
         progress_->clear();
         info(what);
     };
-    if (opt_.mode != "pairwise") {
+    if (opt_.mode != pair_mode::pairwise) {
         windows_ = std::make_unique<subject_windows>(sc);
         windowed_ = std::make_unique<windowed_backend>(*backend_, *windows_);
         backend_ = windowed_.get();
     }
     split_long_pairs::predicate is_long;
-    if (opt_.mode == "pairwise") is_long = [](std::size_t, std::size_t) { return true; };
-    else if (opt_.mode == "auto") {
+    if (opt_.mode == pair_mode::pairwise) is_long = [](std::size_t, std::size_t) { return true; };
+    else if (opt_.mode == pair_mode::automatic) {
         // Pairs of at least `cells` cells whose shorter sequence has `side` residues go pairwise: per backend, from
         // measurements (data/tuning.tsv; a CPU pair of 11 kbp took 0.56 s through the database pass against 0.10 s
         // pairwise on 2 cores, where the GPU's database kernel is the faster up to about 2^27 cells).
-        const std::string arch = gpus_ ? gpu::architecture(opt_.gpu.device) : std::string("*");
-        const double cells = tuning::real(gpus_ ? "long.auto_cells" : "long.auto_cells_cpu", arch);
+        const bool gpus = opt_.devices != nullptr;
+        const std::string arch = gpus ? opt_.devices->architecture() : std::string("*");
+        const double cells = tuning::real(gpus ? "long.auto_cells" : "long.auto_cells_cpu", arch);
         const auto side = static_cast<std::size_t>(
-            std::max<std::int64_t>(1, tuning::integer(gpus_ ? "long.auto_min_side" : "long.auto_min_side_cpu", arch)));
+            std::max<std::int64_t>(1, tuning::integer(gpus ? "long.auto_min_side" : "long.auto_min_side_cpu", arch)));
         is_long = [cells, side](std::size_t a, std::size_t b) {
             return std::min(a, b) >= side && double(a) * double(b) >= cells;
         };
@@ -171,8 +128,9 @@ std::optional<int> search_session::best_apart(std::span<const std::uint8_t> quer
 }
 
 // The pipeline, with a progress display on a terminal: a bar and the time left for a database that knows its size
-// (.swdb), how much was searched for a FASTA file.
-search_results search_session::search(const query_strands& queries, chunk_source& database, std::uint64_t total) {
+// (.swdb), how much was searched for a FASTA file; then the steps after the score pass where this process finishes.
+search_results search_session::search(const query_strands& queries, const query_masking& masking,
+                                      chunk_source& database, std::uint64_t total) {
     search_results results = search_and_finish(
         queries, *sc_, run_, database, *backend_, *pool_, [this, total](const scan_progress& p) {
             // The whole database's residues: a .swdb knows them; a file read in chunks once its last chunk is read.
@@ -190,7 +148,70 @@ search_results search_session::search(const query_strands& queries, chunk_source
             }
         });
     progress_->clear();
+    results.finished = clock::now();
+    if (results.finished_here) refine(results, queries, masking);
     return results;
 }
 
-}  // namespace swgpu::app
+std::uint64_t search_session::mask(query_strands& queries, query_masking& masking,
+                                   const substitution_matrix& m) const {
+    if (!opt_.mask) return 0;
+    return masking.mask(queries, m, *opt_.mask);
+}
+
+// The steps after the score pass in their one order (refinements.hpp, refine_results): composition, the printed k
+// (the pipeline kept keep_at_least per query for SAM: the scan's hits give MAPQ), further alignments per pair,
+// identities on the queries' letters as read, and SAM's and PAF's placements.
+void search_session::refine(search_results& results, const query_strands& queries,
+                            const query_masking& masking) const {
+    refinement_options o;
+    o.composition = composition_ ? &*composition_ : nullptr;
+    o.k = opt_.k;
+    o.evalue = opt_.evalue;
+    o.evalues = opt_.evalues;
+    o.max_hsps = opt_.max_hsps;
+    o.zdrop = opt_.zdrop;
+    o.threads = opt_.threads;
+    o.progress = opt_.progress;
+    o.alignments = run_.alignments;
+    if (opt_.placements) o.placements = [&](search_results& r) { add_placements(r, queries); };
+    const std::size_t linear = refine_results(results, queries, masking, *sc_, o);
+    if (linear > 0)
+        info("--max-hsps: " + std::to_string(linear) + " long pair(s) searched again in linear memory, a forward pass "
+             "per further alignment");
+}
+
+// SAM's and PAF's MAPQ see a read's best other placement on the subject and strand of its primary hit, not only those
+// on other subjects and strands: for each query's first printed hit, the best alignment of its pair apart from it.
+void search_session::add_placements(search_results& results, const query_strands& queries) const {
+    if (!results.statistics) return;  // MAPQ 255 without statistics
+    std::vector<std::size_t> todo;
+    for (std::size_t q = 0; q < results.hits.size(); ++q)
+        if (!results.hits[q].empty() && results.hits[q].front().aln.score > 0) todo.push_back(q);
+    const evalue_calculator& stats = *results.statistics;
+    pool_->parallel_for(todo.size(), [&](std::size_t k) {
+        printed_hit& h = results.hits[todo[k]].front();
+        const auto& subject = results.scan.subjects.at(h.subject).residues;
+        // Placements more than 20 bits below the primary leave MAPQ at 60 (io::mapping_quality): not looked for.
+        const double per_point = stats.bit_score(h.score) - stats.bit_score(h.score - 1);
+        const int floor = per_point > 0 ? h.score - static_cast<int>(std::ceil(20.0 / per_point)) : 0;
+        if (auto apart = best_apart(queries.residues(todo[k], h.str), subject, h.score, h.aln, floor))
+            h.apart = *apart;
+    });
+}
+
+bool resident_records::next(sequence_set&) {
+    throw runtime_failure("internal error: resident records are read in place");
+}
+
+chunk_source::kept_chunk resident_records::next_kept(search_backend& backend) {
+    if (given_) return {};
+    given_ = true;
+    if (prepared_for_ != &backend) {
+        prepared_ = backend.prepare(records_);
+        prepared_for_ = &backend;
+    }
+    return {&records_, prepared_.get(), unknown_};
+}
+
+}  // namespace swgpu
