@@ -219,61 +219,6 @@ void integral_histogram_into(dtype type, const std::vector<std::int64_t>& shape,
 
 namespace {
 
-// The triangle `part` of a CSR matrix as levels::csr_matrix (columns ascending, duplicates summed, entries outside the
-// triangle dropped), checked as `swgpu levels` checks a Matrix Market file.
-levels::csr_matrix triangle_of(const csr_matrix& m, levels::triangle part) {
-    const std::string where = "triangular_solve";
-    if (m.rows < 0 || m.cols < 0) throw input_error(where, "a negative matrix extent");
-    if (m.rows != m.cols)
-        throw input_error(where, "the matrix is " + std::to_string(m.rows) + " x " + std::to_string(m.cols) +
-                                     "; a triangular solve needs a square matrix");
-    if (m.rows == 0) throw input_error(where, "the matrix is empty (0 x 0)");
-    if (m.rows >= std::numeric_limits<std::int32_t>::max()) throw input_error(where, "2^31 rows or more are not supported");
-    const auto rows = static_cast<std::size_t>(m.rows);
-    if (m.indptr.size() != rows + 1)
-        throw input_error(where, "indptr has " + std::to_string(m.indptr.size()) + " entries; " +
-                                     std::to_string(rows + 1) + " expected (rows + 1)");
-    if (m.indices.size() != m.data.size())
-        throw input_error(where, "indices and data differ in length");
-    if (m.indptr[0] != 0 || m.indptr[rows] != static_cast<std::int64_t>(m.indices.size()))
-        throw input_error(where, "indptr must start at 0 and end at the number of entries");
-    for (std::size_t r = 0; r < rows; ++r)
-        if (m.indptr[r + 1] < m.indptr[r]) throw input_error(where, "indptr must not decrease");
-    if (const numerics::nonfinite bad = numerics::find_nonfinite(std::span<const double>(m.data)); bad.count > 0)
-        throw input_error(where, "the matrix " + numerics::nonfinite_message(bad, "entry " + std::to_string(bad.first) +
-                                                                                      " of data"));
-    const bool upper = part == levels::triangle::upper;
-    levels::csr_matrix t;
-    t.rows = m.rows;
-    t.row_ptr.assign(rows + 1, 0);
-    std::vector<std::pair<std::int32_t, double>> row;
-    for (std::size_t r = 0; r < rows; ++r) {
-        row.clear();
-        for (auto k = static_cast<std::size_t>(m.indptr[r]); k < static_cast<std::size_t>(m.indptr[r + 1]); ++k) {
-            const std::int64_t c = m.indices[k];
-            if (c < 0 || c >= m.cols)
-                throw input_error(where, "row " + std::to_string(r + 1) + " has an entry in column " +
-                                             std::to_string(c + 1) + ", outside the " + std::to_string(m.rows) + " x " +
-                                             std::to_string(m.cols) + " matrix");
-            const auto i = static_cast<std::int64_t>(r);
-            if (upper ? c < i : c > i) continue;
-            row.emplace_back(static_cast<std::int32_t>(c), m.data[k]);
-        }
-        std::stable_sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-        for (std::size_t k = 0; k < row.size(); ++k) {
-            if (k > 0 && row[k].first == row[k - 1].first) {
-                t.val.back() += row[k].second;
-                continue;
-            }
-            t.col.push_back(row[k].first);
-            t.val.push_back(row[k].second);
-        }
-        t.row_ptr[r + 1] = static_cast<std::int64_t>(t.col.size());
-    }
-    levels::check_triangular(t, part, where);
-    return t;
-}
-
 const char* reason_name(sor::stop_reason r) {
     switch (r) {
         case sor::stop_reason::converged: return "converged";
@@ -288,7 +233,8 @@ const char* reason_name(sor::stop_reason r) {
 std::vector<double> triangular_solve(const csr_matrix& matrix, const std::vector<double>& b, bool lower,
                                      backend where) {
     const levels::triangle part = lower ? levels::triangle::lower : levels::triangle::upper;
-    const levels::csr_matrix t = triangle_of(matrix, part);
+    const levels::csr_matrix t = levels::triangle_from_csr(
+        {matrix.rows, matrix.cols, matrix.indptr, matrix.indices, matrix.data}, part, "triangular_solve");
     if (static_cast<std::int64_t>(b.size()) != t.rows)
         throw input_error("triangular_solve", "b has " + std::to_string(b.size()) + " elements; the matrix has " +
                                                   std::to_string(t.rows) + " rows");

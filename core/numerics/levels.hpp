@@ -192,6 +192,18 @@ struct csr_matrix {
     std::int64_t nonzeros() const { return static_cast<std::int64_t>(col.size()); }
 };
 
+// A general sparse matrix in CSR form as a caller holds it (0-based, 64-bit indices, any order within a row).
+struct csr_view {
+    std::int64_t rows = 0, cols = 0;
+    std::span<const std::int64_t> indptr, indices;  // rows + 1; one per entry
+    std::span<const double> data;                   // one per entry
+};
+// The triangle `part` of `m` (columns ascending, duplicates summed, entries outside the triangle dropped), checked as
+// `swgpu levels` checks a Matrix Market file: input_error naming `where` for a matrix that is not square, empty, has
+// 2^31 rows or more, inconsistent indptr, indices or data, a column out of range, a non-finite entry, or a triangle
+// check_triangular refuses.
+csr_matrix triangle_from_csr(const csr_view& m, triangle part, const std::string& where);
+
 // The dependences of row i are its off-diagonal columns; the diagonal is the last entry of a lower row and the first
 // of an upper one. check_triangular throws input_error naming `where` when a row has an entry outside the triangle or
 // a missing or zero diagonal (1-based row in the message, as Matrix Market counts).
