@@ -73,7 +73,8 @@ swgpu::search_settings make_settings(const py::object& matrix, const py::object&
                                      double evalue, bool evalues, const std::string& strand, const std::string& seqtype,
                                      const std::string& backend, const py::object& gpus, long long gpu_memory,
                                      long long threads, const std::string& mode, bool seg, bool dust,
-                                     long long comp_based_stats, long long max_hsps) {
+                                     long long comp_based_stats, long long max_hsps,
+                                     const py::object& zdrop) {
     swgpu::search_settings s;
     if (!matrix.is_none()) {
         if (!py::isinstance<py::str>(matrix))
@@ -116,6 +117,11 @@ swgpu::search_settings make_settings(const py::object& matrix, const py::object&
     if (max_hsps < 1 || max_hsps > 1000000)
         raise(swgpu::exit_code::bad_command_line, "max_hsps must be at least 1, not " + std::to_string(max_hsps));
     s.max_hsps = static_cast<int>(max_hsps);
+    const long long z = optional_int(zdrop, -1, "zdrop");
+    if (z < 0 && !zdrop.is_none())
+        raise(swgpu::exit_code::bad_command_line, "zdrop must be 0 or more (or None: not cut), not " + std::to_string(z));
+    if (z > 1000000000) raise(swgpu::exit_code::bad_command_line, "zdrop must be at most 10^9");
+    s.zdrop = static_cast<int>(z);
     return s;
 }
 
@@ -468,7 +474,7 @@ void bind_search(py::module_& m) {
           py::arg("mismatch"), py::arg("max_target_seqs"), py::arg("evalue"), py::arg("evalues"), py::arg("strand"),
           py::arg("seqtype"), py::arg("backend"), py::arg("gpus"), py::arg("gpu_memory"), py::arg("threads"),
           py::arg("mode"), py::arg("seg"), py::arg("dust"), py::arg("comp_based_stats"), py::arg("max_hsps"),
-          "search_settings from the keywords of swgpu.search (None: the default).");
+          py::arg("zdrop"), "search_settings from the keywords of swgpu.search (None: the default).");
 
     m.def("read_sequences",
           [](const std::string& path) { return interruptible([&] { return swgpu::read_sequences(path); }); },

@@ -73,6 +73,8 @@ void check(const search_settings& s) {
         throw usage_error("comp_based_stats 1 adjusts E-values; it does not go with evalues off");
     if (s.seg && s.dust) throw usage_error("seg masks protein and dust masks DNA; set one of them");
     if (s.max_hsps < 1) throw usage_error("max_hsps must be at least 1 (got " + std::to_string(s.max_hsps) + ")");
+    if (s.zdrop < -1)
+        throw usage_error("zdrop must be 0 or more, or -1 for alignments not cut (got " + std::to_string(s.zdrop) + ")");
 }
 
 // What the settings ask of one type of sequences (the command line's messages, named as the settings).
@@ -83,6 +85,8 @@ void check_for_type(const search_settings& s, seq_type type) {
         throw usage_error("seg masks protein, but the sequences are DNA; use dust, or type protein");
     if (type == seq_type::dna && s.comp_based_stats == 1)
         throw usage_error("comp_based_stats 1 applies to protein, but the sequences are DNA");
+    if (type == seq_type::protein && s.zdrop >= 0)
+        throw usage_error("zdrop cuts DNA alignments into collinear blocks, but the sequences are protein; or type dna");
 }
 
 }  // namespace
@@ -130,6 +134,7 @@ struct searcher {
         o.evalue = s.evalue;
         o.composition = s.comp_based_stats == 1;
         o.max_hsps = s.max_hsps;
+        o.zdrop = s.zdrop;
         if (s.seg) o.mask = masking::seg;
         if (s.dust) o.mask = masking::dust;
         session = std::make_unique<search_session>(std::move(o), started);

@@ -46,6 +46,9 @@ struct search_settings {
     bool dust = false;                   // DNA: mask them as N (blastn -dust yes -soft_masking false)
     int comp_based_stats = 0;            // 1: composition-based statistics (blastp -comp_based_stats 1); protein
     int max_hsps = 1;                    // alignments per (query, subject, strand), as the CLI's --max-hsps
+    int zdrop = -1;                      // DNA: each alignment cut into collinear blocks where its running score falls
+                                         // more than zdrop below its best beyond what one gap explains (minimap2's
+                                         // Z-drop; the CLI's --zdrop, docs/align.md); -1: not cut
     // A request on this token stops the call at its next check (between database chunks, batches of queries or
     // alignments, bands of a long pair) with swgpu::error of kind error_kind::interrupted. As with stop_calls, the
     // checks are the library's, not the call's: other calls running at that moment stop too.

@@ -434,3 +434,51 @@ TEST_CASE("library: SOR converges to the discrete solution, and sweep3d's fmod g
     CHECK(code_of([] { swgpu::sweep3d_fmod(0); }) == swgpu::exit_code::bad_command_line);
     CHECK(code_of([] { swgpu::sweep3d_fmod(3, 1, 1.0, swgpu::dtype::int32); }) == swgpu::exit_code::bad_command_line);
 }
+
+TEST_CASE("library: zdrop cuts alignments into collinear blocks as the command line's --zdrop", "[library][zdrop]") {
+    // A genome against a copy with its middle 2 kbp inverted: without zdrop one plus-strand alignment runs through the
+    // inversion; with it, the plus blocks on both sides and the minus block over it, as `swgpu align --zdrop` prints.
+    temp_dir dir("swgpu-library-zdrop");
+    const std::string genome = random_dna(12000, 17);
+    const std::string copy = genome.substr(0, 5000) + swgpu::reverse_complement(genome.substr(5000, 2000)) +
+                             genome.substr(7000);
+    std::ofstream(dir / "g.fa") << ">genome\n" << genome << "\n";
+    std::ofstream(dir / "c.fa") << ">copy\n" << copy << "\n";
+    const auto g = swgpu::read_sequences(dir / "g.fa"), c = swgpu::read_sequences(dir / "c.fa");
+    auto s = on_cpu();
+    s.max_hsps = 3;
+    const auto whole = swgpu::search(g, c, s);
+    s.zdrop = 200;
+    const auto blocks = swgpu::search(g, c, s);
+    const auto cli = run_program("align --backend cpu '" + (dir / "g.fa") + "' '" + (dir / "c.fa") +
+                                 "' --max-hsps 3 --zdrop 200" + columns);
+    REQUIRE(cli.code == 0);
+    CHECK(as_cli(blocks) == cli.out);
+    CHECK(whole.front().length > 11000);  // through the inversion
+    // Up to 3 blocks per strand: the three long ones, and chance stretches of the random sequences.
+    int plus = 0, minus = 0;
+    for (const auto& h : blocks) {
+        CHECK(h.length < 7100);
+        if (h.length > 1500) (h.sstrand == "plus" ? plus : minus) += 1;
+    }
+    CHECK(plus == 2);
+    CHECK(minus == 1);
+    // Errors name the setting: a negative zdrop, and zdrop on protein.
+    s.zdrop = -2;
+    try {
+        (void)swgpu::search(g, c, s);
+        FAIL("zdrop -2 was taken");
+    } catch (const swgpu::error& e) {
+        CHECK(swgpu::exit_code_of(e) == 2);
+        CHECK(std::string(e.what()).find("zdrop must be 0 or more") != std::string::npos);
+    }
+    s.zdrop = 10;
+    s.type = swgpu::sequence_type::protein;
+    try {
+        (void)swgpu::search({{"p", "MKTAYIAKQRQISFVKSHFSRQ"}}, {{"s", "MKTAYIAKQRQISFVKSHFSRQ"}}, s);
+        FAIL("zdrop on protein was taken");
+    } catch (const swgpu::error& e) {
+        CHECK(swgpu::exit_code_of(e) == 2);
+        CHECK(std::string(e.what()).find("zdrop cuts DNA alignments") != std::string::npos);
+    }
+}

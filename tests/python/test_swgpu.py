@@ -784,3 +784,26 @@ def test_align_pair_all_gives_search_for_one_pair_with_max_hsps():
     assert hits == swgpu.search([q], [s], max_hsps=4, backend="cpu")
     assert hits[0] == swgpu.align_pair(q, s, backend="cpu")
     assert swgpu.align_pair_all("AAAA", "CCCC", backend="cpu") == []
+
+
+def test_zdrop_cuts_alignments_as_the_command_line(tmp_path):
+    # A genome against a copy with its middle 2 kbp inverted: the two plus-strand blocks and the minus block, as
+    # `swgpu align --zdrop` prints them; errors for a negative zdrop and for protein.
+    import random
+    rng = random.Random(17)
+    genome = "".join(rng.choice("ACGT") for _ in range(12000))
+    middle = genome[5000:7000][::-1].translate(str.maketrans("ACGT", "TGCA"))
+    g, c = tmp_path / "g.fa", tmp_path / "c.fa"
+    g.write_text(">genome\n%s\n" % genome)
+    c.write_text(">copy\n%s\n" % (genome[:5000] + middle + genome[7000:]))
+    blocks = swgpu.search(g, c, max_hsps=3, zdrop=200, backend="cpu")
+    assert [as_columns(h) for h in blocks] == cli(g, c, "--max-hsps", 3, "--zdrop", 200)
+    assert sorted(h.sstrand for h in blocks if h.length > 1500) == ["minus", "plus", "plus"]
+    assert max(h.length for h in swgpu.search(g, c, backend="cpu")) > 11000
+    for settings in ({"zdrop": -1}, {"zdrop": "400"}):
+        with pytest.raises(swgpu.Error) as e:
+            swgpu.search(g, c, **settings)
+        assert e.value.exit_code == 2, settings
+    with pytest.raises(swgpu.Error) as e:
+        swgpu.search([("p", "MKTAYIAKQRQISFVKSHFSRQ")], [("s", "MKTAYIAKQRQISFVKSHFSRQ")], zdrop=10)
+    assert e.value.exit_code == 2 and "zdrop" in str(e.value)

@@ -34,7 +34,7 @@ def _error(code, message):
 
 def _settings(matrix=None, gap_open=None, gap_extend=None, match=None, mismatch=None, max_target_seqs=500,
               evalue=10.0, evalues=True, strand="both", seqtype="auto", backend="auto", gpus=None, gpu_memory=0,
-              threads=0, mode="auto", seg=False, dust=False, comp_based_stats=0, max_hsps=1):
+              threads=0, mode="auto", seg=False, dust=False, comp_based_stats=0, max_hsps=1, zdrop=None):
     def number(value, name, kind):
         if isinstance(value, bool) or not isinstance(value, kind):
             raise _error(2, "%s must be a number, not %r" % (name, value))
@@ -52,7 +52,8 @@ def _settings(matrix=None, gap_open=None, gap_extend=None, match=None, mismatch=
                             number(max_target_seqs, "max_target_seqs", int), float(number(evalue, "evalue", (int, float))),
                             bool(evalues), strand, seqtype, backend, gpus, number(gpu_memory, "gpu_memory", int),
                             number(threads, "threads", int), mode, seg, dust,
-                            number(comp_based_stats, "comp_based_stats", int), number(max_hsps, "max_hsps", int))
+                            number(comp_based_stats, "comp_based_stats", int), number(max_hsps, "max_hsps", int),
+                            zdrop if zdrop is None else number(zdrop, "zdrop", int))
 
 
 def hits_to_dict(hits):
@@ -132,8 +133,9 @@ def search(queries, database, *, matrix=None, gap_open=None, gap_extend=None, ma
     many GPUs; None: every visible one), threads (CPU threads; 0: one per hardware thread); also evalues (False: no
     statistics), gpu_memory (bytes per GPU; 0: what is free), mode ("auto", "search", "pairwise"), seg (True: mask
     the protein queries' low-complexity residues, as blastp -seg yes), dust (True: the same for DNA, as blastn -dust
-    yes), comp_based_stats (1: composition-based statistics, as blastp -comp_based_stats 1) and max_hsps (alignments
-    per query, subject and strand: the best, then those sharing no aligned pair with it, as --max-hsps).
+    yes), comp_based_stats (1: composition-based statistics, as blastp -comp_based_stats 1), max_hsps (alignments
+    per query, subject and strand: the best, then those sharing no aligned pair with it, as --max-hsps) and zdrop
+    (DNA: each alignment cut into collinear blocks by minimap2's Z-drop rule, as --zdrop; None: not cut).
 
     Long calls run without the GIL; Ctrl-C stops them (KeyboardInterrupt), and calls running on other threads at that
     moment raise swgpu.Error with exit_code 130.

@@ -103,7 +103,8 @@ def search(queries: _Records, database: _Records, *, matrix: Optional[Union[str,
            mismatch: Optional[int] = ..., max_target_seqs: int = ..., evalue: float = ..., strand: str = ...,
            seqtype: str = ..., backend: _Backend = ..., gpus: Optional[int] = ..., threads: int = ...,
            evalues: bool = ..., gpu_memory: int = ..., mode: str = ..., seg: bool = ..., dust: bool = ...,
-           comp_based_stats: int = ..., max_hsps: int = ...) -> List[Hit]:
+           comp_based_stats: int = ..., max_hsps: int = ...,
+           zdrop: Optional[int] = ...) -> List[Hit]:
     """Every query against every database sequence: the hits `swgpu align` prints, in its order."""
     ...
 
@@ -115,7 +116,8 @@ class Database:
                  mismatch: Optional[int] = ..., max_target_seqs: int = ..., evalue: float = ...,
                  evalues: bool = ..., strand: str = ..., seqtype: str = ..., backend: _Backend = ...,
                  gpus: Optional[int] = ..., gpu_memory: int = ..., threads: int = ..., mode: str = ...,
-                 seg: bool = ..., dust: bool = ..., comp_based_stats: int = ..., max_hsps: int = ...) -> None: ...
+                 seg: bool = ..., dust: bool = ..., comp_based_stats: int = ..., max_hsps: int = ...,
+           zdrop: Optional[int] = ...) -> None: ...
     def search(self, queries: _Records) -> List[Hit]: ...
     def __len__(self) -> int: ...
     @property
@@ -128,7 +130,8 @@ def align_pair(query: Union[_Record, str], subject: Union[_Record, str], *,
                mismatch: Optional[int] = ..., max_target_seqs: int = ..., evalue: float = ..., evalues: bool = ...,
                strand: str = ..., seqtype: str = ..., backend: _Backend = ..., gpus: Optional[int] = ...,
                gpu_memory: int = ..., threads: int = ..., mode: str = ..., seg: bool = ..., dust: bool = ...,
-               comp_based_stats: int = ..., max_hsps: int = ...) -> Hit:
+               comp_based_stats: int = ..., max_hsps: int = ...,
+           zdrop: Optional[int] = ...) -> Hit:
     """The best local alignment of two sequences (both strands for DNA)."""
     ...
 
@@ -139,7 +142,8 @@ def align_pair_all(query: Union[_Record, str], subject: Union[_Record, str], *,
                    mismatch: Optional[int] = ..., max_target_seqs: int = ..., evalue: float = ..., evalues: bool = ...,
                    strand: str = ..., seqtype: str = ..., backend: _Backend = ..., gpus: Optional[int] = ...,
                    gpu_memory: int = ..., threads: int = ..., mode: str = ..., seg: bool = ..., dust: bool = ...,
-                   comp_based_stats: int = ..., max_hsps: int = ...) -> List[Hit]:
+                   comp_based_stats: int = ..., max_hsps: int = ...,
+           zdrop: Optional[int] = ...) -> List[Hit]:
     """Every alignment of two sequences that max_hsps asks for, as search([query], [subject]) gives them."""
     ...
 
