@@ -133,7 +133,8 @@ void check_summed_area_table(dtype type, const std::vector<std::int64_t>& shape)
                      "use a smaller image");
 }
 
-array summed_area_table(const array& image, backend where) {
+array summed_area_table(const array& image, backend where, std::stop_token stop) {
+    const detail::stop_scope stopping(std::move(stop));
     check_summed_area_table(image.type(), image.shape());
     array result(summed_area_table_type(image.type()), image.shape());
     summed_area_table_into(image.type(), image.shape(), image.data(), result.data(), where);
@@ -192,7 +193,9 @@ int check_integral_histogram(dtype type, const std::vector<std::int64_t>& shape,
     return binning.bins;
 }
 
-array integral_histogram(const array& image, int bins, const std::vector<double>& edges, backend where) {
+array integral_histogram(const array& image, int bins, const std::vector<double>& edges, backend where,
+                         std::stop_token stop) {
+    const detail::stop_scope stopping(std::move(stop));
     const int b = check_integral_histogram(image.type(), image.shape(), bins, edges);
     array result(dtype::uint32, {image.shape()[0], image.shape()[1], static_cast<std::int64_t>(b)});
     integral_histogram_into(image.type(), image.shape(), image.data(), bins, edges,
@@ -231,7 +234,8 @@ const char* reason_name(sor::stop_reason r) {
 }  // namespace
 
 std::vector<double> triangular_solve(const csr_matrix& matrix, const std::vector<double>& b, bool lower,
-                                     backend where) {
+                                     backend where, std::stop_token stop) {
+    const detail::stop_scope stopping(std::move(stop));
     const levels::triangle part = lower ? levels::triangle::lower : levels::triangle::upper;
     const levels::csr_matrix t = levels::triangle_from_csr(
         {matrix.rows, matrix.cols, matrix.indptr, matrix.indices, matrix.data}, part, "triangular_solve");
@@ -253,6 +257,7 @@ std::vector<double> triangular_solve(const csr_matrix& matrix, const std::vector
 
 sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::vector<double>& boundary,
                        const sor_settings& settings) {
+    const detail::stop_scope stopping(settings.stop);
     if (n < 3) throw input_error("sor", "the grid needs at least 3 x 3 points (got " + std::to_string(n) + ")");
     if (n > (std::int64_t{1} << 20)) throw input_error("sor", "a grid of more than 2^20 x 2^20 points");
     // As `swgpu sor` counts them: about five float64 arrays of the grid at once (f, the initial and the current u,
@@ -291,7 +296,8 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
     return r;
 }
 
-array sweep3d_fmod(std::int64_t n, int loops, double c, dtype precision, backend where) {
+array sweep3d_fmod(std::int64_t n, int loops, double c, dtype precision, backend where, std::stop_token stop) {
+    const detail::stop_scope stopping(std::move(stop));
     check_sweep3d(n, loops, c, precision);
     array result(precision, {n, n, n});
     sweep3d_fmod_into(n, loops, c, precision, result.data(), where);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stop_token>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -72,7 +73,9 @@ constexpr dtype array::type_of() {
 // rows 0..i and columns 0..j, per channel; uint64 for unsigned inputs, int64 for signed ones, float64 for floating
 // ones; exact for integers and byte-identical on every backend. A float image holding NaN or an infinity is refused
 // (swgpu::error, bad input), as by the command.
-array summed_area_table(const array& image, backend where = backend::automatic);
+// A request on `stop` (as on search_settings::stop in <swgpu/align.hpp>) ends this call and the other numerical calls
+// below at their next check with swgpu::error of kind error_kind::interrupted (exit code 130).
+array summed_area_table(const array& image, backend where = backend::automatic, std::stop_token stop = {});
 // The table's element type for an image's: uint64 for unsigned integers, int64 for signed ones, float64 for floats.
 dtype summed_area_table_type(dtype image);
 // The same table for memory the caller owns (NumPy arrays): `image` holds the elements of `shape` ((H, W) or
@@ -91,7 +94,7 @@ void check_summed_area_table(dtype type, const std::vector<std::int64_t>& shape)
 // 8-bit v -> v·B/256, 16-bit v -> v·B/65536, other types B equal bins over [min, max]. B in 1..65535; the same on
 // every backend. A float image holding NaN or an infinity is refused (swgpu::error, bad input), as by the command.
 array integral_histogram(const array& image, int bins, const std::vector<double>& edges = {},
-                         backend where = backend::automatic);
+                         backend where = backend::automatic, std::stop_token stop = {});
 // The same for memory the caller owns (NumPy arrays): `image` (H, W) of `type` read in place, `out` receiving the
 // H x W x B counts (B = bins, or edges.size() - 1 when bins is 0). No host copy of the histogram is made.
 void integral_histogram_into(dtype type, const std::vector<std::int64_t>& shape, const void* image, int bins,
@@ -118,7 +121,7 @@ struct csr_matrix {
 // swgpu::error, bad input (exit code 1), for a matrix that is not square or is empty, an index out of range, a
 // missing or zero diagonal entry, a value or b[i] that is NaN or infinite, or b of another length than the rows.
 std::vector<double> triangular_solve(const csr_matrix& matrix, const std::vector<double>& b, bool lower = true,
-                                     backend where = backend::automatic);
+                                     backend where = backend::automatic, std::stop_token stop = {});
 
 // SOR for -lap u = f on an N x N grid (spacing 1 / (N - 1), Dirichlet values on the edges), as `swgpu sor` solves it
 // (core/numerics/sor.hpp): method "lex", "redblack", "ssor" or "mlssor" (layers K); omega 0: the optimal
@@ -133,6 +136,7 @@ struct sor_settings {
     int layers = 3;
     int stagnation = 1000;
     backend where = backend::automatic;
+    std::stop_token stop;  // a request ends the solve between sweeps (error_kind::interrupted)
 };
 struct sor_result {
     std::vector<double> u;                // N x N, row-major, the boundary included
@@ -154,7 +158,7 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
 // r = fmod(((r + A[i-1][j][k]) + A[i][j-1][k]) + A[i][j][k-1], c) with its neighbours' final values (0 outside).
 // The same bits on every backend. N in 1..4096, loops >= 1, c > 0 (else swgpu::error, bad settings).
 array sweep3d_fmod(std::int64_t n, int loops = 1, double c = 1.0, dtype precision = dtype::float64,
-                   backend where = backend::automatic);
+                   backend where = backend::automatic, std::stop_token stop = {});
 // The same into memory the caller owns, N^3 values of `precision` (NumPy arrays: the grid is held once). Call
 // check_sweep3d before taking that memory: it refuses bad settings (swgpu::error, bad settings) and a grid larger
 // than the memory available (out of memory, exit code 4).

@@ -482,3 +482,49 @@ TEST_CASE("library: zdrop cuts alignments into collinear blocks as the command l
         CHECK(std::string(e.what()).find("zdrop cuts DNA alignments") != std::string::npos);
     }
 }
+
+TEST_CASE("library: a std::stop_token stops the numerical calls too", "[library]") {
+    const auto kind = [](auto&& call) -> std::optional<swgpu::error_kind> {
+        try {
+            call();
+        } catch (const swgpu::error& e) {
+            return swgpu::kind_of(e);
+        }
+        return std::nullopt;
+    };
+    std::stop_source before;
+    before.request_stop();
+    const std::stop_token stopped = before.get_token();
+    const auto cpu = swgpu::backend::cpu;
+    swgpu::array image(swgpu::dtype::uint8, {4, 5});
+    swgpu::csr_matrix identity{2, 2, {0, 1, 2}, {0, 1}, {1.0, 1.0}};
+    const std::int64_t n = 9;
+    std::vector<double> f(n * n, 0.0), g(n * n, 1.0);
+    swgpu::sor_settings s;
+    s.where = cpu;
+    s.stop = stopped;
+    // A stop requested before a call: it does not start.
+    CHECK(kind([&] { swgpu::summed_area_table(image, cpu, stopped); }) == swgpu::error_kind::interrupted);
+    CHECK(kind([&] { swgpu::integral_histogram(image, 4, {}, cpu, stopped); }) == swgpu::error_kind::interrupted);
+    CHECK(kind([&] { swgpu::triangular_solve(identity, {1.0, 2.0}, true, cpu, stopped); }) ==
+          swgpu::error_kind::interrupted);
+    CHECK(kind([&] { swgpu::poisson_sor(n, f, g, s); }) == swgpu::error_kind::interrupted);
+    CHECK(kind([&] { swgpu::sweep3d_fmod(4, 1, 1.0, swgpu::dtype::float64, cpu, stopped); }) ==
+          swgpu::error_kind::interrupted);
+    // During a solve that would run its 10^6 sweeps (a tolerance it cannot reach): it ends at the next sweep.
+    const std::int64_t big = 512;
+    std::vector<double> fb(big * big, 1.0), gb(big * big, 0.0);
+    std::stop_source during;
+    s.stop = during.get_token();
+    s.tol = 1e-300;
+    s.max_sweeps = 1000000;
+    s.stagnation = 0;
+    std::jthread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        during.request_stop();
+    });
+    CHECK(kind([&] { swgpu::poisson_sor(big, fb, gb, s); }) == swgpu::error_kind::interrupted);
+    // The request ends with the call: the next ones run.
+    CHECK(swgpu::triangular_solve(identity, {1.0, 2.0}, true, cpu) == std::vector<double>{1.0, 2.0});
+    CHECK(swgpu::summed_area_table(image, cpu).shape() == std::vector<std::int64_t>{4, 5});
+}
