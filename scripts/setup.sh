@@ -16,7 +16,7 @@ if [ "$what" = all ]; then
   packages+=(libseqan3-dev catch2 python3-numpy fasta3 ncbi-blast+ samtools libparasail-dev libopencv-core-dev
              libopencv-imgproc-dev python3-dev python3-pybind11 pybind11-dev python3-scipy python3-pytest
              python3-setuptools python3-pip clang libclang-rt-14-dev  # clang and its libFuzzer: scripts/fuzz.sh
-             lintian help2man python3-build python3-venv)  # the Debian package and the wheel (tests/install)
+             lintian help2man dpkg-dev file python3-build python3-venv)  # the .deb and the wheel (tests/install)
 fi
 missing=()
 for p in "${packages[@]}"; do
