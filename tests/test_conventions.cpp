@@ -4,6 +4,7 @@
 // joins by adding a row; a promise it breaks fails here. CPU = GPU bytes per row: tests/gpu/test_conventions_backends.cpp.
 #include <catch2/catch.hpp>
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,12 +50,25 @@ std::vector<std::string> temporaries(const fs::path& dir) {
 // the signal that ended it (128 + signal) or its exit code.
 int interrupted(const fs::path& dir, const std::string& args, int sig, std::chrono::milliseconds delay) {
     const std::string cmd = "exec '" + swgpu_binary() + "' " + args + " >/dev/null 2>&1 </dev/null";
+    // The child is a copy of this test program until it execs, with the test framework's handlers of SIGINT and
+    // SIGTERM: a signal sent in that window (a loaded machine, a short delay) would be reported as this test's fatal
+    // error. The signals stay blocked across the fork, the child takes their default action and unblocks them (one
+    // sent already then ends it, as it would end the shell), and only then execs.
+    sigset_t both, before;
+    ::sigemptyset(&both);
+    ::sigaddset(&both, SIGINT);
+    ::sigaddset(&both, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &both, &before);
     const pid_t pid = ::fork();
     if (pid == 0) {
+        ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGTERM, SIG_DFL);
+        ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
         if (::chdir(dir.c_str()) != 0) ::_exit(127);
         ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     std::this_thread::sleep_for(delay);
     ::kill(pid, sig);
     int status = 0;
