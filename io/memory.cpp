@@ -95,4 +95,31 @@ std::optional<std::uint64_t> plain_file_size(const std::string& path) {
     return static_cast<std::uint64_t>(st.st_size);
 }
 
+std::size_t parse_gpu_mem(const std::string& text) {
+    if (text.empty()) return 0;
+    std::size_t pos = 0;
+    unsigned long long value = 0;
+    try {
+        value = std::stoull(text, &pos);
+    } catch (const std::exception&) {
+        pos = 0;
+    }
+    std::size_t unit = 1;
+    if (pos > 0 && pos + 1 == text.size()) {
+        switch (text[pos]) {
+            case 'k': case 'K': unit = std::size_t(1) << 10; break;
+            case 'm': case 'M': unit = std::size_t(1) << 20; break;
+            case 'g': case 'G': unit = std::size_t(1) << 30; break;
+            default: pos = 0;
+        }
+        if (pos) ++pos;
+    }
+    if (pos == 0 || pos != text.size() || text[0] == '-')
+        throw usage_error("--gpu-mem '" + text + "' is not a size; give bytes or a number with K, M or G, e.g. 4G");
+    const std::size_t bytes = static_cast<std::size_t>(value) * unit;
+    if (bytes < (std::size_t(16) << 20))
+        throw usage_error("--gpu-mem " + text + " is below the minimum of 16M");
+    return bytes;
+}
+
 }  // namespace swgpu::io

@@ -6,6 +6,7 @@
 // and the option or input to change, a run that needs more than is available.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,5 +35,9 @@ std::string format_bytes(double bytes);
 // the machine has 23.4 GB available: use a smaller N".
 void check_memory(double need, const std::string& what, const std::string& advice, const memory_limit& limit);
 void check_memory(double need, const std::string& what, const std::string& advice);
+
+// The bytes of --gpu-mem TEXT: bytes, or a number with K, M or G (binary units); 0 for "" (no limit). Throws
+// usage_error for anything else and for less than 16M.
+std::size_t parse_gpu_mem(const std::string& text);
 
 }  // namespace swgpu::io

@@ -26,33 +26,6 @@ namespace swgpu::app {
 
 namespace {
 
-std::size_t parse_gpu_mem(const std::string& text) {
-    if (text.empty()) return 0;
-    std::size_t pos = 0;
-    unsigned long long value = 0;
-    try {
-        value = std::stoull(text, &pos);
-    } catch (const std::exception&) {
-        pos = 0;
-    }
-    std::size_t unit = 1;
-    if (pos > 0 && pos + 1 == text.size()) {
-        switch (text[pos]) {
-            case 'k': case 'K': unit = std::size_t(1) << 10; break;
-            case 'm': case 'M': unit = std::size_t(1) << 20; break;
-            case 'g': case 'G': unit = std::size_t(1) << 30; break;
-            default: pos = 0;
-        }
-        if (pos) ++pos;
-    }
-    if (pos == 0 || pos != text.size() || text[0] == '-')
-        throw usage_error("--gpu-mem '" + text + "' is not a size; give bytes or a number with K, M or G, e.g. 4G");
-    const std::size_t bytes = static_cast<std::size_t>(value) * unit;
-    if (bytes < (std::size_t(16) << 20))
-        throw usage_error("--gpu-mem " + text + " is below the minimum of 16M");
-    return bytes;
-}
-
 // The most residues (or letters) the file of `spec` can hold: its size for a plain file (a .swdb too), `otherwise` for
 // a compressed file or stdin.
 std::uint64_t residue_bound(const std::string& spec, std::uint64_t otherwise) {
@@ -82,7 +55,7 @@ void align_run::check_options() {
     if (s_.db_chunk < 1)
         throw usage_error("--db-chunk must be at least 1 residue (got " + std::to_string(s_.db_chunk) + ")");
     if (s_.gpus < 0) throw usage_error("--gpus must be 0 (every GPU) or more (got " + std::to_string(s_.gpus) + ")");
-    gpu_mem_ = parse_gpu_mem(s_.gpu_mem);
+    gpu_mem_ = io::parse_gpu_mem(s_.gpu_mem);
     if (given_.gap_open && s_.gap_open < 0)
         throw usage_error("--gap-open must be >= 0 (got " + std::to_string(s_.gap_open) + ")");
     if (given_.gap_extend && s_.gap_extend < 1)
