@@ -40,6 +40,44 @@ using detail::device_grid_lines;
 using detail::pooled;
 using detail::row_exchange;
 
+// The forbidden cells of `area` (rows relative to area.r0) as the kernels' events for lanes of R rows (band_params::
+// forbid_first and forbid_events): appends `groups` + 1 offsets to `first` (indices into `events`, which it extends)
+// and the events of each group of R rows, ordered by column, the rows of one column merged into one mask.
+void append_forbidden_events(const long_pair::forbidden_pairs& f, const long_pair::rect& area, int R,
+                             long long groups, std::vector<long long>& first, std::vector<int2>& events) {
+    struct cell {
+        long long group;
+        int col;
+        unsigned bit;
+    };
+    std::vector<cell> cells;
+    for (const auto& path : f.paths) {
+        const std::int64_t lo = std::max(area.r0, path.first_row);
+        const std::int64_t hi = std::min(area.r1, path.first_row + static_cast<std::int64_t>(path.col.size()));
+        for (std::int64_t i = lo; i < hi; ++i) {
+            const std::int64_t j = path.col[static_cast<std::size_t>(i - path.first_row)];
+            if (j < area.c0 || j >= area.c1) continue;
+            const std::int64_t r = i - area.r0;
+            cells.push_back({r / R, static_cast<int>(j - area.c0), 1u << (r % R)});
+        }
+    }
+    std::sort(cells.begin(), cells.end(),
+              [](const cell& a, const cell& b) { return a.group != b.group ? a.group < b.group : a.col < b.col; });
+    const std::size_t start = first.size();
+    first.resize(start + static_cast<std::size_t>(groups) + 1);
+    std::size_t k = 0;
+    for (long long g = 0; g <= groups; ++g) {
+        first[start + static_cast<std::size_t>(g)] = static_cast<long long>(events.size());
+        for (; k < cells.size() && cells[k].group == g; ++k) {
+            if (!events.empty() && static_cast<long long>(events.size()) > first[start + static_cast<std::size_t>(g)] &&
+                events.back().x == cells[k].col)
+                events.back().y = static_cast<int>(static_cast<unsigned>(events.back().y) | cells[k].bit);
+            else
+                events.push_back(make_int2(cells[k].col, static_cast<int>(cells[k].bit)));
+        }
+    }
+}
+
 class gpu_backend final : public detail::device_backend {
 public:
     gpu_backend(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject, const scoring& sc,
@@ -137,6 +175,20 @@ public:
         }
     }
 
+    // Forward passes and traces from now on take no diagonal step into a cell of `f` (kernels of their own, made at
+    // the first call: the anti-diagonal bands in 32-bit cells whatever the policy).
+    bool forbid(std::shared_ptr<const long_pair::forbidden_pairs> f) override {
+        if (forbid_entries_.empty()) {
+            forbid_entries_ = {configure<32, forward_x, true>(), configure<16, forward_x, true>(),
+                               configure<8, forward_x, true>()};
+            trc_forbid_ = configure<trace_rows, trace_kind, true>(1);
+            allow_shared_memory(&band_batch_kernel<trace_rows, trace_kind, true>);
+            if (!trc_forbid_.resident_warps) throw runtime_failure("the long-pair kernels do not fit in this GPU's shared memory");
+        }
+        forbidden_ = std::move(f);
+        return true;
+    }
+
     std::int64_t spacing_multiple() const override { return warp_size * max_forward_rows; }
     double leaf_cells() const override { return double(1 << 20); }
     std::size_t grid_budget() const override { return budget_; }
@@ -198,6 +250,21 @@ public:
                 if (e.rows == cfg->rows && e.resident_warps) cfg = &e;
             if (cfg->kind != forward_split) throw runtime_failure("the split long-pair kernel does not fit on this GPU");
         }
+        pooled<long long> forbid_first;
+        pooled<int2> forbid_events;
+        if (forbidding()) {
+            if (left || right || top || bottom)
+                throw runtime_failure("internal error: forbidden steps in a long-pair pass split over devices");
+            const kernel_config* with = nullptr;  // the bands of the same height, else the tallest that fit
+            for (const auto& e : forbid_entries_)
+                if (e.resident_warps && (!with || e.rows == cfg->rows)) with = &e;
+            if (!with) throw runtime_failure("the long-pair kernels do not fit in this GPU's shared memory");
+            cfg = with;
+            const long long bands = (area.rows() + warp_size * cfg->rows - 1) / (warp_size * cfg->rows);
+            upload_forbidden(std::span(&area, 1), std::span(&bands, 1), cfg->rows, forbid_first, forbid_events);
+            p.forbid_first = forbid_first.data();
+            p.forbid_events = forbid_events.data();
+        }
         launch(*cfg, p, area);
         // The kernel first, then the copy into pageable memory: a pageable copy waiting for a kernel holds up every
         // other thread's pageable copy (other pairs' backends in a batch) until that kernel ends.
@@ -226,7 +293,14 @@ public:
         p.stride = out.stride;
         p.target = target > 0 ? target : INT_MIN;
         p.first_hit = hit.data();
-        launch(trc_, p, area);
+        pooled<long long> forbid_first;
+        pooled<int2> forbid_events;
+        if (forbidding()) {
+            upload_forbidden(std::span(&area, 1), std::span(&bands, 1), trace_rows, forbid_first, forbid_events);
+            p.forbid_first = forbid_first.data();
+            p.forbid_events = forbid_events.data();
+        }
+        launch(forbidding() ? trc_forbid_ : trc_, p, area);
         std::uint8_t* staged = pinned(bytes + sizeof(unsigned long long), 1);
         SWGPU_CUDA_CHECK(cudaMemcpyAsync(staged, nibbles.data(), bytes, cudaMemcpyDeviceToHost, s));
         SWGPU_CUDA_CHECK(
@@ -289,7 +363,8 @@ public:
             first[k] = warps;
             warps += static_cast<int>(tr.stride / S);
         }
-        if (warps > trc_.resident_warps) {  // more bands than fit at once: in smaller launches
+        const kernel_config& trc = forbidding() ? trc_forbid_ : trc_;
+        if (warps > trc.resident_warps) {  // more bands than fit at once: in smaller launches
             const std::size_t half = blocks.size() / 2;
             std::vector<long_pair::trace> tail;
             trace_blocks(g, outer, blocks.first(half), out);
@@ -360,6 +435,21 @@ public:
             p.target = INT_MIN;
             p.first_hit = nullptr;
         }
+        pooled<long long> forbid_first;
+        pooled<int2> forbid_events;
+        if (forbidding()) {
+            std::vector<long_pair::rect> areas;
+            std::vector<long long> bands;
+            for (std::size_t k = 0; k < blocks.size(); ++k) {
+                areas.push_back(out[k].area);
+                bands.push_back(params[k].bands);
+            }
+            const std::vector<std::size_t> at = upload_forbidden(areas, bands, trace_rows, forbid_first, forbid_events);
+            for (std::size_t k = 0; k < blocks.size(); ++k) {
+                params[k].forbid_first = forbid_first.data() + at[k];
+                params[k].forbid_events = forbid_events.data();
+            }
+        }
         pooled<band_params> params_d(params.size(), s);
         pooled<int> first_d(first.size(), s);
         pooled<copy_desc> copies_d(copies.size(), s);
@@ -380,8 +470,12 @@ public:
         }
         SWGPU_CUDA_CHECK(cudaMemcpyAsync(first_d.data(), staged + params_bytes + copies_bytes, first_bytes,
                                          cudaMemcpyHostToDevice, s));
-        band_batch_kernel<trace_rows, trace_kind><<<warps, warp_size, trc_.smem / trc_.warps_per_block, s>>>(
-            params_d.data(), first_d.data(), static_cast<int>(params.size()));
+        if (forbidding())
+            band_batch_kernel<trace_rows, trace_kind, true><<<warps, warp_size, trc.smem / trc.warps_per_block, s>>>(
+                params_d.data(), first_d.data(), static_cast<int>(params.size()));
+        else
+            band_batch_kernel<trace_rows, trace_kind><<<warps, warp_size, trc.smem / trc.warps_per_block, s>>>(
+                params_d.data(), first_d.data(), static_cast<int>(params.size()));
         SWGPU_CUDA_CHECK_LAUNCH("band_batch_kernel");
         // Into a pinned buffer of the batch pool that the traces share (no host copy; back to the pool when the walk
         // has dropped the last of them).
@@ -438,23 +532,22 @@ private:
     template <class Kernel>
     static void allow_shared_memory(Kernel* kernel) {
         static std::mutex lock;
-        static std::set<int> done;
+        static std::set<std::pair<const void*, int>> done;  // (kernel, device): kernels of one signature share this
         int dev = 0, smem_max = 0;
         SWGPU_CUDA_CHECK(cudaGetDevice(&dev));
         std::lock_guard<std::mutex> g(lock);
-        if (done.count(dev)) return;
+        if (!done.insert({reinterpret_cast<const void*>(kernel), dev}).second) return;
         SWGPU_CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
         SWGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
-        done.insert(dev);
     }
     // The most warps per block (4, 2 or 1) whose profiles fit in shared memory; found once per device, letter count
     // and block limit.
-    template <int R, int Kind>
+    template <int R, int Kind, bool Forbid = false>
     kernel_config configure(int most_warps = max_warps_per_block) {
         static std::mutex lock;
         static std::map<std::tuple<int, int, int>, kernel_config> known;
         kernel_config cfg;
-        cfg.kernel = &band_kernel<R, Kind>;
+        cfg.kernel = &band_kernel<R, Kind, Forbid>;
         cfg.rows = R;
         cfg.kind = Kind;
         int dev = 0, smem_max = 0;
@@ -653,6 +746,24 @@ private:
         }
     }
 
+    bool forbidding() const { return forbidden_ && !forbidden_->paths.empty(); }
+    // The forbidden cells of rectangles `areas` (with bands[k] bands of 32 lanes of R rows each) on the device, in
+    // `first` and `events`; returns where each rectangle's offsets start in `first`.
+    std::vector<std::size_t> upload_forbidden(std::span<const long_pair::rect> areas, std::span<const long long> bands,
+                                              int R, pooled<long long>& first, pooled<int2>& events) {
+        std::vector<long long> f;
+        std::vector<int2> ev;
+        std::vector<std::size_t> at;
+        for (std::size_t k = 0; k < areas.size(); ++k) {
+            at.push_back(f.size());
+            append_forbidden_events(*forbidden_, areas[k], R, bands[k] * warp_size, f, ev);
+        }
+        if (ev.empty()) ev.push_back(make_int2(INT_MAX, 0));  // never read: a buffer all the same
+        first = upload(f.data(), f.size());
+        events = upload(ev.data(), ev.size());
+        return at;
+    }
+
     // Pinned host buffer `slot` (0: uploads, 1: downloads) of at least `bytes`, reused from call to call; every call
     // synchronizes its stream before it returns, so no copy from or to it is in flight when it is reused or resized.
     std::uint8_t* pinned(std::size_t bytes, int slot) {
@@ -710,6 +821,9 @@ private:
     pooled<unsigned long long> flags_;
     pooled<int2> row_buffer_;
     std::vector<kernel_config> forward_entries_, split_entries_;
+    std::vector<kernel_config> forbid_entries_;  // forward_x with forbidden steps (made by forbid())
+    kernel_config trc_forbid_;
+    std::shared_ptr<const long_pair::forbidden_pairs> forbidden_;
     bool forced_entry_ = false;
     long_pair::policy policy_ = long_pair::policy::antidiagonal;  // use_policy
     bool narrow_ok_ = false;  // 16-bit cells are exact for this pair's scores

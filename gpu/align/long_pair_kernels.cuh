@@ -82,6 +82,7 @@ constexpr int trace_rows = 4;          // R of the trace kernel: bands of 128 ro
 constexpr int max_forward_rows = 32;   // grid spacings are multiples of every forward entry's band
 constexpr int max_warps_per_block = 4;
 constexpr long long ring_len = 1024;   // columns per ring (power of two)
+constexpr int forbid_score = -(1 << 29);  // σ of a forbidden diagonal step: H takes max(0, E, F) there
 
 struct band_params {
     const std::uint8_t* query;    // codes of rows r0 .. r1-1
@@ -131,6 +132,12 @@ struct band_params {
     int* bottom_h;
     int* bottom_e;
     unsigned long long* bottom_ready;
+    // Forbidden diagonal steps (further alignments of a pair, long_pair::align_more: the residue pairs earlier
+    // alignments aligned), the kernels' Forbid kinds only: the lane holding rows [g·R, g·R + R) of the rectangle (g =
+    // its row / R over every band's 32 lanes) finds its cells as events forbid_events[forbid_first[g] ..
+    // forbid_first[g + 1]): (column, mask of its R rows), in increasing columns.
+    const long long* forbid_first;
+    const int2* forbid_events;
 };
 
 __device__ __forceinline__ void wait_flag_sys(const unsigned* p) {
@@ -393,13 +400,16 @@ __device__ __forceinline__ void narrow_cells(const std::uint32_t (&sa)[NR], cons
     }
 }
 
-// The bands of one rectangle, for the warp with index gw among p.warps (wib: its index in the block).
-template <int R, int Kind>
+// The bands of one rectangle, for the warp with index gw among p.warps (wib: its index in the block). Forbid (the
+// forward and trace kinds only): the cells of p.forbid_events take no diagonal step; a step that holds one computes
+// its cells from a copy of the profile with forbid_score in those rows (the other steps are the kind's own).
+template <int R, int Kind, bool Forbid = false>
 __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib) {
     constexpr bool Trace = Kind == trace_kind;
     constexpr bool Split = Kind == forward_split;
     constexpr bool Comp = Kind == forward_comp;
     constexpr bool Narrow = Kind == forward_narrow;
+    static_assert(!Forbid || Kind == forward_x || Kind == trace_kind, "forbidden steps: the forward and trace kinds");
     constexpr int lag = band_lag(Kind);
     constexpr int S = warp_size * R;
     constexpr int stripe = kernels::chunk_stripe_words(R);
@@ -485,6 +495,16 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
         const long long block_row = Trace ? 0 : row0 / p.K;
 
         if constexpr (Comp) hdiag = lane == 0 ? hdiag : hin;  // H above-left of the lane's first row, every lane
+
+        // Forbid: the lane's next event (fb_col: its column, INT_MAX when none is left).
+        [[maybe_unused]] long long fb_next = 0, fb_end = 0;
+        [[maybe_unused]] int fb_col = INT_MAX;
+        if constexpr (Forbid) {
+            const long long g = my_row / R;
+            fb_next = p.forbid_first[g];
+            fb_end = p.forbid_first[g + 1];
+            fb_col = fb_next < fb_end ? p.forbid_events[fb_next].x : INT_MAX;
+        }
 
         // The 16-bit kind's state (see narrow_cells): rows my_lo + c in the low halves, my_hi + c in the high halves,
         // each half relative to its base (b_lo, b_hi); m_lo/m_hi: the running maxima folded at each move of a base.
@@ -725,18 +745,37 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                     if (j >= 0 && j < cols) {
                         const int x = stage_letters[s - lane + warp_size - 1];
                         const std::uint32_t* pr = prof + x * row_words + lane * stripe;
-                        if constexpr (Trace) {
-                            int ei = static_cast<int>(e);
-                            const unsigned bits = trace_cells<R>(pr, static_cast<int>(diag), ei, h, f, oe, ext, p.target,
-                                                                 my_row, rows, j, p.first_hit);
-                            e = static_cast<std::uint32_t>(ei);
-                            const long long nib = j * p.stride + my_row;
-                            static_assert(R == 4, "the trace kernel stores 4 nibbles per lane and step");
-                            *reinterpret_cast<std::uint16_t*>(p.trace + (nib >> 1)) = static_cast<std::uint16_t>(bits);
+                        const auto cells = [&](const std::uint32_t* prow) {
+                            if constexpr (Trace) {
+                                int ei = static_cast<int>(e);
+                                const unsigned bits = trace_cells<R>(prow, static_cast<int>(diag), ei, h, f, oe, ext,
+                                                                     p.target, my_row, rows, j, p.first_hit);
+                                e = static_cast<std::uint32_t>(ei);
+                                const long long nib = j * p.stride + my_row;
+                                static_assert(R == 4, "the trace kernel stores 4 nibbles per lane and step");
+                                *reinterpret_cast<std::uint16_t*>(p.trace + (nib >> 1)) =
+                                    static_cast<std::uint16_t>(bits);
+                            } else {
+                                if constexpr (Kind == forward_h) row_cells_h<R>(prow, diag, e, h, f, m, neg_oe, neg_e);
+                                else kernels::row_cells<R, kernels::lanes_s32>(prow, diag, e, h, f, m, neg_oe, neg_e);
+                                finish_column(j);
+                            }
+                        };
+                        if constexpr (Forbid) {
+                            if (j == fb_col) {  // a forbidden cell in the lane's rows at this column
+                                const unsigned mask = static_cast<unsigned>(p.forbid_events[fb_next].y);
+                                alignas(16) std::uint32_t forbidden_prof[R];
+#pragma unroll
+                                for (int c = 0; c < R; ++c)
+                                    forbidden_prof[c] = (mask >> c) & 1u ? static_cast<std::uint32_t>(forbid_score) : pr[c];
+                                ++fb_next;
+                                fb_col = fb_next < fb_end ? p.forbid_events[fb_next].x : INT_MAX;
+                                cells(forbidden_prof);
+                            } else {
+                                cells(pr);
+                            }
                         } else {
-                            if constexpr (Kind == forward_h) row_cells_h<R>(pr, diag, e, h, f, m, neg_oe, neg_e);
-                            else kernels::row_cells<R, kernels::lanes_s32>(pr, diag, e, h, f, m, neg_oe, neg_e);
-                            finish_column(j);
+                            cells(pr);
                         }
                     }
                     if (lane == warp_size - 1) stage_out[s] = make_int2(static_cast<int>(h[R - 1]), static_cast<int>(e));
@@ -796,16 +835,16 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
     }
 }
 
-template <int R, int Kind>
+template <int R, int Kind, bool Forbid = false>
 __global__ void __launch_bounds__(max_warps_per_block * warp_size) band_kernel(const band_params p) {
     const int wib = threadIdx.x >> 5;
     const int gw = blockIdx.x * (blockDim.x / warp_size) + wib;
-    if (gw < p.warps) run_bands<R, Kind>(p, gw, wib);
+    if (gw < p.warps) run_bands<R, Kind, Forbid>(p, gw, wib);
 }
 
 // Several rectangles in one launch (leaves of a traceback): rectangle l has warps [first[l], first[l] + warps), each
 // with rings and counters of its own; one warp per block.
-template <int R, int Kind>
+template <int R, int Kind, bool Forbid = false>
 __global__ void __launch_bounds__(warp_size) band_batch_kernel(const band_params* rects, const int* first, int count) {
     const int gw = blockIdx.x;
     int lo = 0, hi = count - 1;  // the last rectangle whose first warp is <= gw
@@ -815,7 +854,7 @@ __global__ void __launch_bounds__(warp_size) band_batch_kernel(const band_params
         else hi = mid - 1;
     }
     const band_params p = rects[lo];
-    if (gw - first[lo] < p.warps) run_bands<R, Kind>(p, gw - first[lo], 0);
+    if (gw - first[lo] < p.warps) run_bands<R, Kind, Forbid>(p, gw - first[lo], 0);
 }
 
 // Copies of int ranges on the device, one block per range (the borders of a batch of leaves).

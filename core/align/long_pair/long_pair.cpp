@@ -477,21 +477,33 @@ std::vector<alignment> align_more(std::span<const std::uint8_t> query, std::span
                                   const scoring& sc, thread_pool& pool, alignment first, int max_hsps, int min_score,
                                   std::size_t grid_budget, double leaf_cells, int lanes,
                                   const std::function<void(int k, double fraction)>& progress,
-                                  const std::function<bool(const std::vector<alignment>& found)>& enough) {
+                                  const std::function<bool(const std::vector<alignment>& found)>& enough,
+                                  const std::function<std::unique_ptr<backend>()>& make) {
     std::vector<alignment> out;
     if (max_hsps < 1 || first.score <= 0 || first.score < min_score) return out;
     const auto m = static_cast<std::int64_t>(query.size()), n = static_cast<std::int64_t>(subject.size());
     check_sizes(m, n, sc);
     auto forbidden = std::make_shared<forbidden_pairs>();
     out.push_back(std::move(first));
+    // One backend for every pass where `make` gives one that forbids steps (declared before the grid below, which
+    // may live on its device and goes first).
+    std::unique_ptr<backend> given;
+    if (make && max_hsps > 1) {
+        given = make();
+        if (given && !given->forbid(forbidden)) given.reset();
+    }
     // The grid of the last pass: the next one computes again only the block rows from the one where the alignment
     // just found begins (nothing above its first row changed).
     std::optional<scored_grid> prev;
     while (static_cast<int>(out.size()) < max_hsps) {
         if (enough && enough(out)) break;
         forbidden->add(out.back());
-        cpu_backend be(query, subject, sc, pool, grid_budget, leaf_cells, lanes);
-        be.forbid(forbidden);
+        std::optional<cpu_backend> own;
+        if (!given) {
+            own.emplace(query, subject, sc, pool, grid_budget, leaf_cells, lanes);
+            own->forbid(forbidden);
+        }
+        backend& be = given ? *given : static_cast<backend&>(*own);
         if (progress) be.progress = [&progress, k = static_cast<int>(out.size()) + 1](double f) { progress(k, f); };
         driver d(be, sc, nullptr);
         const std::int64_t changed = out.back().query_begin;

@@ -127,6 +127,8 @@ struct trace {
 // Both write the same grid, so the end cell and the traceback are the same (gpu/align/long_pair_kernels.cuh).
 enum class policy { antidiagonal, compensation };
 
+struct forbidden_pairs;
+
 // A backend computes rectangles of one pair (query rows, subject columns) under one scoring.
 class backend {
 public:
@@ -167,6 +169,9 @@ public:
     // How many pairs' end cells and tracebacks run_batch may run at once on backends like this one (each pair on a
     // thread of its own, each backend with the whole device); the CPU's share one thread pool: one.
     virtual std::size_t concurrent_tracebacks() const { return 1; }
+    // Forward passes and traces from now on take no diagonal step into a cell of `f` (nullptr: none), where the
+    // backend can (several alignments per pair, align_more); false where it cannot (a pass split over devices).
+    virtual bool forbid(std::shared_ptr<const forbidden_pairs> /*f*/) { return false; }
 };
 
 namespace rows {
@@ -211,7 +216,10 @@ public:
     share_shape sharing(const rect& area, std::int64_t batch_rows) const override;
     void share(std::size_t units, std::int64_t batch_rows) override;
     // Forward passes and traces from now on take no diagonal step into a cell of `f` (nullptr: none).
-    void forbid(std::shared_ptr<const forbidden_pairs> f) { forbidden_ = std::move(f); }
+    bool forbid(std::shared_ptr<const forbidden_pairs> f) override {
+        forbidden_ = std::move(f);
+        return true;
+    }
     static constexpr std::int64_t tile = 256;
     // The most tiles per side of one task of the forward pass (long.cpu_task_tiles).
     static constexpr std::int64_t max_task_tiles = 16;
@@ -279,16 +287,19 @@ alignment align(backend& be, std::int64_t m, std::int64_t n, const scoring& sc, 
 // Several local alignments of one pair in linear memory (`--max-hsps` for pairs too large for core/align/hsps.hpp's
 // matrices): after `first` (the pair's best alignment, as align() finds it), the best alignment that aligns no residue
 // pair an earlier one aligned, and so on, while they score at least min_score, at most max_hsps in all (first
-// included). Each is align()'s on the CPU backend with the earlier alignments' pairs as forbidden diagonal steps, so
-// it equals sw_align_hsps's (core/align/hsps.hpp) exactly. Cost: a forward pass and a traceback per further
-// alignment, from the third on over the rows from where the last one found begins. progress(k, fraction): the
-// search for alignment k (1-based) with its forward pass's fraction done, -1 when it traces back. enough(found):
-// called with the alignments found so far (first included) before each further search; true stops there.
+// included). Each is align()'s with the earlier alignments' pairs as forbidden diagonal steps, so it equals
+// sw_align_hsps's (core/align/hsps.hpp) exactly. Cost: a forward pass and a traceback per further alignment, from the
+// third on over the rows from where the last one found begins. progress(k, fraction): the search for alignment k
+// (1-based) with its forward pass's fraction done, -1 when it traces back. enough(found): called with the alignments
+// found so far (first included) before each further search; true stops there. `make`, when given, makes the backend
+// of those passes (one for all of them: a GPU's); where it gives none or one that cannot forbid steps, the CPU's
+// over `pool` (a new one per alignment, with grid_budget, leaf_cells and lanes).
 std::vector<alignment> align_more(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
                                   const scoring& sc, thread_pool& pool, alignment first, int max_hsps, int min_score,
                                   std::size_t grid_budget = std::size_t(1) << 30, double leaf_cells = double(1 << 20),
                                   int lanes = 0, const std::function<void(int k, double fraction)>& progress = {},
-                                  const std::function<bool(const std::vector<alignment>& found)>& enough = {});
+                                  const std::function<bool(const std::vector<alignment>& found)>& enough = {},
+                                  const std::function<std::unique_ptr<backend>()>& make = {});
 
 // Several pairs at once (contigs or genes against a genome, both strands of a pair): the first forward pass of each
 // pair (its m·n cells) runs side by side with the others' where the backends share their device (backend::sharing:

@@ -145,10 +145,11 @@ namespace {
 class hsp_finder {
 public:
     hsp_finder(search_results& results, const query_strands& searched, const query_strands& shown, const scoring& sc,
-               int max_hsps, double max_evalue, const composition_adjustment* composition, int zdrop)
+               int max_hsps, double max_evalue, const composition_adjustment* composition, int zdrop,
+               const long_backend_factory& long_backend)
         : results_(results), searched_(searched), shown_(shown), sc_(sc), max_hsps_(max_hsps), max_evalue_(max_evalue),
           composition_(composition), stats_(results.statistics ? &*results.statistics : nullptr),
-          small_cells_(tuning::real("long.hsp_cells")), zdrop_(zdrop) {
+          small_cells_(tuning::real("long.hsp_cells")), zdrop_(zdrop), long_backend_(long_backend) {
         for (std::size_t q = 0; q < results.hits.size(); ++q)
             for (std::size_t i = 0; i < results.hits[q].size(); ++i) pairs_.emplace_back(q, i);
         more_.resize(pairs_.size());
@@ -196,7 +197,7 @@ public:
                 if (k != shown) shown = k, start = std::chrono::steady_clock::now();
                 const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
                 line.show(what + std::to_string(k) + ", forward pass " + progress_bar(fraction, elapsed));
-            });
+            }, true);
             line.clear();
             if (max_hsps_ > 1) ++done;  // with --max-hsps 1 (--zdrop alone) nothing was searched again
         }
@@ -243,8 +244,12 @@ private:
     // The hit's alignment (computed here when the output carried none), then the further ones by the long-pair method
     // with forbidden steps (the CPU's vector kernel; faster than full matrices even for short pairs: the demo's 37
     // hits with --max-hsps 5 took 0.24 s that way, 0.08-0.17 s this way on 2 threads).
-    void by_long_pair(std::size_t t, thread_pool& pool, const std::function<void(int, double)>& progress = {}) {
+    // `on_device`: the further alignments on long_backend_'s backend where there is one (the larger pairs).
+    void by_long_pair(std::size_t t, thread_pool& pool, const std::function<void(int, double)>& progress = {},
+                      bool on_device = false) {
         const auto q = query(t), s = subject(t);
+        std::function<std::unique_ptr<long_pair::backend>()> make;
+        if (on_device && long_backend_) make = [&] { return long_backend_(q, s); };
         alignment first = hit(t).aln;
         if (first.ops.empty()) {
             long_pair::cpu_backend be(q, s, sc_, pool);
@@ -252,7 +257,7 @@ private:
         }
         if (zdrop_ < 0) {
             keep(t, long_pair::align_more(q, s, sc_, pool, std::move(first), max_hsps_, 1, std::size_t(1) << 30,
-                                          double(1 << 20), 0, progress));
+                                          double(1 << 20), 0, progress, {}, make));
             return;
         }
         // --zdrop: stop the further alignments once the best max_hsps blocks are settled.
@@ -269,7 +274,7 @@ private:
             return scores[std::size_t(max_hsps_ - 1)] >= last;
         };
         keep_blocks(t, long_pair::align_more(q, s, sc_, pool, std::move(first), max_hsps_, 1, std::size_t(1) << 30,
-                                             double(1 << 20), 0, progress, enough));
+                                             double(1 << 20), 0, progress, enough, make));
     }
 
     // Whether a score of pair t passes -e (every positive score without statistics).
@@ -368,6 +373,7 @@ private:
     const evalue_calculator* stats_;
     double small_cells_;
     int zdrop_;                                               // --zdrop Z; -1: alignments are not cut
+    const long_backend_factory& long_backend_;                // the long pairs' further alignments on a GPU
     std::vector<std::pair<std::size_t, std::size_t>> pairs_;  // (query, printed hit)
     std::vector<std::vector<printed_hit>> more_;              // per pair: its further alignments
     std::vector<char> dropped_;                               // per pair: no block passed (--zdrop)
@@ -378,11 +384,12 @@ private:
 
 std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
                      const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress,
-                     const composition_adjustment* composition, int zdrop) {
+                     const composition_adjustment* composition, int zdrop, const long_backend_factory& long_backend) {
     if (max_hsps <= 1 && zdrop < 0) return 0;
     if (zdrop >= 0 && composition)
         throw usage_error("--zdrop cuts DNA alignments; it does not go with --comp-based-stats 1 (protein)");
-    hsp_finder finder(results, searched, shown, sc, std::max(max_hsps, 1), max_evalue, composition, zdrop);
+    hsp_finder finder(results, searched, shown, sc, std::max(max_hsps, 1), max_evalue, composition, zdrop,
+                      long_backend);
     finder.small_pairs(threads);
     const std::size_t large = finder.large_pairs(threads, progress);
     finder.interleave();
@@ -413,7 +420,7 @@ std::size_t refine_results(search_results& results, const query_strands& searche
     if (opt.max_hsps > 1 || opt.zdrop >= 0)
         linear = add_hsps(results, searched, masking.shown(searched), sc, opt.max_hsps,
                           opt.evalues ? opt.evalue : std::numeric_limits<double>::infinity(), opt.threads, opt.progress,
-                          opt.composition, opt.zdrop);
+                          opt.composition, opt.zdrop, opt.long_backend);
     masking.unmask_hits(results, sc.matrix, opt.alignments);
     if (opt.placements) opt.placements(results);
     return linear;

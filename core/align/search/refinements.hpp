@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string>
 
 #include "core/align/composition.hpp"
@@ -68,9 +70,15 @@ void adjust_composition(search_results& results, const query_strands& queries, c
 // are then ordered again by their best blocks (E-value, score, subject, plus strand first), and the search's kept
 // hits of those pairs (the other placements SAM's and PAF's MAPQ weigh) take their best block's score. Runs with
 // max_hsps 1 too (each pair's best block, no further alignment).
+//
+// `long_backend`, when given (a search on GPUs), makes the backend of the further alignments of pairs above
+// long.hsp_cells (core/align/long_pair/long_pair.hpp: one per pair, forbidden steps on the device); else the CPU's.
+using long_backend_factory = std::function<std::unique_ptr<long_pair::backend>(std::span<const std::uint8_t> query,
+                                                                                std::span<const std::uint8_t> subject)>;
 std::size_t add_hsps(search_results& results, const query_strands& searched, const query_strands& shown,
                      const scoring& sc, int max_hsps, double max_evalue, int threads, bool progress = false,
-                     const composition_adjustment* composition = nullptr, int zdrop = -1);
+                     const composition_adjustment* composition = nullptr, int zdrop = -1,
+                     const long_backend_factory& long_backend = {});
 
 // The steps after the score pass, written once for every face (the command line, the C++ library, Python), in this
 // order, each reading what the step before left:
@@ -95,6 +103,7 @@ struct refinement_options {
     bool progress = false;  // a progress line on a terminal for further alignments of long pairs
     bool alignments = true; // the printed hits carry alignments (else there is nothing to count on the letters)
     std::function<void(search_results&)> placements;
+    long_backend_factory long_backend;  // the further alignments of long pairs on GPUs (add_hsps); empty: the CPU's
 };
 
 // Returns the pairs step 3 searched again in linear memory, one forward pass per further alignment (a -v note).

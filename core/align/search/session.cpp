@@ -175,6 +175,11 @@ void search_session::refine(search_results& results, const query_strands& querie
     o.progress = opt_.progress;
     o.alignments = run_.alignments;
     if (opt_.placements) o.placements = [&](search_results& r) { add_placements(r, queries); };
+    // On GPUs, the further alignments of long pairs on the first GPU (forbidden steps on the device).
+    if (opt_.devices)
+        o.long_backend = [this](std::span<const std::uint8_t> q, std::span<const std::uint8_t> s) {
+            return base_->long_pair_backend(q, s);
+        };
     const std::size_t linear = refine_results(results, queries, masking, *sc_, o);
     if (linear > 0)
         info("--max-hsps: " + std::to_string(linear) + " long pair(s) searched again in linear memory, a forward pass "

@@ -466,7 +466,7 @@ GPU_TEST("align: reads against a long subject (windows) print what the whole-sub
 
 GPU_TEST("align: --max-hsps prints the CPU's further alignments on the GPU backend, in every format") {
     // The first alignment of each (query, subject, strand) comes from the GPU's pass, the further ones (Waterman-
-    // Eggert) from the host: every format, protein and a DNA genome against a relative with an inversion and a
+    // Eggert) from the host for pairs of at most long.hsp_cells cells, from the GPU for longer ones: every format, protein and a DNA genome against a relative with an inversion and a
     // duplication, the whole output equal to the CPU backend's.
     const auto dir = scratch();
     const std::string src = source_dir();
@@ -487,7 +487,7 @@ GPU_TEST("align: --max-hsps prints the CPU's further alignments on the GPU backe
     same_output(dna + "--outfmt '6 std score sstrand cigar'", dir);
     same_output(dna + "--outfmt sam", dir);
     same_output(dna + "--outfmt paf --dotplot " + (dir / "dots.svg").string(), dir);
-    // A long pair (past long.hsp_cells: its further alignments in linear memory on the CPU after the GPU's first),
+    // A long pair (past long.hsp_cells: its further alignments in linear memory on the GPU, forbidden steps included),
     // through --mode pairwise and auto.
     std::string big;
     for (int k = 0; k < 9000; ++k) big += "ACGT"[next() % 4];
@@ -507,7 +507,7 @@ GPU_TEST("align: --max-hsps prints the CPU's further alignments on the GPU backe
 
 GPU_TEST("align: --zdrop cuts the GPU's alignments into the CPU's collinear blocks, in every format") {
     // Blocks are cut on the host from each pair's alignments (the first from the GPU's pass, the further ones from
-    // the CPU's Waterman-Eggert): lambda against a copy with a 5 kbp inversion and a 1 kbp deletion, --mode auto and
+    // the GPU's Waterman-Eggert passes): lambda against a copy with a 5 kbp inversion and a 1 kbp deletion, --mode auto and
     // pairwise.
     const auto dir = scratch();
     const std::string src = source_dir();
@@ -533,5 +533,90 @@ GPU_TEST("align: --zdrop cuts the GPU's alignments into the CPU's collinear bloc
     same_output(pair + "-k 2 --outfmt sam", dir);
     same_output(pair + "--outfmt paf --dotplot " + (dir / "dots.svg").string(), dir);
     same_output(pair + "--outfmt pair", dir);
+    fs::remove_all(dir);
+}
+
+namespace {
+
+// A random genome of 12 pieces of `piece` bases and its relative with pieces 2, 6 and 9 inverted and pieces 4 and 7
+// swapped (two translocations), as FASTA files g.fa and r.fa in `dir`.
+struct rearranged_genome {
+    std::vector<int> order = {0, 1, 2, 3, 7, 5, 6, 4, 8, 9, 10, 11};
+    std::vector<int> inverted = {2, 6, 9};
+    long piece = 0;
+    rearranged_genome(long piece_length, const fs::path& dir) : piece(piece_length) {
+        std::uint64_t x = 2026;
+        std::string g(static_cast<std::size_t>(12 * piece), 'A');
+        for (auto& c : g) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            c = "ACGT"[(x >> 33) % 4];
+        }
+        std::string rel;
+        for (const int k : order) {
+            std::string p = g.substr(static_cast<std::size_t>(k * piece), static_cast<std::size_t>(piece));
+            if (std::count(inverted.begin(), inverted.end(), k)) {
+                std::reverse(p.begin(), p.end());
+                for (auto& c : p) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
+            }
+            rel += p;
+        }
+        write_fasta(dir / "g.fa", {{"g", g}});
+        write_fasta(dir / "r.fa", {{"r", rel}});
+    }
+};
+
+// The score of a printed alignment (qseq and sseq with '-' for gaps) under match 2, mismatch -3, gaps 5 + 2 per base.
+long rescore(const std::string& q, const std::string& s) {
+    long score = 0;
+    for (std::size_t k = 0; k < q.size(); ++k) {
+        const bool gq = q[k] == '-', gs = s[k] == '-';
+        if (gq || gs) {
+            const bool opens = k == 0 || (gq ? q[k - 1] != '-' : s[k - 1] != '-');
+            score -= (opens ? 5 : 0) + 2;
+        } else {
+            score += q[k] == s[k] ? 2 : -3;
+        }
+    }
+    return score;
+}
+
+}  // namespace
+
+GPU_TEST("align: long pairs find their further alignments on the GPU: --zdrop over three inversions and two translocations") {
+    // Each further alignment of a pair past long.hsp_cells is a forward pass and a traceback with the earlier
+    // alignments' residue pairs as forbidden diagonal steps, on the GPU's kernels: 12 pieces of 20 kbp give the CPU's
+    // bytes; 12 pieces of 170 kbp (a 2.04 Mbp genome: 4·10^12 cells a pass) give a block over every piece, at its
+    // place and on its strand, each re-scoring to its printed score.
+    const auto dir = scratch();
+    const std::string args = (dir / "g.fa").string() + " " + (dir / "r.fa").string() +
+                             " -q --zdrop 400 --max-hsps 12 -e 1e-10 --outfmt '6 qstart qend sstart send score sstrand";
+    rearranged_genome small(20000, dir);
+    same_output(args + "'", dir);
+    rearranged_genome big(170000, dir);
+    const auto r = run("align --backend gpu " + args + " qseq sseq'", dir);
+    CHECK_EQ(r.code, 0);
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+        std::vector<std::string> f;
+        std::istringstream fields(line);
+        for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+        if (f.size() == 8) rows.push_back(f);
+    }
+    CHECK(rows.size() >= 10);
+    for (int k = 0; k < 12; ++k) {
+        const long qs = k * big.piece + 1, qe = qs + big.piece - 1;
+        const long at = std::find(big.order.begin(), big.order.end(), k) - big.order.begin();
+        const long ss = at * big.piece + 1, se = ss + big.piece - 1;
+        const bool minus = std::count(big.inverted.begin(), big.inverted.end(), k) > 0;
+        const bool covered = std::any_of(rows.begin(), rows.end(), [&](const auto& f) {
+            const long q0 = std::stol(f[0]), q1 = std::stol(f[1]), s0 = std::stol(f[2]);
+            if ((f[5] == "minus") != minus || q0 > qs + 30 || q1 < qe - 30) return false;
+            return minus ? std::labs((s0 + q0) - (se + qs)) <= 30 : std::labs((s0 - q0) - (ss - qs)) <= 30;
+        });
+        if (!covered) std::fprintf(stderr, "piece %d has no block\n", k);
+        CHECK(covered);
+    }
+    for (const auto& f : rows) CHECK_EQ(std::stol(f[4]), rescore(f[6], f[7]));
     fs::remove_all(dir);
 }
