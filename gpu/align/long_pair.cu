@@ -329,42 +329,8 @@ public:
             long_pair::backend::trace_blocks(g, outer, blocks, out);
             return;
         }
-        const cudaStream_t s = stream_.get();
-        const long long S = warp_size * trace_rows;
-        const std::size_t rows = static_cast<std::size_t>(g.area.rows()), cols = static_cast<std::size_t>(g.area.cols());
-        // The grid's own borders on the device: top_h (cols + 1), top_e, left_h, left_f.
-        const std::size_t outer_words = 2 * (rows + cols) + 1;
-        pooled<int> outer_d(outer_words, s);
-        {
-            int* h = reinterpret_cast<int*>(pinned(outer_words * sizeof(int), 0));
-            std::copy(outer.top_h.begin(), outer.top_h.end(), h);
-            std::copy(outer.top_e.begin(), outer.top_e.end(), h + cols + 1);
-            std::copy(outer.left_h.begin(), outer.left_h.end(), h + 2 * cols + 1);
-            std::copy(outer.left_f.begin(), outer.left_f.end(), h + 2 * cols + 1 + rows);
-            SWGPU_CUDA_CHECK(cudaMemcpyAsync(outer_d.data(), h, outer_words * sizeof(int), cudaMemcpyHostToDevice, s));
-        }
-        const int* o_top_h = outer_d.data();
-        const int* o_top_e = o_top_h + cols + 1;
-        const int* o_left_h = o_top_h + 2 * cols + 1;
-        const int* o_left_f = o_left_h + rows;
-
-        std::vector<band_params> params(blocks.size());
-        std::vector<int> first(blocks.size());
-        std::vector<std::size_t> nibble_offset(blocks.size() + 1, 0), border_offset(blocks.size() + 1, 0);
-        int warps = 0;
-        out.assign(blocks.size(), {});
-        for (std::size_t k = 0; k < blocks.size(); ++k) {
-            const auto r = g.block(blocks[k].first, blocks[k].second);
-            auto& tr = out[k];
-            tr.area = r;
-            tr.stride = (r.rows() + S - 1) / S * S;
-            nibble_offset[k + 1] = nibble_offset[k] + static_cast<std::size_t>(tr.stride * r.cols() / 2);
-            border_offset[k + 1] = border_offset[k] + static_cast<std::size_t>(2 * (r.rows() + r.cols()) + 1);
-            first[k] = warps;
-            warps += static_cast<int>(tr.stride / S);
-        }
-        const kernel_config& trc = forbidding() ? trc_forbid_ : trc_;
-        if (warps > trc.resident_warps) {  // more bands than fit at once: in smaller launches
+        const leaf_layout lay = lay_out_leaves(g, blocks, out);
+        if (lay.warps > (forbidding() ? trc_forbid_ : trc_).resident_warps) {  // more bands than fit: smaller launches
             const std::size_t half = blocks.size() / 2;
             std::vector<long_pair::trace> tail;
             trace_blocks(g, outer, blocks.first(half), out);
@@ -372,68 +338,22 @@ public:
             for (auto& t : tail) out.push_back(std::move(t));
             return;
         }
-        pooled<int> border_d(border_offset.back(), s);
-        pooled<std::uint8_t> nibbles(nibble_offset.back(), s);
-        pooled<int2> ring(static_cast<std::size_t>(warps) * ring_len, s);
-        pooled<unsigned long long> flags(static_cast<std::size_t>(2 * warps) * flag_stride, s);
+        const cudaStream_t s = stream_.get();
+        const pooled<int> outer_d = upload_outer(g, outer);
+        pooled<int> border_d(lay.border_offset.back(), s);
+        pooled<std::uint8_t> nibbles(lay.nibble_offset.back(), s);
+        pooled<int2> ring(static_cast<std::size_t>(lay.warps) * ring_len, s);
+        pooled<unsigned long long> flags(static_cast<std::size_t>(2 * lay.warps) * flag_stride, s);
         SWGPU_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, flags.size() * sizeof(unsigned long long), s));
-        // The borders' copies, done by one gather kernel (about six per leaf: as many cudaMemcpy calls cost more
-        // than the leaves' kernel).
+        std::vector<band_params> params(blocks.size());
         std::vector<copy_desc> copies;
-        auto d2d = [&](int* to, const int* from, std::int64_t count) {
-            if (count > 0) copies.push_back({to, from, count});
-        };
         for (std::size_t k = 0; k < blocks.size(); ++k) {
-            const auto [a, b] = blocks[k];
-            const auto r = out[k].area;
-            const std::int64_t w = r.cols(), h = r.rows(), jc = r.c0 - g.area.c0, ir = r.r0 - g.area.r0;
-            int* top_h = border_d.data() + border_offset[k];
-            int* top_e = top_h + w + 1;
-            int* left_h = top_e + w;
-            int* left_f = left_h + h;
-            // As grid::block_borders, on the device.
-            if (a == 0) {
-                d2d(top_h, o_top_h + jc, w + 1);
-                d2d(top_e, o_top_e + jc, w);
-            } else {
-                const int* rh = lines->row_h.data() + (a - 1) * static_cast<std::int64_t>(cols);
-                const int* re = lines->row_e.data() + (a - 1) * static_cast<std::int64_t>(cols);
-                d2d(top_h, b == 0 ? o_left_h + ir - 1 : rh + jc - 1, 1);
-                d2d(top_h + 1, rh + jc, w);
-                d2d(top_e, re + jc, w);
-            }
-            if (b == 0) {
-                d2d(left_h, o_left_h + ir, h);
-                d2d(left_f, o_left_f + ir, h);
-            } else {
-                d2d(left_h, lines->col_h.data() + (b - 1) * static_cast<std::int64_t>(rows) + ir, h);
-                d2d(left_f, lines->col_f.data() + (b - 1) * static_cast<std::int64_t>(rows) + ir, h);
-            }
             band_params& p = params[k];
-            p.query = query_.data() + r.r0;
-            p.subject = subject_.data() + r.c0;
-            p.rows = h;
-            p.cols = w;
-            p.top_h = top_h;
-            p.top_e = top_e;
-            p.left_h = left_h;
-            p.left_f = left_f;
-            p.sigma = sigma_.data();
-            p.letters = letters_;
-            p.gap_oe = oe_;
-            p.gap_e = ext_;
-            p.K = 1;
-            p.bands = out[k].stride / S;
-            p.warps = static_cast<int>(p.bands);
-            p.ring = ring.data() + static_cast<std::size_t>(first[k]) * ring_len;
-            p.produced = flags.data() + static_cast<std::size_t>(first[k]) * flag_stride;
-            p.consumed = flags.data() + static_cast<std::size_t>(warps + first[k]) * flag_stride;
-            p.row_buffer = nullptr;  // one generation of bands: the last band hands nothing on
-            p.row_ready = nullptr;
-            p.trace = nibbles.data() + nibble_offset[k];
-            p.stride = out[k].stride;
-            p.target = INT_MIN;
-            p.first_hit = nullptr;
+            p = leaf_params(g, *lines, outer_d.data(), blocks[k], out[k], border_d.data() + lay.border_offset[k], copies);
+            p.ring = ring.data() + static_cast<std::size_t>(lay.first[k]) * ring_len;
+            p.produced = flags.data() + static_cast<std::size_t>(lay.first[k]) * flag_stride;
+            p.consumed = flags.data() + static_cast<std::size_t>(lay.warps + lay.first[k]) * flag_stride;
+            p.trace = nibbles.data() + lay.nibble_offset[k];
         }
         pooled<long long> forbid_first;
         pooled<int2> forbid_events;
@@ -450,6 +370,125 @@ public:
                 params[k].forbid_events = forbid_events.data();
             }
         }
+        launch_leaves(params, lay.first, copies, lay.warps);
+        // Into a pinned buffer of the batch pool that the traces share (no host copy; back to the pool when the walk
+        // has dropped the last of them).
+        std::shared_ptr<std::uint8_t> back = batch_buffer(lay.nibble_offset.back());
+        SWGPU_CUDA_CHECK(
+            cudaMemcpyAsync(back.get(), nibbles.data(), lay.nibble_offset.back(), cudaMemcpyDeviceToHost, s));
+        stream_.synchronize();
+        for (std::size_t k = 0; k < blocks.size(); ++k)
+            out[k].shared = std::shared_ptr<const std::uint8_t>(back, back.get() + lay.nibble_offset[k]);
+    }
+
+private:
+    // trace_blocks in its steps. The leaves of one launch: each its area and nibble stride (in `out`), its first warp
+    // and where its nibbles and borders start in the launch's buffers.
+    struct leaf_layout {
+        std::vector<int> first;
+        std::vector<std::size_t> nibble_offset, border_offset;
+        int warps = 0;
+    };
+    static leaf_layout lay_out_leaves(const long_pair::grid& g,
+                                      std::span<const std::pair<std::int64_t, std::int64_t>> blocks,
+                                      std::vector<long_pair::trace>& out) {
+        const long long S = warp_size * trace_rows;
+        leaf_layout lay;
+        lay.first.resize(blocks.size());
+        lay.nibble_offset.assign(blocks.size() + 1, 0);
+        lay.border_offset.assign(blocks.size() + 1, 0);
+        out.assign(blocks.size(), {});
+        for (std::size_t k = 0; k < blocks.size(); ++k) {
+            const auto r = g.block(blocks[k].first, blocks[k].second);
+            auto& tr = out[k];
+            tr.area = r;
+            tr.stride = (r.rows() + S - 1) / S * S;
+            lay.nibble_offset[k + 1] = lay.nibble_offset[k] + static_cast<std::size_t>(tr.stride * r.cols() / 2);
+            lay.border_offset[k + 1] = lay.border_offset[k] + static_cast<std::size_t>(2 * (r.rows() + r.cols()) + 1);
+            lay.first[k] = lay.warps;
+            lay.warps += static_cast<int>(tr.stride / S);
+        }
+        return lay;
+    }
+    // The grid's own borders on the device: top_h (cols + 1), top_e (cols), left_h (rows), left_f (rows).
+    pooled<int> upload_outer(const long_pair::grid& g, const long_pair::borders& outer) {
+        const std::size_t rows = static_cast<std::size_t>(g.area.rows()), cols = static_cast<std::size_t>(g.area.cols());
+        const std::size_t words = 2 * (rows + cols) + 1;
+        pooled<int> d(words, stream_.get());
+        int* h = reinterpret_cast<int*>(pinned(words * sizeof(int), 0));
+        std::copy(outer.top_h.begin(), outer.top_h.end(), h);
+        std::copy(outer.top_e.begin(), outer.top_e.end(), h + cols + 1);
+        std::copy(outer.left_h.begin(), outer.left_h.end(), h + 2 * cols + 1);
+        std::copy(outer.left_f.begin(), outer.left_f.end(), h + 2 * cols + 1 + rows);
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(d.data(), h, words * sizeof(int), cudaMemcpyHostToDevice, stream_.get()));
+        return d;
+    }
+    // The parameters of leaf `block` (area and stride in `tr`) but its rings, counters and nibbles; its borders, as
+    // grid::block_borders gives them, copied into `border` on the device by the copies it adds to `copies` (one
+    // gather kernel does them all: about six per leaf, as many cudaMemcpy calls cost more than the leaves' kernel).
+    band_params leaf_params(const long_pair::grid& g, const device_grid_lines& lines, const int* outer_d,
+                            std::pair<std::int64_t, std::int64_t> block, const long_pair::trace& tr, int* border,
+                            std::vector<copy_desc>& copies) const {
+        const std::int64_t rows = g.area.rows(), cols = g.area.cols();
+        const int* o_top_h = outer_d;
+        const int* o_top_e = o_top_h + cols + 1;
+        const int* o_left_h = o_top_h + 2 * cols + 1;
+        const int* o_left_f = o_left_h + rows;
+        auto d2d = [&](int* to, const int* from, std::int64_t count) {
+            if (count > 0) copies.push_back({to, from, count});
+        };
+        const auto [a, b] = block;
+        const auto r = tr.area;
+        const std::int64_t w = r.cols(), h = r.rows(), jc = r.c0 - g.area.c0, ir = r.r0 - g.area.r0;
+        int* top_h = border;
+        int* top_e = top_h + w + 1;
+        int* left_h = top_e + w;
+        int* left_f = left_h + h;
+        if (a == 0) {
+            d2d(top_h, o_top_h + jc, w + 1);
+            d2d(top_e, o_top_e + jc, w);
+        } else {
+            const int* rh = lines.row_h.data() + (a - 1) * cols;
+            const int* re = lines.row_e.data() + (a - 1) * cols;
+            d2d(top_h, b == 0 ? o_left_h + ir - 1 : rh + jc - 1, 1);
+            d2d(top_h + 1, rh + jc, w);
+            d2d(top_e, re + jc, w);
+        }
+        if (b == 0) {
+            d2d(left_h, o_left_h + ir, h);
+            d2d(left_f, o_left_f + ir, h);
+        } else {
+            d2d(left_h, lines.col_h.data() + (b - 1) * rows + ir, h);
+            d2d(left_f, lines.col_f.data() + (b - 1) * rows + ir, h);
+        }
+        band_params p{};
+        p.query = query_.data() + r.r0;
+        p.subject = subject_.data() + r.c0;
+        p.rows = h;
+        p.cols = w;
+        p.top_h = top_h;
+        p.top_e = top_e;
+        p.left_h = left_h;
+        p.left_f = left_f;
+        p.sigma = sigma_.data();
+        p.letters = letters_;
+        p.gap_oe = oe_;
+        p.gap_e = ext_;
+        p.K = 1;
+        p.bands = tr.stride / (warp_size * trace_rows);
+        p.warps = static_cast<int>(p.bands);
+        p.row_buffer = nullptr;  // one generation of bands: the last band hands nothing on
+        p.row_ready = nullptr;
+        p.stride = tr.stride;
+        p.target = INT_MIN;
+        p.first_hit = nullptr;
+        return p;
+    }
+    // Uploads the leaves' parameters, first warps and border copies in one staged copy, gathers the borders and
+    // launches the trace kernel over `warps` warps (one per block).
+    void launch_leaves(const std::vector<band_params>& params, const std::vector<int>& first,
+                       const std::vector<copy_desc>& copies, int warps) {
+        const cudaStream_t s = stream_.get();
         pooled<band_params> params_d(params.size(), s);
         pooled<int> first_d(first.size(), s);
         pooled<copy_desc> copies_d(copies.size(), s);
@@ -470,6 +509,7 @@ public:
         }
         SWGPU_CUDA_CHECK(cudaMemcpyAsync(first_d.data(), staged + params_bytes + copies_bytes, first_bytes,
                                          cudaMemcpyHostToDevice, s));
+        const kernel_config& trc = forbidding() ? trc_forbid_ : trc_;
         if (forbidding())
             band_batch_kernel<trace_rows, trace_kind, true><<<warps, warp_size, trc.smem / trc.warps_per_block, s>>>(
                 params_d.data(), first_d.data(), static_cast<int>(params.size()));
@@ -477,14 +517,6 @@ public:
             band_batch_kernel<trace_rows, trace_kind><<<warps, warp_size, trc.smem / trc.warps_per_block, s>>>(
                 params_d.data(), first_d.data(), static_cast<int>(params.size()));
         SWGPU_CUDA_CHECK_LAUNCH("band_batch_kernel");
-        // Into a pinned buffer of the batch pool that the traces share (no host copy; back to the pool when the walk
-        // has dropped the last of them).
-        std::shared_ptr<std::uint8_t> back = batch_buffer(nibble_offset.back());
-        SWGPU_CUDA_CHECK(
-            cudaMemcpyAsync(back.get(), nibbles.data(), nibble_offset.back(), cudaMemcpyDeviceToHost, s));
-        stream_.synchronize();
-        for (std::size_t k = 0; k < blocks.size(); ++k)
-            out[k].shared = std::shared_ptr<const std::uint8_t>(back, back.get() + nibble_offset[k]);
     }
 
 private:

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <set>
 #include <span>
@@ -180,24 +181,40 @@ public:
             }
             parts_[u]->forward_part(a, bi, K, grids[u], i > 0 ? &ex[u - 1] : nullptr, i + 1 < n ? &ex[u] : nullptr);
         };
-        if (concurrent_) {
-            std::vector<std::exception_ptr> failed(static_cast<std::size_t>(n));
-            std::vector<std::thread> threads;
-            for (int i = 0; i < n; ++i)
-                threads.emplace_back([&, i] {
-                    try {
-                        run(i);
-                    } catch (...) {
-                        failed[static_cast<std::size_t>(i)] = std::current_exception();
-                    }
-                });
-            for (auto& t : threads) t.join();
-            for (const auto& f : failed)
-                if (f) std::rethrow_exception(f);
-        } else {
-            for (int i = 0; i < n; ++i) run(i);
+        on_parts(static_cast<std::size_t>(n), [&](std::size_t i) { run(static_cast<int>(i)); });
+        gather_columns(area, K, cut, grids, ex, g);
+    }
+
+private:
+    // Runs work(i) for i < n: on a thread each when the devices run concurrently (the first failure rethrown after
+    // all have ended), else one after the other.
+    void on_parts(std::size_t n, const std::function<void(std::size_t)>& work) const {
+        if (!concurrent_) {
+            for (std::size_t i = 0; i < n; ++i) work(i);
+            return;
         }
-        // The grid, gathered on the first device.
+        std::vector<std::exception_ptr> failed(n);
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < n; ++i)
+            threads.emplace_back([&, i] {
+                try {
+                    work(i);
+                } catch (...) {
+                    failed[i] = std::current_exception();
+                }
+            });
+        for (auto& t : threads) t.join();
+        for (const auto& f : failed)
+            if (f) std::rethrow_exception(f);
+    }
+
+    // forward()'s last step: the parts' grids gathered into `g` on the first device (the border between two parts is
+    // the checkpoint column between them), then each part's grid back to its own device's pool.
+    void gather_columns(const long_pair::rect& area, std::int64_t K, const std::vector<std::int64_t>& cut,
+                        std::vector<long_pair::grid>& grids, const std::vector<border_exchange>& ex,
+                        long_pair::grid& g) {
+        const std::int64_t rows = area.rows(), cols = area.cols(), blocks = (cols + K - 1) / K;
+        const int n = static_cast<int>(grids.size());
         use_device(devices_[0]);
         g = long_pair::grid{};
         g.area = area;
@@ -241,7 +258,6 @@ public:
         use_device(devices_[0]);
     }
 
-private:
     // The forward pass split by rows (long.split=rows, the default):
     // slabs of one generation of bands each (W bands of S rows, rounded down to whole block rows; K rows when splits
     // are forced, for tests), slab s on device s mod n. A slab's first band reads the slab above's bottom row as that
@@ -295,25 +311,20 @@ private:
             parts_[part]->forward_part(a, bi, K, grids[u], nullptr, nullptr, s > 0 ? &ex[u - 1] : nullptr,
                                        s + 1 < slabs ? &ex[u] : nullptr);
         };
-        if (concurrent_) {
-            std::vector<std::exception_ptr> failed(n);
-            std::vector<std::thread> threads;
-            for (std::size_t i = 0; i < n; ++i)
-                threads.emplace_back([&, i] {
-                    try {
-                        for (std::int64_t s = static_cast<std::int64_t>(i); s < slabs; s += static_cast<std::int64_t>(n))
-                            run(s);
-                    } catch (...) {
-                        failed[i] = std::current_exception();
-                    }
-                });
-            for (auto& t : threads) t.join();
-            for (const auto& f : failed)
-                if (f) std::rethrow_exception(f);
-        } else {
+        if (concurrent_)  // each device its slabs in order
+            on_parts(n, [&](std::size_t i) {
+                for (std::int64_t s = static_cast<std::int64_t>(i); s < slabs; s += static_cast<std::int64_t>(n)) run(s);
+            });
+        else
             for (std::int64_t s = 0; s < slabs; ++s) run(s);
-        }
-        // The grid, gathered on the first device.
+        gather_slabs(area, K, height, n, grids, ex, g);
+    }
+
+    // forward_rows()'s last step: the slabs' grids gathered into `g` on the first device (the row handed from one slab
+    // to the next is the checkpoint row between them), then each slab's grid back to its own device's pool.
+    void gather_slabs(const long_pair::rect& area, std::int64_t K, std::int64_t height, std::size_t n,
+                      std::vector<long_pair::grid>& grids, const std::vector<row_exchange>& ex, long_pair::grid& g) {
+        const std::int64_t rows = area.rows(), cols = area.cols(), slabs = static_cast<std::int64_t>(grids.size());
         const int home = devices_[0];
         use_device(home);
         g = long_pair::grid{};

@@ -362,65 +362,12 @@ public:
         r.pending = false;
         r.launches = 0;
         if (plan.tasks.empty()) return;
-        const auto& last = plan.pairs.back();
-        const std::size_t profile_words = last.profile_offset + static_cast<std::size_t>(rows_) * last.padded_length;
-        r.start.record(stream_);
-        r.pairs.upload(plan.pairs, stream_);
-        r.task_subjects.upload(plan.task_subjects, stream_);
-        r.profiles.reserve(profile_words);
-        std::uint32_t longest = 0;
-        for (const auto& p : plan.pairs) longest = std::max(longest, p.padded_length);
-        const unsigned profile_blocks = std::min(64u, (longest + 255) / 256);
-        for (std::size_t p0 = 0; p0 < plan.pairs.size(); p0 += 65535) {
-            const unsigned n = static_cast<unsigned>(std::min<std::size_t>(65535, plan.pairs.size() - p0));
-            kernels::build_profiles<<<dim3(profile_blocks, n), 256, 0, stream_>>>(
-                query_residues_.data(), query_offsets_.data(), r.pairs.data() + p0, matrix_.data(), letters_, pad_score_,
-                Lanes::count, r.profiles.data());
-            SWGPU_CUDA_CHECK_LAUNCH("build_profiles");
-        }
-
+        upload_with_profiles<Lanes>(plan, r);
         // One launch per task group (one class and columns-per-thread count), costliest groups first.
-        const std::vector<search_task>& tasks = plan.tasks;
-        struct launch {
-            std::size_t first, count;
-            int cls, regs;
-            bool twin;
-            std::size_t blocks = 0, smem = 0;
-            typename kernels::kernel_table<Lanes>::kernel fn = nullptr;
-        };
-        std::vector<launch> launches;
-        for (const auto& g : plan.groups) launches.push_back({g.first, g.count, g.cls, g.regs, g.twin});
-        r.tasks.upload(tasks, stream_);
+        const std::vector<planned_launch<Lanes>> launches = plan_launches<Lanes>(plan, blocks_used);
+        r.tasks.upload(plan.tasks, stream_);
         r.counters.reserve(launches.size() + 1);
         SWGPU_CUDA_CHECK(cudaMemsetAsync(r.counters.data(), 0, (launches.size() + 1) * sizeof(std::uint32_t), stream_));
-
-        const std::size_t by_memory =
-            std::max<std::size_t>(1, cfg_.boundary_bytes / worker_count / (boundary_block_ * sizeof(uint2)));
-        std::size_t region_blocks[worker_count] = {};
-        int most_blocks = 0;
-        for (std::size_t i = 0; i < launches.size(); ++i) {
-            auto& l = launches[i];
-            if constexpr (Lanes::count == 2)  // twin pairs exist in 16-bit lanes only
-                l.fn = l.twin ? kernels::kernel_table<Lanes, true>::get(l.cls, l.regs)
-                              : kernels::kernel_table<Lanes, false>::get(l.cls, l.regs);
-            else
-                l.fn = kernels::kernel_table<Lanes, false>::get(l.cls, l.regs);
-            l.smem = static_cast<std::size_t>(rows_) *
-                     kernels::chunk_row_words(search_classes[l.cls].group_size, l.regs) * sizeof(std::uint32_t);
-            if (l.smem > 48 * 1024)
-                SWGPU_CUDA_CHECK(cudaFuncSetAttribute(l.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                      static_cast<int>(l.smem)));
-            int per_sm = 0;
-            SWGPU_CUDA_CHECK(
-                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.fn, kernels::block_threads, l.smem));
-            if (cfg_.blocks_per_sm > 0) per_sm = std::min(per_sm, cfg_.blocks_per_sm);
-            l.blocks = std::max<std::size_t>(
-                1, std::min({static_cast<std::size_t>(std::max(1, per_sm)) * multiprocessors_, l.count, by_memory}));
-            region_blocks[i % worker_count] = std::max(region_blocks[i % worker_count], l.blocks);
-            most_blocks = std::max(most_blocks, static_cast<int>(l.blocks));
-        }
-        if (blocks_used) *blocks_used = most_blocks;
-        for (int w = 0; w < worker_count; ++w) boundary_[w].reserve(std::max<std::size_t>(1, region_blocks[w]) * boundary_block_);
 
         kernels::dpx_params p{};
         p.residues = d_residues_;
@@ -461,23 +408,7 @@ public:
             if (cfg_.launch_log) {
                 after.record(workers_[w].get());
                 after.synchronize();
-                launch_record r;
-                r.length_class = l.cls;
-                r.regs = l.regs;
-                r.tasks = l.count;
-                r.blocks = l.blocks;
-                r.ms = after.since(before);
-                for (std::size_t k = l.first; k < l.first + l.count; ++k) {
-                    const auto& task = tasks[k];
-                    std::uint64_t residues = 0;
-                    for (std::uint32_t g = 0; g < task.count; ++g)
-                        residues += db_.length[plan.task_subjects[task.first + g]];
-                    const query_pair& pair = plan.pairs[task.pair];
-                    for (int l = 0; l < (pair.twin ? 1 : 2); ++l)
-                        if (pair.query[l] >= 0)
-                            r.cells += double(queries_.length(static_cast<std::size_t>(pair.query[l]))) * residues;
-                }
-                cfg_.launch_log->push_back(r);
+                log_launch(plan, l.cls, l.regs, l.first, l.count, l.blocks, after.since(before));
             }
         }
         for (int w = 0; w < worker_count; ++w) r.done[w].record(workers_[w].get());
@@ -485,6 +416,95 @@ public:
         r.pending = true;
     }
 
+private:
+    // enqueue() in its steps. The plan's query pairs and task subjects on the device, and the pairs' profiles built
+    // there (after r.start).
+    template <class Lanes>
+    void upload_with_profiles(const search_plan& plan, batch_run& r) {
+        const auto& last = plan.pairs.back();
+        const std::size_t profile_words = last.profile_offset + static_cast<std::size_t>(rows_) * last.padded_length;
+        r.start.record(stream_);
+        r.pairs.upload(plan.pairs, stream_);
+        r.task_subjects.upload(plan.task_subjects, stream_);
+        r.profiles.reserve(profile_words);
+        std::uint32_t longest = 0;
+        for (const auto& p : plan.pairs) longest = std::max(longest, p.padded_length);
+        const unsigned profile_blocks = std::min(64u, (longest + 255) / 256);
+        for (std::size_t p0 = 0; p0 < plan.pairs.size(); p0 += 65535) {
+            const unsigned n = static_cast<unsigned>(std::min<std::size_t>(65535, plan.pairs.size() - p0));
+            kernels::build_profiles<<<dim3(profile_blocks, n), 256, 0, stream_>>>(
+                query_residues_.data(), query_offsets_.data(), r.pairs.data() + p0, matrix_.data(), letters_, pad_score_,
+                Lanes::count, r.profiles.data());
+            SWGPU_CUDA_CHECK_LAUNCH("build_profiles");
+        }
+    }
+
+    // One launch of a run: its task group, kernel, blocks and shared memory.
+    template <class Lanes>
+    struct planned_launch {
+        std::size_t first, count;
+        int cls, regs;
+        bool twin;
+        std::size_t blocks = 0, smem = 0;
+        typename kernels::kernel_table<Lanes>::kernel fn = nullptr;
+    };
+    // The launches of the plan's task groups: each group's kernel, as many blocks as fit at once (at most its tasks,
+    // and what the boundary memory of its worker holds), that memory reserved; *blocks_used the most blocks of one.
+    template <class Lanes>
+    std::vector<planned_launch<Lanes>> plan_launches(const search_plan& plan, int* blocks_used) {
+        std::vector<planned_launch<Lanes>> launches;
+        for (const auto& g : plan.groups) launches.push_back({g.first, g.count, g.cls, g.regs, g.twin});
+        const std::size_t by_memory =
+            std::max<std::size_t>(1, cfg_.boundary_bytes / worker_count / (boundary_block_ * sizeof(uint2)));
+        std::size_t region_blocks[worker_count] = {};
+        int most_blocks = 0;
+        for (std::size_t i = 0; i < launches.size(); ++i) {
+            auto& l = launches[i];
+            if constexpr (Lanes::count == 2)  // twin pairs exist in 16-bit lanes only
+                l.fn = l.twin ? kernels::kernel_table<Lanes, true>::get(l.cls, l.regs)
+                              : kernels::kernel_table<Lanes, false>::get(l.cls, l.regs);
+            else
+                l.fn = kernels::kernel_table<Lanes, false>::get(l.cls, l.regs);
+            l.smem = static_cast<std::size_t>(rows_) *
+                     kernels::chunk_row_words(search_classes[l.cls].group_size, l.regs) * sizeof(std::uint32_t);
+            if (l.smem > 48 * 1024)
+                SWGPU_CUDA_CHECK(cudaFuncSetAttribute(l.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                      static_cast<int>(l.smem)));
+            int per_sm = 0;
+            SWGPU_CUDA_CHECK(
+                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.fn, kernels::block_threads, l.smem));
+            if (cfg_.blocks_per_sm > 0) per_sm = std::min(per_sm, cfg_.blocks_per_sm);
+            l.blocks = std::max<std::size_t>(
+                1, std::min({static_cast<std::size_t>(std::max(1, per_sm)) * multiprocessors_, l.count, by_memory}));
+            region_blocks[i % worker_count] = std::max(region_blocks[i % worker_count], l.blocks);
+            most_blocks = std::max(most_blocks, static_cast<int>(l.blocks));
+        }
+        if (blocks_used) *blocks_used = most_blocks;
+        for (int w = 0; w < worker_count; ++w) boundary_[w].reserve(std::max<std::size_t>(1, region_blocks[w]) * boundary_block_);
+        return launches;
+    }
+
+    // --launches (benchmarks): one launch's record, its cells counted from the plan.
+    void log_launch(const search_plan& plan, int cls, int regs, std::size_t first, std::size_t count,
+                    std::size_t blocks, double ms) {
+        launch_record rec;
+        rec.length_class = cls;
+        rec.regs = regs;
+        rec.tasks = count;
+        rec.blocks = blocks;
+        rec.ms = ms;
+        for (std::size_t k = first; k < first + count; ++k) {
+            const auto& task = plan.tasks[k];
+            std::uint64_t residues = 0;
+            for (std::uint32_t g = 0; g < task.count; ++g) residues += db_.length[plan.task_subjects[task.first + g]];
+            const query_pair& pair = plan.pairs[task.pair];
+            for (int l = 0; l < (pair.twin ? 1 : 2); ++l)
+                if (pair.query[l] >= 0) rec.cells += double(queries_.length(static_cast<std::size_t>(pair.query[l]))) * residues;
+        }
+        cfg_.launch_log->push_back(rec);
+    }
+
+public:
     // Waits for a run started by enqueue(); returns its device milliseconds (start to its last launch's end, which
     // includes time shared with a run that overlapped it) and its count of 16-bit lanes to recompute.
     double wait(batch_run& r, std::uint32_t* overflow_count) {
