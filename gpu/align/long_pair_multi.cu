@@ -124,8 +124,20 @@ public:
         parts_[0]->trace_blocks(g, outer, blocks, out);
     }
 
+    // Forbidden steps (further alignments of a pair): every pass and trace on the first device, which forbids them.
+    bool forbid(std::shared_ptr<const long_pair::forbidden_pairs> f) override {
+        if (!parts_[0]->forbid(f)) return false;
+        forbidden_ = std::move(f);
+        return true;
+    }
+
     void forward(const long_pair::rect& area, const long_pair::borders& b, std::int64_t K,
                  long_pair::grid& g) override {
+        if (forbidden_ && !forbidden_->paths.empty()) {
+            parts_[0]->progress = progress;
+            parts_[0]->forward(area, b, K, g);
+            return;
+        }
         const std::int64_t blocks = (area.cols() + K - 1) / K;
         const int n = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(parts_.size()), blocks));
         parts_[0]->progress = progress;
@@ -376,6 +388,7 @@ private:
 
     std::vector<int> devices_;
     std::vector<std::unique_ptr<device_backend>> parts_;
+    std::shared_ptr<const long_pair::forbidden_pairs> forbidden_;  // forbid()
     std::set<int> direct_;  // devices whose memory the first device reaches directly
     bool concurrent_ = false;
     double split_cells_ = 1e9;  // smaller rectangles stay on the first device (long.split_cells)

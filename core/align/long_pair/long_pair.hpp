@@ -170,7 +170,7 @@ public:
     // thread of its own, each backend with the whole device); the CPU's share one thread pool: one.
     virtual std::size_t concurrent_tracebacks() const { return 1; }
     // Forward passes and traces from now on take no diagonal step into a cell of `f` (nullptr: none), where the
-    // backend can (several alignments per pair, align_more); false where it cannot (a pass split over devices).
+    // backend can (several alignments per pair, align_more); false where it cannot.
     virtual bool forbid(std::shared_ptr<const forbidden_pairs> /*f*/) { return false; }
 };
 

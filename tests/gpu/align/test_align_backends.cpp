@@ -586,7 +586,8 @@ GPU_TEST("align: long pairs find their further alignments on the GPU: --zdrop ov
     // Each further alignment of a pair past long.hsp_cells is a forward pass and a traceback with the earlier
     // alignments' residue pairs as forbidden diagonal steps, on the GPU's kernels: 12 pieces of 20 kbp give the CPU's
     // bytes; 12 pieces of 170 kbp (a 2.04 Mbp genome: 4·10^12 cells a pass) give a block over every piece, at its
-    // place and on its strand, each re-scoring to its printed score.
+    // place and on its strand, each re-scoring to its printed score. On a machine with several GPUs the GPU runs use
+    // them all (the long pairs' backend over several devices, which runs forbidden steps on the first).
     const auto dir = scratch();
     const std::string args = (dir / "g.fa").string() + " " + (dir / "r.fa").string() +
                              " -q --zdrop 400 --max-hsps 12 -e 1e-10 --outfmt '6 qstart qend sstart send score sstrand";
