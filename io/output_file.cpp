@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include "core/error.hpp"
@@ -138,17 +139,31 @@ output_file::output_file(const std::string& given) : name_(given) {
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
     const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-    std::string templ = dir + "." + base + ".swgpu-XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
-    if (fd_ < 0)
-        throw output_error(path, "cannot create the output file (" + reason(errno) + "); check that the directory "
-                                 "exists and is writable");
+    // The temporary name is registered before the file is created (O_EXCL, a new random name while one exists), so
+    // that a signal arriving at any moment finds it: registered after creating it (as with mkstemp), a signal in
+    // between, handled by any of the process's threads, left the file behind.
+    install_cleanup_handlers();
+    std::random_device seed;
+    std::mt19937_64 random(seed());
+    static constexpr char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    for (int attempt = 0; fd_ < 0; ++attempt) {
+        std::string name = dir + "." + base + ".swgpu-";
+        for (int k = 0; k < 6; ++k) name += letters[random() % (sizeof letters - 1)];
+        const int slot = register_temp(name);
+        fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd_ >= 0) {
+            temp_path_ = name;
+            temp_slot_ = slot;
+            break;
+        }
+        const int err = errno;
+        unregister_temp(slot);
+        if (err != EEXIST || attempt == 100)
+            throw output_error(path, "cannot create the output file (" + reason(err) + "); check that the directory "
+                                     "exists and is writable");
+    }
     owns_fd_ = true;
-    temp_path_ = buf.data();
-    temp_slot_ = register_temp(temp_path_);
-    // mkostemp creates mode 0600; give the file the mode a plain open would (or keep an existing file's mode).
+    // Created with mode 0600; give the file the mode a plain open would (or keep an existing file's mode).
     const mode_t mode = exists ? (st.st_mode & 07777) : default_file_mode();
     if (::fchmod(fd_, mode) != 0) {
         const int err = errno;
