@@ -1,0 +1,100 @@
+// The search service over HTTP/1.1 (`swgpu serve`, docs/serve.md), on cpp-httplib: a thin adapter between requests
+// and core's search_batcher (core/align/search/batcher.hpp), which batches and searches them.
+//
+//   POST /search   FASTA (settings in the query string) or JSON ({"sequences": [{"id", "residues"}] or "fasta", and
+//                  settings named as `swgpu align`'s options: evalue, max_target_seqs, outfmt, matrix, ...) ->
+//                  {"hits": [...]} with the library's hit fields, or with Accept: text/tab-separated-values the bytes
+//                  `swgpu align` prints in the request's outfmt.
+//   GET /health    the database, the backend, the queue (JSON).
+//   GET /metrics   requests by status, latencies, batches, the queue (Prometheus text format).
+// Every refusal is {"error": {"kind": ..., "message": ...}} with its status: 400 bad FASTA, JSON or setting, 401 no or
+// a wrong bearer token, 404 unknown path, 405 wrong method, 413 a body, query count or query too large, 503 a full
+// queue, a search that failed (logged) or ran past the timeout, or the service stopping.
+//
+// Connections: one thread each, at most max_connections (beyond: 503 at once, then closed); a connection waits at
+// most idle_timeout for a request and reading a request takes at most read_timeout (slow clients are cut off). No
+// request names a file the server reads or writes: matrix files, -o, --dotplot, --batch and databases are refused.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/align/search/batcher.hpp"
+#include "core/align/sequence.hpp"
+
+namespace swgpu::io {
+
+// What a request may set: `swgpu align`'s options (named as the library's search_settings where it has them). The
+// server's command line gives the defaults.
+struct request_settings {
+    std::string matrix;  // a built-in name in requests (the server's default may be a file)
+    std::optional<int> gap_open, gap_extend, match, mismatch, zdrop;
+    std::string strand = "both";  // both, plus, minus (DNA)
+    std::string seqtype = "auto";  // auto, protein, dna
+    std::int64_t max_target_seqs = 500;
+    double evalue = 10;
+    bool evalues = true;
+    bool seg = false, dust = false;
+    int comp_based_stats = 0, max_hsps = 1;
+    std::string outfmt = "6";
+    bool eqx = false;
+};
+
+struct serve_options {
+    std::string host = "127.0.0.1";
+    int port = 8080;
+    std::string token;            // bearer token; empty: none asked
+    std::size_t max_body = 16u << 20;   // bytes
+    std::size_t max_queries = 1000;     // per request
+    std::size_t max_residues = 100000;  // per query
+    std::size_t max_connections = 4096;
+    std::size_t max_engines = 4;        // distinct search settings kept composed at once
+    std::chrono::milliseconds timeout{60000};  // a search's answer
+    std::chrono::milliseconds idle_timeout{5000}, read_timeout{10000};
+    std::function<void(const std::string&)> log;  // one line per failure (stderr)
+};
+
+// What /health says of the service.
+struct service_facts {
+    std::string database;  // as given
+    std::string version;   // swgpu's, for headers
+    std::uint64_t sequences = 0, residues = 0;
+    seq_type type = seq_type::protein;
+    std::string backend;  // "cpu", "gpu"
+    int gpus = 0;
+};
+
+// The engine for a request's settings and its queries' type (made by the face: the scoring, the session on the CPU
+// or the GPUs, the database encoded). Throws swgpu::error (a bad setting: bad_command_line).
+using engine_maker = std::function<std::shared_ptr<resident_search>(const request_settings&, seq_type, bool alignments,
+                                                                    bool placements)>;
+
+class http_server {
+public:
+    http_server(serve_options opt, request_settings defaults, service_facts facts, engine_maker make,
+                search_batcher& batcher);
+    ~http_server();
+    http_server(const http_server&) = delete;
+    http_server& operator=(const http_server&) = delete;
+
+    // Binds host:port (port 0: any free one); throws runtime_failure when it cannot.
+    int bind();
+    // Serves until stop(): then answers the requests in flight and returns.
+    void listen();
+    // Stops accepting; safe from another thread (a signal's).
+    void stop();
+
+private:
+    struct impl;
+    std::unique_ptr<impl> p_;
+};
+
+// Reads FASTA or FASTQ text (a request's body) with the file reader's rules; messages name it `name`.
+sequence_set read_sequences_text(const std::string& text, const std::string& name);
+
+}  // namespace swgpu::io
