@@ -23,10 +23,12 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 BIN, SRC, PART = sys.argv[1], sys.argv[2], sys.argv[3]
 DB = os.path.join(SRC, "data", "demo_db.fa")
 failures = []
+started = []  # servers, killed if the test ends early
 
 
 def check(ok, what):
@@ -100,7 +102,8 @@ def fasta(records):
 class server:
     def __init__(self, *args, db=DB):
         self.proc = subprocess.Popen([BIN, "serve", db, "--listen", "127.0.0.1:0", "--backend", "cpu", *args],
-                                     stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        started.append(self.proc)
         line = self.proc.stderr.readline()
         m = re.search(r"on http://127\.0\.0\.1:(\d+)", line)
         if not m:
@@ -125,7 +128,7 @@ class server:
     def search_tsv(self, records, settings=None, headers=None):
         path = "/search"
         if settings:
-            path += "?" + "&".join("%s=%s" % kv for kv in settings.items())
+            path += "?" + urllib.parse.urlencode(settings)
         h = {"Accept": "text/tab-separated-values", "Content-Type": "text/x-fasta"}
         h.update(headers or {})
         return self.request("POST", path, fasta(records).encode(), h)
@@ -140,12 +143,12 @@ class server:
             return -999
 
 
-def align(records, *args):
+def align(records, *args, db=DB):
     with tempfile.NamedTemporaryFile("w", suffix=".fa", delete=False) as f:
         f.write(fasta(records))
         path = f.name
     try:
-        return subprocess.run([BIN, "align", path, DB, "--backend", "cpu", *args], check=True,
+        return subprocess.run([BIN, "align", path, db, "--backend", "cpu", "-q", *args], check=True,
                               stdout=subprocess.PIPE).stdout
     finally:
         os.unlink(path)
@@ -167,37 +170,63 @@ def by_query(tsv_bytes, names, commented=False):
     return parts
 
 
-def equality():
-    queries = random_queries(1000, 48)
+def dna_data(work, n, seed):
+    """The lambda phage genome cut into 100 records (the database), and `n` pieces of it (30..150 bp) as queries: half
+    reverse-complemented, ~5 % of bases changed, some with IUPAC codes (R, Y, N) or in lower case."""
+    import gzip
+    with gzip.open(os.path.join(SRC, "data", "lambda_phage.fa.gz"), "rt") as f:
+        genome = "".join(l.strip() for l in f if not l.startswith(">"))
+    step = len(genome) // 100
+    db = os.path.join(work, "lambda.fa")
+    with open(db, "w") as f:
+        for k in range(100):
+            f.write(">part%02d\n%s\n" % (k, genome[k * step:(k + 1) * step]))
+    rng = random.Random(seed)
+    comp = {"A": "T", "C": "G", "G": "C", "T": "A"}
+    queries = []
+    for k in range(n):
+        length = rng.randint(30, 150)
+        start = rng.randint(0, len(genome) - length)
+        seq = [c if rng.random() > 0.05 else rng.choice("ACGT") for c in genome[start:start + length]]
+        if k % 2:
+            seq = [comp[c] for c in reversed(seq)]
+        if k % 7 == 3:
+            for _ in range(3):
+                seq[rng.randrange(len(seq))] = rng.choice("RYN")
+        seq = "".join(seq)
+        queries.append(("d%04d" % k, seq.lower() if k % 11 == 5 else seq))
+    return db, queries
+
+
+def equality_phase(db, queries, kinds, clients=16):
+    """Requests of 1 to 3 queries under the settings of `kinds` (name -> (align's options, the request's settings,
+    JSON too[, the first queries it applies to])), from `clients` at once; each answer against the slice of one align
+    run per kind."""
     names = [n for n, _ in queries]
-    slow = ("-k", "5", "-e", "0.001")
-    expected = {"default": by_query(align(queries), names),
-                "tight": by_query(align(queries, *slow), names),
-                "seven": by_query(align(queries[:200], "--outfmt", "7"), names[:200], commented=True)}
-    s = server("-t", "2")
+    expected = {}
+    reach = {kind: (v[3] if len(v) > 3 else len(queries)) for kind, v in kinds.items()}
+    for kind, (args, *_) in kinds.items():
+        expected[kind] = by_query(align(queries[:reach[kind]], *args, db=db), names[:reach[kind]],
+                                  commented="7" in args)
+    s = server("-t", "2", db=db)
     rng = random.Random(7)
     jobs, k = [], 0
-    while k < len(queries):  # requests of 1 to 3 queries, under one of three settings
-        n = rng.randint(1, 3)
-        kind = "seven" if k < 200 and rng.random() < 0.3 else rng.choice(["default", "tight"])
-        if kind == "seven" and k + n > 200:
-            kind = "default"
-        jobs.append((kind, queries[k:k + n], rng.random() < 0.15))
+    while k < len(queries):
+        n = min(rng.randint(1, 3), len(queries) - k)
+        kind = rng.choice([kind for kind in kinds if k + n <= reach[kind]])
+        jobs.append((kind, queries[k:k + n], kinds[kind][2] and rng.random() < 0.3))
         k += n
     batched = []
 
     def run(job):
         kind, recs, as_json = job
-        settings = {"default": None, "tight": {"max_target_seqs": 5, "evalue": "0.001"},
-                    "seven": {"outfmt": "7"}}[kind]
+        args, settings = kinds[kind][:2]
         want = b"".join(expected[kind][n] for n, _ in recs)
-        if kind == "seven":  # a run's last line counts its queries
+        if "7" in args:  # a run's last line counts its queries
             want += b"# swgpu processed %d queries\n" % len(recs)
-        if as_json and kind != "seven":
+        if as_json:
             body = {"sequences": [{"id": n, "residues": r} for n, r in recs]}
-            body.update(settings or {})
-            if settings:
-                body["evalue"] = float(body["evalue"])
+            body.update(settings)
             st, got, h = s.request("POST", "/search", json.dumps(body).encode(), {"Content-Type": "application/json"})
             if st != 200:
                 return "%s: JSON status %d %s" % (recs[0][0], st, got[:200])
@@ -225,13 +254,36 @@ def equality():
         return None
 
     started = time.time()
-    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
         for err in pool.map(run, jobs):
             check(err is None, err)
-    print("%d requests (%d queries) from 16 clients in %.1f s; largest batch %d requests" %
-          (len(jobs), len(queries), time.time() - started, max(batched)))
+    print("%s: %d requests (%d queries) from %d clients under %d settings in %.1f s; largest batch %d requests" %
+          (os.path.basename(db), len(jobs), len(queries), clients, len(kinds), time.time() - started, max(batched)))
     check(max(batched) > 1, "no request was batched with another")
     check(s.stop() == 0, "the server's exit code after SIGTERM")
+
+
+def equality():
+    std = []
+    cols = ["--outfmt", "6 std score qlen slen nident positive gaps cigar qseq sseq sstrand"]
+    equality_phase(DB, random_queries(1000, 48), {
+        "default": (std, {}, True),
+        "tight": (["-k", "5", "-e", "0.001"], {"max_target_seqs": 5, "evalue": 0.001}, True),
+        "seven": (["--outfmt", "7"], {"outfmt": "7"}, False),
+        "rich": (["--seg", "yes", "--comp-based-stats", "1", "--max-hsps", "2", "--matrix", "BLOSUM45", *cols],
+                 {"seg": "yes", "comp_based_stats": 1, "max_hsps": 2, "matrix": "BLOSUM45", "outfmt": cols[1]}, False,
+                 150)})
+    with tempfile.TemporaryDirectory() as work:
+        db, queries = dna_data(work, 300, 17)
+        equality_phase(db, queries, {
+            "default": (cols, {"outfmt": cols[1]}, False),
+            "dust": (["--dust", "yes", "-k", "3", *cols], {"dust": "yes", "max_target_seqs": 3, "outfmt": cols[1]},
+                     False),
+            "plus": (["--strand", "plus", "--max-hsps", "3", "--match", "1", "--mismatch", "-2", "--gap-open", "2",
+                      "--gap-extend", "2"],
+                     {"strand": "plus", "max_hsps": 3, "match": 1, "mismatch": -2, "gap_open": 2, "gap_extend": 2},
+                     True),
+            "paf": (["--outfmt", "paf"], {"outfmt": "paf"}, False)})
 
 
 def well_behaved(s, expected, stop, errors):
@@ -458,8 +510,13 @@ def client():
         check(s.stop() == 0, "exit code")
 
 
-{"equality": equality, "abuse": abuse, "signal": sigterm, "limits": limits, "command_line": bad_command_lines,
- "client": client}[PART]()
+try:
+    {"equality": equality, "abuse": abuse, "signal": sigterm, "limits": limits, "command_line": bad_command_lines,
+     "client": client}[PART]()
+finally:
+    for p in started:
+        if p.poll() is None:
+            p.kill()
 if failures:
     print("%d failure(s)" % len(failures))
     sys.exit(1)
