@@ -1,8 +1,5 @@
 #include "app/align/serve_command.hpp"
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <atomic>
 #include <fstream>
 #include <iostream>
@@ -81,17 +78,6 @@ sequence_set read_database(const std::string& path) {
     return all;
 }
 
-std::pair<std::string, int> parse_listen(const std::string& text) {
-    const auto colon = text.rfind(':');
-    std::string host = colon == std::string::npos ? text : text.substr(0, colon);
-    const std::string port = colon == std::string::npos ? "" : text.substr(colon + 1);
-    if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    if (host.empty() || port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(port) > 65535)
-        throw usage_error("--listen " + text + ": HOST:PORT expected (e.g. 127.0.0.1:8080)");
-    return {host, std::stoi(port)};
-}
-
 }  // namespace
 
 #ifndef SWGPU_HAVE_SERVE
@@ -103,48 +89,18 @@ int align_on_server(const align_settings&, const given_options&) {
 #else
 int serve_command::run(const std::string&) {
     settings& s = *s_;
-    // SIGTERM and SIGINT, on a thread of their own (blocked in every other thread, started after this): stop
-    // accepting, answer the requests in flight, exit 0 (at once while the database is read).
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    ::signal(SIGPIPE, SIG_IGN);
-    std::atomic<io::http_server*> serving{nullptr};
-    std::atomic<bool> listening{true};
-    std::thread on_signal([&] {
-        int sig = 0;
-        sigwait(&stop_signals, &sig);
-        if (!listening.load()) return;
-        io::http_server* server = serving.load();
-        if (!server) std::_Exit(0);
+    // SIGTERM and SIGINT: stop accepting, answer the requests in flight, exit 0 (before any thread starts).
+    io::stop_signals signals([&s](int sig) {
         if (!s.quiet) std::cerr << "swgpu: serve: stopping (signal " << sig << "); answering the requests in flight\n";
-        server->stop();
     });
-    struct joined {
-        std::thread& t;
-        std::atomic<bool>& listening;
-        ~joined() {  // an error before serving: the signal thread ends
-            if (listening.exchange(false)) pthread_kill(t.native_handle(), SIGTERM);
-            t.join();
-        }
-    } join_signal_thread{on_signal, listening};
     io::request_settings& d = s.request;
     if (sub_->get_option("--gap-open")->count()) d.gap_open = s.gap_open;
     if (sub_->get_option("--gap-extend")->count()) d.gap_extend = s.gap_extend;
     if (d.max_target_seqs < 1 || !(d.evalue > 0) || d.max_hsps < 1)
         throw usage_error("-k and --max-hsps must be at least 1, -e positive");
     if (io::parse_outfmt(d.outfmt).kind == io::format_kind::sam) throw usage_error("--outfmt sam is not served");
-    std::tie(s.serve.host, s.serve.port) = parse_listen(s.listen);
-    if (!s.token_file.empty()) {
-        std::ifstream in(s.token_file);
-        if (!in) throw input_error(s.token_file, "cannot read the token file");
-        std::getline(in, s.serve.token);
-        while (!s.serve.token.empty() && std::isspace(static_cast<unsigned char>(s.serve.token.back())))
-            s.serve.token.pop_back();
-        if (s.serve.token.empty()) throw input_error(s.token_file, "the token file's first line is empty");
-    }
+    std::tie(s.serve.host, s.serve.port) = io::parse_listen(s.listen);
+    if (!s.token_file.empty()) s.serve.token = io::read_token_file(s.token_file);
     s.serve.timeout = std::chrono::seconds(s.timeout_s);
     s.serve.idle_timeout = std::chrono::seconds(s.client_timeout_s);
     s.serve.read_timeout = std::chrono::seconds(2 * s.client_timeout_s);
@@ -154,54 +110,33 @@ int serve_command::run(const std::string&) {
     auto db = std::make_shared<const sequence_set>(read_database(s.db));
     io::service_facts facts{s.db, SWGPU_VERSION, db->size(), db->total_residues(), classify(*db), gpu ? "gpu" : "cpu",
                             gpu ? (s.gpus > 0 ? s.gpus : gpu::device_count()) : 0};
-    // An engine per distinct settings: the scoring, a session on the CPU or the GPUs, the database encoded for it.
-    io::engine_maker make = [&s, db, gpu, gpu_mem](const io::request_settings& r, seq_type t, bool alignments,
-                                                   bool placements) {
-        const bool protein = t == seq_type::protein;
-        if (protein && (r.match || r.mismatch)) throw usage_error("match/mismatch score DNA; the queries are protein");
-        if (protein && r.dust) throw usage_error("dust masks DNA; the queries are protein");
-        if (protein && r.zdrop) throw usage_error("zdrop cuts DNA alignments; the queries are protein");
-        if (!protein && r.seg) throw usage_error("seg masks protein; the queries are DNA");
-        if (!protein && r.comp_based_stats) throw usage_error("comp_based_stats 1 applies to protein; the queries are DNA");
-        if (r.comp_based_stats && !r.evalues) throw usage_error("comp_based_stats 1 does not go with no_evalue");
-        io::scoring_request sr{t, r.matrix, r.gap_open, r.gap_extend, r.match.value_or(2), r.mismatch.value_or(-3),
-                               r.evalues};
-        resident_search::options o;
-        o.type = t;
-        o.search_plus = protein || r.strand != "minus";
-        o.search_minus = !protein && r.strand != "plus";
-        search_session::options& so = o.session;
-        if (gpu) {
+    // An engine per distinct settings: the scoring, a session on the CPU or the GPUs (the CPU after a GPU failed),
+    // the database encoded for it.
+    auto on_gpu = std::make_shared<std::atomic<bool>>(gpu);
+    s.serve.on_failure = [on_gpu] { return on_gpu->exchange(false) ? std::string("cpu") : std::string(); };
+    if (gpu && !sub_->get_option("--max-settings")->count()) s.serve.max_engines = 1;  // each holds the database
+    io::engine_maker make = [&s, db, on_gpu, gpu_mem](const io::request_settings& r, seq_type t, bool alignments,
+                                                      bool placements) {
+        io::engine_plan p = io::plan_engine(r, t, alignments, placements);
+        if (on_gpu->load()) {
             gpu::gpu_search::options g;
             g.gpus = s.gpus;
             g.memory = gpu_mem;
             g.keep_align_memory = gpu_mem == 0 && alignments;
-            so.devices = std::make_unique<gpu::gpu_search>(g, std::chrono::steady_clock::now());
+            p.search.session.devices = std::make_unique<gpu::gpu_search>(g, std::chrono::steady_clock::now());
         }
-        so.threads = static_cast<int>(s.threads);
-        so.alignments = alignments;
-        so.placements = placements;
-        so.k = static_cast<std::size_t>(r.max_target_seqs);
-        so.evalue = r.evalue;
-        so.evalues = r.evalues;
-        so.composition = r.comp_based_stats == 1;
-        so.max_hsps = r.max_hsps;
-        so.zdrop = r.zdrop.value_or(-1);
-        if (r.seg) so.mask = masking::seg;
-        if (r.dust) so.mask = masking::dust;
-        return std::make_shared<resident_search>(io::make_scoring(sr), std::move(o), *db);
+        p.search.session.threads = static_cast<int>(s.threads);
+        return std::make_shared<resident_search>(io::make_scoring(p.scoring), std::move(p.search), *db);
     };
     s.serve.log = [](const std::string& line) { std::cerr << "swgpu: serve: " << line << std::endl; };
     search_batcher batcher({std::chrono::milliseconds(s.batch_wait_ms), s.max_batch, s.max_queue});
-    (void)make(d, facts.type, true, false);  // the default settings checked, and ready
     io::http_server server(s.serve, d, facts, make, batcher);
+    server.prepare();  // the default settings checked, their engine ready
     const int port = server.bind();
-    serving.store(&server);
     if (!s.quiet)
         std::cerr << "swgpu: serving " << s.db << " (" << facts.sequences << " sequences, " << facts.residues
                   << " residues, " << facts.backend << ") on http://" << s.serve.host << ":" << port << std::endl;
-    server.listen();
-    serving.store(nullptr);
+    signals.serve(server);
     batcher.stop();
     return 0;
 }

@@ -1,6 +1,7 @@
 #include "io/serve/http_server.hpp"
 
 #include <arpa/inet.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -15,6 +16,8 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
+#include <fstream>
+#include <thread>
 #include <list>
 #include <map>
 #include <mutex>
@@ -182,6 +185,38 @@ std::string engine_key(const request_settings& s, seq_type t, bool alignments, b
            std::to_string(s.comp_based_stats) + "|" + std::to_string(s.max_hsps) + "|" + (alignments ? "A" : "-") +
            (placements ? "P" : "-");
 }
+
+}  // namespace
+
+engine_plan plan_engine(const request_settings& r, seq_type t, bool alignments, bool placements) {
+    const bool protein = t == seq_type::protein;
+    if (protein && (r.match || r.mismatch)) throw usage_error("match/mismatch score DNA; the queries are protein");
+    if (protein && r.dust) throw usage_error("dust masks DNA; the queries are protein");
+    if (protein && r.zdrop) throw usage_error("zdrop cuts DNA alignments; the queries are protein");
+    if (!protein && r.seg) throw usage_error("seg masks protein; the queries are DNA");
+    if (!protein && r.comp_based_stats) throw usage_error("comp_based_stats 1 applies to protein; the queries are DNA");
+    if (r.comp_based_stats && !r.evalues) throw usage_error("comp_based_stats 1 does not go with no_evalue");
+    engine_plan p;
+    p.scoring = scoring_request{t, r.matrix, r.gap_open, r.gap_extend, r.match.value_or(2), r.mismatch.value_or(-3),
+                                r.evalues};
+    p.search.type = t;
+    p.search.search_plus = protein || r.strand != "minus";
+    p.search.search_minus = !protein && r.strand != "plus";
+    search_session::options& so = p.search.session;
+    so.alignments = alignments;
+    so.placements = placements;
+    so.k = static_cast<std::size_t>(r.max_target_seqs);
+    so.evalue = r.evalue;
+    so.evalues = r.evalues;
+    so.composition = r.comp_based_stats == 1;
+    so.max_hsps = r.max_hsps;
+    so.zdrop = r.zdrop.value_or(-1);
+    if (r.seg) so.mask = masking::seg;
+    if (r.dust) so.mask = masking::dust;
+    return p;
+}
+
+namespace {
 
 // ---- answers ----
 
@@ -589,12 +624,17 @@ struct http_server::impl {
         res.set_header("X-Batch-Requests", std::to_string(share.batch_requests));
     }
 
-    std::string health() const {
+    std::string health() {
         const search_batcher::counters c = batcher.stats();
+        std::string backend;
+        {
+            const std::lock_guard<std::mutex> lock(engines_mutex);
+            backend = facts.backend;
+        }
         return "{\"status\": \"ok\", \"database\": " + json::quoted(facts.database) +
                ", \"sequences\": " + std::to_string(facts.sequences) + ", \"residues\": " +
                std::to_string(facts.residues) + ", \"type\": " + json::quoted(type_name(facts.type)) +
-               ", \"backend\": " + json::quoted(facts.backend) + ", \"gpus\": " + std::to_string(facts.gpus) +
+               ", \"backend\": " + json::quoted(backend) + ", \"gpus\": " + std::to_string(facts.gpus) +
                ", \"queue\": " + std::to_string(c.waiting) + ", \"searching\": " + (c.searching ? "true" : "false") +
                ", \"in_flight\": " + std::to_string(in_flight.load()) + "}\n";
     }
@@ -640,6 +680,24 @@ struct http_server::impl {
         return m;
     }
 
+    // A search failed (a device, memory): logged; the engines are made again, on the CPU when the face says so.
+    void failed(const std::string& what) {
+        {
+            const std::lock_guard<std::mutex> lock(metrics_mutex);
+            ++failures;
+        }
+        log("search failed: " + what);
+        const std::string backend = opt.on_failure ? opt.on_failure() : std::string();
+        {
+            const std::lock_guard<std::mutex> lock(engines_mutex);
+            engines.clear();
+            if (!backend.empty() && backend != facts.backend) {
+                log("searching on the " + backend + " from now on");
+                facts.backend = backend;
+            }
+        }
+    }
+
     // Every route through here: the token, the answer or its refusal, the metrics.
     void handle(const httplib::Request& req, httplib::Response& res,
                 void (impl::*route)(const httplib::Request&, httplib::Response&)) {
@@ -660,18 +718,14 @@ struct http_server::impl {
             if (c == exit_code::bad_input || c == exit_code::bad_command_line) {
                 answer_error(res, 400, c == exit_code::bad_input ? "bad_input" : "bad_setting", e.what());
             } else {
-                {
-                    const std::lock_guard<std::mutex> lock(metrics_mutex);
-                    ++failures;
-                }
-                log(std::string("search failed: ") + e.what());
+                failed(e.what());
                 answer_error(res, 503, "search_failed", e.what());
             }
         } catch (const std::bad_alloc&) {
-            log("search failed: out of memory");
+            failed("out of memory");
             answer_error(res, 503, "out_of_memory", "out of memory");
         } catch (const std::exception& e) {
-            log(std::string("search failed: ") + e.what());
+            failed(e.what());
             answer_error(res, 503, "search_failed", e.what());
         }
         --in_flight;
@@ -736,6 +790,13 @@ http_server::http_server(serve_options opt, request_settings defaults, service_f
 
 http_server::~http_server() = default;
 
+void http_server::prepare() {
+    const request_settings& d = p_->defaults;
+    const output_format fmt = parse_outfmt(d.outfmt);
+    if (fmt.kind == format_kind::sam) throw usage_error("--outfmt sam is not served (its header lists the database)");
+    (void)p_->engine(d, p_->facts.type, true, false);
+}
+
 int http_server::bind() {
     const int port = p_->opt.port == 0 ? p_->svr.bind_to_any_port(p_->opt.host)
                                        : (p_->svr.bind_to_port(p_->opt.host, p_->opt.port) ? p_->opt.port : -1);
@@ -744,6 +805,65 @@ int http_server::bind() {
                               std::strerror(errno) + ")");
     p_->svr.backlog(static_cast<int>(std::clamp<std::size_t>(p_->opt.max_connections, 16, 65535)));
     return port;
+}
+
+std::pair<std::string, int> parse_listen(const std::string& text) {
+    const auto colon = text.rfind(':');
+    std::string host = colon == std::string::npos ? text : text.substr(0, colon);
+    const std::string port = colon == std::string::npos ? "" : text.substr(colon + 1);
+    if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.empty() || port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(port) > 65535)
+        throw usage_error("--listen " + text + ": HOST:PORT expected (e.g. 127.0.0.1:8080)");
+    return {host, std::stoi(port)};
+}
+
+std::string read_token_file(const std::string& path) {
+    std::ifstream in(path);
+    std::string token;
+    if (!in) throw input_error(path, "cannot read the token file");
+    std::getline(in, token);
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+    if (token.empty()) throw input_error(path, "the token file's first line is empty");
+    return token;
+}
+
+struct stop_signals::impl {
+    sigset_t set;
+    std::function<void(int)> on_stop;
+    std::atomic<http_server*> serving{nullptr};
+    std::atomic<bool> waiting{true};
+    std::thread waiter;
+};
+
+stop_signals::stop_signals(std::function<void(int)> on_stop) : p_(std::make_unique<impl>()) {
+    impl& s = *p_;
+    s.on_stop = std::move(on_stop);
+    sigemptyset(&s.set);
+    sigaddset(&s.set, SIGTERM);
+    sigaddset(&s.set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &s.set, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);  // a client gone: its write fails, the server goes on
+    s.waiter = std::thread([&s] {
+        int sig = 0;
+        sigwait(&s.set, &sig);
+        if (!s.waiting.load()) return;
+        http_server* server = s.serving.load();
+        if (!server) std::_Exit(0);
+        if (s.on_stop) s.on_stop(sig);
+        server->stop();
+    });
+}
+
+stop_signals::~stop_signals() {
+    if (p_->waiting.exchange(false)) pthread_kill(p_->waiter.native_handle(), SIGTERM);  // (no signal came)
+    p_->waiter.join();
+}
+
+void stop_signals::serve(http_server& server) {
+    p_->serving.store(&server);
+    server.listen();
+    p_->serving.store(nullptr);
 }
 
 void http_server::listen() {

@@ -23,9 +23,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "core/align/search/batcher.hpp"
 #include "core/align/sequence.hpp"
+#include "io/align/matrix_file.hpp"
 
 namespace swgpu::io {
 
@@ -57,6 +59,9 @@ struct serve_options {
     std::chrono::milliseconds timeout{60000};  // a search's answer
     std::chrono::milliseconds idle_timeout{5000}, read_timeout{10000};
     std::function<void(const std::string&)> log;  // one line per failure (stderr)
+    // After a search failed (not a refused request): the backend to say from now on ("cpu" after a GPU failure, when
+    // the face makes engines on the CPU from now on), empty: unchanged. The engines kept are dropped either way.
+    std::function<std::string()> on_failure;
 };
 
 // What /health says of the service.
@@ -68,6 +73,15 @@ struct service_facts {
     std::string backend;  // "cpu", "gpu"
     int gpus = 0;
 };
+
+// The scoring and the search's options that a request's settings give for queries of type `t` (checked against it:
+// match/mismatch, dust and zdrop are DNA's, seg and composition-based statistics protein's); the face adds the
+// devices and threads.
+struct engine_plan {
+    scoring_request scoring;
+    resident_search::options search;
+};
+engine_plan plan_engine(const request_settings& r, seq_type t, bool alignments, bool placements);
 
 // The engine for a request's settings and its queries' type (made by the face: the scoring, the session on the CPU
 // or the GPUs, the database encoded). Throws swgpu::error (a bad setting: bad_command_line).
@@ -82,6 +96,8 @@ public:
     http_server(const http_server&) = delete;
     http_server& operator=(const http_server&) = delete;
 
+    // Makes the engine of the default settings (a bad default fails here, before any request).
+    void prepare();
     // Binds host:port (port 0: any free one); throws runtime_failure when it cannot.
     int bind();
     // Serves until stop(): then answers the requests in flight and returns.
@@ -93,6 +109,27 @@ private:
     struct impl;
     std::unique_ptr<impl> p_;
 };
+
+// SIGTERM and SIGINT for a server: made before any other thread of the process starts (it blocks them in every thread
+// started after it, and waits for them on a thread of its own). A signal before serve() exits 0 at once; during it,
+// stops the server (the requests in flight are answered), after which serve() returns.
+class stop_signals {
+public:
+    explicit stop_signals(std::function<void(int)> on_stop = {});
+    ~stop_signals();
+    stop_signals(const stop_signals&) = delete;
+    stop_signals& operator=(const stop_signals&) = delete;
+    void serve(http_server& server);  // listen() until a signal
+
+private:
+    struct impl;
+    std::unique_ptr<impl> p_;
+};
+
+// --listen HOST:PORT ([V6]:PORT); a usage error otherwise.
+std::pair<std::string, int> parse_listen(const std::string& text);
+// The bearer token: the first line of `path`, trailing blanks dropped; a bad_input error when missing or empty.
+std::string read_token_file(const std::string& path);
 
 // Reads FASTA or FASTQ text (a request's body) with the file reader's rules; messages name it `name`.
 sequence_set read_sequences_text(const std::string& text, const std::string& name);
