@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -798,6 +799,15 @@ void http_server::prepare() {
 }
 
 int http_server::bind() {
+    // A descriptor per connection: the soft limit raised toward the hard one to hold max_connections (1024 is common).
+    rlimit fds{};
+    if (::getrlimit(RLIMIT_NOFILE, &fds) == 0) {
+        const rlim_t want = std::min<rlim_t>(fds.rlim_max, static_cast<rlim_t>(p_->opt.max_connections) + 1024);
+        if (fds.rlim_cur < want) {
+            fds.rlim_cur = want;
+            (void)::setrlimit(RLIMIT_NOFILE, &fds);
+        }
+    }
     const int port = p_->opt.port == 0 ? p_->svr.bind_to_any_port(p_->opt.host)
                                        : (p_->svr.bind_to_port(p_->opt.host, p_->opt.port) ? p_->opt.port : -1);
     if (port < 0)

@@ -286,9 +286,10 @@ def equality():
             "paf": (["--outfmt", "paf"], {"outfmt": "paf"}, False)})
 
 
-def well_behaved(s, expected, stop, errors):
+def well_behaved(s, expected, stop, errors, done):
     rng = random.Random(3)
     while not stop.is_set():
+        done.append(1)
         recs = [rng.choice(list(expected))]
         try:
             st, got, _ = s.search_tsv([(n, r) for n, r in expected[recs[0]][0]])
@@ -327,15 +328,19 @@ def status_of(reply):
 
 
 def abuse():
+    # The idle connections: 2,000 (CTest), or as many as the 4th argument says (10,000 by hand: the server then gets
+    # --max-connections above them, one thread each).
+    idle_count = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(8192, idle_count + 1024)), hard))
     queries = random_queries(20, 5)
     expected = {}
     for n, r in queries:
         expected[n] = ([(n, r)], align([(n, r)]))
-    s = server("-t", "2", "--max-body", "200000", "--client-timeout", "2")
-    stop, errors = threading.Event(), []
-    good = threading.Thread(target=well_behaved, args=(s, expected, stop, errors))
+    s = server("-t", "2", "--max-body", "200000", "--client-timeout", "2",
+               "--max-connections", str(max(4096, idle_count + 100)))
+    stop, errors, done = threading.Event(), [], []
+    good = threading.Thread(target=well_behaved, args=(s, expected, stop, errors, done), daemon=True)
     good.start()
     p = s.port
     # Truncated body: 1000 bytes announced, 10 sent, then the connection closed.
@@ -372,16 +377,22 @@ def abuse():
         st, got, _ = s.request("POST", "/search", body, {"Content-Type": ctype})
         err = json.loads(got).get("error", {}) if got.startswith(b"{") else {}
         check(st == 400 and err.get("kind") == kind, "%r: %d %s" % (body[:40], st, got[:160]))
-    # 2,000 idle connections, held while the good client keeps searching.
+    # Idle connections, held while the good client keeps searching.
     idle = []
-    for _ in range(2000):
+    t0 = time.time()
+    for _ in range(idle_count):
         try:
             idle.append(socket.create_connection(("127.0.0.1", p), timeout=10))
         except OSError as e:
             check(False, "opening idle connection %d: %r" % (len(idle), e))
             break
     st, body, _ = s.request("GET", "/health", timeout=30)
-    check(st == 200 and json.loads(body)["status"] == "ok", "health beside 2,000 idle connections: %d" % st)
+    check(st == 200 and json.loads(body)["status"] == "ok", "health beside %d idle connections: %d" % (len(idle), st))
+    with open("/proc/%d/status" % s.proc.pid) as f:
+        facts = dict(l.split(":", 1) for l in f)
+    print("%d idle connections opened in %.1f s; the server: %s threads, RSS %s; the good client's requests so far: "
+          "%d of %d failed" % (len(idle), time.time() - t0, facts["Threads"].strip(), facts["VmRSS"].strip(), len(errors),
+                              len(done)))
     time.sleep(1)
     for c in idle:
         c.close()
