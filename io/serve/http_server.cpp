@@ -532,7 +532,9 @@ struct http_server::impl {
             }
             if (body.type != json::value::kind::object) refuse(400, "bad_json", "the body must be a JSON object");
             const json::value *seqs = nullptr, *fasta = nullptr;
-            for (const auto& [k, v] : body.members) {
+            for (std::size_t m = 0; m < body.keys.size(); ++m) {
+                const std::string& k = body.keys[m];
+                const json::value& v = body.items[m];
                 if (k == "sequences") seqs = &v;
                 else if (k == "fasta") fasta = &v;
                 else apply(s, k, &v, nullptr);
@@ -551,7 +553,7 @@ struct http_server::impl {
                     const json::value* id = r.find("id");
                     const json::value* res_ = r.find("residues");
                     if (r.type != json::value::kind::object || !id || !res_ || id->type != json::value::kind::string ||
-                        res_->type != json::value::kind::string || r.members.size() != 2)
+                        res_->type != json::value::kind::string || r.keys.size() != 2)
                         refuse(400, "bad_json", where + ": {\"id\": STRING, \"residues\": STRING} expected");
                     if (id->text.empty()) refuse(400, "bad_input", where + ": the sequence has no name");
                     for (const char c : id->text)
@@ -629,7 +631,7 @@ struct http_server::impl {
         const search_batcher::counters c = batcher.stats();
         std::string backend;
         {
-            const std::lock_guard<std::mutex> lock(engines_mutex);
+            const std::lock_guard<std::mutex> lock(metrics_mutex);  // not engines_mutex: held while an engine is made
             backend = facts.backend;
         }
         return "{\"status\": \"ok\", \"database\": " + json::quoted(facts.database) +
@@ -692,10 +694,11 @@ struct http_server::impl {
         {
             const std::lock_guard<std::mutex> lock(engines_mutex);
             engines.clear();
-            if (!backend.empty() && backend != facts.backend) {
-                log("searching on the " + backend + " from now on");
-                facts.backend = backend;
-            }
+        }
+        const std::lock_guard<std::mutex> lock(metrics_mutex);  // (health reads the backend under it)
+        if (!backend.empty() && backend != facts.backend) {
+            log("searching on the " + backend + " from now on");
+            facts.backend = backend;
         }
     }
 

@@ -3,14 +3,15 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <unordered_set>
 
 #include "core/error.hpp"
 
 namespace swgpu::io::json {
 
 const value* value::find(std::string_view key) const {
-    for (const auto& [k, v] : members)
-        if (k == key) return &v;
+    for (std::size_t k = 0; k < keys.size(); ++k)
+        if (keys[k] == key) return &items[k];
     return nullptr;
 }
 
@@ -117,16 +118,18 @@ struct parser {
                 ++at;
                 return v;
             }
+            std::unordered_set<std::string> seen;  // (a linear look-up per key would be quadratic in a large body)
             for (;;) {
                 blanks();
                 if (object) {
                     if (at >= s.size() || s[at] != '"') fail("an object's key must be a string");
                     std::string key = string();
-                    if (v.find(key)) fail("the key \"" + key + "\" is repeated");
+                    if (!seen.insert(key).second) fail("the key \"" + key + "\" is repeated");
                     blanks();
                     if (at >= s.size() || s[at] != ':') fail("':' expected after a key");
                     ++at;
-                    v.members.emplace_back(std::move(key), parse_value(depth + 1));
+                    v.items.push_back(parse_value(depth + 1));
+                    v.keys.push_back(std::move(key));
                 } else {
                     v.items.push_back(parse_value(depth + 1));
                 }

@@ -4,8 +4,6 @@
 #pragma once
 
 #include <cstddef>
-#include <map>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,8 +15,8 @@ struct value {
     bool boolean = false;
     double number = 0;
     std::string text;                             // a string; a number as written
-    std::vector<value> items;                     // an array
-    std::vector<std::pair<std::string, value>> members;  // an object, in order (a repeated key is refused)
+    std::vector<value> items;                     // an array's items; an object's values, in order
+    std::vector<std::string> keys;                // an object's keys, one per item (a repeated key is refused)
     const value* find(std::string_view key) const;
     std::string_view type_name() const;
 };

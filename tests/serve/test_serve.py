@@ -373,7 +373,10 @@ def abuse():
                               (b'{"fasta": ">q\\nMKV", "matrix": "BLOSUM99"}', "application/json", "bad_setting"),
                               (b'{"fasta": ">q\\nMKV", "evalue": -1}', "application/json", "bad_setting"),
                               (b'{"sequences": [{"id": "a b", "residues": "MKV"}]}', "application/json", "bad_input"),
-                              (b'{"fasta": ">q\\nACGTACGTACGTACGTACGT"}', "application/json", "type_mismatch")):
+                              (b'{"fasta": ">q\\nACGTACGTACGTACGTACGT"}', "application/json", "type_mismatch"),
+                              (b"[" * 20000 + b"]" * 20000, "application/json", "bad_json"),
+                              (b"{" + b",".join(b'"k%d": 1' % i for i in range(15000)) + b"}", "application/json",
+                               "unknown_setting")):
         st, got, _ = s.request("POST", "/search", body, {"Content-Type": ctype})
         err = json.loads(got).get("error", {}) if got.startswith(b"{") else {}
         check(st == 400 and err.get("kind") == kind, "%r: %d %s" % (body[:40], st, got[:160]))
