@@ -69,6 +69,13 @@ serve_command::serve_command(CLI::App& app)
     sub_->add_flag("-q,--quiet", s.quiet, "Only errors on stderr");
 }
 
+#ifndef SWGPU_HAVE_SERVE
+const char* const without = "this swgpu was built without cpp-httplib; install Debian's libcpp-httplib-dev and build again";
+int serve_command::run(const std::string&) { throw runtime_failure("swgpu serve: " + std::string(without)); }
+int align_on_server(const align_settings&, const given_options&) {
+    throw runtime_failure("swgpu align --server: " + std::string(without));
+}
+#else
 namespace {
 
 sequence_set read_database(const std::string& path) {
@@ -80,13 +87,6 @@ sequence_set read_database(const std::string& path) {
 
 }  // namespace
 
-#ifndef SWGPU_HAVE_SERVE
-const char* const without = "this swgpu was built without cpp-httplib; install Debian's libcpp-httplib-dev and build again";
-int serve_command::run(const std::string&) { throw runtime_failure("swgpu serve: " + std::string(without)); }
-int align_on_server(const align_settings&, const given_options&) {
-    throw runtime_failure("swgpu align --server: " + std::string(without));
-}
-#else
 int serve_command::run(const std::string&) {
     settings& s = *s_;
     // SIGTERM and SIGINT: stop accepting, answer the requests in flight, exit 0 (before any thread starts).

@@ -589,7 +589,9 @@ struct http_server::impl {
         const bool tsv = accept.find("text/tab-separated-values") != std::string::npos;
         output_format fmt = parse_outfmt(s.outfmt);
         fmt.eqx = s.eqx;
-        const bool alignments = !tsv || needs_alignments(fmt);
+        // Every engine computes the alignments (a format that prints none prints the same bytes from them: tested),
+        // so that requests differing only in columns share an engine and its batches.
+        const bool alignments = true;
         const bool placements = tsv && fmt.kind == format_kind::paf;
         std::shared_ptr<resident_search> engine = this->engine(s, t, alignments, placements);
 
@@ -684,13 +686,13 @@ struct http_server::impl {
     }
 
     // A search failed (a device, memory): logged; the engines are made again, on the CPU when the face says so.
-    void failed(const std::string& what) {
+    void failed(const std::string& what, bool device) {
         {
             const std::lock_guard<std::mutex> lock(metrics_mutex);
             ++failures;
         }
         log("search failed: " + what);
-        const std::string backend = opt.on_failure ? opt.on_failure() : std::string();
+        const std::string backend = opt.on_failure && device ? opt.on_failure() : std::string();
         {
             const std::lock_guard<std::mutex> lock(engines_mutex);
             engines.clear();
@@ -722,14 +724,14 @@ struct http_server::impl {
             if (c == exit_code::bad_input || c == exit_code::bad_command_line) {
                 answer_error(res, 400, c == exit_code::bad_input ? "bad_input" : "bad_setting", e.what());
             } else {
-                failed(e.what());
+                failed(e.what(), c == exit_code::runtime_failure);
                 answer_error(res, 503, "search_failed", e.what());
             }
         } catch (const std::bad_alloc&) {
-            failed("out of memory");
+            failed("out of memory", false);
             answer_error(res, 503, "out_of_memory", "out of memory");
         } catch (const std::exception& e) {
-            failed(e.what());
+            failed(e.what(), true);
             answer_error(res, 503, "search_failed", e.what());
         }
         --in_flight;

@@ -59,8 +59,9 @@ struct serve_options {
     std::chrono::milliseconds timeout{60000};  // a search's answer
     std::chrono::milliseconds idle_timeout{5000}, read_timeout{10000};
     std::function<void(const std::string&)> log;  // one line per failure (stderr)
-    // After a search failed (not a refused request): the backend to say from now on ("cpu" after a GPU failure, when
-    // the face makes engines on the CPU from now on), empty: unchanged. The engines kept are dropped either way.
+    // After a search failed with a runtime failure (a device's; not memory, not a refused request): the backend to
+    // say from now on ("cpu" when the face makes engines on the CPU from then on), empty: unchanged. The engines kept
+    // are dropped after any failure.
     std::function<std::string()> on_failure;
 };
 

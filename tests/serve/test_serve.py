@@ -270,6 +270,8 @@ def equality():
         "default": (std, {}, True),
         "tight": (["-k", "5", "-e", "0.001"], {"max_target_seqs": 5, "evalue": 0.001}, True),
         "seven": (["--outfmt", "7"], {"outfmt": "7"}, False),
+        "scores": (["--outfmt", "6 qseqid sseqid evalue bitscore score qlen slen"],  # align computes no alignment
+                   {"outfmt": "6 qseqid sseqid evalue bitscore score qlen slen"}, False),
         "rich": (["--seg", "yes", "--comp-based-stats", "1", "--max-hsps", "2", "--matrix", "BLOSUM45", *cols],
                  {"seg": "yes", "comp_based_stats": 1, "max_hsps": 2, "matrix": "BLOSUM45", "outfmt": cols[1]}, False,
                  150)})
