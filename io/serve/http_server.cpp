@@ -781,14 +781,19 @@ http_server::http_server(serve_options opt, request_settings defaults, service_f
         s.svr.Options(path, wrong(allowed));
     }
     // What httplib answers itself (an unknown path, a body too large, a request it cannot parse): the JSON error.
-    s.svr.set_error_handler([&s](const httplib::Request&, httplib::Response& res) {
+    s.svr.set_error_handler([&s](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return;
         const int st = res.status;
         const std::string kind = st == 404 ? "not_found" : st == 413 ? "body_too_large" : st == 414 ? "uri_too_long"
                                  : st == 405 ? "method_not_allowed" : "bad_request";
-        const std::string message = st == 404   ? "unknown path; the service answers POST /search, GET /health, GET /metrics"
-                                    : st == 413 ? "the body is larger than " + std::to_string(s.opt.max_body) + " bytes"
-                                                : "the request could not be read as HTTP/1.1";
+        // cpp-httplib bounds a form's body (application/x-www-form-urlencoded, curl -d's default) at 8 KiB.
+        const bool form = lower(req.get_header_value("Content-Type")).find("x-www-form-urlencoded") != std::string::npos;
+        const std::string message =
+            st == 404   ? "unknown path; the service answers POST /search, GET /health, GET /metrics"
+            : st == 413 ? (form ? "a body sent as application/x-www-form-urlencoded is limited to 8192 bytes; send FASTA "
+                                  "as text/x-fasta (curl -H 'Content-Type: text/x-fasta') or JSON"
+                                : "the body is larger than " + std::to_string(s.opt.max_body) + " bytes")
+                        : "the request could not be read as HTTP/1.1";
         s.answer_error(res, st, kind, message);
         s.count(st, 0);
     });
