@@ -107,6 +107,13 @@ int serve_command::run(const std::string&) {
     const bool gpu = s.backend == "gpu" || (s.backend == "auto" && gpu::available());
     if (s.backend == "gpu" && !gpu::available()) throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() + ")");
     const std::size_t gpu_mem = io::parse_gpu_mem(s.gpu_mem);
+    if (gpu && !sub_->get_option("--max-settings")->count()) s.serve.max_engines = 1;  // each holds the database
+    // Memory, before the database is read: its letters, and an encoded copy per settings kept (a plain file's size
+    // bounds its residues).
+    if (const auto bytes = io::plain_file_size(io::parse_source(io::database_path(s.db)).path))
+        io::check_memory(double(*bytes) * double(1 + std::max<std::size_t>(1, s.serve.max_engines)),
+                         "serve holds the database as read and an encoded copy for each of --max-settings",
+                         "serve a smaller database, or lower --max-settings");
     auto db = std::make_shared<const sequence_set>(read_database(s.db));
     io::service_facts facts{s.db, SWGPU_VERSION, db->size(), db->total_residues(), classify(*db), gpu ? "gpu" : "cpu",
                             gpu ? (s.gpus > 0 ? s.gpus : gpu::device_count()) : 0};
@@ -114,7 +121,6 @@ int serve_command::run(const std::string&) {
     // the database encoded for it.
     auto on_gpu = std::make_shared<std::atomic<bool>>(gpu);
     s.serve.on_failure = [on_gpu] { return on_gpu->exchange(false) ? std::string("cpu") : std::string(); };
-    if (gpu && !sub_->get_option("--max-settings")->count()) s.serve.max_engines = 1;  // each holds the database
     io::engine_maker make = [&s, db, on_gpu, gpu_mem](const io::request_settings& r, seq_type t, bool alignments,
                                                       bool placements) {
         io::engine_plan p = io::plan_engine(r, t, alignments, placements);

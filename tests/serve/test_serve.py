@@ -491,12 +491,18 @@ def limits():
 
 
 def bad_command_lines():
-    for args in (["serve"], ["serve", DB, "--listen", "nohost"], ["serve", DB, "--max-batch", "x"],
-                 ["serve", "/no/such.fa"], ["serve", DB, "--token-file", "/no/such"]):
+    for args, code in ((["serve"], 2), (["serve", DB, "--listen", "nohost"], 2), (["serve", DB, "--max-batch", "x"], 2),
+                       (["serve", "/no/such.fa"], 1), (["serve", DB, "--token-file", "/no/such"], 1),
+                       (["serve", DB, "--backend", "cpu", "--memory-check"], 2)):
         r = subprocess.run([BIN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
         lines = r.stderr.strip().splitlines()
-        check(r.returncode in (1, 2) and len(lines) == 1 and lines[0].startswith("swgpu: error: "),
+        check(r.returncode == code and len(lines) == 1 and lines[0].startswith("swgpu: error: "),
               "%s: exit %d, %r" % (args, r.returncode, r.stderr))
+    # More memory than allowed: refused before the database is read (exit 4, one line).
+    r = subprocess.run([BIN, "serve", DB, "--backend", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=30, env=dict(os.environ, SWGPU_TUNE="host.memory_mib=1"))
+    check(r.returncode == 4 and r.stderr.count("\n") == 1 and "--max-settings" in r.stderr,
+          "the memory check: exit %d, %r" % (r.returncode, r.stderr))
 
 
 def client():
