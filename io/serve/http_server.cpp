@@ -257,6 +257,35 @@ std::string hits_json(const batch_share& share, const batch_part& part) {
     return out + (first ? "]}\n" : "\n]}\n");
 }
 
+// JSON's "sequences": [{"id": ..., "residues": ...}], by the library's rules (a name without blanks, letters and '*').
+sequence_set json_sequences(const json::value& seqs) {
+    if (seqs.type != json::value::kind::array) refuse(400, "bad_json", "sequences: an array expected");
+    sequence_set queries;
+    queries.source = "request";
+    for (std::size_t k = 0; k < seqs.items.size(); ++k) {
+        const json::value& r = seqs.items[k];
+        const std::string where = "sequences[" + std::to_string(k) + "]";
+        const json::value* id = r.find("id");
+        const json::value* letters = r.find("residues");
+        if (r.type != json::value::kind::object || !id || !letters || id->type != json::value::kind::string ||
+            letters->type != json::value::kind::string || r.keys.size() != 2)
+            refuse(400, "bad_json", where + ": {\"id\": STRING, \"residues\": STRING} expected");
+        if (id->text.empty()) refuse(400, "bad_input", where + ": the sequence has no name");
+        for (const char c : id->text)
+            if (static_cast<unsigned char>(c) <= ' ')
+                refuse(400, "bad_input", where + ": an id holds no blanks or control characters");
+        if (letters->text.empty()) refuse(400, "bad_input", where + " (" + id->text + "): the sequence has no residues");
+        for (const char c : letters->text)
+            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '*'))
+                refuse(400, "bad_input", where + " (" + id->text + "): '" + std::string(1, c) +
+                                             "' is not a residue: letters and '*' only");
+        queries.add(id->text, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(letters->text.data()),
+                                                            letters->text.size()));
+    }
+    if (queries.empty()) refuse(400, "bad_input", "no sequences given");
+    return queries;
+}
+
 // ---- connections ----
 
 thread_local bool over_capacity = false;
@@ -508,21 +537,18 @@ struct http_server::impl {
     }
 
     // POST /search
-    void search(const httplib::Request& req, httplib::Response& res) {
-        request_settings s = defaults;
+    // A request's settings (the query string, then a JSON body's members) and its queries (FASTA text, or JSON's
+    // "sequences" or "fasta"), within the limits.
+    sequence_set read_request(const httplib::Request& req, request_settings& s) const {
         sequence_set queries;
         const std::string type = lower(req.get_header_value("Content-Type"));
         const bool is_json = type.find("json") != std::string::npos ||
                              (type.find("fasta") == std::string::npos && !req.body.empty() && req.body.front() == '{');
-        bool outfmt_given = false;
         // Settings from the query string only (httplib adds a form body's fields to params: a body is never read so).
         httplib::Params query;
         if (const auto q = req.target.find('?'); q != std::string::npos)
             httplib::detail::parse_query_text(req.target.substr(q + 1), query);
-        for (const auto& [k, v] : query) {
-            apply(s, k, nullptr, &v);
-            outfmt_given = outfmt_given || k == "outfmt";
-        }
+        for (const auto& [k, v] : query) apply(s, k, nullptr, &v);
         if (is_json) {
             json::value body;
             try {
@@ -534,45 +560,17 @@ struct http_server::impl {
             const json::value *seqs = nullptr, *fasta = nullptr;
             for (std::size_t m = 0; m < body.keys.size(); ++m) {
                 const std::string& k = body.keys[m];
-                const json::value& v = body.items[m];
-                if (k == "sequences") seqs = &v;
-                else if (k == "fasta") fasta = &v;
-                else apply(s, k, &v, nullptr);
+                if (k == "sequences") seqs = &body.items[m];
+                else if (k == "fasta") fasta = &body.items[m];
+                else apply(s, k, &body.items[m], nullptr);
             }
             if ((seqs != nullptr) == (fasta != nullptr))
                 refuse(400, "bad_json", "give the queries as \"sequences\" or as \"fasta\" (one of them)");
-            if (fasta) {
-                if (fasta->type != json::value::kind::string) refuse(400, "bad_json", "fasta: a string expected");
-                queries = read_sequences_text(fasta->text, "request");
-            } else {
-                if (seqs->type != json::value::kind::array) refuse(400, "bad_json", "sequences: an array expected");
-                queries.source = "request";
-                for (std::size_t k = 0; k < seqs->items.size(); ++k) {
-                    const json::value& r = seqs->items[k];
-                    const std::string where = "sequences[" + std::to_string(k) + "]";
-                    const json::value* id = r.find("id");
-                    const json::value* res_ = r.find("residues");
-                    if (r.type != json::value::kind::object || !id || !res_ || id->type != json::value::kind::string ||
-                        res_->type != json::value::kind::string || r.keys.size() != 2)
-                        refuse(400, "bad_json", where + ": {\"id\": STRING, \"residues\": STRING} expected");
-                    if (id->text.empty()) refuse(400, "bad_input", where + ": the sequence has no name");
-                    for (const char c : id->text)
-                        if (static_cast<unsigned char>(c) <= ' ')
-                            refuse(400, "bad_input", where + ": an id holds no blanks or control characters");
-                    if (res_->text.empty()) refuse(400, "bad_input", where + " (" + id->text + "): the sequence has no residues");
-                    for (const char c : res_->text)
-                        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '*'))
-                            refuse(400, "bad_input", where + " (" + id->text + "): '" + std::string(1, c) +
-                                                         "' is not a residue: letters and '*' only");
-                    queries.add(id->text, std::span<const std::uint8_t>(
-                                              reinterpret_cast<const std::uint8_t*>(res_->text.data()), res_->text.size()));
-                }
-                if (queries.empty()) refuse(400, "bad_input", "no sequences given");
-            }
+            if (fasta && fasta->type != json::value::kind::string) refuse(400, "bad_json", "fasta: a string expected");
+            queries = fasta ? read_sequences_text(fasta->text, "request") : json_sequences(*seqs);
         } else {
             queries = read_sequences_text(req.body, "request");
         }
-        (void)outfmt_given;
         if (queries.size() > opt.max_queries)
             refuse(413, "too_many_queries", std::to_string(queries.size()) + " queries; at most " +
                                                 std::to_string(opt.max_queries) + " per request");
@@ -580,21 +578,40 @@ struct http_server::impl {
             if (queries.length(k) > opt.max_residues)
                 refuse(413, "query_too_long", queries.names[k] + ": " + std::to_string(queries.length(k)) +
                                                   " residues; at most " + std::to_string(opt.max_residues) + " per query");
+        return queries;
+    }
+
+    // The bytes `swgpu align` prints for the request's queries: io/align/output over its share of the batch.
+    std::string tsv_answer(const batch_share& share, const batch_part& part, const request_settings& s,
+                           const output_format& fmt) const {
+        std::string body;
+        output_file out(body, "the answer");
+        run_header header{facts.version, "swgpu serve", "request", facts.database, ""};
+        const auto& results = share.batch->results;
+        results_view view{share.engine->sc(), part.queries, results.scan, part.hits, part.searched,
+                          results.statistics ? &*results.statistics : nullptr};
+        view.query_letters = part.query_letters ? &*part.query_letters : nullptr;
+        view.split_reads = s.max_hsps > 1 || s.zdrop.has_value();
+        write_results(fmt, header, view, out);
+        out.commit();
+        return body;
+    }
+
+    // POST /search: the request read, typed against the database, queued for its engine's batch, answered.
+    void search(const httplib::Request& req, httplib::Response& res) {
+        request_settings s = defaults;
+        sequence_set queries = read_request(req, s);
         // The queries' type, as `swgpu align` types a query file, held against the database's.
         const seq_type t = s.seqtype == "dna" ? seq_type::dna : s.seqtype == "protein" ? seq_type::protein : classify(queries);
         if (t != facts.type)
             refuse(400, "type_mismatch", std::string("the queries are ") + type_name(t) + " but the database " +
                                              facts.database + " is " + type_name(facts.type));
-        const std::string accept = lower(req.get_header_value("Accept"));
-        const bool tsv = accept.find("text/tab-separated-values") != std::string::npos;
+        const bool tsv = lower(req.get_header_value("Accept")).find("text/tab-separated-values") != std::string::npos;
         output_format fmt = parse_outfmt(s.outfmt);
         fmt.eqx = s.eqx;
         // Every engine computes the alignments (a format that prints none prints the same bytes from them: tested),
         // so that requests differing only in columns share an engine and its batches.
-        const bool alignments = true;
-        const bool placements = tsv && fmt.kind == format_kind::paf;
-        std::shared_ptr<resident_search> engine = this->engine(s, t, alignments, placements);
-
+        std::shared_ptr<resident_search> engine = this->engine(s, t, true, tsv && fmt.kind == format_kind::paf);
         auto abandoned = std::make_shared<std::atomic<bool>>(false);
         std::future<batch_share> answer = batcher.submit(engine, std::move(queries), abandoned);
         if (answer.wait_for(opt.timeout) != std::future_status::ready) {
@@ -612,20 +629,8 @@ struct http_server::impl {
             ++searches;
             this->queries += part.queries.size();
         }
-        if (tsv) {
-            std::string body;
-            output_file out(body, "the answer");
-            run_header header{facts.version, "swgpu serve", "request", facts.database, ""};
-            results_view view{share.engine->sc(), part.queries, share.batch->results.scan, part.hits, part.searched,
-                              share.batch->results.statistics ? &*share.batch->results.statistics : nullptr};
-            view.query_letters = part.query_letters ? &*part.query_letters : nullptr;
-            view.split_reads = s.max_hsps > 1 || s.zdrop.has_value();
-            write_results(fmt, header, view, out);
-            out.commit();
-            res.set_content(body, "text/tab-separated-values");
-        } else {
-            res.set_content(hits_json(share, part), "application/json");
-        }
+        if (tsv) res.set_content(tsv_answer(share, part, s, fmt), "text/tab-separated-values");
+        else res.set_content(hits_json(share, part), "application/json");
         res.set_header("X-Batch-Requests", std::to_string(share.batch_requests));
     }
 
