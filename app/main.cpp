@@ -15,6 +15,7 @@
 #include "app/numerics/ihist_command.hpp"
 #include "app/numerics/levels_command.hpp"
 #include "app/align/makedb_command.hpp"
+#include "app/align/serve_command.hpp"
 #include "app/numerics/sat_command.hpp"
 #include "app/numerics/sor_command.hpp"
 #include "app/numerics/sweep3d_command.hpp"
@@ -70,7 +71,8 @@ int main(int argc, char** argv) {
     swgpu::app::levels_command levels(app);
     swgpu::app::sweep3d_command sweep3d(app);
     swgpu::app::sor_command sor(app);
-    const std::vector<swgpu::app::command*> commands = {&align, &makedb, &sat, &ihist, &levels, &sweep3d, &sor};
+    swgpu::app::serve_command serve(app);
+    const std::vector<swgpu::app::command*> commands = {&align, &makedb, &sat, &ihist, &levels, &sweep3d, &sor, &serve};
 
     // A first word that is no subcommand: name it and the nearest subcommand (CLI11 would say "A subcommand is
     // required").

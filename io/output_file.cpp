@@ -175,6 +175,8 @@ output_file::output_file(const std::string& given) : name_(given) {
     buffer_.reserve(buffer_limit);
 }
 
+output_file::output_file(std::string& memory, std::string name) : name_(std::move(name)), memory_(&memory) {}
+
 output_file::~output_file() {
     if (owns_fd_ && fd_ >= 0) ::close(fd_);
     unregister_temp(temp_slot_);
@@ -193,6 +195,10 @@ void output_file::write(std::string_view text) {
 }
 
 void output_file::write_all(std::string_view text) {
+    if (memory_) {
+        memory_->append(text);
+        return;
+    }
     std::size_t done = 0;
     while (done < text.size()) {
         const ssize_t n = ::write(fd_, text.data() + done, std::min<std::size_t>(text.size() - done, std::size_t(1) << 30));

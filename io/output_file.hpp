@@ -24,6 +24,8 @@ class output_file {
 public:
     // "-" or "" is stdout. Creates the temporary file now, so an unwritable destination fails before any work.
     explicit output_file(const std::string& path);
+    // Into `memory` (appended as written; `name` in messages): a service's answer, no file.
+    output_file(std::string& memory, std::string name);
     ~output_file();  // removes the temporary file unless committed
     output_file(const output_file&) = delete;
     output_file& operator=(const output_file&) = delete;
@@ -60,6 +62,7 @@ private:
     bool completed_ = false;
     bool committed_ = false;
     std::string buffer_;
+    std::string* memory_ = nullptr;
 };
 
 // Commits several outputs together: completes each (every byte written, closed), then renames each. A failure to write

@@ -317,6 +317,36 @@ const std::vector<library_call>& library_calls() {
 
 }  // namespace
 
+// swgpu serve writes no file and runs until a signal, so it has no row in the registry: the promises that apply to it
+// (one error line, the exit codes, -t bounded) are checked here; tests/serve/test_serve.py runs the service itself.
+TEST_CASE("conventions: swgpu serve refuses bad options and inputs with one error line and the promised exit code",
+          "[conventions][cli]") {
+    const temp_dir dir("swgpu-conv-serve");
+    std::ofstream(dir.path / "db.fa") << ">s\nMKVLAAGIVGLLLAQHWERTYPLKV\n";
+    const struct {
+        const char* args;
+        int code;
+    } cases[] = {{"serve", 2},
+                 {"serve db.fa --listen nohost", 2},
+                 {"serve db.fa --listen 127.0.0.1:99999", 2},
+                 {"serve db.fa -t 100000", 2},
+                 {"serve db.fa --max-batch many", 2},
+                 {"serve db.fa --no-such-option", 2},
+                 {"serve db.fa --outfmt sam", 2},
+                 {"serve db.fa --outfmt 9", 2},
+                 {"serve db.fa --backend cpu -e 0", 2},
+                 {"serve no_such.fa", 1},
+                 {"serve db.fa --token-file no_such", 1},
+                 {"serve db.fa --backend cpu --listen 203.0.113.7:8080", 3}};
+    for (const auto& c : cases) {
+        INFO(c.args);
+        const auto r = run_program(c.args, "", "/dev/null", 60, dir.path.string());
+        INFO(r.err);
+        CHECK(r.code == c.code);
+        CHECK(one_error_line(r.err));
+    }
+}
+
 TEST_CASE("conventions, C++ face: a call needing more memory than allowed is refused (out of memory) before it takes it",
           "[conventions][library]") {
     const swgpu::tuning::scoped_override small("host.memory_mib=1");

@@ -6,6 +6,7 @@
 
 #include "app/align/align_run.hpp"
 #include "app/align/process_group.hpp"
+#include "app/align/serve_command.hpp"
 #include "core/align/scoring.hpp"
 #include "core/error.hpp"
 #include "io/align/output.hpp"
@@ -97,6 +98,9 @@ void align_command::add_input_options(CLI::App* sub) {
                     "in one pass over DB, and each gets its own output file, the one a run with that QUERY alone "
                     "writes (OUTPUT, else the query file's name with .out appended, in the -o directory, default "
                     "the current one). Then give only DB");
+    sub->add_option("--server", s_.server,
+                    "Send the search to `swgpu serve` at this address (http://HOST:PORT) and print its answer, the "
+                    "output a local run prints; give QUERY only (token: $SWGPU_TOKEN)");
 
 }
 
@@ -236,6 +240,7 @@ int align_command::run(const std::string& command_line) {
     const given_options given{gap_open_->count() > 0, gap_extend_->count() > 0, match_->count() > 0,
                               mismatch_->count() > 0, strand_->count() > 0, max_target_seqs_->count() > 0,
                               evalue_->count() > 0, zdrop_->count() > 0};
+    if (!s_.server.empty()) return align_on_server(s_, given);
     align_run run(s_, given, command_line);
     process_group& group = process_group::world();
     if (group.size() == 1) return run.run();

@@ -41,6 +41,7 @@ struct align_settings {
     std::string read_group;          // SAM's @RG fields (--read-group), as bwa mem -R takes them
     std::string batch;               // --batch LIST: query files, one output file each
     std::string dotplot;             // SVG dot plot of the printed alignments
+    std::string server;              // --server URL: the search sent to `swgpu serve` (app/align/serve_command.hpp)
     bool skip_bad = false;
     bool verbose = false, quiet = false;
 };

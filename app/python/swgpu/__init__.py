@@ -22,7 +22,7 @@ from ._swgpu import Error, Hit, Sequence, gpu_available, read_sequences  # noqa:
 from ._swgpu import __version__  # noqa: F401
 from . import _swgpu
 
-__all__ = ["Error", "Hit", "Sequence", "Database", "gpu_available", "hits_to_dict", "hits_to_frame", "read_sequences", "search", "align_pair", "align_pair_all", "sat", "ihist",
+__all__ = ["Error", "Hit", "Sequence", "Database", "Client", "gpu_available", "hits_to_dict", "hits_to_frame", "read_sequences", "search", "align_pair", "align_pair_all", "sat", "ihist",
            "triangular_solve", "sor", "sweep3d"]
 
 
@@ -192,6 +192,73 @@ class Database:
     def __repr__(self):
         """Records and residues."""
         return "Database(%d records, %d residues)" % (len(self), self.residues)
+
+
+class Client:
+    """A `swgpu serve` service (docs/serve.md), through Python's standard library (urllib).
+
+    Client(url, token=None, timeout=600): url as "http://127.0.0.1:8080"; token the service's bearer token.
+    """
+
+    _SETTINGS = ("matrix", "gap_open", "gap_extend", "match", "mismatch", "max_target_seqs", "evalue", "evalues",
+                 "strand", "seqtype", "seg", "dust", "comp_based_stats", "max_hsps", "zdrop")
+
+    def __init__(self, url, token=None, timeout=600.0):
+        self.url = url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def _call(self, method, path, body=None):
+        import json
+        import urllib.error
+        import urllib.request
+
+        headers = {"Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
+        req = urllib.request.Request(self.url + path, data=body, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            text = e.read()
+            try:
+                err = json.loads(text)["error"]
+                kind, message = err["kind"], err["message"]
+            except (ValueError, KeyError, TypeError):
+                kind, message = "http_%d" % e.code, text[:200].decode("utf-8", "replace")
+            code = 2 if kind in ("bad_setting", "unknown_setting", "refused_setting", "unauthorized") else \
+                1 if e.code in (400, 413) else 3
+            err = _error(code, "%s: %d %s: %s" % (self.url, e.code, kind, message))
+            err.status, err.kind = e.code, kind
+            raise err from None
+        except urllib.error.URLError as e:
+            raise _error(3, "%s: no answer (%s)" % (self.url, e.reason)) from None
+
+    def search(self, queries, **settings):
+        """The queries (a path read here, a list of Sequence or of (name, residues) tuples) searched by the service:
+        a list of Hit, as swgpu.search gives against the service's database with the same settings (those of
+        swgpu.search that a request may set: matrix by built-in name, gap_open, gap_extend, match, mismatch,
+        max_target_seqs, evalue, evalues, strand, seqtype, seg, dust, comp_based_stats, max_hsps, zdrop)."""
+        import json
+
+        for k in settings:
+            if k not in self._SETTINGS:
+                raise _error(2, "Client.search: %r is not a setting a request may give (%s)" %
+                             (k, ", ".join(self._SETTINGS)))
+        body = {k: v for k, v in settings.items() if v is not None}
+        body["sequences"] = [{"id": r.name, "residues": r.residues} for r in _records(queries, "queries")]
+        answer = self._call("POST", "/search", json.dumps(body).encode())
+        hits = []
+        for d in answer["hits"]:
+            h = Hit.__new__(Hit)
+            h.__setstate__(d)
+            hits.append(h)
+        return hits
+
+    def health(self):
+        """GET /health: the service's database, backend and queue, as a dict."""
+        return self._call("GET", "/health")
 
 
 def align_pair(query, subject, **settings):

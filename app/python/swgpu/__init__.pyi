@@ -124,6 +124,20 @@ class Database:
     def residues(self) -> int: ...
 
 
+class Client:
+    """A `swgpu serve` service (docs/serve.md), through urllib."""
+    url: str
+    token: Optional[str]
+    timeout: float
+    def __init__(self, url: str, token: Optional[str] = ..., timeout: float = ...) -> None: ...
+    def search(self, queries: _Records, *, matrix: Optional[str] = ..., gap_open: Optional[int] = ...,
+               gap_extend: Optional[int] = ..., match: Optional[int] = ..., mismatch: Optional[int] = ...,
+               max_target_seqs: int = ..., evalue: float = ..., evalues: bool = ..., strand: str = ...,
+               seqtype: str = ..., seg: bool = ..., dust: bool = ..., comp_based_stats: int = ...,
+               max_hsps: int = ..., zdrop: Optional[int] = ...) -> List[Hit]: ...
+    def health(self) -> Dict[str, Any]: ...
+
+
 def align_pair(query: Union[_Record, str], subject: Union[_Record, str], *,
                matrix: Optional[Union[str, "os.PathLike[str]"]] = ...,
                gap_open: Optional[int] = ..., gap_extend: Optional[int] = ..., match: Optional[int] = ...,

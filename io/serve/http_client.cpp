@@ -1,0 +1,45 @@
+#include "io/serve/http_client.hpp"
+
+#include <httplib.h>
+
+#include "core/error.hpp"
+#include "io/serve/json.hpp"
+
+namespace swgpu::io {
+
+http_answer post(const std::string& url, const std::string& path, const std::vector<std::pair<std::string, std::string>>& params,
+                 const std::string& body, const std::string& content_type, const std::string& accept,
+                 const std::string& token, int timeout_s) {
+    if (url.rfind("http://", 0) != 0) throw usage_error("--server " + url + ": an http://HOST:PORT address expected");
+    std::string rest = url.substr(7), prefix;
+    if (const auto slash = rest.find('/'); slash != std::string::npos) {
+        prefix = rest.substr(slash);
+        rest.resize(slash);
+        while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+    }
+    httplib::Client client("http://" + rest);
+    client.set_connection_timeout(10);
+    client.set_read_timeout(timeout_s);
+    client.set_write_timeout(timeout_s);
+    httplib::Headers headers{{"Accept", accept}};
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    std::string query;
+    for (const auto& [k, v] : params)
+        query += (query.empty() ? "?" : "&") + httplib::detail::encode_query_param(k) + "=" +
+                 httplib::detail::encode_query_param(v);
+    auto r = client.Post(prefix + path + query, headers, body, content_type.c_str());
+    if (!r) throw runtime_failure("--server " + url + ": no answer (" + httplib::to_string(r.error()) + ")");
+    return {r->status, r->body, r->get_header_value("Content-Type")};
+}
+
+std::pair<std::string, std::string> error_of(const http_answer& a) {
+    try {
+        const json::value v = json::parse(a.body);
+        if (const json::value* e = v.find("error"))
+            if (const json::value *k = e->find("kind"), *m = e->find("message"); k && m) return {k->text, m->text};
+    } catch (const error&) {
+    }
+    return {"http_" + std::to_string(a.status), a.body.substr(0, 200)};
+}
+
+}  // namespace swgpu::io
