@@ -7,7 +7,7 @@
 #
 # SECONDS per target (default 60; --short: 3, as CI runs it). TARGET: some of the names below (default: all).
 # Targets (tests/fuzz/fuzz_<name>.cpp): sequence_reader, matrix_parser, fastq, region, database_file, npy, image,
-# matrix_market, rectangles, batch_list, loop_indices, json (swgpu serve's requests).
+# matrix_market, rectangles, batch_list, loop_indices.
 #
 # Environment: SWGPU_FUZZ_DIR (default build-fuzz/ in the repository): objects, binaries, corpora, logs and crash
 # artifacts; CXX (default clang++); SWGPU_FUZZ_SEED (default 1); SWGPU_FUZZ_JOBS (compile jobs, default nproc).
@@ -19,7 +19,7 @@
 set -euo pipefail
 
 all_targets=(sequence_reader matrix_parser fastq region database_file npy image matrix_market rectangles batch_list
-             loop_indices json)
+             loop_indices)
 seconds=
 short=0
 targets=()
@@ -75,7 +75,7 @@ lib_sources=(core/align/scoring.cpp core/align/statistics.cpp core/align/sequenc
              core/numerics/finite.cpp core/numerics/levels.cpp io/memory.cpp io/output_file.cpp
              io/align/sequence_reader.cpp io/align/matrix_file.cpp io/align/database_file.cpp io/align/batch_list.cpp
              io/arrays/npy.cpp io/arrays/image.cpp io/arrays/matrix_market.cpp io/arrays/rectangles.cpp
-             io/arrays/loop_indices.cpp io/serve/json.cpp)
+             io/arrays/loop_indices.cpp)
 common=(-std=c++20 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined -I"$root")
 read -r -a libs <<< "$(pkg-config --libs htslib libpng libtiff-4 zlib) -lpthread"
 read -r -a hts_cflags <<< "$(pkg-config --cflags htslib libpng libtiff-4)"
@@ -145,11 +145,6 @@ seeds=$out/seeds/matrix_parser
 mkdir -p "$seeds"
 for f in "$root"/data/matrices/*; do [ "$(basename "$f")" = README.md ] || cp "$f" "$seeds/"; done
 printf '   A  C\r\nA  1 -2\r\nC -2  3\r\n' > "$seeds/small_crlf"
-seeds=$out/seeds/json  # swgpu serve's requests
-mkdir -p "$seeds"
-printf '{"sequences": [{"id": "q1", "residues": "MKV"}], "evalue": 1e-5, "seg": true, "matrix": "BLOSUM62"}' > "$seeds/request"
-printf '{"fasta": ">q\\nMKV\\n", "outfmt": "6 std", "k": 5, "x": [null, false, -0.5E+3, "\\u00e9\\ud83d\\ude00"]}' \
-    > "$seeds/escapes"
 
 # Artifacts of an earlier run of a target move to artifacts/old/ when it runs again.
 mkdir -p "$out/artifacts/old"

@@ -11,7 +11,7 @@ what=${1:-all}
 case $what in program|all) ;; *) echo "setup.sh: unknown argument '$what' (program or all)" >&2; exit 2 ;; esac
 
 packages=(cmake make g++ pkg-config libhts-dev libcli11-dev zlib1g-dev patchelf libopenmpi-dev openmpi-bin
-          libpng-dev libtiff-dev libcpp-httplib-dev)  # cpp-httplib: swgpu serve (optional)
+          libpng-dev libtiff-dev libcpp-httplib-dev nlohmann-json3-dev)  # swgpu serve (optional)
 if [ "$what" = all ]; then
   packages+=(libseqan3-dev catch2 python3-numpy fasta3 ncbi-blast+ samtools libparasail-dev libopencv-core-dev
              libopencv-imgproc-dev python3-dev python3-pybind11 pybind11-dev python3-scipy python3-pytest

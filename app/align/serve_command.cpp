@@ -70,7 +70,8 @@ serve_command::serve_command(CLI::App& app)
 }
 
 #ifndef SWGPU_HAVE_SERVE
-const char* const without = "this swgpu was built without cpp-httplib; install Debian's libcpp-httplib-dev and build again";
+const char* const without = "this swgpu was built without cpp-httplib or nlohmann::json; install Debian's "
+                            "libcpp-httplib-dev and nlohmann-json3-dev and build again";
 int serve_command::run(const std::string&) { throw runtime_failure("swgpu serve: " + std::string(without)); }
 int align_on_server(const align_settings&, const given_options&) {
     throw runtime_failure("swgpu align --server: " + std::string(without));

@@ -1,9 +1,9 @@
 #include "io/serve/http_client.hpp"
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "io/serve/json.hpp"
 
 namespace swgpu::io {
 
@@ -33,11 +33,11 @@ http_answer post(const std::string& url, const std::string& path, const std::vec
 }
 
 std::pair<std::string, std::string> error_of(const http_answer& a) {
-    try {
-        const json::value v = json::parse(a.body);
-        if (const json::value* e = v.find("error"))
-            if (const json::value *k = e->find("kind"), *m = e->find("message"); k && m) return {k->text, m->text};
-    } catch (const error&) {
+    const nlohmann::json v = nlohmann::json::parse(a.body, nullptr, false);  // no exception: discarded when not JSON
+    if (v.is_object() && v.contains("error") && v["error"].is_object()) {
+        const nlohmann::json& e = v["error"];
+        if (e.contains("kind") && e.contains("message") && e["kind"].is_string() && e["message"].is_string())
+            return {e["kind"].get<std::string>(), e["message"].get<std::string>()};
     }
     return {"http_" + std::to_string(a.status), a.body.substr(0, 200)};
 }

@@ -14,17 +14,23 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
-#include <thread>
 #include <list>
 #include <map>
 #include <mutex>
 #include <new>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+#include <unordered_set>
+#include <vector>
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include "core/align/alignment.hpp"
 #include "core/align/scoring.hpp"
@@ -32,7 +38,6 @@
 #include "io/align/output.hpp"
 #include "io/align/sequence_reader.hpp"
 #include "io/output_file.hpp"
-#include "io/serve/json.hpp"
 
 namespace swgpu::io {
 
@@ -72,6 +77,36 @@ sequence_set read_sequences_text(const std::string& text, const std::string& nam
 
 namespace {
 
+// JSON through nlohmann::json (objects keep their members' order: settings apply, and fail, in the order given).
+using json = nlohmann::ordered_json;
+
+// `s` as a JSON string literal, with its quotes; bytes that are not UTF-8 become U+FFFD.
+std::string json_string(std::string_view s) {
+    return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+// A number as JSON writes it, in its shortest round-trip form; NaN and infinities as null.
+std::string json_number(double v) {
+    if (!std::isfinite(v)) return "null";
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+// A request's JSON body: at most max_depth nested arrays and objects, no member named twice in one object.
+json parse_body(const std::string& text, int max_depth = 32) {
+    std::vector<std::unordered_set<std::string>> keys;  // the member names of each open object
+    const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
+        if (depth > max_depth) throw std::runtime_error("nested deeper than " + std::to_string(max_depth) + " levels");
+        if (event == json::parse_event_t::object_start) keys.emplace_back();
+        else if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+        else if (event == json::parse_event_t::key && !keys.empty()) {
+            const std::string& k = parsed.get_ref<const std::string&>();
+            if (!keys.back().insert(k).second) throw std::runtime_error("the member \"" + k + "\" is given twice");
+        }
+        return true;
+    };
+    return json::parse(text, check);
+}
+
 // ---- settings ----
 
 struct refusal {
@@ -101,12 +136,12 @@ std::string builtin_matrix(const std::string& name) {
 }
 
 // One setting, from JSON (`v`) or from the query string (`text`).
-void apply(request_settings& s, const std::string& key, const json::value* v, const std::string* text) {
+void apply(request_settings& s, const std::string& key, const json* v, const std::string* text) {
     const auto bad = [&](const std::string& what) { refuse(400, "bad_setting", key + ": " + what); };
     const auto str = [&]() -> std::string {
         if (text) return *text;
-        if (v->type != json::value::kind::string) bad("a string expected, got " + std::string(v->type_name()));
-        return v->text;
+        if (!v->is_string()) bad("a string expected, got " + std::string(v->type_name()));
+        return v->get<std::string>();
     };
     const auto num = [&]() -> double {
         if (text) {
@@ -115,13 +150,13 @@ void apply(request_settings& s, const std::string& key, const json::value* v, co
             if (text->empty() || *end) bad("a number expected, got \"" + *text + "\"");
             return d;
         }
-        if (v->type != json::value::kind::number) bad("a number expected, got " + std::string(v->type_name()));
-        return v->number;
+        if (!v->is_number()) bad("a number expected, got " + std::string(v->type_name()));
+        return v->get<double>();
     };
     const auto integer = [&](double lo, double hi) -> std::int64_t {
         const double d = num();
         if (d != std::floor(d) || d < lo || d > hi)
-            bad("an integer within " + json::number(lo) + ".." + json::number(hi) + " expected");
+            bad("an integer within " + json_number(lo) + ".." + json_number(hi) + " expected");
         return static_cast<std::int64_t>(d);
     };
     const auto boolean = [&]() -> bool {
@@ -130,8 +165,8 @@ void apply(request_settings& s, const std::string& key, const json::value* v, co
             if (*text == "false" || *text == "no" || *text == "0") return false;
             bad("true or false expected, got \"" + *text + "\"");
         }
-        if (v->type != json::value::kind::boolean) bad("true or false expected, got " + std::string(v->type_name()));
-        return v->boolean;
+        if (!v->is_boolean()) bad("true or false expected, got " + std::string(v->type_name()));
+        return v->get<bool>();
     };
     const auto one_of = [&](std::initializer_list<const char*> allowed) {
         std::string x = str(), list;
@@ -143,7 +178,7 @@ void apply(request_settings& s, const std::string& key, const json::value* v, co
         return x;  // (not reached)
     };
     const auto yes_no = [&] {
-        if (text || v->type == json::value::kind::string) return one_of({"yes", "no"}) == "yes";
+        if (text || v->is_string()) return one_of({"yes", "no"}) == "yes";
         return boolean();
     };
     if (key == "matrix") s.matrix = builtin_matrix(str());
@@ -182,7 +217,7 @@ std::string engine_key(const request_settings& s, seq_type t, bool alignments, b
     const auto opt = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("-"); };
     return s.matrix + "|" + opt(s.gap_open) + "|" + opt(s.gap_extend) + "|" + opt(s.match) + "|" + opt(s.mismatch) +
            "|" + opt(s.zdrop) + "|" + s.strand + "|" + type_name(t) + "|" + std::to_string(s.max_target_seqs) + "|" +
-           json::number(s.evalue) + "|" + (s.evalues ? "E" : "-") + (s.seg ? "S" : "-") + (s.dust ? "D" : "-") +
+           json_number(s.evalue) + "|" + (s.evalues ? "E" : "-") + (s.seg ? "S" : "-") + (s.dust ? "D" : "-") +
            std::to_string(s.comp_based_stats) + "|" + std::to_string(s.max_hsps) + "|" + (alignments ? "A" : "-") +
            (placements ? "P" : "-");
 }
@@ -222,7 +257,7 @@ namespace {
 // ---- answers ----
 
 std::string error_body(const std::string& kind, const std::string& message) {
-    return "{\"error\": {\"kind\": " + json::quoted(kind) + ", \"message\": " + json::quoted(message) + "}}\n";
+    return "{\"error\": {\"kind\": " + json_string(kind) + ", \"message\": " + json_string(message) + "}}\n";
 }
 
 std::string hits_json(const batch_share& share, const batch_part& part) {
@@ -240,47 +275,47 @@ std::string hits_json(const batch_share& share, const batch_part& part) {
             const double nan = std::nan("");
             out += first ? "\n" : ",\n";
             first = false;
-            out += "{\"qseqid\": " + json::quoted(v.qseqid) + ", \"sseqid\": " + json::quoted(v.sseqid) +
-                   ", \"pident\": " + json::number(v.pident) + ", \"length\": " + std::to_string(v.length) +
+            out += "{\"qseqid\": " + json_string(v.qseqid) + ", \"sseqid\": " + json_string(v.sseqid) +
+                   ", \"pident\": " + json_number(v.pident) + ", \"length\": " + std::to_string(v.length) +
                    ", \"mismatch\": " + std::to_string(v.mismatch) + ", \"gapopen\": " + std::to_string(v.gapopen) +
                    ", \"qstart\": " + std::to_string(v.qstart) + ", \"qend\": " + std::to_string(v.qend) +
                    ", \"sstart\": " + std::to_string(v.sstart) + ", \"send\": " + std::to_string(v.send) +
-                   ", \"evalue\": " + json::number(v.has_statistics ? v.evalue : nan) +
-                   ", \"bitscore\": " + json::number(v.has_statistics ? v.bitscore : nan) +
-                   ", \"score\": " + std::to_string(v.score) + ", \"cigar\": " + json::quoted(cigar_string(h.aln.ops)) +
+                   ", \"evalue\": " + json_number(v.has_statistics ? v.evalue : nan) +
+                   ", \"bitscore\": " + json_number(v.has_statistics ? v.bitscore : nan) +
+                   ", \"score\": " + std::to_string(v.score) + ", \"cigar\": " + json_string(cigar_string(h.aln.ops)) +
                    ", \"qlen\": " + std::to_string(v.qlen) + ", \"slen\": " + std::to_string(v.slen) +
-                   ", \"sstrand\": " + json::quoted(v.sstrand) + ", \"nident\": " + std::to_string(v.nident) +
+                   ", \"sstrand\": " + json_string(v.sstrand) + ", \"nident\": " + std::to_string(v.nident) +
                    ", \"positive\": " + std::to_string(v.positive) + ", \"gaps\": " + std::to_string(v.gaps) +
-                   ", \"qseq\": " + json::quoted(qseq) + ", \"sseq\": " + json::quoted(sseq) + "}";
+                   ", \"qseq\": " + json_string(qseq) + ", \"sseq\": " + json_string(sseq) + "}";
         }
     }
     return out + (first ? "]}\n" : "\n]}\n");
 }
 
 // JSON's "sequences": [{"id": ..., "residues": ...}], by the library's rules (a name without blanks, letters and '*').
-sequence_set json_sequences(const json::value& seqs) {
-    if (seqs.type != json::value::kind::array) refuse(400, "bad_json", "sequences: an array expected");
+sequence_set json_sequences(const json& seqs) {
+    if (!seqs.is_array()) refuse(400, "bad_json", "sequences: an array expected");
     sequence_set queries;
     queries.source = "request";
-    for (std::size_t k = 0; k < seqs.items.size(); ++k) {
-        const json::value& r = seqs.items[k];
+    for (std::size_t k = 0; k < seqs.size(); ++k) {
+        const json& r = seqs[k];
         const std::string where = "sequences[" + std::to_string(k) + "]";
-        const json::value* id = r.find("id");
-        const json::value* letters = r.find("residues");
-        if (r.type != json::value::kind::object || !id || !letters || id->type != json::value::kind::string ||
-            letters->type != json::value::kind::string || r.keys.size() != 2)
+        if (!r.is_object() || r.size() != 2 || !r.contains("id") || !r.contains("residues") || !r["id"].is_string() ||
+            !r["residues"].is_string())
             refuse(400, "bad_json", where + ": {\"id\": STRING, \"residues\": STRING} expected");
-        if (id->text.empty()) refuse(400, "bad_input", where + ": the sequence has no name");
-        for (const char c : id->text)
+        const std::string& id_text = r["id"].get_ref<const std::string&>();
+        const std::string& letters_text = r["residues"].get_ref<const std::string&>();
+        if (id_text.empty()) refuse(400, "bad_input", where + ": the sequence has no name");
+        for (const char c : id_text)
             if (static_cast<unsigned char>(c) <= ' ')
                 refuse(400, "bad_input", where + ": an id holds no blanks or control characters");
-        if (letters->text.empty()) refuse(400, "bad_input", where + " (" + id->text + "): the sequence has no residues");
-        for (const char c : letters->text)
+        if (letters_text.empty()) refuse(400, "bad_input", where + " (" + id_text + "): the sequence has no residues");
+        for (const char c : letters_text)
             if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '*'))
-                refuse(400, "bad_input", where + " (" + id->text + "): '" + std::string(1, c) +
+                refuse(400, "bad_input", where + " (" + id_text + "): '" + std::string(1, c) +
                                              "' is not a residue: letters and '*' only");
-        queries.add(id->text, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(letters->text.data()),
-                                                            letters->text.size()));
+        queries.add(id_text, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(letters_text.data()),
+                                                            letters_text.size()));
     }
     if (queries.empty()) refuse(400, "bad_input", "no sequences given");
     return queries;
@@ -550,24 +585,23 @@ struct http_server::impl {
             httplib::detail::parse_query_text(req.target.substr(q + 1), query);
         for (const auto& [k, v] : query) apply(s, k, nullptr, &v);
         if (is_json) {
-            json::value body;
+            json body;
             try {
-                body = json::parse(req.body);
-            } catch (const error& e) {
+                body = parse_body(req.body);
+            } catch (const std::exception& e) {  // nlohmann's parse_error, or parse_body's checks
                 refuse(400, "bad_json", e.what());
             }
-            if (body.type != json::value::kind::object) refuse(400, "bad_json", "the body must be a JSON object");
-            const json::value *seqs = nullptr, *fasta = nullptr;
-            for (std::size_t m = 0; m < body.keys.size(); ++m) {
-                const std::string& k = body.keys[m];
-                if (k == "sequences") seqs = &body.items[m];
-                else if (k == "fasta") fasta = &body.items[m];
-                else apply(s, k, &body.items[m], nullptr);
+            if (!body.is_object()) refuse(400, "bad_json", "the body must be a JSON object");
+            const json *seqs = nullptr, *fasta = nullptr;
+            for (const auto& [k, v] : body.items()) {
+                if (k == "sequences") seqs = &v;
+                else if (k == "fasta") fasta = &v;
+                else apply(s, k, &v, nullptr);
             }
             if ((seqs != nullptr) == (fasta != nullptr))
                 refuse(400, "bad_json", "give the queries as \"sequences\" or as \"fasta\" (one of them)");
-            if (fasta && fasta->type != json::value::kind::string) refuse(400, "bad_json", "fasta: a string expected");
-            queries = fasta ? read_sequences_text(fasta->text, "request") : json_sequences(*seqs);
+            if (fasta && !fasta->is_string()) refuse(400, "bad_json", "fasta: a string expected");
+            queries = fasta ? read_sequences_text(fasta->get_ref<const std::string&>(), "request") : json_sequences(*seqs);
         } else {
             queries = read_sequences_text(req.body, "request");
         }
@@ -641,10 +675,10 @@ struct http_server::impl {
             const std::lock_guard<std::mutex> lock(metrics_mutex);  // not engines_mutex: held while an engine is made
             backend = facts.backend;
         }
-        return "{\"status\": \"ok\", \"database\": " + json::quoted(facts.database) +
+        return "{\"status\": \"ok\", \"database\": " + json_string(facts.database) +
                ", \"sequences\": " + std::to_string(facts.sequences) + ", \"residues\": " +
-               std::to_string(facts.residues) + ", \"type\": " + json::quoted(type_name(facts.type)) +
-               ", \"backend\": " + json::quoted(backend) + ", \"gpus\": " + std::to_string(facts.gpus) +
+               std::to_string(facts.residues) + ", \"type\": " + json_string(type_name(facts.type)) +
+               ", \"backend\": " + json_string(backend) + ", \"gpus\": " + std::to_string(facts.gpus) +
                ", \"queue\": " + std::to_string(c.waiting) + ", \"searching\": " + (c.searching ? "true" : "false") +
                ", \"in_flight\": " + std::to_string(in_flight.load()) + "}\n";
     }
@@ -664,10 +698,10 @@ struct http_server::impl {
         for (std::size_t b = 0; b <= latency_buckets; ++b) {
             cumulative += latency_counts[b];
             m += "swgpu_http_request_duration_seconds_bucket{le=\"" +
-                 (b < latency_buckets ? json::number(latency_bounds[b]) : std::string("+Inf")) + "\"} " +
+                 (b < latency_buckets ? json_number(latency_bounds[b]) : std::string("+Inf")) + "\"} " +
                  std::to_string(cumulative) + "\n";
         }
-        m += "swgpu_http_request_duration_seconds_sum " + json::number(latency_sum) + "\n";
+        m += "swgpu_http_request_duration_seconds_sum " + json_number(latency_sum) + "\n";
         m += "swgpu_http_request_duration_seconds_count " + std::to_string(cumulative) + "\n";
         metric("swgpu_search_requests_total", "counter", "Search requests answered with hits.");
         m += "swgpu_search_requests_total " + std::to_string(searches) + "\n";
