@@ -16,19 +16,43 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace swgpu::io {
 
-class output_file {
+// Where formatted text goes: an output file, or a string in memory (text_buffer: a program that prints what a command
+// prints, a server's answer). The formats of io/ write to one.
+class text_sink {
+public:
+    virtual ~text_sink() = default;
+    virtual void write(std::string_view text) = 0;
+    // The name shown in messages.
+    virtual const std::string& name() const = 0;
+};
+
+// Text kept in memory: what an output file would hold.
+class text_buffer final : public text_sink {
+public:
+    explicit text_buffer(std::string name = "memory") : name_(std::move(name)) {}
+    void write(std::string_view text) override { text_.append(text); }
+    const std::string& name() const override { return name_; }
+    const std::string& text() const& { return text_; }
+    std::string text() && { return std::move(text_); }
+
+private:
+    std::string name_, text_;
+};
+
+class output_file final : public text_sink {
 public:
     // "-" or "" is stdout. Creates the temporary file now, so an unwritable destination fails before any work.
     explicit output_file(const std::string& path);
-    ~output_file();  // removes the temporary file unless committed
+    ~output_file() override;  // removes the temporary file unless committed
     output_file(const output_file&) = delete;
     output_file& operator=(const output_file&) = delete;
 
-    void write(std::string_view text);  // buffered
+    void write(std::string_view text) override;  // buffered
     void commit();                      // write what is buffered, close, rename: the results are now complete at `path`
     // The first half of commit(): writes what is buffered and closes the file, leaving the rename to commit(). A command
     // with several outputs completes every one before it renames any (commit_all), so that a write error in one of
@@ -47,7 +71,7 @@ public:
     void reserve(std::uint64_t bytes);
 
     // The name shown in messages ("stdout" for "-").
-    const std::string& name() const { return name_; }
+    const std::string& name() const override { return name_; }
 
 private:
     void flush();

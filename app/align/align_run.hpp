@@ -72,7 +72,6 @@ private:
     search_results search();
     void report(const search_results& results);
     void write(const search_results& results);
-    void write_with_empty(const search_results& results);
     void open_database();
     void refuse(std::size_t entry, const error& e);
     int finish_refused();
