@@ -57,14 +57,15 @@ void align_run::write(const search_results& results) {
     io::report_settings settings{fmt_, SWGPU_VERSION, command_line_, s_.db, read_group_, database_->listed(),
                                  s_.max_hsps > 1 || s_.zdrop >= 0};
     if (batch_.empty()) {
-        io::report_queries queries{s_.query, shown(), query_letters_ ? &*query_letters_ : nullptr, empty_at_,
-                                   &empty_reads_};
+        io::report_queries queries{s_.query, shown(), q_.letters ? &*q_.letters : nullptr, q_.empty_at,
+                                   &q_.empty_reads};
         io::write_report(settings, queries, *sc_, results, *out_, dotplot_.get());
         io::commit_all({out_.get(), dotplot_.get()});  // a failure to write one leaves neither
     }
     std::vector<io::batch_file> files;
-    for (std::size_t j = 0; j < batch_files_.size(); ++j)
-        files.push_back({batch_[batch_files_[j]].query, batch_[batch_files_[j]].out, batch_first_[j], batch_first_[j + 1]});
+    for (std::size_t j = 0; j < q_.batch_files.size(); ++j)
+        files.push_back({batch_[q_.batch_files[j]].query, batch_[q_.batch_files[j]].out, q_.batch_first[j],
+                         q_.batch_first[j + 1]});
     io::write_batch_reports(settings, shown(), *sc_, results, files);
     if (session_->long_pairs().pairs() > 0)
         info(std::to_string(session_->long_pairs().pairs()) + " long pair(s) aligned pairwise: " +
@@ -81,9 +82,9 @@ void align_run::write(const search_results& results) {
                      seconds(on_gpu.kernel_s) + ")";
     if (results.queries_finished_during_search > 0)
         finishing += " (" + std::to_string(results.queries_finished_during_search) + " of " +
-                     std::to_string(queries_.size()) + " queries finished during it)";
+                     std::to_string(q_.strands.size()) + " queries finished during it)";
     info(std::to_string(printed) + " hits written to " +
-         (batch_.empty() ? out_->name() : std::to_string(batch_files_.size()) + " files") + "; " + finishing +
+         (batch_.empty() ? out_->name() : std::to_string(q_.batch_files.size()) + " files") + "; " + finishing +
          ", output " + seconds(clock::now() - finished_));
 }
 

@@ -49,25 +49,30 @@ void align_run::check_options() {
         if (fmt_.kind != io::format_kind::sam) throw usage_error("--read-group applies to --outfmt sam");
         read_group_ = io::parse_read_group(s_.read_group);
     }
-    if (s_.max_target_seqs < 1)
-        throw usage_error("-k/--max-target-seqs must be at least 1 (got " + std::to_string(s_.max_target_seqs) + ")");
-    if (!(s_.evalue > 0)) throw usage_error("-e/--evalue must be positive");
-    if (s_.db_chunk < 1)
-        throw usage_error("--db-chunk must be at least 1 residue (got " + std::to_string(s_.db_chunk) + ")");
-    if (s_.gpus < 0) throw usage_error("--gpus must be 0 (every GPU) or more (got " + std::to_string(s_.gpus) + ")");
+    check_search_limits(checked_values(), settings_face::command_line);  // core/align/search/settings_check.hpp
     gpu_mem_ = io::parse_gpu_mem(s_.gpu_mem);
-    if (given_.gap_open && s_.gap_open < 0)
-        throw usage_error("--gap-open must be >= 0 (got " + std::to_string(s_.gap_open) + ")");
-    if (given_.gap_extend && s_.gap_extend < 1)
-        throw usage_error("--gap-extend must be >= 1 (got " + std::to_string(s_.gap_extend) + ")");
-    if (s_.comp_based_stats == 1 && s_.no_evalue)
-        throw usage_error("--comp-based-stats 1 adjusts E-values; it does not go with --no-evalue");
-    if (s_.max_hsps < 1)
-        throw usage_error("--max-hsps must be at least 1 (got " + std::to_string(s_.max_hsps) + ")");
-    if (given_.zdrop && s_.zdrop < 0)
-        throw usage_error("--zdrop must be 0 or more (got " + std::to_string(s_.zdrop) +
-                          "): the score drop, beyond what one gap explains, at which an alignment is cut");
+    check_scoring_settings(checked_values(), settings_face::command_line);
     if (!given_.zdrop) s_.zdrop = -1;
+}
+
+// The values core's checks read, as the command line gives them.
+search_values align_run::checked_values() const {
+    search_values v;
+    v.max_target_seqs = s_.max_target_seqs;
+    v.evalue = s_.evalue;
+    v.evalues = !s_.no_evalue;
+    v.db_chunk = s_.db_chunk;
+    v.gpus = s_.gpus;
+    if (given_.gap_open) v.gap_open = s_.gap_open;
+    if (given_.gap_extend) v.gap_extend = s_.gap_extend;
+    v.comp_based_stats = s_.comp_based_stats;
+    v.max_hsps = s_.max_hsps;
+    if (given_.zdrop) v.zdrop = s_.zdrop;
+    v.seg = s_.seg == "yes";
+    v.dust = s_.dust == "yes";
+    v.match_given = given_.match || given_.mismatch;
+    v.strand_given = given_.strand;
+    return v;
 }
 
 // Positionals (QUERY DB, or with --batch only DB), the --batch list, and no output that would replace an input or
