@@ -5,7 +5,7 @@
 #include <string>
 
 #include "app/align/align_run.hpp"
-#include "app/align/process_group.hpp"
+#include "io/process_group.hpp"
 #include "core/align/scoring.hpp"
 #include "core/error.hpp"
 #include "io/align/output.hpp"
@@ -237,7 +237,7 @@ int align_command::run(const std::string& command_line) {
                               mismatch_->count() > 0, strand_->count() > 0, max_target_seqs_->count() > 0,
                               evalue_->count() > 0, zdrop_->count() > 0};
     align_run run(s_, given, command_line);
-    process_group& group = process_group::world();
+    io::process_group& group = io::process_group::world();
     if (group.size() == 1) return run.run();
     // Under MPI an error of one rank ends every rank (the others would wait for it forever): the error's line, then
     // MPI_Abort with its exit code.

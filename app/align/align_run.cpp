@@ -7,7 +7,7 @@
 #include <iostream>
 #include <limits>
 
-#include "app/align/process_group.hpp"
+#include "io/process_group.hpp"
 #include "core/align/composition.hpp"
 #include "core/align/search/session.hpp"
 #include "gpu/gpu.hpp"
@@ -36,7 +36,7 @@ align_run::align_run(align_settings settings, given_options given, std::string c
       given_(given),
       command_line_(std::move(command_line)),
       started_(clock::now()),
-      group_(process_group::world()),
+      group_(io::process_group::world()),
       verbose_(s_.verbose && group_.rank() == 0),
       quiet_(s_.quiet || group_.rank() != 0) {}
 

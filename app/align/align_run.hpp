@@ -27,6 +27,7 @@
 
 namespace swgpu::io {
 class database_stream;
+class process_group;
 class output_file;
 struct read_options;
 }  // namespace swgpu::io
@@ -36,8 +37,6 @@ class search_session;
 }
 
 namespace swgpu::app {
-
-class process_group;
 
 // Which options the command line gave explicitly (their defaults depend on the sequence type).
 struct given_options {
@@ -84,7 +83,7 @@ private:
     given_options given_;
     std::string command_line_;
     std::chrono::steady_clock::time_point started_;
-    process_group& group_;
+    io::process_group& group_;
     bool verbose_ = false, quiet_ = false;  // rank 0 speaks for an MPI run
     bool cpu_fallback_ = false;             // a GPU backend was built but no GPU could be used
     void info(const std::string& text) const;

@@ -4,13 +4,9 @@
 #include "app/align/align_run.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
-#include "app/align/gpu_share.hpp"
-#include "app/align/process_group.hpp"
 #include "core/align/search/session.hpp"
 #include "core/tuning.hpp"
 #include "gpu/align/gpu_search.hpp"
@@ -19,8 +15,10 @@
 #include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
 #include "io/align/sequence_reader.hpp"
+#include "io/gpu_share.hpp"
 #include "io/memory.hpp"
 #include "io/output_file.hpp"
+#include "io/process_group.hpp"
 
 namespace swgpu::app {
 
@@ -144,21 +142,9 @@ void align_run::check_memory() {
 // in the background while the inputs are read.
 void align_run::choose_backend() {
     // Under MPI, the ranks of a host take its GPUs in turn, each making its own the only one visible before the first
-    // CUDA call (app/align/gpu_share.hpp), and ranks that share a GPU share its memory.
-    std::optional<rank_gpu> shared_gpu;
-    if (group_.size() > 1 && s_.backend != "cpu") {
-        int device_files = 0;
-        std::error_code ec;
-        for (const auto& e : std::filesystem::directory_iterator("/dev", ec)) {
-            const std::string name = e.path().filename().string();
-            if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
-                std::all_of(name.begin() + 6, name.end(), [](unsigned char c) { return std::isdigit(c); }))
-                ++device_files;
-        }
-        shared_gpu = gpu_for_rank(std::getenv("CUDA_VISIBLE_DEVICES"), device_files, group_.local_rank(),
-                                  group_.local_size());
-        if (shared_gpu) ::setenv("CUDA_VISIBLE_DEVICES", shared_gpu->visible.c_str(), 1);
-    }
+    // CUDA call (io/gpu_share.hpp), and ranks that share a GPU share its memory.
+    std::optional<io::rank_gpu> shared_gpu;
+    if (group_.size() > 1 && s_.backend != "cpu") shared_gpu = io::take_rank_gpu(group_.local_rank(), group_.local_size());
     use_gpu_ = s_.backend == "gpu" || (s_.backend == "auto" && gpu::available());
     if (s_.backend == "gpu" && !gpu::available())
         throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() +
@@ -168,16 +154,11 @@ void align_run::choose_backend() {
     cpu_fallback_ = s_.backend == "auto" && !use_gpu_ && gpu::built_with_cuda();
     if (cpu_fallback_) info("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
     if (use_gpu_ && group_.size() > 1) {
-        const int n = std::max(1, gpu::device_count());
-        int sharing = 0;
-        if (shared_gpu && n == 1) {  // this rank's GPU alone is visible
-            sharing = shared_gpu->sharing;
-        } else {  // the runtime saw every GPU anyway (started before), or none was known: pick among them
-            gpu_device_ = group_.local_rank() % n;
-            sharing = (group_.local_size() - gpu_device_ + n - 1) / n;
-        }
+        const io::rank_device d = io::device_for_rank(shared_gpu, std::max(1, gpu::device_count()),
+                                                      group_.local_rank(), group_.local_size());
+        gpu_device_ = d.device;
         gpu::use_device(gpu_device_);
-        if (sharing > 1 && gpu_mem_ == 0) gpu_mem_ = gpu::free_memory(gpu_device_) / 8 * 7 / sharing;
+        if (d.sharing > 1 && gpu_mem_ == 0) gpu_mem_ = gpu::free_memory(gpu_device_) / 8 * 7 / d.sharing;
     }
     search_session::options o;
     if (use_gpu_) o.devices = std::make_unique<gpu::gpu_search>(gpu_options(), started_);  // they start now

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace swgpu::app {
+namespace swgpu::io {
 
 class process_group {
 public:
@@ -40,4 +40,4 @@ private:
     bool initialized_ = false;
 };
 
-}  // namespace swgpu::app
+}  // namespace swgpu::io

@@ -1,4 +1,4 @@
-#include "app/align/process_group.hpp"
+#include "io/process_group.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,7 +10,7 @@
 #include <mpi.h>
 #endif
 
-namespace swgpu::app {
+namespace swgpu::io {
 
 process_group& process_group::world() {
     static process_group g;
@@ -102,4 +102,4 @@ std::string process_group::build_info() {
 #endif
 }
 
-}  // namespace swgpu::app
+}  // namespace swgpu::io
