@@ -12,6 +12,7 @@
 #include "gpu/align/gpu_search.hpp"
 #include "gpu/gpu.hpp"
 #include "io/align/batch_list.hpp"
+#include "io/align/query_files.hpp"
 #include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
 #include "io/align/sequence_reader.hpp"
@@ -21,17 +22,6 @@
 #include "io/process_group.hpp"
 
 namespace swgpu::app {
-
-namespace {
-
-// The most residues (or letters) the file of `spec` can hold: its size for a plain file (a .swdb too), `otherwise` for
-// a compressed file or stdin.
-std::uint64_t residue_bound(const std::string& spec, std::uint64_t otherwise) {
-    if (spec == "-") return otherwise;
-    return io::plain_file_size(io::parse_source(io::database_path(spec)).path).value_or(otherwise);
-}
-
-}  // namespace
 
 // Options that need no input to check.
 void align_run::check_options() {
@@ -95,47 +85,16 @@ void align_run::resolve_files() {
         batch_ = io::read_batch_list(s_.batch, s_.out);
     }
 
-    std::vector<io::named_file> outputs, inputs;
-    if (batch_.empty()) outputs.push_back({"-o", s_.out});
-    if (!s_.dotplot.empty()) outputs.push_back({"--dotplot", s_.dotplot});
-    for (const auto& b : batch_) outputs.push_back({"the output of --batch entry " + b.query + ",", b.out});
-    // A region (FILE:NAME:BEG-END) also reads FILE's faidx index, FILE.fai (and FILE.gzi for bgzip), built when
-    // missing: an output must not be one of those either.
-    const auto add_sequences = [&inputs](const std::string& role, const std::string& spec) {
-        const io::sequence_source source = io::parse_source(spec);
-        inputs.push_back({role, source.path});
-        for (const auto& index : io::index_files(source))
-            inputs.push_back({role + "'s index", index, true});
-    };
-    if (batch_.empty()) {
-        add_sequences("the query file", s_.query);
-    } else {
-        inputs.push_back({"the --batch list", s_.batch});
-        for (const auto& b : batch_) add_sequences("the query file", b.query);
-    }
-    if (s_.db != "-" && io::is_database_file(s_.db)) inputs.push_back({"the database", io::database_path(s_.db)});
-    else add_sequences("the database", s_.db);
-    if (!s_.matrix.empty() && std::filesystem::exists(s_.matrix)) inputs.push_back({"the --matrix file", s_.matrix});
-    io::refuse_overwriting(outputs, inputs);
+    io::refuse_overwriting_inputs({s_.query, s_.db, s_.batch, s_.out, s_.dotplot, s_.matrix, batch_});
     io::require_extension(s_.dotplot, "--dotplot", {"svg"}, "the dot plot is SVG");
 }
 
-// The memory the search holds at its peak, estimated before anything is read (docs/conventions.md, "Memory"): three
-// database chunks (the one searched, the next being prepared, the one after being read), two of them with their packed
-// copy, at least 5 bytes a residue, and the queries as read and encoded (twice their files' letters). A chunk is --db-chunk residues, or the
-// whole database where that is smaller (a plain file's size bounds its residues; a compressed one counts as a whole
-// chunk). Alignments of long pairs estimate their own memory when they are planned.
+// The memory the search holds at its peak, estimated before anything is read (io/align/query_files.hpp).
 void align_run::check_memory() {
-    const auto chunk = static_cast<std::uint64_t>(s_.db_chunk);
-    const std::uint64_t residues = std::min(chunk, residue_bound(s_.db, chunk));
-    double queries = 0;
-    const auto query_letters = [&](const std::string& spec) { queries += 2.0 * double(residue_bound(spec, 0)); };
-    if (batch_.empty()) query_letters(s_.query);
-    for (const auto& b : batch_) query_letters(b.query);
-    io::check_memory(5.0 * double(residues) + queries,
-                     "the search holds three chunks of the database (up to " + std::to_string(residues) +
-                         " residues each, two with their packed copies) and the queries",
-                     "use a smaller --db-chunk");
+    std::vector<std::string> queries;
+    if (batch_.empty()) queries.push_back(s_.query);
+    for (const auto& b : batch_) queries.push_back(b.query);
+    io::check_search_memory(s_.db, static_cast<std::uint64_t>(s_.db_chunk), queries);
 }
 
 // The backend, before any work (--backend gpu without a device is a device failure, exit 3), and the GPUs started
@@ -201,7 +160,7 @@ gpu::gpu_search::options align_run::gpu_options() const {
     // chunk cost more than it saves): with every GPU asked for (--gpus 0) and the cells bounded by the files' sizes
     // below search.multi_gpu_min_cells. Unknown sizes (compressed files, stdin, --batch) keep every GPU.
     if (s_.gpus == 0 && batch_.empty() && group_.size() == 1) {
-        const double cells = double(residue_bound(s_.query, 0)) * double(residue_bound(s_.db, 0));
+        const double cells = double(io::residue_bound(s_.query, 0)) * double(io::residue_bound(s_.db, 0));
         if (cells > 0 && cells < tuning::real("search.multi_gpu_min_cells")) o.gpus = 1;
     }
     o.one_process = group_.size() == 1;

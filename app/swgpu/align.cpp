@@ -250,23 +250,8 @@ struct database::impl {
     }
 };
 
-namespace {
-
-sequence_set read_database(const std::string& path) {
-    sequence_set all;
-    if (path != "-" && io::is_database_file(path)) {
-        io::database_file f(path);
-        f.read_chunk(all, 0);
-    } else {
-        all = io::read_all(path);
-    }
-    return all;
-}
-
-}  // namespace
-
 database::database(const std::string& path_or_swdb, const search_settings& settings) : p_(std::make_unique<impl>()) {
-    detail::as_library_call([&] { p_->make(read_database(path_or_swdb), settings); });
+    detail::as_library_call([&] { p_->make(io::read_all_records(path_or_swdb), settings); });
 }
 
 database::database(const std::vector<sequence>& records, const search_settings& settings)

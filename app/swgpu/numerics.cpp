@@ -174,9 +174,7 @@ sat::binning histogram_binning(const std::vector<std::int64_t>& shape, int bins,
     binning.bins = bins == 0 && !edges.empty() ? static_cast<int>(edges.size()) - 1 : bins;
     binning.edges = edges;
     detail::as_library_call([&] { sat::check_binning(binning); });  // messages name the arguments
-    if (static_cast<unsigned __int128>(shape[0]) * static_cast<unsigned __int128>(shape[1]) >=
-        (static_cast<unsigned __int128>(1) << 32))
-        throw input_error("image", "the image has 2^32 pixels or more; uint32 counts could overflow");
+    sat::check_histogram_pixels(shape[0], shape[1], "image");
     return binning;
 }
 

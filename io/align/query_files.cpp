@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <utility>
 
 #include "core/align/strand.hpp"
+#include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
+#include "io/memory.hpp"
+#include "io/output_file.hpp"
 
 namespace swgpu::io {
 
@@ -154,6 +158,46 @@ bool encode_batch_files(query_files& q, const std::string& list, const query_enc
     s.plus.source = s.minus.source = list;
     s.plus.encoded = s.minus.encoded = true;
     return true;
+}
+
+void refuse_overwriting_inputs(const search_files& f) {
+    std::vector<named_file> outputs, inputs;
+    if (f.batch_entries.empty()) outputs.push_back({"-o", f.out});
+    if (!f.dotplot.empty()) outputs.push_back({"--dotplot", f.dotplot});
+    for (const auto& b : f.batch_entries) outputs.push_back({"the output of --batch entry " + b.query + ",", b.out});
+    // A region (FILE:NAME:BEG-END) also reads FILE's faidx index, FILE.fai (and FILE.gzi for bgzip), built when
+    // missing: an output must not be one of those either.
+    const auto add_sequences = [&inputs](const std::string& role, const std::string& spec) {
+        const sequence_source source = parse_source(spec);
+        inputs.push_back({role, source.path});
+        for (const auto& index : index_files(source))
+            inputs.push_back({role + "'s index", index, true});
+    };
+    if (f.batch_entries.empty()) {
+        add_sequences("the query file", f.query);
+    } else {
+        inputs.push_back({"the --batch list", f.batch});
+        for (const auto& b : f.batch_entries) add_sequences("the query file", b.query);
+    }
+    if (f.db != "-" && is_database_file(f.db)) inputs.push_back({"the database", database_path(f.db)});
+    else add_sequences("the database", f.db);
+    if (!f.matrix.empty() && std::filesystem::exists(f.matrix)) inputs.push_back({"the --matrix file", f.matrix});
+    refuse_overwriting(outputs, inputs);
+}
+
+std::uint64_t residue_bound(const std::string& spec, std::uint64_t otherwise) {
+    if (spec == "-") return otherwise;
+    return plain_file_size(parse_source(database_path(spec)).path).value_or(otherwise);
+}
+
+void check_search_memory(const std::string& db, std::uint64_t chunk, std::span<const std::string> queries) {
+    const std::uint64_t residues = std::min(chunk, residue_bound(db, chunk));
+    double letters = 0;
+    for (const std::string& spec : queries) letters += 2.0 * double(residue_bound(spec, 0));
+    check_memory(5.0 * double(residues) + letters,
+                 "the search holds three chunks of the database (up to " + std::to_string(residues) +
+                     " residues each, two with their packed copies) and the queries",
+                 "use a smaller --db-chunk");
 }
 
 }  // namespace swgpu::io

@@ -1,7 +1,9 @@
-// The queries of a search as `swgpu align` takes them: one query file, or each file of a --batch list on its own as a
-// run with it alone would take it; read, typed by core/align/sequence.hpp's rule (every record checked against its
-// file) and held against the database's type, then encoded on the strands searched and put end to end. A --batch
-// file that a run with it alone would refuse is refused on its own (`refuse`: its error; the others go on).
+// The queries and files of a search as `swgpu align` takes them. Queries: one query file, or each file of a --batch
+// list on its own as a run with it alone would take it; read, typed by core/align/sequence.hpp's rule (every record
+// checked against its file) and held against the database's type, then encoded on the strands searched and put end
+// to end. A --batch file that a run with it alone would refuse is refused on its own (`refuse`: its error; the others
+// go on). Files: no output that would replace an input or another output, and the memory the search will hold,
+// refused before anything is read.
 #pragma once
 
 #include <cstddef>
@@ -80,5 +82,26 @@ void encode_query_file(query_files& q, const std::string& source, const query_en
 // The --batch files', each on its own (a letter its matrix cannot read refuses that file only), then the files one
 // after the other; `list` names them all. False when every file was refused.
 bool encode_batch_files(query_files& q, const std::string& list, const query_encoding& how);
+
+// The files a search names. The outputs (-o when there is no --batch list, --dotplot, each --batch entry's) may
+// replace no input (the query files and the faidx indexes a region reads, the --batch list, the database, a --matrix
+// file) nor each other: refused by io::refuse_overwriting before anything is read or written.
+struct search_files {
+    std::string query, db, batch, out, dotplot, matrix;
+    std::span<const batch_entry> batch_entries;
+};
+void refuse_overwriting_inputs(const search_files& f);
+
+// The most residues (or letters) the file of `spec` can hold: its size for a plain file (a .swdb too), `otherwise`
+// for a compressed file or stdin.
+std::uint64_t residue_bound(const std::string& spec, std::uint64_t otherwise);
+
+// The memory the search holds at its peak, refused before anything is read when it cannot fit (io/memory.hpp;
+// docs/conventions.md, "Memory"): three database chunks (the one searched, the next being prepared, the one after
+// being read), two of them with their packed copy, at least 5 bytes a residue, and the queries as read and encoded
+// (twice their files' letters). A chunk is `chunk` residues (--db-chunk), or the whole database where that is smaller
+// (a plain file's size bounds its residues; a compressed one counts as a whole chunk). Alignments of long pairs
+// estimate their own memory when they are planned.
+void check_search_memory(const std::string& db, std::uint64_t chunk, std::span<const std::string> queries);
 
 }  // namespace swgpu::io

@@ -42,6 +42,14 @@ void write_stats(output_file& out, const std::vector<std::int64_t>& widths, std:
     out.write(s);
 }
 
+void write_histogram_line(output_file& out, const sat::rect& r, std::span<const std::uint32_t> counts) {
+    std::string line = std::to_string(r.top) + '\t' + std::to_string(r.left) + '\t' + std::to_string(r.bottom) + '\t' +
+                       std::to_string(r.right);
+    for (const std::uint32_t c : counts) line += '\t' + std::to_string(c);
+    line += '\n';
+    out.write(line);
+}
+
 void write_query_line(output_file& out, const sat::rect& r, std::span<const std::uint64_t> words, sat::dtype table) {
     const index_t area = r.area();
     std::string line = std::to_string(r.top) + '\t' + std::to_string(r.left) + '\t' + std::to_string(r.bottom) + '\t' +

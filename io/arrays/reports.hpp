@@ -24,6 +24,8 @@ void write_vector(output_file& out, std::span<const double> x);
 void write_stats(output_file& out, const std::vector<std::int64_t>& widths, std::int64_t n, const std::string& what);
 // top, left, bottom, right, area, then each lane's sum and mean: one line of `sat --query`'s output.
 void write_query_line(output_file& out, const sat::rect& r, std::span<const std::uint64_t> words, sat::dtype table);
+// top, left, bottom, right, then the count of each bin: one line of `ihist --query`'s output.
+void write_histogram_line(output_file& out, const sat::rect& r, std::span<const std::uint32_t> counts);
 // The residual against sweeps (left) and against seconds (right), log scale, with the tolerance: `sor --plot`.
 std::string history_svg(const sor::solution& s, int per, double tol, const std::string& title);
 
