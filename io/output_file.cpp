@@ -322,4 +322,21 @@ void require_extension(const std::string& path, const std::string& option, const
     throw usage_error(option + " " + path + ": " + what + "; name it " + names);
 }
 
+void require_output_folder(const std::string& path, const std::string& role) {
+    if (path.empty() || path == "-") return;
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos || slash == 0) return;  // the working folder, or the root
+    const std::string folder = path.substr(0, slash);
+    struct stat st{};
+    if (::stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw output_error(path, "cannot write " + role + ": the folder " + folder + " does not exist");
+}
+
+void check_writable_folder(const std::string& path) {
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+        throw output_error(path, "its folder does not exist or is not writable");
+}
+
 }  // namespace swgpu::io

@@ -115,4 +115,10 @@ void refuse_overwriting(const std::vector<named_file>& outputs, const std::vecto
 void require_extension(const std::string& path, const std::string& option, const std::vector<std::string>& extensions,
                        const std::string& what);
 
+// Refuses (output_error, exit 5, one line) an output whose folder does not exist, before any work; `role` names the
+// output. "-" and "" pass.
+void require_output_folder(const std::string& path, const std::string& role);
+// Refuses (output_error) `path` unless its folder exists and is writable (an output opened later, as --batch's).
+void check_writable_folder(const std::string& path);
+
 }  // namespace swgpu::io

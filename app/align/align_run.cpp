@@ -1,35 +1,21 @@
 #include "app/align/align_run.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <limits>
 
-#include "io/process_group.hpp"
 #include "core/align/composition.hpp"
 #include "core/align/search/session.hpp"
 #include "gpu/gpu.hpp"
 #include "io/align/database_stream.hpp"
 #include "io/align/matrix_file.hpp"
 #include "io/output_file.hpp"
+#include "io/process_group.hpp"
 
 namespace swgpu::app {
 
 using clock = std::chrono::steady_clock;
-
-namespace {
-
-// Fails with an output error unless the folder of `path` exists and is writable.
-void check_writable_folder(const std::string& path) {
-    std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    if (dir.empty()) dir = ".";
-    if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
-        throw output_error(path, "its folder does not exist or is not writable");
-}
-
-}  // namespace
 
 align_run::align_run(align_settings settings, given_options given, std::string command_line)
     : s_(std::move(settings)),
@@ -140,7 +126,7 @@ void align_run::open_outputs() {
         std::filesystem::create_directories(s_.out, ec);
         if (ec) throw output_error(s_.out, "cannot create the folder of the --batch outputs: " + ec.message());
     }
-    for (const auto& b : batch_) check_writable_folder(b.out);
+    for (const auto& b : batch_) io::check_writable_folder(b.out);
     if (!s_.dotplot.empty() && writes) dotplot_ = std::make_unique<io::output_file>(s_.dotplot);
 }
 

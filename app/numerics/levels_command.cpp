@@ -163,15 +163,7 @@ levels::csr_matrix levels_command::read_triangle() const {
     const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
     io::dropped_entries dropped;
     levels::csr_matrix t = io::read_matrix_market_triangle(matrix_, part, require_triangular_, &dropped);
-    if (dropped.count > 0 && !backend_.quiet) {
-        // An upper factor solved without --upper would otherwise be solved with its diagonal only, without a word.
-        const char* side = upper_ ? "upper" : "lower";
-        std::cerr << "swgpu: warning: " << matrix_ << ":" << dropped.line << ": entry (" << dropped.row << ", "
-                  << dropped.col << ") is outside the " << side << " triangle; " << dropped.count
-                  << (dropped.count == 1 ? " entry" : " entries") << " outside it are left out of the solve (give "
-                  << (upper_ ? "--lower" : "--upper") << " to solve with the other triangle, --require-triangular to "
-                  << "refuse them)\n";
-    }
+    if (dropped.count > 0 && !backend_.quiet) std::cerr << io::dropped_entries_warning(matrix_, dropped, part);
     return t;
 }
 
