@@ -8,31 +8,10 @@
 #include "io/process_group.hpp"
 #include "core/align/scoring.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "io/align/output.hpp"
 
 namespace swgpu::app {
-
-namespace {
-
-// Words of `text` in lines of at most `width` characters, continuation lines indented by `indent`.
-std::string wrapped(const std::string& text, const std::string& indent, std::size_t width) {
-    std::string out, line;
-    std::size_t at = 0;
-    while (at < text.size()) {
-        auto end = text.find(' ', at);
-        if (end == std::string::npos) end = text.size();
-        const std::string word = text.substr(at, end - at);
-        at = end + 1;
-        if (!line.empty() && line.size() + 1 + word.size() > width) {
-            out += line + "\n" + indent;
-            line.clear();
-        }
-        line += (line.empty() ? "" : " ") + word;
-    }
-    return out + line;
-}
-
-}  // namespace
 
 std::string conventions_text() {
     return "Conventions:\n"

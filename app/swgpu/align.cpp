@@ -32,20 +32,11 @@ namespace swgpu {
 
 namespace {
 
-// Sequences handed in by a program: the reader's rules (a name, at least one residue, letters and '*' only).
+// Sequences handed in by a program, by the reader's rules (io::add_given_record).
 sequence_set to_set(const std::vector<sequence>& records, const std::string& what) {
     sequence_set set;
     set.source = what;
-    for (std::size_t k = 0; k < records.size(); ++k) {
-        const auto& r = records[k];
-        const std::string where = what + ":" + (r.name.empty() ? "record " + std::to_string(k + 1) : r.name);
-        if (r.name.empty()) throw input_error(where, "the sequence has no name");
-        if (r.residues.empty()) throw input_error(where, "the sequence has no residues");
-        for (const char c : r.residues)
-            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '*'))
-                throw input_error(where, "'" + std::string(1, c) + "' is not a residue: letters and '*' only");
-        set.add(r.name, r.residues);
-    }
+    for (std::size_t k = 0; k < records.size(); ++k) io::add_given_record(set, k, records[k].name, records[k].residues);
     if (set.empty()) throw input_error(what, "no sequences given");
     return set;
 }

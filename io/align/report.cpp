@@ -1,5 +1,7 @@
 #include "io/align/report.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <optional>
 
 #include "io/align/dotplot.hpp"
@@ -7,6 +9,14 @@
 namespace swgpu::io {
 
 namespace {
+
+std::string seconds(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f s", s);
+    return buf;
+}
+
+std::string seconds(std::chrono::steady_clock::duration d) { return seconds(std::chrono::duration<double>(d).count()); }
 
 run_header header_of(const report_settings& settings, const std::string& query_source) {
     run_header header{settings.version, settings.command_line, query_source, settings.db_source, settings.read_group};
@@ -106,6 +116,41 @@ void write_batch_reports(const report_settings& settings, const query_strands& s
         write_results(settings.format, header_of(settings, f.query), view, file);
         file.commit();
     }
+}
+
+std::string scan_summary(const std::string& db, const database_scan& scan, const scan_times& t) {
+    return "database " + db + ": " + std::to_string(scan.sequences) + " sequences, " + std::to_string(scan.residues) +
+           " residues, " + std::to_string(scan.chunks) + " chunk(s); score pass " + seconds(t.scanned - t.started) +
+           " (backend " + seconds(scan.backend_s) + ", waiting for the reader " + seconds(scan.reader_wait_s) +
+           ", of which for the first chunk " + seconds(scan.first_chunk_wait_s) + "; the reader read " +
+           seconds(scan.read_s) +
+           (t.encodes_while_reading ? " (encoding as it read)" : ", encoded " + seconds(scan.encode_s)) +
+           ", prepared " + seconds(scan.prepare_s) + "; start-up before the scan " +
+           seconds(scan.began > t.started ? std::chrono::duration<double>(scan.began - t.started).count() : 0.0) +
+           (t.gpus_started_after ? ", GPUs started " + seconds(*t.gpus_started_after) + " after the start"
+                                 : std::string()) +
+           ", keeping hit subjects " + seconds(scan.keep_subjects_s) + ")";
+}
+
+std::string long_pairs_summary(std::size_t pairs, double secs, double cells) {
+    return std::to_string(pairs) + " long pair(s) aligned pairwise: " + seconds(secs) + ", " +
+           std::to_string(cells / std::max(secs, 1e-9) / 1e9) + " GCUPS";
+}
+
+std::string written_summary(const search_results& results, const std::string& written_to, bool alignments,
+                            std::chrono::steady_clock::duration finishing, const search_devices::aligned_on_device& on_gpu,
+                            std::size_t queries, std::chrono::steady_clock::duration output) {
+    std::size_t printed = 0;
+    for (const auto& h : results.hits) printed += h.size();
+    std::string text = (alignments ? "alignments " : "E-values (the format prints no alignment) ") + seconds(finishing) +
+                       " after the score pass";
+    if (on_gpu.pairs > 0)
+        text += " (" + std::to_string(on_gpu.pairs) + " on the GPU in " + seconds(on_gpu.total_s) + ", kernel " +
+                seconds(on_gpu.kernel_s) + ")";
+    if (results.queries_finished_during_search > 0)
+        text += " (" + std::to_string(results.queries_finished_during_search) + " of " + std::to_string(queries) +
+                " queries finished during it)";
+    return std::to_string(printed) + " hits written to " + written_to + "; " + text + ", output " + seconds(output);
 }
 
 }  // namespace swgpu::io

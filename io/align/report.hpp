@@ -7,8 +7,10 @@
 // report_text gives the bytes as a string).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -16,6 +18,7 @@
 
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
+#include "core/align/search/session.hpp"
 #include "io/align/output.hpp"
 #include "io/output_file.hpp"
 
@@ -64,5 +67,22 @@ struct batch_file {
 // writes them, and committed, in the order of `files`.
 void write_batch_reports(const report_settings& settings, const query_strands& shown, const scoring& sc,
                          const search_results& results, std::span<const batch_file> files);
+
+// What -v says of a search (stderr lines without "swgpu: "). The score pass: the database's size and what the pass
+// took from the run's start (`started`) to its end (`scanned`), the reader's share, and the GPUs' start-up (when
+// `gpus_started_after` holds its seconds).
+struct scan_times {
+    std::chrono::steady_clock::time_point started, scanned;
+    bool encodes_while_reading = false;
+    std::optional<double> gpus_started_after;
+};
+std::string scan_summary(const std::string& db, const database_scan& scan, const scan_times& t);
+// Long pairs aligned pairwise: their count, seconds and GCUPS.
+std::string long_pairs_summary(std::size_t pairs, double seconds, double cells);
+// The hits written (to `written_to`) and what finishing took: alignments (or E-values only) after the score pass,
+// those made on the GPU, queries finished during the search (of `queries`), and the output's time since `finished`.
+std::string written_summary(const search_results& results, const std::string& written_to, bool alignments,
+                            std::chrono::steady_clock::duration finishing, const search_devices::aligned_on_device& on_gpu,
+                            std::size_t queries, std::chrono::steady_clock::duration output);
 
 }  // namespace swgpu::io
