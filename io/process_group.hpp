@@ -3,9 +3,14 @@
 // them, finishes and writes the output, so the output is the one a single process writes.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace swgpu {
+struct search_run_options;
+}
 
 namespace swgpu::io {
 
@@ -39,5 +44,9 @@ private:
     int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
     bool initialized_ = false;
 };
+
+// A search shared by the ranks of `group` (several): rank r searches chunks r, r + P, ... (run.searched_here), and
+// rank 0 gathers the others' scans and merges them (run.combine), saying so to `info`; the others finish nothing.
+void share_search(process_group& group, search_run_options& run, const std::function<void(const std::string&)>& info);
 
 }  // namespace swgpu::io

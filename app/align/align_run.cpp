@@ -174,15 +174,8 @@ void align_run::compose_score_pass() {
     session_->compose(*sc_);
     search_run_options& run = session_->pipeline();
     if (group_.size() > 1) {
-        const int rank = group_.rank(), size = group_.size();
-        run.searched_here = [rank, size](std::size_t chunk) { return chunk % std::size_t(size) == std::size_t(rank); };
-        run.combine = [this, max_hits = run.max_hits](database_scan&& mine) -> std::optional<database_scan> {
-            auto parts = group_.gather({false, pack_scan(mine)});
-            if (!parts) return std::nullopt;
-            for (std::size_t r = 1; r < parts->size(); ++r) merge_scan(mine, unpack_scan((*parts)[r].bytes), max_hits);
-            info("merged the scans of " + std::to_string(parts->size()) + " MPI ranks");
-            return std::move(mine);
-        };
+        io::share_search(group_, run, [this](const std::string& text) { info(text); });
+        const int size = group_.size();
         info(std::to_string(size) + " MPI ranks; rank r searches chunks r, r + " + std::to_string(size) + ", r + " +
              std::to_string(2 * size) + ", ... of " + std::to_string(database_->chunk_residues()) + " residues");
     }
