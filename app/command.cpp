@@ -1,7 +1,5 @@
 #include "app/command.hpp"
 
-#include <sys/stat.h>
-
 #include <iostream>
 
 #include "core/error.hpp"
@@ -46,16 +44,6 @@ void table_backend::add_options(CLI::App* sub) {
     sub->add_flag("-q,--quiet", quiet, "Only errors on stderr");
 }
 
-void require_output_folder(const std::string& path, const std::string& role) {
-    if (path.empty() || path == "-") return;
-    const auto slash = path.rfind('/');
-    if (slash == std::string::npos || slash == 0) return;  // the working folder, or the root
-    const std::string folder = path.substr(0, slash);
-    struct stat st{};
-    if (::stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-        throw output_error(path, "cannot write " + role + ": the folder " + folder + " does not exist");
-}
-
 command::command(CLI::App& app, const std::string& name, const std::string& description) : name_(name) {
     sub_ = app.add_subcommand(name, description);
 }
@@ -86,7 +74,7 @@ int command::execute(const std::string& command_line) {
         if (!d.path->empty()) inputs.push_back({d.role, *d.path});
     run_files(outputs, inputs);
     io::refuse_overwriting(outputs, inputs);
-    for (const auto& o : outputs) require_output_folder(o.path, o.role);
+    for (const auto& o : outputs) io::require_output_folder(o.path, o.role);
     const int code = run(command_line);
     if (code == 0) table_backend::print_fallback_notice();
     return code;

@@ -74,7 +74,4 @@ private:
     std::vector<declared> inputs_, outputs_;
 };
 
-// Refuses (output_error, exit 5, one line) an output whose folder does not exist, before any work. "-" and "" pass.
-void require_output_folder(const std::string& path, const std::string& role);
-
 }  // namespace swgpu::app

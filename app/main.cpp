@@ -20,6 +20,7 @@
 #include "app/numerics/sor_command.hpp"
 #include "app/numerics/sweep3d_command.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "core/tuning.hpp"
 #include "gpu/gpu.hpp"
 
@@ -30,22 +31,6 @@ int fail(swgpu::exit_code code, std::string what) {
         if (c == '\n' || c == '\r') c = ' ';
     std::cerr << "swgpu: error: " << what << '\n';
     return static_cast<int>(code);
-}
-
-// Levenshtein distance, for naming the nearest subcommand to a mistyped one.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diag = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
 }
 
 std::string joined(int argc, char** argv) {
@@ -83,7 +68,7 @@ int main(int argc, char** argv) {
         bool known = false;
         for (const auto* sub : app.get_subcommands({})) {
             known = known || sub->get_name() == word;
-            const std::size_t d = edit_distance(word, sub->get_name());
+            const std::size_t d = swgpu::edit_distance(word, sub->get_name());
             if (d < best) best = d, nearest = sub->get_name();
         }
         if (!known)

@@ -175,8 +175,6 @@ output_file::output_file(const std::string& given) : name_(given) {
     buffer_.reserve(buffer_limit);
 }
 
-output_file::output_file(std::string& memory, std::string name) : name_(std::move(name)), memory_(&memory) {}
-
 output_file::~output_file() {
     if (owns_fd_ && fd_ >= 0) ::close(fd_);
     unregister_temp(temp_slot_);
@@ -195,10 +193,6 @@ void output_file::write(std::string_view text) {
 }
 
 void output_file::write_all(std::string_view text) {
-    if (memory_) {
-        memory_->append(text);
-        return;
-    }
     std::size_t done = 0;
     while (done < text.size()) {
         const ssize_t n = ::write(fd_, text.data() + done, std::min<std::size_t>(text.size() - done, std::size_t(1) << 30));
@@ -341,6 +335,23 @@ void require_extension(const std::string& path, const std::string& option, const
     for (std::size_t k = 0; k < extensions.size(); ++k)
         names += (k == 0 ? "." : k + 1 == extensions.size() ? " or ." : ", .") + extensions[k];
     throw usage_error(option + " " + path + ": " + what + "; name it " + names);
+}
+
+void require_output_folder(const std::string& path, const std::string& role) {
+    if (path.empty() || path == "-") return;
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos || slash == 0) return;  // the working folder, or the root
+    const std::string folder = path.substr(0, slash);
+    struct stat st{};
+    if (::stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw output_error(path, "cannot write " + role + ": the folder " + folder + " does not exist");
+}
+
+void check_writable_folder(const std::string& path) {
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+        throw output_error(path, "its folder does not exist or is not writable");
 }
 
 }  // namespace swgpu::io

@@ -16,21 +16,43 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace swgpu::io {
 
-class output_file {
+// Where formatted text goes: an output file, or a string in memory (text_buffer: a program that prints what a command
+// prints, a server's answer). The formats of io/ write to one.
+class text_sink {
+public:
+    virtual ~text_sink() = default;
+    virtual void write(std::string_view text) = 0;
+    // The name shown in messages.
+    virtual const std::string& name() const = 0;
+};
+
+// Text kept in memory: what an output file would hold.
+class text_buffer final : public text_sink {
+public:
+    explicit text_buffer(std::string name = "memory") : name_(std::move(name)) {}
+    void write(std::string_view text) override { text_.append(text); }
+    const std::string& name() const override { return name_; }
+    const std::string& text() const& { return text_; }
+    std::string text() && { return std::move(text_); }
+
+private:
+    std::string name_, text_;
+};
+
+class output_file final : public text_sink {
 public:
     // "-" or "" is stdout. Creates the temporary file now, so an unwritable destination fails before any work.
     explicit output_file(const std::string& path);
-    // Into `memory` (appended as written; `name` in messages): a service's answer, no file.
-    output_file(std::string& memory, std::string name);
-    ~output_file();  // removes the temporary file unless committed
+    ~output_file() override;  // removes the temporary file unless committed
     output_file(const output_file&) = delete;
     output_file& operator=(const output_file&) = delete;
 
-    void write(std::string_view text);  // buffered
+    void write(std::string_view text) override;  // buffered
     void commit();                      // write what is buffered, close, rename: the results are now complete at `path`
     // The first half of commit(): writes what is buffered and closes the file, leaving the rename to commit(). A command
     // with several outputs completes every one before it renames any (commit_all), so that a write error in one of
@@ -49,7 +71,7 @@ public:
     void reserve(std::uint64_t bytes);
 
     // The name shown in messages ("stdout" for "-").
-    const std::string& name() const { return name_; }
+    const std::string& name() const override { return name_; }
 
 private:
     void flush();
@@ -62,7 +84,6 @@ private:
     bool completed_ = false;
     bool committed_ = false;
     std::string buffer_;
-    std::string* memory_ = nullptr;
 };
 
 // Commits several outputs together: completes each (every byte written, closed), then renames each. A failure to write
@@ -93,5 +114,11 @@ void refuse_overwriting(const std::vector<named_file>& outputs, const std::vecto
 // plot is SVG; name it .svg". "-" (stdout) and an empty name pass.
 void require_extension(const std::string& path, const std::string& option, const std::vector<std::string>& extensions,
                        const std::string& what);
+
+// Refuses (output_error, exit 5, one line) an output whose folder does not exist, before any work; `role` names the
+// output. "-" and "" pass.
+void require_output_folder(const std::string& path, const std::string& role);
+// Refuses (output_error) `path` unless its folder exists and is writable (an output opened later, as --batch's).
+void check_writable_folder(const std::string& path);
 
 }  // namespace swgpu::io

@@ -5,35 +5,14 @@
 #include <string>
 
 #include "app/align/align_run.hpp"
-#include "app/align/process_group.hpp"
 #include "app/align/serve_command.hpp"
+#include "io/process_group.hpp"
 #include "core/align/scoring.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "io/align/output.hpp"
 
 namespace swgpu::app {
-
-namespace {
-
-// Words of `text` in lines of at most `width` characters, continuation lines indented by `indent`.
-std::string wrapped(const std::string& text, const std::string& indent, std::size_t width) {
-    std::string out, line;
-    std::size_t at = 0;
-    while (at < text.size()) {
-        auto end = text.find(' ', at);
-        if (end == std::string::npos) end = text.size();
-        const std::string word = text.substr(at, end - at);
-        at = end + 1;
-        if (!line.empty() && line.size() + 1 + word.size() > width) {
-            out += line + "\n" + indent;
-            line.clear();
-        }
-        line += (line.empty() ? "" : " ") + word;
-    }
-    return out + line;
-}
-
-}  // namespace
 
 std::string conventions_text() {
     return "Conventions:\n"
@@ -242,7 +221,7 @@ int align_command::run(const std::string& command_line) {
                               evalue_->count() > 0, zdrop_->count() > 0};
     if (!s_.server.empty()) return align_on_server(s_, given);
     align_run run(s_, given, command_line);
-    process_group& group = process_group::world();
+    io::process_group& group = io::process_group::world();
     if (group.size() == 1) return run.run();
     // Under MPI an error of one rank ends every rank (the others would wait for it forever): the error's line, then
     // MPI_Abort with its exit code.

@@ -18,13 +18,16 @@
 #include "core/align/scoring.hpp"
 #include "core/align/search/pipeline.hpp"
 #include "core/align/search/refinements.hpp"
+#include "core/align/search/settings_check.hpp"
 #include "core/error.hpp"
 #include "gpu/align/gpu_search.hpp"
 #include "io/align/batch_list.hpp"
 #include "io/align/output.hpp"
+#include "io/align/query_files.hpp"
 
 namespace swgpu::io {
 class database_stream;
+class process_group;
 class output_file;
 struct read_options;
 }  // namespace swgpu::io
@@ -34,8 +37,6 @@ class search_session;
 }
 
 namespace swgpu::app {
-
-class process_group;
 
 // Which options the command line gave explicitly (their defaults depend on the sequence type).
 struct given_options {
@@ -59,6 +60,7 @@ public:
 
 private:
     void check_options();
+    search_values checked_values() const;
     void resolve_files();
     void check_memory();
     void choose_backend();
@@ -72,7 +74,6 @@ private:
     search_results search();
     void report(const search_results& results);
     void write(const search_results& results);
-    void write_with_empty(const search_results& results);
     void open_database();
     void refuse(std::size_t entry, const error& e);
     int finish_refused();
@@ -82,7 +83,7 @@ private:
     given_options given_;
     std::string command_line_;
     std::chrono::steady_clock::time_point started_;
-    process_group& group_;
+    io::process_group& group_;
     bool verbose_ = false, quiet_ = false;  // rank 0 speaks for an MPI run
     bool cpu_fallback_ = false;             // a GPU backend was built but no GPU could be used
     void info(const std::string& text) const;
@@ -99,25 +100,13 @@ private:
     std::unique_ptr<io::database_stream> database_;
     bool auto_type_ = true;
 
-    // Queries: the letters of each accepted file (one without --batch) and its entry in the --batch list, then the
-    // encoded strands; file batch_files_[j] holds queries [batch_first_[j], batch_first_[j + 1]).
-    std::vector<sequence_set> query_files_;
-    // Zero-length reads (one query file): taken out before the search and printed as reads without hits (SAM: unmapped
-    // records). Their positions in the file, and the records.
-    std::vector<std::size_t> empty_at_;
-    sequence_set empty_reads_;
-    // The queries' letters as read, kept where DNA queries hold IUPAC codes (scored as N, printed as read).
-    std::optional<sequence_set> query_letters_;
-    void take_out_empty(sequence_set& q);
-    void keep_query_letters();
-    std::vector<std::size_t> query_entry_;
+    // The queries: as read, typed, then encoded (io/align/query_files.hpp); a --batch file refused, with why.
+    io::query_files q_;
     std::vector<std::pair<std::size_t, error>> refusals_;  // (entry of the list, why)
     seq_type type_ = seq_type::protein;
-    query_strands queries_;
-    std::vector<std::size_t> batch_first_{0}, batch_files_;
-    // With --seg or --dust, queries_ are searched and aligned masked; the output shows the queries as read.
+    // With --seg or --dust, the queries are searched and aligned masked; the output shows them as read.
     query_masking masking_;
-    const query_strands& shown() const { return masking_.shown(queries_); }
+    const query_strands& shown() const { return masking_.shown(q_.strands); }
 
     std::optional<scoring> sc_;
     std::unique_ptr<io::output_file> out_, dotplot_;

@@ -4,36 +4,24 @@
 #include "app/align/align_run.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
-#include "app/align/gpu_share.hpp"
-#include "app/align/process_group.hpp"
 #include "core/align/search/session.hpp"
 #include "core/tuning.hpp"
 #include "gpu/align/gpu_search.hpp"
 #include "gpu/gpu.hpp"
 #include "io/align/batch_list.hpp"
+#include "io/align/query_files.hpp"
 #include "io/align/database_file.hpp"
 #include "io/align/database_stream.hpp"
 #include "io/align/sequence_reader.hpp"
+#include "io/gpu_share.hpp"
 #include "io/memory.hpp"
 #include "io/output_file.hpp"
+#include "io/process_group.hpp"
 
 namespace swgpu::app {
-
-namespace {
-
-// The most residues (or letters) the file of `spec` can hold: its size for a plain file (a .swdb too), `otherwise` for
-// a compressed file or stdin.
-std::uint64_t residue_bound(const std::string& spec, std::uint64_t otherwise) {
-    if (spec == "-") return otherwise;
-    return io::plain_file_size(io::parse_source(io::database_path(spec)).path).value_or(otherwise);
-}
-
-}  // namespace
 
 // Options that need no input to check.
 void align_run::check_options() {
@@ -49,25 +37,30 @@ void align_run::check_options() {
         if (fmt_.kind != io::format_kind::sam) throw usage_error("--read-group applies to --outfmt sam");
         read_group_ = io::parse_read_group(s_.read_group);
     }
-    if (s_.max_target_seqs < 1)
-        throw usage_error("-k/--max-target-seqs must be at least 1 (got " + std::to_string(s_.max_target_seqs) + ")");
-    if (!(s_.evalue > 0)) throw usage_error("-e/--evalue must be positive");
-    if (s_.db_chunk < 1)
-        throw usage_error("--db-chunk must be at least 1 residue (got " + std::to_string(s_.db_chunk) + ")");
-    if (s_.gpus < 0) throw usage_error("--gpus must be 0 (every GPU) or more (got " + std::to_string(s_.gpus) + ")");
+    check_search_limits(checked_values(), settings_face::command_line);  // core/align/search/settings_check.hpp
     gpu_mem_ = io::parse_gpu_mem(s_.gpu_mem);
-    if (given_.gap_open && s_.gap_open < 0)
-        throw usage_error("--gap-open must be >= 0 (got " + std::to_string(s_.gap_open) + ")");
-    if (given_.gap_extend && s_.gap_extend < 1)
-        throw usage_error("--gap-extend must be >= 1 (got " + std::to_string(s_.gap_extend) + ")");
-    if (s_.comp_based_stats == 1 && s_.no_evalue)
-        throw usage_error("--comp-based-stats 1 adjusts E-values; it does not go with --no-evalue");
-    if (s_.max_hsps < 1)
-        throw usage_error("--max-hsps must be at least 1 (got " + std::to_string(s_.max_hsps) + ")");
-    if (given_.zdrop && s_.zdrop < 0)
-        throw usage_error("--zdrop must be 0 or more (got " + std::to_string(s_.zdrop) +
-                          "): the score drop, beyond what one gap explains, at which an alignment is cut");
+    check_scoring_settings(checked_values(), settings_face::command_line);
     if (!given_.zdrop) s_.zdrop = -1;
+}
+
+// The values core's checks read, as the command line gives them.
+search_values align_run::checked_values() const {
+    search_values v;
+    v.max_target_seqs = s_.max_target_seqs;
+    v.evalue = s_.evalue;
+    v.evalues = !s_.no_evalue;
+    v.db_chunk = s_.db_chunk;
+    v.gpus = s_.gpus;
+    if (given_.gap_open) v.gap_open = s_.gap_open;
+    if (given_.gap_extend) v.gap_extend = s_.gap_extend;
+    v.comp_based_stats = s_.comp_based_stats;
+    v.max_hsps = s_.max_hsps;
+    if (given_.zdrop) v.zdrop = s_.zdrop;
+    v.seg = s_.seg == "yes";
+    v.dust = s_.dust == "yes";
+    v.match_given = given_.match || given_.mismatch;
+    v.strand_given = given_.strand;
+    return v;
 }
 
 // Positionals (QUERY DB, or with --batch only DB), the --batch list, and no output that would replace an input or
@@ -92,68 +85,25 @@ void align_run::resolve_files() {
         batch_ = io::read_batch_list(s_.batch, s_.out);
     }
 
-    std::vector<io::named_file> outputs, inputs;
-    if (batch_.empty()) outputs.push_back({"-o", s_.out});
-    if (!s_.dotplot.empty()) outputs.push_back({"--dotplot", s_.dotplot});
-    for (const auto& b : batch_) outputs.push_back({"the output of --batch entry " + b.query + ",", b.out});
-    // A region (FILE:NAME:BEG-END) also reads FILE's faidx index, FILE.fai (and FILE.gzi for bgzip), built when
-    // missing: an output must not be one of those either.
-    const auto add_sequences = [&inputs](const std::string& role, const std::string& spec) {
-        const io::sequence_source source = io::parse_source(spec);
-        inputs.push_back({role, source.path});
-        for (const auto& index : io::index_files(source))
-            inputs.push_back({role + "'s index", index, true});
-    };
-    if (batch_.empty()) {
-        add_sequences("the query file", s_.query);
-    } else {
-        inputs.push_back({"the --batch list", s_.batch});
-        for (const auto& b : batch_) add_sequences("the query file", b.query);
-    }
-    if (s_.db != "-" && io::is_database_file(s_.db)) inputs.push_back({"the database", io::database_path(s_.db)});
-    else add_sequences("the database", s_.db);
-    if (!s_.matrix.empty() && std::filesystem::exists(s_.matrix)) inputs.push_back({"the --matrix file", s_.matrix});
-    io::refuse_overwriting(outputs, inputs);
+    io::refuse_overwriting_inputs({s_.query, s_.db, s_.batch, s_.out, s_.dotplot, s_.matrix, batch_});
     io::require_extension(s_.dotplot, "--dotplot", {"svg"}, "the dot plot is SVG");
 }
 
-// The memory the search holds at its peak, estimated before anything is read (docs/conventions.md, "Memory"): three
-// database chunks (the one searched, the next being prepared, the one after being read), two of them with their packed
-// copy, at least 5 bytes a residue, and the queries as read and encoded (twice their files' letters). A chunk is --db-chunk residues, or the
-// whole database where that is smaller (a plain file's size bounds its residues; a compressed one counts as a whole
-// chunk). Alignments of long pairs estimate their own memory when they are planned.
+// The memory the search holds at its peak, estimated before anything is read (io/align/query_files.hpp).
 void align_run::check_memory() {
-    const auto chunk = static_cast<std::uint64_t>(s_.db_chunk);
-    const std::uint64_t residues = std::min(chunk, residue_bound(s_.db, chunk));
-    double queries = 0;
-    const auto query_letters = [&](const std::string& spec) { queries += 2.0 * double(residue_bound(spec, 0)); };
-    if (batch_.empty()) query_letters(s_.query);
-    for (const auto& b : batch_) query_letters(b.query);
-    io::check_memory(5.0 * double(residues) + queries,
-                     "the search holds three chunks of the database (up to " + std::to_string(residues) +
-                         " residues each, two with their packed copies) and the queries",
-                     "use a smaller --db-chunk");
+    std::vector<std::string> queries;
+    if (batch_.empty()) queries.push_back(s_.query);
+    for (const auto& b : batch_) queries.push_back(b.query);
+    io::check_search_memory(s_.db, static_cast<std::uint64_t>(s_.db_chunk), queries);
 }
 
 // The backend, before any work (--backend gpu without a device is a device failure, exit 3), and the GPUs started
 // in the background while the inputs are read.
 void align_run::choose_backend() {
     // Under MPI, the ranks of a host take its GPUs in turn, each making its own the only one visible before the first
-    // CUDA call (app/align/gpu_share.hpp), and ranks that share a GPU share its memory.
-    std::optional<rank_gpu> shared_gpu;
-    if (group_.size() > 1 && s_.backend != "cpu") {
-        int device_files = 0;
-        std::error_code ec;
-        for (const auto& e : std::filesystem::directory_iterator("/dev", ec)) {
-            const std::string name = e.path().filename().string();
-            if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
-                std::all_of(name.begin() + 6, name.end(), [](unsigned char c) { return std::isdigit(c); }))
-                ++device_files;
-        }
-        shared_gpu = gpu_for_rank(std::getenv("CUDA_VISIBLE_DEVICES"), device_files, group_.local_rank(),
-                                  group_.local_size());
-        if (shared_gpu) ::setenv("CUDA_VISIBLE_DEVICES", shared_gpu->visible.c_str(), 1);
-    }
+    // CUDA call (io/gpu_share.hpp), and ranks that share a GPU share its memory.
+    std::optional<io::rank_gpu> shared_gpu;
+    if (group_.size() > 1 && s_.backend != "cpu") shared_gpu = io::take_rank_gpu(group_.local_rank(), group_.local_size());
     use_gpu_ = s_.backend == "gpu" || (s_.backend == "auto" && gpu::available());
     if (s_.backend == "gpu" && !gpu::available())
         throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() +
@@ -163,16 +113,11 @@ void align_run::choose_backend() {
     cpu_fallback_ = s_.backend == "auto" && !use_gpu_ && gpu::built_with_cuda();
     if (cpu_fallback_) info("no usable GPU (" + gpu::build_info() + "); searching on the CPU");
     if (use_gpu_ && group_.size() > 1) {
-        const int n = std::max(1, gpu::device_count());
-        int sharing = 0;
-        if (shared_gpu && n == 1) {  // this rank's GPU alone is visible
-            sharing = shared_gpu->sharing;
-        } else {  // the runtime saw every GPU anyway (started before), or none was known: pick among them
-            gpu_device_ = group_.local_rank() % n;
-            sharing = (group_.local_size() - gpu_device_ + n - 1) / n;
-        }
+        const io::rank_device d = io::device_for_rank(shared_gpu, std::max(1, gpu::device_count()),
+                                                      group_.local_rank(), group_.local_size());
+        gpu_device_ = d.device;
         gpu::use_device(gpu_device_);
-        if (sharing > 1 && gpu_mem_ == 0) gpu_mem_ = gpu::free_memory(gpu_device_) / 8 * 7 / sharing;
+        if (d.sharing > 1 && gpu_mem_ == 0) gpu_mem_ = gpu::free_memory(gpu_device_) / 8 * 7 / d.sharing;
     }
     search_session::options o;
     if (use_gpu_) o.devices = std::make_unique<gpu::gpu_search>(gpu_options(), started_);  // they start now
@@ -215,7 +160,7 @@ gpu::gpu_search::options align_run::gpu_options() const {
     // chunk cost more than it saves): with every GPU asked for (--gpus 0) and the cells bounded by the files' sizes
     // below search.multi_gpu_min_cells. Unknown sizes (compressed files, stdin, --batch) keep every GPU.
     if (s_.gpus == 0 && batch_.empty() && group_.size() == 1) {
-        const double cells = double(residue_bound(s_.query, 0)) * double(residue_bound(s_.db, 0));
+        const double cells = double(io::residue_bound(s_.query, 0)) * double(io::residue_bound(s_.db, 0));
         if (cells > 0 && cells < tuning::real("search.multi_gpu_min_cells")) o.gpus = 1;
     }
     o.one_process = group_.size() == 1;

@@ -1,6 +1,7 @@
 #include "app/numerics/ihist_command.hpp"
 
 #include <optional>
+#include <span>
 
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
@@ -9,6 +10,7 @@
 #include "io/output_file.hpp"
 #include "io/arrays/image.hpp"
 #include "io/arrays/npy.hpp"
+#include "io/arrays/reports.hpp"
 #include "io/arrays/rectangles.hpp"
 
 namespace swgpu::app {
@@ -66,8 +68,7 @@ int ihist_command::run(const std::string&) {
     if (in.lanes != 1)
         throw input_error(input_, "the input has " + std::to_string(in.lanes) +
                                       " channels; integral histograms take one channel (convert to grey first)");
-    if (static_cast<unsigned __int128>(in.rows) * static_cast<unsigned __int128>(in.cols) >= (static_cast<unsigned __int128>(1) << 32))
-        throw input_error(input_, "the image has 2^32 pixels or more; uint32 counts could overflow");
+    sat::check_histogram_pixels(in.rows, in.cols, input_);
     sat::check_finite(in, input_,
                       edges_.empty() ? "equal-width bins over [min, max] of the data are impossible with them, and --edges "
                                        "bins take finite values only: replace them with finite values"
@@ -97,14 +98,8 @@ int ihist_command::run(const std::string&) {
             counts = gpu::integral_histogram_queries(bin, in.rows, in.cols, bins_, rects.rects);
         }
         const auto B = static_cast<std::size_t>(bins_);
-        for (std::size_t k = 0; k < rects.rects.size(); ++k) {
-            const auto& r = rects.rects[k];
-            std::string line = std::to_string(r.top) + '\t' + std::to_string(r.left) + '\t' + std::to_string(r.bottom) +
-                               '\t' + std::to_string(r.right);
-            for (std::size_t b = 0; b < B; ++b) line += '\t' + std::to_string(counts[k * B + b]);
-            line += '\n';
-            query_file->write(line);
-        }
+        for (std::size_t k = 0; k < rects.rects.size(); ++k)
+            io::write_histogram_line(*query_file, rects.rects[k], std::span(counts).subspan(k * B, B));
     }
     if (table_out) {
         table->one_dimensional = in.one_dimensional;  // a (W,) input: (W, B)

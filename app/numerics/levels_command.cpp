@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "core/numerics/finite.hpp"
+#include "core/numerics/level_runs.hpp"
 #include "core/numerics/levels.hpp"
 #include "core/thread_pool.hpp"
 #include "core/tuning.hpp"
@@ -63,12 +64,6 @@ const char* const levels_footer =
     "  work when the size line announces more than the memory available holds), 5 output could not be written.\n"
     "  A failed run leaves no output file.\n";
 
-std::vector<std::int64_t> widths_of(const levels::level_sets& s) {
-    std::vector<std::int64_t> w;
-    for (levels::level_t l = 1; l <= s.count(); ++l) w.push_back(s.width(l));
-    return w;
-}
-
 // A coefficient as the double nearest its decimal (or hexadecimal) text: strtod rounds once, where a detour through
 // long double could round twice.
 double parse_coefficient(const std::string& text) {
@@ -78,25 +73,6 @@ double parse_coefficient(const std::string& text) {
     if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
         throw usage_error("--coefficients: '" + text + "' is not a finite number");
     return v;
-}
-
-double ms_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
-std::string summary(std::int64_t n, const std::vector<std::int64_t>& widths) {
-    std::int64_t top = 0;
-    for (const auto w : widths) top = std::max(top, w);
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%lld iterations, %zu levels (widest %lld, mean %.1f)", static_cast<long long>(n),
-                  widths.size(), static_cast<long long>(top),
-                  widths.empty() ? 0.0 : static_cast<double>(n) / static_cast<double>(widths.size()));
-    return buf;
 }
 
 }  // namespace
@@ -161,17 +137,6 @@ int levels_command::run(const std::string&) {
     return matrix_.empty() ? run_loop() : run_solve();
 }
 
-// What one solve run gave: the solution, the widths of the levels, the times, and how the CPU solved.
-struct levels_command::solve_run {
-    std::vector<double> x;
-    std::vector<std::int64_t> widths;
-    double analysis_ms = 0;
-    std::vector<double> solve_ms;
-    bool on_gpu = false;
-    bool cpu_sequential = false;  // the CPU chose the sequential substitution after the analysis
-    unsigned threads = 1;
-};
-
 int levels_command::run_solve() {
     const bool gpu = !sequential_ && backend_.use_gpu();
     std::optional<io::output_file> out, stats;
@@ -179,10 +144,13 @@ int levels_command::run_solve() {
     if (!stats_.empty()) stats.emplace(stats_);
     const levels::csr_matrix t = read_triangle();
     const std::vector<double> b = rhs_.empty() ? std::vector<double>(static_cast<std::size_t>(t.rows), 1.0) : io::read_vector(rhs_, t.rows);
-    const solve_run run = sequential_ ? solve_sequentially(t, b) : gpu ? solve_on_gpu(t, b) : solve_on_cpu(t, b);
+    const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
+    const levels::solve_run run = sequential_ ? levels::solve_sequentially(t, part, b, repeat_)
+                                  : gpu       ? solve_on_gpu(t, b)
+                                              : levels::solve_on_cpu(t, part, b, repeat_, backend_.threads);
     numerics::refuse_nonfinite(run.x, matrix_ + ": the solution x",
                                "the solve overflowed (a diagonal entry near 0, or huge entries); nothing was written");
-    if (!backend_.quiet) report_solve(t, run);
+    if (!backend_.quiet) std::cerr << io::solve_report(matrix_, upper_, t, run, sequential_, repeat_, schedule_);
     if (stats) {
         io::write_stats(*stats, run.widths, t.rows, std::string(upper_ ? "upper" : "lower") + " triangle of " + matrix_);
     }
@@ -195,32 +163,11 @@ levels::csr_matrix levels_command::read_triangle() const {
     const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
     io::dropped_entries dropped;
     levels::csr_matrix t = io::read_matrix_market_triangle(matrix_, part, require_triangular_, &dropped);
-    if (dropped.count > 0 && !backend_.quiet) {
-        // An upper factor solved without --upper would otherwise be solved with its diagonal only, without a word.
-        const char* side = upper_ ? "upper" : "lower";
-        std::cerr << "swgpu: warning: " << matrix_ << ":" << dropped.line << ": entry (" << dropped.row << ", "
-                  << dropped.col << ") is outside the " << side << " triangle; " << dropped.count
-                  << (dropped.count == 1 ? " entry" : " entries") << " outside it are left out of the solve (give "
-                  << (upper_ ? "--lower" : "--upper") << " to solve with the other triangle, --require-triangular to "
-                  << "refuse them)\n";
-    }
+    if (dropped.count > 0 && !backend_.quiet) std::cerr << io::dropped_entries_warning(matrix_, dropped, part);
     return t;
 }
 
-levels_command::solve_run levels_command::solve_sequentially(const levels::csr_matrix& t,
-                                                             const std::vector<double>& b) const {
-    const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
-    solve_run run;
-    run.x.resize(static_cast<std::size_t>(t.rows));
-    for (long long r = 0; r < repeat_; ++r) {
-        const auto t1 = std::chrono::steady_clock::now();
-        levels::triangular_solve_sequential(t, part, b, run.x);
-        run.solve_ms.push_back(ms_since(t1));
-    }
-    return run;
-}
-
-levels_command::solve_run levels_command::solve_on_gpu(const levels::csr_matrix& t, const std::vector<double>& b) const {
+levels::solve_run levels_command::solve_on_gpu(const levels::csr_matrix& t, const std::vector<double>& b) const {
     const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
     const gpu::solve_schedule sched = schedule_ == "level_p2p"           ? gpu::solve_schedule::level_p2p
                                       : schedule_ == "level_sync"        ? gpu::solve_schedule::level_sync
@@ -228,7 +175,7 @@ levels_command::solve_run levels_command::solve_on_gpu(const levels::csr_matrix&
                                       : schedule_ == "syncfree_by_level" ? gpu::solve_schedule::syncfree_by_level
                                                                          : gpu::solve_schedule::syncfree;
     // The first solve comes with the analysis (fused); --repeat's further solves reuse it with --schedule.
-    solve_run run;
+    levels::solve_run run;
     gpu::triangular_solver solver(t, part, b);
     run.analysis_ms = solver.analysis_ms();
     run.x = solver.first_solution();
@@ -240,61 +187,6 @@ levels_command::solve_run levels_command::solve_on_gpu(const levels::csr_matrix&
     run.widths = solver.widths();
     run.on_gpu = true;
     return run;
-}
-
-levels_command::solve_run levels_command::solve_on_cpu(const levels::csr_matrix& t, const std::vector<double>& b) const {
-    const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
-    solve_run run;
-    run.x.resize(static_cast<std::size_t>(t.rows));
-    thread_pool pool(backend_.threads);
-    const auto t0 = std::chrono::steady_clock::now();
-    const levels::level_sets sets = levels::group_by_level(levels::triangular_levels(t, part));
-    run.analysis_ms = ms_since(t0);
-    // Few rows per level: the levels' bookkeeping costs more than their parallelism gains, and the sequential
-    // substitution (the same bits) is faster. The threshold is measured data (tuning key levels.cpu_sequential_width,
-    // docs/levels.md).
-    const double mean_width = static_cast<double>(t.rows) / static_cast<double>(std::max<levels::level_t>(1, sets.count()));
-    run.cpu_sequential = mean_width < tuning::real("levels.cpu_sequential_width");
-    for (long long r = 0; r < repeat_; ++r) {
-        const auto t1 = std::chrono::steady_clock::now();
-        if (run.cpu_sequential) levels::triangular_solve_sequential(t, part, b, run.x);
-        else levels::triangular_solve(t, part, sets, b, run.x, pool);
-        run.solve_ms.push_back(ms_since(t1));
-    }
-    run.widths = widths_of(sets);
-    run.threads = pool.size();
-    return run;
-}
-
-void levels_command::report_solve(const levels::csr_matrix& t, const solve_run& run) const {
-    const std::string head = std::string("swgpu: levels: ") + (upper_ ? "upper" : "lower") + " triangle of " + matrix_ +
-                             ", " + std::to_string(t.nonzeros()) + " nonzeros, ";
-    if (sequential_) {
-        char buf[200];
-        std::snprintf(buf, sizeof buf, "sequential substitution %.3f ms (median of %lld, CPU, 1 thread)\n",
-                      median(run.solve_ms), repeat_);
-        std::cerr << head << t.rows << " rows; " << buf;
-    } else if (run.on_gpu) {
-        char buf[240];
-        if (repeat_ > 1)
-            std::snprintf(buf, sizeof buf, "; analysis with the first solve %.3f ms, solve %.3f ms (median of %lld more, GPU %s)\n",
-                          run.analysis_ms, median(run.solve_ms), repeat_ - 1, schedule_.c_str());
-        else
-            std::snprintf(buf, sizeof buf, "; analysis with the solve %.3f ms (GPU)\n", run.analysis_ms);
-        std::cerr << head << summary(t.rows, run.widths) << buf;
-    } else {
-        char buf[400];
-        char how[160];
-        if (run.cpu_sequential)
-            std::snprintf(how, sizeof how, "CPU, sequential substitution: %.1f rows per level, below levels.cpu_sequential_width %g",
-                          static_cast<double>(t.rows) / static_cast<double>(std::max<std::size_t>(1, run.widths.size())),
-                          tuning::real("levels.cpu_sequential_width"));
-        else
-            std::snprintf(how, sizeof how, "CPU, by levels on %u thread%s", run.threads, run.threads == 1 ? "" : "s");
-        std::snprintf(buf, sizeof buf, "; analysis %.3f ms, solve %.3f ms (median of %lld, %s)\n", run.analysis_ms,
-                      median(run.solve_ms), repeat_, how);
-        std::cerr << head << summary(t.rows, run.widths) << buf;
-    }
 }
 
 levels::indirect_loop levels_command::read_loop(std::vector<double>& a) const {
@@ -310,45 +202,18 @@ levels::indirect_loop levels_command::read_loop(std::vector<double>& a) const {
 std::string levels_command::execute_loop(const levels::indirect_loop& loop, const levels::body_spec& body,
                                          std::vector<double>& a, bool gpu, bool keep_levels,
                                          std::vector<std::int64_t>& widths) const {
+    if (!gpu) return levels::run_loop_on_cpu(loop, body, a, sequential_, pipeline_, backend_.threads, widths);
     char times[240];
-    if (sequential_) {
-        const auto t0 = std::chrono::steady_clock::now();
-        levels::run_sequential(loop, body, a);
-        std::snprintf(times, sizeof times, "sequential loop %.3f ms (CPU, 1 thread)", ms_since(t0));
-    } else if (gpu) {
-        gpu::loop_report rep;
-        const auto t0 = std::chrono::steady_clock::now();
-        a = gpu::run_loop(loop, body, a, &rep, keep_levels);
-        const double wall = ms_since(t0);
-        if (!rep.levels.empty()) widths = widths_of(levels::group_by_level(std::move(rep.levels)));
-        std::snprintf(times, sizeof times,
-                      "inspector %.3f ms, inspector + executor %.3f ms, total %.3f ms, with transfers %.3f ms (GPU; "
-                      "%.3f ms with host conversions)",
-                      rep.inspect_ms, rep.run_ms, rep.inspect_ms + rep.run_ms,
-                      rep.upload_ms + rep.inspect_ms + rep.run_ms + rep.download_ms, wall);
-    } else if (!pipeline_ || backend_.threads == 1) {
-        // The inspector, then the executor (the default: the pipeline was slower on 16 cores, README).
-        thread_pool pool(backend_.threads);
-        const auto t0 = std::chrono::steady_clock::now();
-        const levels::level_sets sets = levels::group_by_level(levels::loop_levels(loop));
-        const double inspect_ms = ms_since(t0);
-        const auto t1 = std::chrono::steady_clock::now();
-        levels::run_by_levels(loop, body, sets, a, pool);
-        const double run_ms = ms_since(t1);
-        widths = widths_of(sets);
-        std::snprintf(times, sizeof times, "inspector %.3f ms, executor %.3f ms, total %.3f ms (CPU, %u thread%s)",
-                      inspect_ms, run_ms, inspect_ms + run_ms, pool.size(), pool.size() == 1 ? "" : "s");
-    } else {
-        // The inspector's thread takes one of the threads asked for (all of them when -t is 0), the pool the rest.
-        const unsigned all = backend_.threads ? backend_.threads : std::max(2u, std::thread::hardware_concurrency());
-        thread_pool pool(std::max(1u, all - 1));
-        const auto t0 = std::chrono::steady_clock::now();
-        std::vector<levels::level_t> level = levels::run_pipelined(loop, body, a, pool);
-        const double total_ms = ms_since(t0);
-        widths = widths_of(levels::group_by_level(std::move(level)));
-        std::snprintf(times, sizeof times, "inspector and executor pipelined, total %.3f ms (CPU, %u thread%s and the inspector's)",
-                      total_ms, pool.size(), pool.size() == 1 ? "" : "s");
-    }
+    gpu::loop_report rep;
+    const auto t0 = std::chrono::steady_clock::now();
+    a = gpu::run_loop(loop, body, a, &rep, keep_levels);
+    const double wall = levels::ms_since(t0);
+    if (!rep.levels.empty()) widths = levels::widths_of(levels::group_by_level(std::move(rep.levels)));
+    std::snprintf(times, sizeof times,
+                  "inspector %.3f ms, inspector + executor %.3f ms, total %.3f ms, with transfers %.3f ms (GPU; "
+                  "%.3f ms with host conversions)",
+                  rep.inspect_ms, rep.run_ms, rep.inspect_ms + rep.run_ms,
+                  rep.upload_ms + rep.inspect_ms + rep.run_ms + rep.download_ms, wall);
     return times;
 }
 
@@ -374,7 +239,7 @@ int levels_command::run_loop() {
     if (!backend_.quiet)
         std::cerr << "swgpu: levels: loop of " << loop.reads_per_iteration << " reads per iteration over "
                   << loop.locations << " locations, "
-                  << (sequential_ ? std::to_string(n) + " iterations" : summary(n, widths)) << "; " << times << '\n';
+                  << (sequential_ ? std::to_string(n) + " iterations" : io::levels_summary(n, widths)) << "; " << times << '\n';
     if (stats) {
         io::write_stats(*stats, widths, n, std::string("loop ") + writes_);
     }

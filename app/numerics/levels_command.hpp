@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/numerics/sat_command.hpp"
+#include "core/numerics/level_runs.hpp"
 #include "core/numerics/levels.hpp"
 
 namespace swgpu::app {
@@ -24,14 +25,10 @@ private:
     int run(const std::string& command_line) override;
     int run_solve();
     int run_loop();
-    // run_solve's steps: the triangle read (warning of entries outside it), solved as asked (--repeat times:
-    // sequentially, on the GPU, or by levels on the CPU), and what it took reported.
-    struct solve_run;
+    // run_solve's steps: the triangle read (warning of entries outside it); solved as asked (--repeat times:
+    // sequentially or by levels on the CPU, core/numerics/level_runs.hpp, or on the GPU).
     levels::csr_matrix read_triangle() const;
-    solve_run solve_sequentially(const levels::csr_matrix& t, const std::vector<double>& b) const;
-    solve_run solve_on_gpu(const levels::csr_matrix& t, const std::vector<double>& b) const;
-    solve_run solve_on_cpu(const levels::csr_matrix& t, const std::vector<double>& b) const;
-    void report_solve(const levels::csr_matrix& t, const solve_run& run) const;
+    levels::solve_run solve_on_gpu(const levels::csr_matrix& t, const std::vector<double>& b) const;
     // run_loop's steps: the loop and its array from the files; the loop run as asked (sequentially, on the GPU, by
     // levels on the CPU, or pipelined), giving what it took as text and the widths of its levels.
     levels::indirect_loop read_loop(std::vector<double>& a) const;

@@ -49,17 +49,6 @@ const char* const sor_footer =
     "  3 device failure, 4 out of memory (also refused before any work when the grid would not fit the memory\n"
     "  available), 5 output could not be written.\n";
 
-std::vector<double> square_f64(const std::string& path, sor::index_t& n) {
-    const sat::array a = io::read_npy(path);
-    if (a.type != sat::dtype::f64) throw input_error(path, std::string("must be float64, not ") + sat::name_of(a.type));
-    if (a.lanes != 1 || a.rows != a.cols)
-        throw input_error(path, "must be a square (N, N) array (got " + std::to_string(a.rows) + " x " +
-                                    std::to_string(a.cols) + (a.lanes != 1 ? " x " + std::to_string(a.lanes) : "") + ")");
-    sat::check_finite(a, path);
-    n = a.rows;
-    return std::vector<double>(a.data<double>(), a.data<double>() + a.elements());
-}
-
 }  // namespace
 
 sor_command::sor_command(CLI::App& app)
@@ -117,8 +106,8 @@ sor::problem sor_command::read_problem() const {
         return sor::builtin_problem(problem_, size_);
     }
     sor::index_t n = 0, nb = 0;
-    auto f = square_f64(rhs_, n);
-    const auto g = square_f64(boundary_, nb);
+    auto f = io::read_square_f64(rhs_, n);
+    const auto g = io::read_square_f64(boundary_, nb);
     if (n != nb) throw input_error(boundary_, "must have the shape of " + rhs_);
     check_grid(n, 4, rhs_, "use a smaller grid");  // f is read; four more arrays of its size to come
     return sor::from_arrays(n, std::move(f), g, rhs_);
@@ -177,35 +166,14 @@ int sor_command::run(const std::string&) {
         cpu_threads = pool.size();
         s = sor::solve(p, o, pool);
     }
-    const auto& last = s.history.back();
     const int per = sor::sweeps_per_iteration(o);
-    const long long last_sweep = static_cast<long long>(last.iteration) * per;
-    std::string extra;
-    if (o.m == sor::method::mlssor) {
-        extra = " layers " + std::to_string(o.layers);
-        if (o.sub_rows > 0) extra += " subdomain " + std::to_string(o.sub_rows) + "x" + std::to_string(o.sub_cols);
-        if (o.forward_only) extra += " forward-only";
-    }
-    if (!gpu) extra += " threads " + std::to_string(cpu_threads);
-    std::printf("method %s omega %.6f n %lld sweeps %lld iterations %d residual %.6e %s time %.6f s%s\n",
-                sor::method_name(o.m), o.omega, static_cast<long long>(p.n), last_sweep, last.iteration, last.residual,
-                s.converged ? "converged" : "not-converged", last.seconds, extra.c_str());
+    std::fputs(io::sor_summary(p.n, o, s, gpu, cpu_threads).c_str(), stdout);
     if (out) {
         sat::array a(sat::dtype::f64, p.n, p.n, 1);
         std::copy(s.u.begin(), s.u.end(), a.data<double>());
         io::write_npy(a, *out);
     }
-    if (history) {
-        // A header line of names and no comments: np.genfromtxt(H, names=True) and np.loadtxt(H, skiprows=1) read it.
-        std::string text = "sweep\titeration\tresidual\tseconds\n";
-        char buf[128];
-        for (const auto& e : s.history) {
-            std::snprintf(buf, sizeof buf, "%lld\t%d\t%.9e\t%.6f\n", static_cast<long long>(e.iteration) * per, e.iteration,
-                          e.residual, e.seconds);
-            text += buf;
-        }
-        history->write(text);
-    }
+    if (history) history->write(io::sor_history_tsv(s, per));
     if (plot) {
         plot->write(io::history_svg(s, per, o.tol,
                                 std::string("swgpu sor --method ") + sor::method_name(o.m) +
@@ -216,24 +184,8 @@ int sor_command::run(const std::string&) {
     io::commit_all({out ? &*out : nullptr, history ? &*history : nullptr, plot ? &*plot : nullptr});
     if (s.converged) return 0;
     // Not converged: the results are written, and the run says why it stopped (exit code 6).
-    char buf[320];
-    if (s.reason == sor::stop_reason::stagnated) {
-        double best = last.residual;
-        long long at = last_sweep;
-        for (const auto& e : s.history)
-            if (e.residual < best) best = e.residual, at = static_cast<long long>(e.iteration) * per;
-        std::snprintf(buf, sizeof buf,
-                      "did not converge: the relative residual stagnated above --tol %.3g at sweep %lld (smallest "
-                      "%.3e, at sweep %lld; --stagnation %d sweeps without a 0.1 %% fall); a tolerance below the "
-                      "round-off floor cannot be reached",
-                      o.tol, last_sweep, best, at, o.stagnation);
-    } else {
-        std::snprintf(buf, sizeof buf,
-                      "did not converge: the relative residual %.3e is above --tol %.3g after %lld sweeps (--max-sweeps "
-                      "%d); raise --max-sweeps or --tol",
-                      last.residual, o.tol, last_sweep, o.max_sweeps);
-    }
-    std::fprintf(stderr, "swgpu: error: %s%s\n", buf, out ? ("; U is written to " + output_).c_str() : "");
+    std::fprintf(stderr, "swgpu: error: %s%s\n", io::sor_not_converged(s, o).c_str(),
+                 out ? ("; U is written to " + output_).c_str() : "");
     return static_cast<int>(exit_code::not_converged);
 }
 

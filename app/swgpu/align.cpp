@@ -3,25 +3,22 @@
 // (core/align/search/session.hpp).
 #include "app/swgpu/align.hpp"
 
+#include <algorithm>
 #include <chrono>
-#include <cmath>
+#include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <mutex>
 #include <optional>
-#include <span>
 #include <tuple>
-#include <string_view>
 
 #include "app/swgpu/face.hpp"
 #include "core/align/search/pipeline.hpp"
 #include "core/align/search/session.hpp"
+#include "core/align/search/settings_check.hpp"
 #include "core/align/sequence.hpp"
-#include "core/align/statistics.hpp"
 #include "core/align/strand.hpp"
 #include "core/cancel.hpp"
-#include "core/thread_pool.hpp"
 #include "core/tuning.hpp"
 #include "gpu/align/gpu_search.hpp"
 #include "gpu/gpu.hpp"
@@ -30,26 +27,16 @@
 #include "io/align/matrix_file.hpp"
 #include "io/align/output.hpp"
 #include "io/align/sequence_reader.hpp"
-#include "io/memory.hpp"
 
 namespace swgpu {
 
 namespace {
 
-// Sequences handed in by a program: the reader's rules (a name, at least one residue, letters and '*' only).
+// Sequences handed in by a program, by the reader's rules (io::add_given_record).
 sequence_set to_set(const std::vector<sequence>& records, const std::string& what) {
     sequence_set set;
     set.source = what;
-    for (std::size_t k = 0; k < records.size(); ++k) {
-        const auto& r = records[k];
-        const std::string where = what + ":" + (r.name.empty() ? "record " + std::to_string(k + 1) : r.name);
-        if (r.name.empty()) throw input_error(where, "the sequence has no name");
-        if (r.residues.empty()) throw input_error(where, "the sequence has no residues");
-        for (const char c : r.residues)
-            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '*'))
-                throw input_error(where, "'" + std::string(1, c) + "' is not a residue: letters and '*' only");
-        set.add(r.name, r.residues);
-    }
+    for (std::size_t k = 0; k < records.size(); ++k) io::add_given_record(set, k, records[k].name, records[k].residues);
     if (set.empty()) throw input_error(what, "no sequences given");
     return set;
 }
@@ -60,33 +47,32 @@ seq_type typed(const sequence_set& set, sequence_type t) {
     return classify(set);
 }
 
-void check(const search_settings& s) {
-    if (s.max_target_seqs < 1) throw usage_error("max_target_seqs must be at least 1");
-    if (!(s.evalue > 0)) throw usage_error("evalue must be positive");
-    if (s.gap_open < -1) throw usage_error("gap_open must be >= 0 (or -1: the matrix's default)");
-    if (s.gap_extend < -1 || s.gap_extend == 0) throw usage_error("gap_extend must be >= 1 (or -1: the matrix's default)");
-    if (s.threads < 0 || s.threads > 4096) throw usage_error("threads must lie within 0..4096");
-    if (s.gpus < 0) throw usage_error("gpus must be 0 (every GPU) or more");
-    if (s.comp_based_stats != 0 && s.comp_based_stats != 1)
-        throw usage_error("comp_based_stats must be 0 or 1 (got " + std::to_string(s.comp_based_stats) + ")");
-    if (s.comp_based_stats == 1 && !s.evalues)
-        throw usage_error("comp_based_stats 1 adjusts E-values; it does not go with evalues off");
-    if (s.seg && s.dust) throw usage_error("seg masks protein and dust masks DNA; set one of them");
-    if (s.max_hsps < 1) throw usage_error("max_hsps must be at least 1 (got " + std::to_string(s.max_hsps) + ")");
-    if (s.zdrop < -1)
-        throw usage_error("zdrop must be 0 or more, or -1 for alignments not cut (got " + std::to_string(s.zdrop) + ")");
+// The values core's checks read (core/align/search/settings_check.hpp), as the settings hold them: -1 leaves gap
+// costs to the matrix and alignments uncut.
+search_values values_of(const search_settings& s) {
+    search_values v;
+    v.max_target_seqs = static_cast<std::int64_t>(std::min<std::size_t>(s.max_target_seqs, INT64_MAX));
+    v.evalue = s.evalue;
+    v.evalues = s.evalues;
+    v.gpus = s.gpus;
+    if (s.gap_open != -1) v.gap_open = s.gap_open;
+    if (s.gap_extend != -1) v.gap_extend = s.gap_extend;
+    v.comp_based_stats = s.comp_based_stats;
+    v.max_hsps = s.max_hsps;
+    if (s.zdrop != -1) v.zdrop = s.zdrop;
+    v.seg = s.seg;
+    v.dust = s.dust;
+    return v;
 }
 
-// What the settings ask of one type of sequences (the command line's messages, named as the settings).
-void check_for_type(const search_settings& s, seq_type type) {
-    if (type == seq_type::protein && s.dust)
-        throw usage_error("dust masks DNA, but the sequences are protein; use seg, or type dna");
-    if (type == seq_type::dna && s.seg)
-        throw usage_error("seg masks protein, but the sequences are DNA; use dust, or type protein");
-    if (type == seq_type::dna && s.comp_based_stats == 1)
-        throw usage_error("comp_based_stats 1 applies to protein, but the sequences are DNA");
-    if (type == seq_type::protein && s.zdrop >= 0)
-        throw usage_error("zdrop cuts DNA alignments into collinear blocks, but the sequences are protein; or type dna");
+void check(const search_settings& s) {
+    check_search_limits(values_of(s), settings_face::library);
+    check_scoring_settings(values_of(s), settings_face::library);
+    // What the command line's parser checks.
+    if (s.threads < 0 || s.threads > 4096) throw usage_error("threads must lie within 0..4096");
+    if (s.comp_based_stats != 0 && s.comp_based_stats != 1)
+        throw usage_error("comp_based_stats must be 0 or 1 (got " + std::to_string(s.comp_based_stats) + ")");
+    if (s.seg && s.dust) throw usage_error("seg masks protein and dust masks DNA; set one of them");
 }
 
 }  // namespace
@@ -106,7 +92,7 @@ struct searcher {
 
     searcher(const search_settings& s, seq_type type) : settings(s) {
         check(s);
-        check_for_type(s, type);
+        check_settings_for_type(values_of(s), type, settings_face::library);
         io::scoring_request r;
         r.type = type;
         r.matrix = s.matrix;
@@ -255,23 +241,8 @@ struct database::impl {
     }
 };
 
-namespace {
-
-sequence_set read_database(const std::string& path) {
-    sequence_set all;
-    if (path != "-" && io::is_database_file(path)) {
-        io::database_file f(path);
-        f.read_chunk(all, 0);
-    } else {
-        all = io::read_all(path);
-    }
-    return all;
-}
-
-}  // namespace
-
 database::database(const std::string& path_or_swdb, const search_settings& settings) : p_(std::make_unique<impl>()) {
-    detail::as_library_call([&] { p_->make(read_database(path_or_swdb), settings); });
+    detail::as_library_call([&] { p_->make(io::read_all_records(path_or_swdb), settings); });
 }
 
 database::database(const std::vector<sequence>& records, const search_settings& settings)

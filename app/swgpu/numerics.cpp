@@ -37,46 +37,13 @@ using detail::wants_gpu;
 
 namespace {
 
-std::size_t element_bytes(dtype t) {
-    switch (t) {
-        case dtype::uint8: case dtype::int8: return 1;
-        case dtype::uint16: case dtype::int16: return 2;
-        case dtype::uint32: case dtype::int32: case dtype::float32: return 4;
-        default: return 8;
-    }
-}
-
-sat::dtype internal(dtype t) {
-    switch (t) {
-        case dtype::uint8: return sat::dtype::u8;
-        case dtype::uint16: return sat::dtype::u16;
-        case dtype::uint32: return sat::dtype::u32;
-        case dtype::uint64: return sat::dtype::u64;
-        case dtype::int8: return sat::dtype::i8;
-        case dtype::int16: return sat::dtype::i16;
-        case dtype::int32: return sat::dtype::i32;
-        case dtype::int64: return sat::dtype::i64;
-        case dtype::float32: return sat::dtype::f32;
-        case dtype::float64: return sat::dtype::f64;
-    }
-    return sat::dtype::u8;
-}
-
-dtype external(sat::dtype t) {
-    switch (t) {
-        case sat::dtype::u8: return dtype::uint8;
-        case sat::dtype::u16: return dtype::uint16;
-        case sat::dtype::u32: return dtype::uint32;
-        case sat::dtype::u64: return dtype::uint64;
-        case sat::dtype::i8: return dtype::int8;
-        case sat::dtype::i16: return dtype::int16;
-        case sat::dtype::i32: return dtype::int32;
-        case sat::dtype::i64: return dtype::int64;
-        case sat::dtype::f32: return dtype::float32;
-        case sat::dtype::f64: return dtype::float64;
-    }
-    return dtype::uint8;
-}
+// The face's dtype lists core's types (core/numerics/sat.hpp) in the same order.
+static_assert(int(dtype::uint8) == int(sat::dtype::u8) && int(dtype::uint64) == int(sat::dtype::u64) &&
+              int(dtype::int8) == int(sat::dtype::i8) && int(dtype::int64) == int(sat::dtype::i64) &&
+              int(dtype::float32) == int(sat::dtype::f32) && int(dtype::float64) == int(sat::dtype::f64));
+sat::dtype internal(dtype t) { return static_cast<sat::dtype>(static_cast<int>(t)); }
+dtype external(sat::dtype t) { return static_cast<dtype>(static_cast<int>(t)); }
+std::size_t element_bytes(dtype t) { return sat::size_of(internal(t)); }
 
 }  // namespace
 
@@ -174,9 +141,7 @@ sat::binning histogram_binning(const std::vector<std::int64_t>& shape, int bins,
     binning.bins = bins == 0 && !edges.empty() ? static_cast<int>(edges.size()) - 1 : bins;
     binning.edges = edges;
     detail::as_library_call([&] { sat::check_binning(binning); });  // messages name the arguments
-    if (static_cast<unsigned __int128>(shape[0]) * static_cast<unsigned __int128>(shape[1]) >=
-        (static_cast<unsigned __int128>(1) << 32))
-        throw input_error("image", "the image has 2^32 pixels or more; uint32 counts could overflow");
+    sat::check_histogram_pixels(shape[0], shape[1], "image");
     return binning;
 }
 

@@ -359,6 +359,11 @@ array summed_area_table(const array& in, dtype table, thread_pool& pool) {
 
 // ---- integral histograms ------------------------------------------------------------------------------------------
 
+void check_histogram_pixels(index_t rows, index_t cols, const std::string& where) {
+    if (static_cast<unsigned __int128>(rows) * static_cast<unsigned __int128>(cols) >= (static_cast<unsigned __int128>(1) << 32))
+        throw input_error(where, "the image has 2^32 pixels or more; uint32 counts could overflow");
+}
+
 void check_binning(const binning& b) {
     if (b.bins < 1 || b.bins > 65535) throw usage_error("--bins must be between 1 and 65535");
     if (b.edges.empty()) return;

@@ -178,6 +178,9 @@ struct binning {
 
 // Validates a binning (bins in 1..65535, edges increasing and bins + 1 of them); throws usage_error.
 void check_binning(const binning& b);
+// An integral histogram's image has fewer than 2^32 pixels (its uint32 counts cannot overflow); input_error naming
+// `where` otherwise.
+void check_histogram_pixels(index_t rows, index_t cols, const std::string& where);
 
 // The bin of every element of a one-lane array; `bins` (one past the last bin) for a value in no bin. Equal-width
 // bins over [min, max] of data holding NaN or an infinity are an input_error (naming --edges); with edges, such values

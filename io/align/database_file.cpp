@@ -641,4 +641,15 @@ bool database_file::skip_chunk(std::uint64_t max_residues, std::uint64_t& residu
     return true;
 }
 
+sequence_set read_all_records(const std::string& path_or_swdb) {
+    sequence_set all;
+    if (path_or_swdb != "-" && is_database_file(path_or_swdb)) {
+        database_file f(path_or_swdb);
+        f.read_chunk(all, 0);
+    } else {
+        all = read_all(path_or_swdb);
+    }
+    return all;
+}
+
 }  // namespace swgpu::io

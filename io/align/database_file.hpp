@@ -69,6 +69,9 @@ std::string database_path(const std::string& path);
 // True when `path` (or path + ".swdb") starts with the magic of write_database, of any format version (opening a
 // database of another version then says so).
 bool is_database_file(const std::string& path);
+// Every record of a database held in memory, as letters: a .swdb (PREFIX or PREFIX.swdb) read whole, or a FASTA/FASTQ
+// file or region (read_all).
+sequence_set read_all_records(const std::string& path_or_swdb);
 
 // Storage for `residues` residues taken by an empty `out` whose storage is smaller, its pages faulted in on the
 // threads that read .swdb chunks: a chunk read into it then neither reallocates nor faults in pages one at a time.

@@ -277,7 +277,7 @@ std::string plot_closing(const plot_frame& f, bool dna) {
 
 }  // namespace
 
-void write_dotplot(const results_view& r, output_file& out) {
+void write_dotplot(const results_view& r, text_sink& out) {
     const bool dna = r.sc.type == seq_type::dna;
     const plot_frame f(r);
     out.write(plot_axes(r, f, dna ? "bp" : "aa"));

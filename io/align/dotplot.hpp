@@ -46,6 +46,6 @@ void write_dotplot(const std::string& path, const results_view& results);
 // The same into a file opened by the caller (open it before the search, so an unwritable destination fails before any
 // work, as -o does). Does not commit it: the caller commits it with its other outputs (io::commit_all), so that a
 // failure to write either leaves neither.
-void write_dotplot(const results_view& results, output_file& out);
+void write_dotplot(const results_view& results, text_sink& out);
 
 }  // namespace swgpu::io

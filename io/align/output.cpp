@@ -244,7 +244,7 @@ private:
     bool have_eqx_ = false;
 };
 
-void write_tabular(const output_format& fmt, const run_header& header, const results_view& r, output_file& out) {
+void write_tabular(const output_format& fmt, const run_header& header, const results_view& r, text_sink& out) {
     const bool comments = fmt.kind == format_kind::tabular_commented;
     std::string fields;
     for (const auto c : fmt.columns) fields += (fields.empty() ? "" : ", ") + std::string(info(c).description);
@@ -273,7 +273,7 @@ void write_tabular(const output_format& fmt, const run_header& header, const res
     if (comments) out.write("# swgpu processed " + std::to_string(r.queries.size()) + " queries\n");
 }
 
-void write_json(const output_format& fmt, const results_view& r, output_file& out) {
+void write_json(const output_format& fmt, const results_view& r, text_sink& out) {
     std::string line;
     for (std::size_t q = 0; q < r.queries.size(); ++q) {
         for (const auto& h : r.hits[q]) {
@@ -296,7 +296,7 @@ void write_json(const output_format& fmt, const results_view& r, output_file& ou
 }
 
 // BLAST's pairwise blocks: 60 columns per line, coordinates padded to the widest of the alignment.
-void write_pair(const run_header& header, const results_view& r, output_file& out) {
+void write_pair(const run_header& header, const results_view& r, text_sink& out) {
     const bool dna = r.sc.type == seq_type::dna;
     constexpr std::size_t width = 60;
     std::string text = "swgpu " + header.version + " align: Smith-Waterman-Gotoh local alignment\n\nScoring: " +
@@ -394,7 +394,7 @@ int record_mapq(const results_view& r, std::size_t q, const printed_hit& h, bool
 // counts identities and column 11 alignment columns, gaps included (minimap2's "residue matches" and "block length");
 // MAPQ as SAM's (record_mapq: the first line of a query as its primary, the others 0; 255 without statistics). A query
 // without hits prints nothing.
-void write_paf(const output_format& fmt, const results_view& r, output_file& out) {
+void write_paf(const output_format& fmt, const results_view& r, text_sink& out) {
     const bool dna = r.sc.type == seq_type::dna;
     std::string line;
     for (std::size_t q = 0; q < r.queries.size(); ++q) {
@@ -646,7 +646,7 @@ std::vector<sam_role> sam_roles(const results_view& r, std::size_t q) {
 
 // SAM through HTSlib. BAM's 4-bit sequence code cannot hold amino acids, so protein records are formatted with SEQ "*"
 // and the query's letters are put into the SEQ field of the text line (text SAM only, as docs/conventions.md says).
-void write_sam(const output_format& fmt, const run_header& header, const results_view& r, output_file& out) {
+void write_sam(const output_format& fmt, const run_header& header, const results_view& r, text_sink& out) {
     const auto check = [&out](int rc, const std::string& what) {
         if (rc < 0) throw output_error(out.name(), "HTSlib could not build the SAM " + what);
     };
@@ -827,7 +827,7 @@ std::string describe_scoring(const scoring& sc) {
            std::to_string(sc.gaps.extend) + " (a gap of length k costs open + k*extend)";
 }
 
-void write_results(const output_format& fmt, const run_header& header, const results_view& results, output_file& out) {
+void write_results(const output_format& fmt, const run_header& header, const results_view& results, text_sink& out) {
     switch (fmt.kind) {
         case format_kind::tabular:
         case format_kind::tabular_commented: write_tabular(fmt, header, results, out); break;

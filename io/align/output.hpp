@@ -154,6 +154,6 @@ std::pair<std::string, std::string> blast_rows(const results_view& results, std:
 
 // Writes every query's hits in `fmt`. Throws swgpu::error: output_failed from `out`; bad_input when SAM cannot hold a
 // name (duplicate subject names, names longer than 254 characters).
-void write_results(const output_format& fmt, const run_header& header, const results_view& results, output_file& out);
+void write_results(const output_format& fmt, const run_header& header, const results_view& results, text_sink& out);
 
 }  // namespace swgpu::io

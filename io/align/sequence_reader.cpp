@@ -1066,4 +1066,14 @@ sequence_set read_region(const std::string& path, const std::string& region, rea
     return s;
 }
 
+void add_given_record(sequence_set& set, std::size_t k, const std::string& name, const std::string& residues) {
+    const std::string where = set.source + ":" + (name.empty() ? "record " + std::to_string(k + 1) : name);
+    if (name.empty()) throw input_error(where, "the sequence has no name");
+    if (residues.empty()) throw input_error(where, "the sequence has no residues");
+    for (const char c : residues)
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '*'))
+            throw input_error(where, "'" + std::string(1, c) + "' is not a residue: letters and '*' only");
+    set.add(name, residues);
+}
+
 }  // namespace swgpu::io

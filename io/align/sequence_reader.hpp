@@ -131,6 +131,9 @@ private:
 
 // Every record of a file or region (spec as in parse_source).
 sequence_set read_all(const std::string& spec, read_options opt = {});
+// Record k of sequences a program hands in (the library face's), by the reader's rules: a name, at least one residue,
+// letters and '*' only; added to `set`, else input_error naming set.source and the record (its name, or "record K").
+void add_given_record(sequence_set& set, std::size_t k, const std::string& name, const std::string& residues);
 // One region of an indexed FASTA file, without the ambiguity of a combined spec.
 sequence_set read_region(const std::string& path, const std::string& region, read_options opt = {});
 

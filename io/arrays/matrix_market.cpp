@@ -240,4 +240,13 @@ levels::csr_matrix read_matrix_market_triangle(const std::string& path, levels::
     return parse_matrix_market_triangle(read_file_bytes(path), path, part, require_triangular, dropped);
 }
 
+std::string dropped_entries_warning(const std::string& path, const dropped_entries& dropped, levels::triangle part) {
+    const bool upper = part == levels::triangle::upper;
+    return "swgpu: warning: " + path + ":" + std::to_string(dropped.line) + ": entry (" + std::to_string(dropped.row) +
+           ", " + std::to_string(dropped.col) + ") is outside the " + (upper ? "upper" : "lower") + " triangle; " +
+           std::to_string(dropped.count) + (dropped.count == 1 ? " entry" : " entries") +
+           " outside it are left out of the solve (give " + (upper ? "--lower" : "--upper") +
+           " to solve with the other triangle, --require-triangular to refuse them)\n";
+}
+
 }  // namespace swgpu::io

@@ -34,5 +34,8 @@ levels::csr_matrix parse_matrix_market_triangle(std::string_view text, const std
                                                 bool require_triangular = false, dropped_entries* dropped = nullptr);
 levels::csr_matrix read_matrix_market_triangle(const std::string& path, levels::triangle part,
                                                bool require_triangular = false, dropped_entries* dropped = nullptr);
+// The warning `swgpu levels` gives when entries of `path` outside the triangle `part` were left out (an upper factor
+// solved without --upper would otherwise be solved with its diagonal only, without a word); one line.
+std::string dropped_entries_warning(const std::string& path, const dropped_entries& dropped, levels::triangle part);
 
 }  // namespace swgpu::io

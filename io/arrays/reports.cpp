@@ -9,7 +9,9 @@
 
 #include "core/error.hpp"
 #include "core/numerics/finite.hpp"
+#include "core/tuning.hpp"
 #include "io/arrays/npy.hpp"
+#include "core/numerics/sat.hpp"
 
 namespace swgpu::io {
 
@@ -38,6 +40,14 @@ void write_stats(output_file& out, const std::vector<std::int64_t>& widths, std:
     for (std::size_t l = 0; l < widths.size(); ++l) s += std::to_string(l + 1) + '\t' + std::to_string(widths[l]) + '\n';
     s += "# " + what + ": " + std::to_string(n) + " iterations, " + std::to_string(widths.size()) + " levels\n";
     out.write(s);
+}
+
+void write_histogram_line(output_file& out, const sat::rect& r, std::span<const std::uint32_t> counts) {
+    std::string line = std::to_string(r.top) + '\t' + std::to_string(r.left) + '\t' + std::to_string(r.bottom) + '\t' +
+                       std::to_string(r.right);
+    for (const std::uint32_t c : counts) line += '\t' + std::to_string(c);
+    line += '\n';
+    out.write(line);
 }
 
 void write_query_line(output_file& out, const sat::rect& r, std::span<const std::uint64_t> words, sat::dtype table) {
@@ -119,6 +129,122 @@ std::string history_svg(const sor::solution& s, int per, double tol, const std::
         svg += "\"/>\n";
     }
     return svg + "</svg>\n";
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+std::string levels_summary(std::int64_t n, const std::vector<std::int64_t>& widths) {
+    std::int64_t top = 0;
+    for (const auto w : widths) top = std::max(top, w);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%lld iterations, %zu levels (widest %lld, mean %.1f)", static_cast<long long>(n),
+                  widths.size(), static_cast<long long>(top),
+                  widths.empty() ? 0.0 : static_cast<double>(n) / static_cast<double>(widths.size()));
+    return buf;
+}
+
+std::string solve_report(const std::string& matrix, bool upper, const levels::csr_matrix& t,
+                         const levels::solve_run& run, bool sequential, long long repeat, const std::string& schedule) {
+    const std::string head = std::string("swgpu: levels: ") + (upper ? "upper" : "lower") + " triangle of " + matrix +
+                             ", " + std::to_string(t.nonzeros()) + " nonzeros, ";
+    if (sequential) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "sequential substitution %.3f ms (median of %lld, CPU, 1 thread)\n",
+                      median(run.solve_ms), repeat);
+        return head + std::to_string(t.rows) + " rows; " + buf;
+    }
+    if (run.on_gpu) {
+        char buf[240];
+        if (repeat > 1)
+            std::snprintf(buf, sizeof buf,
+                          "; analysis with the first solve %.3f ms, solve %.3f ms (median of %lld more, GPU %s)\n",
+                          run.analysis_ms, median(run.solve_ms), repeat - 1, schedule.c_str());
+        else
+            std::snprintf(buf, sizeof buf, "; analysis with the solve %.3f ms (GPU)\n", run.analysis_ms);
+        return head + levels_summary(t.rows, run.widths) + buf;
+    }
+    char buf[400];
+    char how[160];
+    if (run.cpu_sequential)
+        std::snprintf(how, sizeof how, "CPU, sequential substitution: %.1f rows per level, below levels.cpu_sequential_width %g",
+                      static_cast<double>(t.rows) / static_cast<double>(std::max<std::size_t>(1, run.widths.size())),
+                      tuning::real("levels.cpu_sequential_width"));
+    else
+        std::snprintf(how, sizeof how, "CPU, by levels on %u thread%s", run.threads, run.threads == 1 ? "" : "s");
+    std::snprintf(buf, sizeof buf, "; analysis %.3f ms, solve %.3f ms (median of %lld, %s)\n", run.analysis_ms,
+                  median(run.solve_ms), repeat, how);
+    return head + levels_summary(t.rows, run.widths) + buf;
+}
+
+std::vector<double> read_square_f64(const std::string& path, sor::index_t& n) {
+    const sat::array a = read_npy(path);
+    if (a.type != sat::dtype::f64) throw input_error(path, std::string("must be float64, not ") + sat::name_of(a.type));
+    if (a.lanes != 1 || a.rows != a.cols)
+        throw input_error(path, "must be a square (N, N) array (got " + std::to_string(a.rows) + " x " +
+                                    std::to_string(a.cols) + (a.lanes != 1 ? " x " + std::to_string(a.lanes) : "") + ")");
+    sat::check_finite(a, path);
+    n = a.rows;
+    return std::vector<double>(a.data<double>(), a.data<double>() + a.elements());
+}
+
+std::string sor_summary(sor::index_t n, const sor::options& o, const sor::solution& s, bool gpu, unsigned cpu_threads) {
+    const auto& last = s.history.back();
+    const int per = sor::sweeps_per_iteration(o);
+    const long long last_sweep = static_cast<long long>(last.iteration) * per;
+    std::string extra;
+    if (o.m == sor::method::mlssor) {
+        extra = " layers " + std::to_string(o.layers);
+        if (o.sub_rows > 0) extra += " subdomain " + std::to_string(o.sub_rows) + "x" + std::to_string(o.sub_cols);
+        if (o.forward_only) extra += " forward-only";
+    }
+    if (!gpu) extra += " threads " + std::to_string(cpu_threads);
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "method %s omega %.6f n %lld sweeps %lld iterations %d residual %.6e %s time %.6f s",
+                  sor::method_name(o.m), o.omega, static_cast<long long>(n), last_sweep, last.iteration, last.residual,
+                  s.converged ? "converged" : "not-converged", last.seconds);
+    return buf + extra + "\n";
+}
+
+std::string sor_history_tsv(const sor::solution& s, int per) {
+    std::string text = "sweep\titeration\tresidual\tseconds\n";
+    char buf[128];
+    for (const auto& e : s.history) {
+        std::snprintf(buf, sizeof buf, "%lld\t%d\t%.9e\t%.6f\n", static_cast<long long>(e.iteration) * per, e.iteration,
+                      e.residual, e.seconds);
+        text += buf;
+    }
+    return text;
+}
+
+std::string sor_not_converged(const sor::solution& s, const sor::options& o) {
+    const auto& last = s.history.back();
+    const int per = sor::sweeps_per_iteration(o);
+    const long long last_sweep = static_cast<long long>(last.iteration) * per;
+    char buf[320];
+    if (s.reason == sor::stop_reason::stagnated) {
+        double best = last.residual;
+        long long at = last_sweep;
+        for (const auto& e : s.history)
+            if (e.residual < best) best = e.residual, at = static_cast<long long>(e.iteration) * per;
+        std::snprintf(buf, sizeof buf,
+                      "did not converge: the relative residual stagnated above --tol %.3g at sweep %lld (smallest "
+                      "%.3e, at sweep %lld; --stagnation %d sweeps without a 0.1 %% fall); a tolerance below the "
+                      "round-off floor cannot be reached",
+                      o.tol, last_sweep, best, at, o.stagnation);
+    } else {
+        std::snprintf(buf, sizeof buf,
+                      "did not converge: the relative residual %.3e is above --tol %.3g after %lld sweeps (--max-sweeps "
+                      "%d); raise --max-sweeps or --tol",
+                      last.residual, o.tol, last_sweep, o.max_sweeps);
+    }
+    return buf;
 }
 
 }  // namespace swgpu::io

@@ -618,8 +618,7 @@ struct http_server::impl {
     // The bytes `swgpu align` prints for the request's queries: io/align/output over its share of the batch.
     std::string tsv_answer(const batch_share& share, const batch_part& part, const request_settings& s,
                            const output_format& fmt) const {
-        std::string body;
-        output_file out(body, "the answer");
+        text_buffer out("the answer");
         run_header header{facts.version, "swgpu serve", "request", facts.database, ""};
         const auto& results = share.batch->results;
         results_view view{share.engine->sc(), part.queries, results.scan, part.hits, part.searched,
@@ -627,8 +626,7 @@ struct http_server::impl {
         view.query_letters = part.query_letters ? &*part.query_letters : nullptr;
         view.split_reads = s.max_hsps > 1 || s.zdrop.has_value();
         write_results(fmt, header, view, out);
-        out.commit();
-        return body;
+        return std::move(out).text();
     }
 
     // POST /search: the request read, typed against the database, queued for its engine's batch, answered.

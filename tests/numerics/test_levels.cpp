@@ -1,4 +1,4 @@
-// swgpu levels: the inspector-executor (core/numerics/levels.hpp), the Matrix Market reader (io/arrays/matrix_market.hpp) and the
+// swgpu levels: the inspector-executor (core/numerics/levels.hpp, its timed CPU runs level_runs.hpp), the Matrix Market reader (io/arrays/matrix_market.hpp) and the
 // command. References are written here: levels from every conflicting pair of iterations (O(n^2)), the sequential
 // loop, forward/backward substitution over a dense copy of the triangle, exact integer solves.
 #include <catch2/catch.hpp>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/numerics/level_runs.hpp"
 #include "core/numerics/levels.hpp"
 #include "core/thread_pool.hpp"
 #include "io/arrays/matrix_market.hpp"
@@ -711,4 +712,26 @@ TEST_CASE("swgpu levels: a size line announcing more than the memory holds is re
               (void)io::parse_matrix_market_triangle("%%MatrixMarket matrix coordinate real general\n3 3 1000000000000\n1 1 1\n",
                                                      "t.mtx", levels::triangle::lower);
           }) == exit_code::bad_input);
+}
+
+TEST_CASE("level runs: the CPU's solve by levels and by substitution give the sequential solution's bits", "[levels]") {
+    // A lower bidiagonal system: x[0] = b[0] / 2, x[i] = (b[i] - x[i-1]) / 2. One row per level: the CPU's run takes
+    // the sequential substitution (levels.cpu_sequential_width), with the same bits.
+    swgpu::levels::csr_matrix t;
+    t.rows = 5;
+    t.row_ptr = {0};
+    for (std::int64_t i = 0; i < 5; ++i) {
+        if (i > 0) t.col.push_back(static_cast<std::int32_t>(i - 1)), t.val.push_back(1.0);
+        t.col.push_back(static_cast<std::int32_t>(i)), t.val.push_back(2.0);
+        t.row_ptr.push_back(t.nonzeros());
+    }
+    const std::vector<double> b{1, 2, 3, 4, 5};
+    const auto reference = swgpu::levels::solve_sequentially(t, swgpu::levels::triangle::lower, b, 2);
+    CHECK(reference.solve_ms.size() == 2);
+    CHECK(reference.x[0] == 0.5);
+    const auto cpu = swgpu::levels::solve_on_cpu(t, swgpu::levels::triangle::lower, b, 3, 2);
+    CHECK(cpu.x == reference.x);
+    CHECK(cpu.solve_ms.size() == 3);
+    CHECK(cpu.widths == std::vector<std::int64_t>(5, 1));
+    CHECK(cpu.cpu_sequential);
 }

@@ -93,6 +93,158 @@ struct bytes_of {
     typedef std::uint8_t type __attribute__((vector_size(N)));
 };
 
+// One group's steps, for run_group_as below: references to its locals, as a lambda capturing them by reference would
+// hold, so that once the calls are inlined (always) the state is run_group_as's locals, in registers, as if the steps
+// were written in its body; and, each instantiation's N and T being its instruction set's own, the copies compiled for
+// different instruction sets share no symbol. Fields in the order run_group_as initializes them (by designators).
+template <int N, bool Trace, bool Forbid, class T>
+struct group_steps {
+    using vec = typename vector_of<N, T>::type;
+    static constexpr bool narrow = sizeof(T) < sizeof(int);
+    // The body's last 16 bytes of lanes of H and E at every step (see `hand_on`), L per column of the bottom row.
+    static constexpr int L = 16 / static_cast<int>(sizeof(T));
+
+    const group& g;
+    const vec &shift_mask, &zero, &h_floor, &one, &row_code, &match, &mismatch, &lane_row, &neg_oe, &neg_e, &w;
+    const vec (&by)[narrow ? max_select_letters16 : max_select_letters];
+    const int &base, &gw, &rows, &steps, &letters, &last;
+    int* const& top_h;
+    int* const& top_e;
+    const std::uint8_t* const& compact;
+    const int* const& compact_rev;
+    const std::int16_t* const& compact_rev16;
+    const std::uint8_t* const& subject;
+    const int* const& profile;
+    vec &codes, &up, &e_in, &h_left, &f, &best, &diag, &j, &hits;
+    T (&tail_h)[L * max_group_columns];
+    T (&tail_e)[L * max_group_columns];
+
+    // Lane k takes lane k − 1's value, lane 0 the first lane of `first` (one two-source permute).
+    [[gnu::always_inline]] vec shift_in(vec v, vec first) const { return __builtin_shuffle(v, first, shift_mask); }
+    [[gnu::always_inline]] vec splat(int v) const { return zero + static_cast<T>(v); }
+
+    // σ of every lane at step t (col: lane 0's column). Mode 0: two values, 1: by letter, 2: gathered from the profile.
+    template <int Mode>
+    [[gnu::always_inline]] vec sigma_at(int t, int col) const {
+        vec sigma;
+        if constexpr (Mode == 0 || Mode == 1) {
+            if (compact_rev)
+                __builtin_memcpy(&codes, compact_rev - t, sizeof codes);
+            else if (compact_rev16)
+                __builtin_memcpy(&codes, compact_rev16 - t, sizeof codes);
+            else
+                codes = shift_in(codes, splat(compact[col]));
+        }
+        if constexpr (Mode == 0) {
+            sigma = codes == row_code ? match : mismatch;
+        } else if constexpr (Mode == 1) {
+            sigma = codes == 0 ? by[0] : zero;
+            for (int x = 1; x < letters; ++x) sigma = codes == splat(x) ? by[x] : sigma;
+        } else {  // a gather: lane k reads σ(row k, its subject letter)
+            codes = shift_in(codes, splat(subject[col] & 31));
+            const vec at = lane_row + codes;
+            for (int k = 0; k < N; ++k) sigma[k] = static_cast<T>(profile[at[k]]);
+        }
+        return sigma;
+    }
+
+    // Where H comes from (0: it is 0, 1: the diagonal, 2: E, 3: F, the first that matches) and which gaps open here,
+    // as trace_rect's scalar definition in core/align/long_pair/long_pair.hpp; each lane's first column whose H is the
+    // target.
+    template <bool Masked>
+    [[gnu::always_inline]] void trace(int t, vec d, vec h, vec g_open, vec e_next, vec f_next) const {
+        vec src = h == e_in ? splat(2) : splat(3);
+        src = h == d ? splat(1) : src;
+        src = h == h_floor ? zero : src;  // H = 0
+        const vec nib = src | ((e_next == g_open) & splat(4)) | ((f_next == g_open) & splat(8));
+        const auto bytes = __builtin_convertvector(nib, typename bytes_of<N>::type);
+        __builtin_memcpy(g.steps_out + static_cast<std::size_t>(t) * N, &bytes, N);
+        // A target further than 16-bit cells reach from the corner is no H of the group.
+        if (g.target > 0 && (!narrow || (g.target - base >= -32768 && g.target - base <= 32767))) {
+            vec found = (h == splat(g.target - base)) & (hits < zero);
+            if constexpr (Masked) found &= (j >= zero) & (j < w);
+            hits = found ? j : hits;
+        }
+    }
+
+    // The bottom row's H and E at step t. Body: the last L lanes (the bottom row's column t − (N − 1) in the last)
+    // stored whole, a store where taking one lane out of the vector would be a shuffle (copied to top_h, top_e after
+    // the sweep); otherwise the bottom lane's column, where it lies inside the tile.
+    template <bool Full, bool Body>
+    [[gnu::always_inline]] void hand_on(int t, vec h, vec e_next) const {
+        if constexpr (Body) {
+            const int jl = t - (N - 1);
+            __builtin_memcpy(tail_h + L * jl, reinterpret_cast<const char*>(&h) + (N - L) * sizeof(T), L * sizeof(T));
+            __builtin_memcpy(tail_e + L * jl, reinterpret_cast<const char*>(&e_next) + (N - L) * sizeof(T),
+                             L * sizeof(T));
+        } else {
+            const int bottom = Full ? N - 1 : last;
+            const int jl = t - bottom;
+            if (jl >= 0 && jl < gw) {
+                top_h[jl] = h[bottom] + base;
+                top_e[jl] = e_next[bottom] + base;
+            }
+        }
+    }
+
+    // One step. Masked: some lanes are before column 0 or past the last column (the first and last N − 1 steps, or a
+    // tile narrower than N); Full: the group has N rows, so the bottom row is lane N − 1 (a constant lane); Body: every
+    // lane inside the tile and the bottom lane's column inside it; Mode: σ's (sigma_at).
+    template <bool Masked, bool Full, bool Body, int Mode>
+    [[gnu::always_inline]] void step(int t) const {
+        const int col = t < gw ? t : gw - 1;  // lane 0's inputs (unused once t >= w)
+        up = shift_in(h_left, splat(top_h[col] - base));
+        e_in = shift_in(e_in, splat(top_e[col] - base));
+        vec d = diag + sigma_at<Mode>(t, col);
+        if constexpr (Forbid)
+            for (int x = 0; x < g.forbidden_count; ++x) {
+                vec cols;
+                __builtin_memcpy(&cols, g.forbidden + static_cast<std::size_t>(x) * N, sizeof cols);
+                d = j == cols ? splat(-(1 << 29)) : d;  // below any H: neither H nor the trace's "diagonal"
+            }
+        vec h = d > h_floor ? d : h_floor;
+        h = h > e_in ? h : e_in;
+        h = h > f ? h : f;
+        const vec g_open = h + neg_oe;
+        vec e_next = e_in + neg_e;
+        e_next = e_next > g_open ? e_next : g_open;
+        vec f_next = f + neg_e;
+        f_next = f_next > g_open ? f_next : g_open;
+        if constexpr (Trace) trace<Masked>(t, d, h, g_open, e_next, f_next);
+        diag = up;
+        e_in = e_next;
+        if constexpr (Masked) {
+            const vec active = (j >= zero) & (j < w);
+            h_left = active ? h : h_left;
+            f = active ? f_next : f;
+            const vec counted = active ? h : h_floor;  // inactive lanes hold borders of cells outside this tile
+            best = best > counted ? best : counted;
+        } else {
+            h_left = h;
+            f = f_next;
+            best = best > h ? best : h;
+        }
+        hand_on<Full, Body>(t, h, e_next);
+        j += one;
+    }
+
+    template <int Mode>
+    [[gnu::always_inline]] void sweep() const {
+        // Steps N − 1 .. w − 1 have every lane inside the tile; their bottom-row columns 0 .. w − N go to top_h and
+        // top_e once they are done (no later step of the group reads them).
+        const int body_begin = N - 1, body_end = gw;
+        if (body_begin < body_end && rows == N && gw <= max_group_columns) {
+            for (int t = 0; t < body_begin; ++t) step<true, true, false, Mode>(t);
+            for (int t = body_begin; t < body_end; ++t) step<false, true, true, Mode>(t);
+            for (int jl = 0; jl <= gw - N; ++jl)
+                top_h[jl] = tail_h[L * jl + L - 1] + base, top_e[jl] = tail_e[L * jl + L - 1] + base;
+            for (int t = body_end; t < steps; ++t) step<true, true, false, Mode>(t);
+        } else {
+            for (int t = 0; t < steps; ++t) step<true, false, false, Mode>(t);
+        }
+    }
+};
+
 // Runs a group; returns the largest H of its cells. Trace: g.steps_out is set; Forbid: g.forbidden_count > 0. T: int,
 // or std::int16_t for cells relative to the corner (no forbidden cells; the caller checks narrow_fits and gives
 // N = g.rows).
@@ -151,119 +303,22 @@ int run_group_as(const group& g) {
     const int last = rows - 1;
     vec j = zero - lane;  // the column of each lane at step t
     vec hits = splat(-1);  // Trace with a target: each lane's first column whose H is the target
-    // The body's last 16 bytes of lanes of H and E at every step (see `step`), L per column of the bottom row.
-    constexpr int L = 16 / static_cast<int>(sizeof(T));
-    T tail_h[L * max_group_columns], tail_e[L * max_group_columns];
-    // One step. Masked: some lanes are before column 0 or past the last column (the first and last N − 1 steps, or
-    // a tile narrower than N); Full: the group has N rows, so the bottom row is lane N − 1 (a constant lane);
-    // Body: every lane inside the tile and the bottom lane's column inside it (its outputs go through out_h, out_e);
-    // Sigma: 0 two values, 1 by letter, 2 gathered from the profile.
-    const auto step = [&](int t, auto masked, auto full, auto body, auto sigma_mode) {
-        constexpr int mode = decltype(sigma_mode)::value;
-        const int col = t < gw ? t : gw - 1;  // lane 0's inputs (unused once t >= w)
-        up = shift_in(h_left, splat(rel(top_h[col])));
-        e_in = shift_in(e_in, splat(rel(top_e[col])));
-        vec sigma;
-        if constexpr (mode == 0 || mode == 1) {
-            if (compact_rev)
-                __builtin_memcpy(&codes, compact_rev - t, sizeof codes);
-            else if (compact_rev16)
-                __builtin_memcpy(&codes, compact_rev16 - t, sizeof codes);
-            else
-                codes = shift_in(codes, splat(compact[col]));
-        }
-        if constexpr (mode == 0) {
-            sigma = codes == row_code ? match : mismatch;
-        } else if constexpr (mode == 1) {
-            sigma = codes == 0 ? by[0] : zero;
-            for (int x = 1; x < letters; ++x) sigma = codes == splat(x) ? by[x] : sigma;
-        } else {  // a gather: lane k reads σ(row k, its subject letter)
-            codes = shift_in(codes, splat(subject[col] & 31));
-            const vec at = lane_row + codes;
-            for (int k = 0; k < N; ++k) sigma[k] = static_cast<T>(profile[at[k]]);
-        }
-        vec d = diag + sigma;
-        if constexpr (Forbid)
-            for (int x = 0; x < g.forbidden_count; ++x) {
-                vec cols;
-                __builtin_memcpy(&cols, g.forbidden + static_cast<std::size_t>(x) * N, sizeof cols);
-                d = j == cols ? splat(-(1 << 29)) : d;  // below any H: neither H nor the trace's "diagonal"
-            }
-        vec h = d > h_floor ? d : h_floor;
-        h = h > e_in ? h : e_in;
-        h = h > f ? h : f;
-        const vec g_open = h + neg_oe;
-        vec e_next = e_in + neg_e;
-        e_next = e_next > g_open ? e_next : g_open;
-        vec f_next = f + neg_e;
-        f_next = f_next > g_open ? f_next : g_open;
-        if constexpr (Trace) {
-            // Where H comes from (0: it is 0, 1: the diagonal, 2: E, 3: F, the first that matches) and which gaps
-            // open here, as trace_rect's scalar definition in core/align/long_pair/long_pair.hpp.
-            vec src = h == e_in ? splat(2) : splat(3);
-            src = h == d ? splat(1) : src;
-            src = h == h_floor ? zero : src;  // H = 0
-            const vec nib = src | ((e_next == g_open) & splat(4)) | ((f_next == g_open) & splat(8));
-            const auto bytes = __builtin_convertvector(nib, typename bytes_of<N>::type);
-            __builtin_memcpy(g.steps_out + static_cast<std::size_t>(t) * N, &bytes, N);
-            // A target further than 16-bit cells reach from the corner is no H of the group.
-            if (g.target > 0 && (!narrow || (g.target - base >= -32768 && g.target - base <= 32767))) {
-                vec found = (h == splat(g.target - base)) & (hits < zero);
-                if constexpr (decltype(masked)::value) found &= (j >= zero) & (j < w);
-                hits = found ? j : hits;
-            }
-        }
-        diag = up;
-        e_in = e_next;
-        if constexpr (decltype(masked)::value) {
-            const vec active = (j >= zero) & (j < w);
-            h_left = active ? h : h_left;
-            f = active ? f_next : f;
-            const vec counted = active ? h : h_floor;  // inactive lanes hold borders of cells outside this tile
-            best = best > counted ? best : counted;
-        } else {
-            h_left = h;
-            f = f_next;
-            best = best > h ? best : h;
-        }
-        if constexpr (decltype(body)::value) {
-            // The last L lanes (the bottom row's column t − (N − 1) in the last) stored whole: a store, where taking
-            // one lane out of the vector would be a shuffle; copied to top_h, top_e after the sweep.
-            const int jl = t - (N - 1);
-            __builtin_memcpy(tail_h + L * jl, reinterpret_cast<const char*>(&h) + (N - L) * sizeof(T), L * sizeof(T));
-            __builtin_memcpy(tail_e + L * jl, reinterpret_cast<const char*>(&e_next) + (N - L) * sizeof(T), L * sizeof(T));
-        } else {
-            const int bottom = decltype(full)::value ? N - 1 : last;
-            const int jl = t - bottom;
-            if (jl >= 0 && jl < gw) {
-                top_h[jl] = h[bottom] + base;
-                top_e[jl] = e_next[bottom] + base;
-            }
-        }
-        j += one;
-    };
-    using yes = std::true_type;
-    using no = std::false_type;
-    const auto sweep = [&](auto sigma_mode) {
-        // Steps N − 1 .. w − 1 have every lane inside the tile; their bottom-row columns 0 .. w − N go to top_h and
-        // top_e once they are done (no later step of the group reads them).
-        const int body_begin = N - 1, body_end = gw;
-        if (body_begin < body_end && rows == N && gw <= max_group_columns) {
-            for (int t = 0; t < body_begin; ++t) step(t, yes{}, yes{}, no{}, sigma_mode);
-            for (int t = body_begin; t < body_end; ++t) step(t, no{}, yes{}, yes{}, sigma_mode);
-            for (int jl = 0; jl <= gw - N; ++jl)
-                top_h[jl] = tail_h[L * jl + L - 1] + base, top_e[jl] = tail_e[L * jl + L - 1] + base;
-            for (int t = body_end; t < steps; ++t) step(t, yes{}, yes{}, no{}, sigma_mode);
-        } else {
-            for (int t = 0; t < steps; ++t) step(t, yes{}, no{}, no{}, sigma_mode);
-        }
-    };
+    using steps_of = group_steps<N, Trace, Forbid, T>;
+    T tail_h[steps_of::L * max_group_columns], tail_e[steps_of::L * max_group_columns];
+    const steps_of s{.g = g, .shift_mask = shift_mask, .zero = zero, .h_floor = h_floor, .one = one,
+                     .row_code = row_code, .match = match, .mismatch = mismatch, .lane_row = lane_row,
+                     .neg_oe = neg_oe, .neg_e = neg_e, .w = w, .by = by, .base = base, .gw = gw, .rows = rows,
+                     .steps = steps, .letters = letters, .last = last, .top_h = top_h, .top_e = top_e,
+                     .compact = compact, .compact_rev = compact_rev, .compact_rev16 = compact_rev16,
+                     .subject = subject, .profile = profile, .codes = codes, .up = up, .e_in = e_in,
+                     .h_left = h_left, .f = f, .best = best, .diag = diag, .j = j, .hits = hits,
+                     .tail_h = tail_h, .tail_e = tail_e};
     if (two_values)
-        sweep(std::integral_constant<int, 0>{});
+        s.template sweep<0>();
     else if (by_letter)
-        sweep(std::integral_constant<int, 1>{});
+        s.template sweep<1>();
     else
-        sweep(std::integral_constant<int, 2>{});
+        s.template sweep<2>();
     for (int k = 0; k < rows; ++k) {
         g.left_h[k] = h_left[k] + base;
         g.left_f[k] = f[k] + base;

@@ -6,9 +6,8 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
-namespace swgpu {
+namespace swgpu::io {
 
 struct rank_gpu {
     std::string visible;  // the value CUDA_VISIBLE_DEVICES takes for this rank: one entry of the host's list
@@ -20,29 +19,23 @@ struct rank_gpu {
 // `visible`: CUDA_VISIBLE_DEVICES as the launcher left it (nullptr: unset; then the host's GPUs are the
 // `device_files` /dev/nvidiaN files, numbered 0..device_files-1). nullopt when no GPU is known (an empty list, no
 // device files): the caller then leaves the choice to the CUDA runtime.
-inline std::optional<rank_gpu> gpu_for_rank(const char* visible, int device_files, int local_rank, int local_size) {
-    std::vector<std::string> entries;
-    if (visible) {
-        std::string entry;
-        for (const char* c = visible;; ++c) {
-            if (*c == ',' || *c == '\0') {
-                if (!entry.empty()) entries.push_back(entry);
-                entry.clear();
-                if (*c == '\0') break;
-            } else if (*c != ' ') {
-                entry += *c;
-            }
-        }
-    } else {
-        for (int d = 0; d < device_files; ++d) entries.push_back(std::to_string(d));
-    }
-    if (entries.empty() || local_rank < 0 || local_size < 1) return std::nullopt;
-    rank_gpu r;
-    r.gpus = static_cast<int>(entries.size());
-    r.index = local_rank % r.gpus;
-    r.visible = entries[static_cast<std::size_t>(r.index)];
-    r.sharing = (local_size - r.index + r.gpus - 1) / r.gpus;
-    return r;
-}
+std::optional<rank_gpu> gpu_for_rank(const char* visible, int device_files, int local_rank, int local_size);
 
-}  // namespace swgpu
+// The host's /dev/nvidiaN device files.
+int gpu_device_files();
+
+// For the rank `local_rank` of `local_size` on this host, before its first CUDA call: its GPU by gpu_for_rank (from
+// CUDA_VISIBLE_DEVICES, else the device files), made the only one visible (CUDA_VISIBLE_DEVICES set); nullopt, and
+// nothing set, when no GPU is known.
+std::optional<rank_gpu> take_rank_gpu(int local_rank, int local_size);
+
+// The device a rank uses among the `devices` the CUDA runtime sees, and how many ranks of the host share it: its own
+// (device 0) when it took one and sees only that; else, when the runtime saw every GPU anyway (it started before) or
+// none was known, local rank mod devices.
+struct rank_device {
+    int device = 0;
+    int sharing = 1;
+};
+rank_device device_for_rank(const std::optional<rank_gpu>& taken, int devices, int local_rank, int local_size);
+
+}  // namespace swgpu::io

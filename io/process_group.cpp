@@ -1,16 +1,17 @@
-#include "app/align/process_group.hpp"
+#include "io/process_group.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
+#include "core/align/search/pipeline.hpp"
 #include "core/error.hpp"
 
 #ifdef SWGPU_HAVE_MPI
 #include <mpi.h>
 #endif
 
-namespace swgpu::app {
+namespace swgpu::io {
 
 process_group& process_group::world() {
     static process_group g;
@@ -102,4 +103,16 @@ std::string process_group::build_info() {
 #endif
 }
 
-}  // namespace swgpu::app
+void share_search(process_group& group, search_run_options& run, const std::function<void(const std::string&)>& info) {
+    const int rank = group.rank(), size = group.size();
+    run.searched_here = [rank, size](std::size_t chunk) { return chunk % std::size_t(size) == std::size_t(rank); };
+    run.combine = [&group, info, max_hits = run.max_hits](database_scan&& mine) -> std::optional<database_scan> {
+        auto parts = group.gather({false, pack_scan(mine)});
+        if (!parts) return std::nullopt;
+        for (std::size_t r = 1; r < parts->size(); ++r) merge_scan(mine, unpack_scan((*parts)[r].bytes), max_hits);
+        info("merged the scans of " + std::to_string(parts->size()) + " MPI ranks");
+        return std::move(mine);
+    };
+}
+
+}  // namespace swgpu::io

@@ -3,11 +3,16 @@
 // them, finishes and writes the output, so the output is the one a single process writes.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace swgpu::app {
+namespace swgpu {
+struct search_run_options;
+}
+
+namespace swgpu::io {
 
 class process_group {
 public:
@@ -40,4 +45,8 @@ private:
     bool initialized_ = false;
 };
 
-}  // namespace swgpu::app
+// A search shared by the ranks of `group` (several): rank r searches chunks r, r + P, ... (run.searched_here), and
+// rank 0 gathers the others' scans and merges them (run.combine), saying so to `info`; the others finish nothing.
+void share_search(process_group& group, search_run_options& run, const std::function<void(const std::string&)>& info);
+
+}  // namespace swgpu::io
