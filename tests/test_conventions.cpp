@@ -337,7 +337,9 @@ TEST_CASE("conventions: swgpu serve refuses bad options and inputs with one erro
                  {"serve db.fa --backend cpu -e 0", 2},
                  {"serve no_such.fa", 1},
                  {"serve db.fa --token-file no_such", 1},
-                 {"serve db.fa --backend cpu --listen 203.0.113.7:8080", 3}};
+                 {"serve db.fa --backend cpu --listen 203.0.113.7:8080", 3},
+                 // the client refuses an output that is its query file before it reads or sends anything
+                 {"align --server http://127.0.0.1:9 db.fa -o db.fa", 2}};
     for (const auto& c : cases) {
         INFO(c.args);
         const auto r = run_program(c.args, "", "/dev/null", 60, dir.path.string());

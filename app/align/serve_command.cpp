@@ -154,6 +154,7 @@ int align_on_server(const align_settings& s, const given_options& given) {
     if (!s.db.empty() || !s.batch.empty() || !s.dotplot.empty())
         throw usage_error("with --server, give QUERY only (the server holds the database; no --batch or --dotplot)");
     if (s.query.empty()) throw usage_error("QUERY is required; usage: swgpu align --server URL QUERY [options]");
+    io::refuse_overwriting({{"-o", s.out}}, {{"the query file", s.query}});  // docs/conventions.md, as align's
     std::vector<std::pair<std::string, std::string>> p{{"outfmt", s.outfmt}};
     const auto num = [](double v) { std::ostringstream o; o.precision(17); o << v; return o.str(); };
     if (!s.matrix.empty()) p.emplace_back("matrix", s.matrix);
