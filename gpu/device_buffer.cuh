@@ -118,4 +118,33 @@ private:
     cudaEvent_t e_ = nullptr;
 };
 
+// Device memory from the stream-ordered pool (allocations after the first cost next to nothing).
+template <class T>
+class pooled {
+public:
+    pooled() = default;
+    pooled(std::size_t count, cudaStream_t s) : stream_(s), count_(count) {
+        if (count) SWGPU_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ptr_), count * sizeof(T), s));
+    }
+    pooled(const pooled&) = delete;
+    pooled& operator=(const pooled&) = delete;
+    pooled(pooled&& o) noexcept { *this = std::move(o); }
+    pooled& operator=(pooled&& o) noexcept {
+        std::swap(ptr_, o.ptr_);
+        std::swap(count_, o.count_);
+        std::swap(stream_, o.stream_);
+        return *this;
+    }
+    ~pooled() {
+        if (ptr_) (void)cudaFreeAsync(ptr_, stream_);
+    }
+    T* data() const { return ptr_; }
+    std::size_t size() const { return count_; }
+
+private:
+    T* ptr_ = nullptr;
+    cudaStream_t stream_ = nullptr;
+    std::size_t count_ = 0;
+};
+
 }  // namespace swgpu::gpu

@@ -37,7 +37,7 @@ namespace {
 
 using detail::border_exchange;
 using detail::device_grid_lines;
-using detail::pooled;
+using gpu::pooled;
 using detail::row_exchange;
 
 // The forbidden cells of `area` (rows relative to area.r0) as the kernels' events for lanes of R rows (band_params::

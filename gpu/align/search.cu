@@ -19,6 +19,10 @@
 #include <string>
 #include <unordered_map>
 
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
 #include "core/tuning.hpp"
@@ -180,48 +184,64 @@ private:
         if (hits.size() > k) hits.resize(k);
     }
     // A row the device could not bound (its k-th hit has an E-value too small to tell apart, or more hits than the
-    // capacity lie in the band at the edge: a database holding many copies of a sequence): ranked here from the
-    // row's device keys, recomputed by order_keys for this row. Only the candidates are ranked exactly (ranked_hit):
-    // every key from the k-th largest less the margin on, as the device's selection keeps them; when the k-th key is
-    // capped (its E-value too small to tell apart), every capped key and every key within one unit of rank of the
-    // cap, since the device's and the host's ranks may fall on either side of it. Before, every eligible score of the
-    // row was ranked here (a logarithm and two error functions each, on one thread): on a database of 100 copies of
-    // db20k, 1.25 s of classic20's 9.3 s score pass.
+    // capacity lie in the band at the edge: a database holding many copies of a sequence): its candidates are found
+    // on the device and ranked here exactly (ranked_hit): every key from the k-th largest less the margin on, as the
+    // device's selection keeps them; when the k-th key is capped (its E-value too small to tell apart), every capped
+    // key and every key within one unit of rank of the cap, since the device's and the host's ranks may fall on
+    // either side of it. The row's keys are sorted on the device for the k-th largest and the candidates picked
+    // there (kernels::row_floor, candidate_at), so that only they cross the bus. Before, the whole row of scores and
+    // keys came to the host to be ranked there: 21 of the 110 ms of one query's pass over 2 million subjects, 5 %
+    // of classic20's; before that, every eligible score of the row was ranked on one thread (1.25 s of classic20's
+    // 9.3 s score pass on a database of 100 copies of db20k).
     void rank_whole_row(const int* row, std::size_t stride, std::size_t rank, std::size_t k, const search_options& opt,
                         const kernels::evalue_order& row_order, std::vector<std::vector<score_hit>>& out) {
         const int min_score = std::max(1, opt.min_score);
-        std::vector<int> scores(stride);
-        std::vector<unsigned> keys(stride);
+        const auto subjects = static_cast<std::uint32_t>(stride);
+        const cudaStream_t stream = stream_.get();
         keys_.reserve(stride);
         const unsigned x_blocks = static_cast<unsigned>(
             std::min<std::size_t>((stride + kernels::select_threads - 1) / kernels::select_threads, 1024));
-        kernels::order_keys<<<dim3(x_blocks, 1), kernels::select_threads, 0, stream_.get()>>>(
-            row, stride, static_cast<std::uint32_t>(stride), min_score, row_order, keys_.data());
+        kernels::order_keys<<<dim3(x_blocks, 1), kernels::select_threads, 0, stream>>>(
+            row, stride, subjects, min_score, row_order, keys_.data());
         SWGPU_CUDA_CHECK_LAUNCH("order_keys");
+        // From the stream's pool, which a call of the search after the first serves without a system allocation:
+        // the sorted keys, the subjects picked, the floor and the count picked, and cub's temporary storage.
+        pooled<unsigned> sorted(stride, stream), floor(2, stream);
+        pooled<std::uint32_t> picked(stride, stream);
+        const kernels::candidate_at pick{keys_.data(), floor.data()};
+        const thrust::counting_iterator<std::uint32_t> all(0);
+        std::size_t sort_bytes = 0, pick_bytes = 0;
         SWGPU_CUDA_CHECK(
-            cudaMemcpyAsync(scores.data(), row, stride * sizeof(int), cudaMemcpyDeviceToHost, stream_.get()));
+            cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, keys_.data(), sorted.data(), subjects, 0, 32, stream));
         SWGPU_CUDA_CHECK(
-            cudaMemcpyAsync(keys.data(), keys_.data(), stride * sizeof(unsigned), cudaMemcpyDeviceToHost, stream_.get()));
+            cub::DeviceSelect::If(nullptr, pick_bytes, all, picked.data(), floor.data() + 1, subjects, pick, stream));
+        pooled<std::uint8_t> scratch(std::max(sort_bytes, pick_bytes), stream);
+        SWGPU_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(scratch.data(), sort_bytes, keys_.data(), sorted.data(),
+                                                        subjects, 0, 32, stream));
+        const auto near_cap = static_cast<unsigned>((rank_cap + 64.0 - 1.0) * 1048576.0);
+        kernels::row_floor<<<1, 1, 0, stream>>>(sorted.data(), subjects, static_cast<std::uint32_t>(k), near_cap,
+                                                floor.data());
+        SWGPU_CUDA_CHECK_LAUNCH("row_floor");
+        SWGPU_CUDA_CHECK(cub::DeviceSelect::If(scratch.data(), pick_bytes, all, picked.data(), floor.data() + 1,
+                                               subjects, pick, stream));
+        std::uint32_t count = 0;
+        SWGPU_CUDA_CHECK(cudaMemcpyAsync(&count, floor.data() + 1, sizeof(count), cudaMemcpyDeviceToHost, stream));
         stream_.synchronize();
-        std::vector<unsigned> eligible;
-        eligible.reserve(stride);
-        for (const unsigned key : keys)
-            if (key != kernels::no_key) eligible.push_back(key);
+        std::vector<int2> candidates(count);
+        if (count > 0) {
+            pooled<int2> gathered(count, stream);
+            const unsigned blocks = static_cast<unsigned>(
+                std::min<std::size_t>((count + kernels::select_threads - 1) / kernels::select_threads, 1024));
+            kernels::gather_candidates<<<blocks, kernels::select_threads, 0, stream>>>(row, picked.data(), count,
+                                                                                      gathered.data());
+            SWGPU_CUDA_CHECK_LAUNCH("gather_candidates");
+            SWGPU_CUDA_CHECK(cudaMemcpyAsync(candidates.data(), gathered.data(), count * sizeof(int2),
+                                             cudaMemcpyDeviceToHost, stream));
+            stream_.synchronize();
+        }
         auto& hits = out[rank];
         hits.clear();
-        unsigned floor = 0;
-        if (eligible.size() > k) {
-            const auto kth = eligible.begin() + static_cast<std::ptrdiff_t>(k - 1);
-            std::nth_element(eligible.begin(), kth, eligible.end(), std::greater<>());
-            const unsigned threshold = *kth;
-            const auto near_cap = static_cast<unsigned>((rank_cap + 64.0 - 1.0) * 1048576.0);
-            floor = threshold >= kernels::capped_keys ? near_cap
-                    : threshold > kernels::key_margin ? threshold - kernels::key_margin
-                                                      : 0u;
-        }
-        for (std::size_t j = 0; j < stride; ++j)
-            if (keys[j] != kernels::no_key && keys[j] >= floor)
-                hits.push_back(hit_of(scores[j], static_cast<int>(j), rank, opt));
+        for (const int2& c : candidates) hits.push_back(hit_of(c.x, c.y, rank, opt));
         order_and_trim(hits, k);
     }
 

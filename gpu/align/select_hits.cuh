@@ -234,4 +234,41 @@ __global__ void __launch_bounds__(select_threads)
     if (threadIdx.x == 0) out_count[blockIdx.x] = kept_before;
 }
 
+// A row the block selection could not bound (ranked_on_host), ranked from its candidates found over the whole device:
+// after order_keys and a radix sort of the row's keys (ascending; no_key, the largest, last), row_floor finds the
+// floor the host ranks from: 0 when at most k keys are eligible, else from the k-th largest eligible key T: T less
+// the margin, or `near_cap` when T lies in the capped range. candidate_at picks the subjects whose key is eligible
+// and at or above the floor (cub's selection keeps subject order); gather_candidates pairs each with its score.
+__global__ void row_floor(const unsigned* __restrict__ sorted, std::uint32_t subjects, std::uint32_t k,
+                          unsigned near_cap, unsigned* __restrict__ floor) {
+    std::uint32_t lo = 0, hi = subjects;  // eligible = the place of the first no_key
+    while (lo < hi) {
+        const std::uint32_t mid = lo + (hi - lo) / 2;
+        if (sorted[mid] != no_key) lo = mid + 1;
+        else hi = mid;
+    }
+    unsigned f = 0;
+    if (lo > k) {
+        const unsigned threshold = sorted[lo - k];
+        f = threshold >= capped_keys ? near_cap : threshold > key_margin ? threshold - key_margin : 0u;
+    }
+    *floor = f;
+}
+
+struct candidate_at {
+    const unsigned* keys;
+    const unsigned* floor;
+    __device__ bool operator()(std::uint32_t j) const {
+        const unsigned key = keys[j];
+        return key != no_key && key >= *floor;
+    }
+};
+
+__global__ void __launch_bounds__(select_threads)
+    gather_candidates(const int* __restrict__ row, const std::uint32_t* __restrict__ picked, std::uint32_t count,
+                      int2* __restrict__ out) {
+    for (std::uint32_t i = blockIdx.x * select_threads + threadIdx.x; i < count; i += gridDim.x * select_threads)
+        out[i] = make_int2(row[picked[i]], static_cast<int>(picked[i]));
+}
+
 }  // namespace swgpu::gpu::kernels
