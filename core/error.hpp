@@ -27,6 +27,13 @@ private:
     exit_code code_;
 };
 
+// A failure of a device (a GPU's error, or its memory running out), with the exit code users see. The search service
+// goes on on the CPU after one (docs/serve.md); everything else treats it as the error it carries.
+class device_failure : public error {
+public:
+    using error::error;
+};
+
 // Bad input data: a sequence file, a matrix file. `where` is "FILE" or "FILE:RECORD".
 inline error input_error(const std::string& where, const std::string& what) {
     return error(exit_code::bad_input, where.empty() ? what : where + ": " + what);

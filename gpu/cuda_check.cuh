@@ -1,6 +1,6 @@
 // Every CUDA runtime call and every kernel launch of the GPU backend goes through these checks. A failure becomes a
-// swgpu::error: out_of_memory (exit code 4) for a failed allocation, runtime_failure (exit code 3) for anything else,
-// with the call, the source line and CUDA's own words in the message. Kernels never wait forever: a spin-wait that
+// swgpu::device_failure with exit code out_of_memory (4) for a failed allocation, runtime_failure (3) for anything
+// else, with the call, the source line and CUDA's own words in the message. Kernels never wait forever: a spin-wait that
 // outlives its deadline traps (gpu/flags.cuh), which surfaces here as a launch failure.
 #pragma once
 
@@ -21,9 +21,11 @@ namespace swgpu::gpu {
     std::string what = std::string(file) + ":" + std::to_string(line) + ": CUDA error in " + call + ": " +
                        cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
     if (status == cudaErrorMemoryAllocation)
-        throw out_of_memory(what + "; the GPU has too little free memory for this problem, use a smaller one or "
-                                   "--backend cpu");
-    throw runtime_failure(what + "; the GPU backend cannot continue, rerun with --backend cpu if this persists");
+        throw device_failure(exit_code::out_of_memory,
+                             what + "; the GPU has too little free memory for this problem, use a smaller one or "
+                                    "--backend cpu");
+    throw device_failure(exit_code::runtime_failure,
+                         what + "; the GPU backend cannot continue, rerun with --backend cpu if this persists");
 }
 
 inline void check_cuda(cudaError_t status, const char* call, const char* file, int line) {

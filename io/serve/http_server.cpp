@@ -756,6 +756,9 @@ struct http_server::impl {
             answer_error(res, r.status, r.kind, r.message);
         } catch (const search_batcher::busy& e) {
             answer_error(res, 503, "busy", e.what());
+        } catch (const device_failure& e) {  // a GPU's error or its memory taken: on the CPU from now on
+            failed(e.what(), true);
+            answer_error(res, 503, e.code() == exit_code::out_of_memory ? "out_of_memory" : "search_failed", e.what());
         } catch (const error& e) {
             const exit_code c = e.code();
             if (c == exit_code::bad_input || c == exit_code::bad_command_line) {

@@ -16,10 +16,12 @@
 #include <vector>
 
 #include "tests/gpu/harness.hpp"
+#include "tests/gpu/memory_hog.cuh"
 
 namespace {
 
 namespace fs = std::filesystem;
+using swgpu::gputest::memory_hog;
 using swgpu::gputest::program;
 using swgpu::gputest::source_dir;
 
@@ -43,32 +45,6 @@ result run_swgpu(const std::string& args, const fs::path& dir) {
     r.err = slurp_file(dir / "err.txt");
     return r;
 }
-
-// Device memory held until destroyed: all that can be taken but `leave` bytes (less when the device has less free).
-struct memory_hog {
-    std::vector<void*> blocks;
-    std::size_t held = 0;
-    explicit memory_hog(std::size_t leave) {
-        std::size_t free = 0, total = 0;
-        cudaMemGetInfo(&free, &total);
-        for (std::size_t piece = std::size_t(1) << 30; piece >= (std::size_t(1) << 20); piece /= 2) {
-            for (;;) {
-                cudaMemGetInfo(&free, &total);
-                if (free < leave + piece) break;
-                void* p = nullptr;
-                if (cudaMalloc(&p, piece) != cudaSuccess) {
-                    (void)cudaGetLastError();
-                    break;
-                }
-                blocks.push_back(p);
-                held += piece;
-            }
-        }
-    }
-    ~memory_hog() {
-        for (void* p : blocks) cudaFree(p);
-    }
-};
 
 std::vector<std::string> entries(const fs::path& dir) {
     std::vector<std::string> out;
