@@ -275,11 +275,8 @@ void check_sweep3d(std::int64_t n, int loops, double c, dtype precision) {
     detail::as_library_call([&] { sweep3d::check(sweep3d::fmod_params{n, loops, c}); });
     // The grid, refused before it is taken when it cannot fit (exit code 4), as the command line refuses it (a Python
     // call of sweep3d(1200) was killed by the kernel instead).
-    const double nn = static_cast<double>(n), value = precision == dtype::float32 ? 4.0 : 8.0;
-    io::check_memory(nn * nn * nn * value,
-                     "sweep3d n = " + std::to_string(n) + " is a " + std::to_string(n) + "^3 grid of " +
-                         (value == 4.0 ? "float32" : "float64"),
-                     "use a smaller n" + std::string(value == 8.0 ? " or precision float32" : ""));
+    detail::as_library_call(
+        [&] { io::check_memory(sweep3d::host_memory(n, precision == dtype::float32 ? 4 : 8, false, 0)); });
 }
 
 void sweep3d_fmod_into(std::int64_t n, int loops, double c, dtype precision, void* grid, backend where) {
@@ -291,12 +288,8 @@ void sweep3d_fmod_into(std::int64_t n, int loops, double c, dtype precision, voi
     const auto fill = [&](auto zero) {
         using T = decltype(zero);
         const std::span<T> out(static_cast<T*>(grid), static_cast<std::size_t>(n * n * n));
-        if (gpu) {
-            gpu::sweep3d_fmod_into<T>(p, out);
-        } else {
-            thread_pool pool(0);
-            sweep3d::fmod_tiled_into<T>(p, pool, 16, out);
-        }
+        if (gpu) gpu::sweep3d_fmod_into<T>(p, out);
+        else (void)sweep3d::sweep_on_cpu<T>(&p, nullptr, 0, 16, out);
     };
     if (precision == dtype::float32) fill(0.0f);
     else fill(0.0);
