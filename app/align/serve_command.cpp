@@ -77,17 +77,6 @@ int align_on_server(const align_settings&, const given_options&) {
     throw runtime_failure("swgpu align --server: " + std::string(without));
 }
 #else
-namespace {
-
-sequence_set read_database(const std::string& path) {
-    sequence_set all;
-    if (path != "-" && io::is_database_file(path)) io::database_file(path).read_chunk(all, 0);
-    else all = io::read_all(path);
-    return all;
-}
-
-}  // namespace
-
 int serve_command::run(const std::string&) {
     settings& s = *s_;
     // SIGTERM and SIGINT: stop accepting, answer the requests in flight, exit 0 (before any thread starts).
@@ -115,7 +104,7 @@ int serve_command::run(const std::string&) {
         io::check_memory(double(*bytes) * double(1 + std::max<std::size_t>(1, s.serve.max_engines)),
                          "serve holds the database as read and an encoded copy for each of --max-settings",
                          "serve a smaller database, or lower --max-settings");
-    auto db = std::make_shared<const sequence_set>(read_database(s.db));
+    auto db = std::make_shared<const sequence_set>(io::read_all_records(s.db));
     io::service_facts facts{s.db, SWGPU_VERSION, db->size(), db->total_residues(), classify(*db), gpu ? "gpu" : "cpu",
                             gpu ? (s.gpus > 0 ? s.gpus : gpu::device_count()) : 0};
     // An engine per distinct settings: the scoring, a session on the CPU or the GPUs (the CPU after a GPU failed),
@@ -125,13 +114,9 @@ int serve_command::run(const std::string&) {
     io::engine_maker make = [&s, db, on_gpu, gpu_mem](const io::request_settings& r, seq_type t, bool alignments,
                                                       bool placements) {
         io::engine_plan p = io::plan_engine(r, t, alignments, placements);
-        if (on_gpu->load()) {
-            gpu::gpu_search::options g;
-            g.gpus = s.gpus;
-            g.memory = gpu_mem;
-            g.keep_align_memory = gpu_mem == 0 && alignments;
-            p.search.session.devices = std::make_unique<gpu::gpu_search>(g, std::chrono::steady_clock::now());
-        }
+        if (on_gpu->load())
+            p.search.session.devices = std::make_unique<gpu::gpu_search>(gpu::gpu_search::of(s.gpus, gpu_mem, alignments),
+                                                                         std::chrono::steady_clock::now());
         p.search.session.threads = static_cast<int>(s.threads);
         return std::make_shared<resident_search>(io::make_scoring(p.scoring), std::move(p.search), *db);
     };

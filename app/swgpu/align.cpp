@@ -103,26 +103,13 @@ struct searcher {
         r.evalues = s.evalues;
         sc = io::make_scoring(r);
         const auto started = std::chrono::steady_clock::now();
-        search_session::options o;
-        if (wants_gpu(s.where)) {
-            gpu::gpu_search::options g;
-            g.gpus = s.gpus;
-            g.memory = s.gpu_memory;
-            g.keep_align_memory = s.gpu_memory == 0;
-            o.devices = std::make_unique<gpu::gpu_search>(g, started);
-        }
+        search_session::options o = search_session::options_of(values_of(s));
+        if (wants_gpu(s.where))
+            o.devices = std::make_unique<gpu::gpu_search>(gpu::gpu_search::of(s.gpus, s.gpu_memory, true), started);
         o.threads = s.threads;
         o.mode = s.mode == pair_mode::search     ? search_session::pair_mode::search
                  : s.mode == pair_mode::pairwise ? search_session::pair_mode::pairwise
                                                  : search_session::pair_mode::automatic;
-        o.k = s.max_target_seqs;
-        o.evalues = s.evalues;
-        o.evalue = s.evalue;
-        o.composition = s.comp_based_stats == 1;
-        o.max_hsps = s.max_hsps;
-        o.zdrop = s.zdrop;
-        if (s.seg) o.mask = masking::seg;
-        if (s.dust) o.mask = masking::dust;
         session = std::make_unique<search_session>(std::move(o), started);
         session->compose(sc);
         search_plus = type == seq_type::protein || s.strand != strands::minus;
