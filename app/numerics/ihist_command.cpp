@@ -73,11 +73,7 @@ int ihist_command::run(const std::string&) {
                       edges_.empty() ? "equal-width bins over [min, max] of the data are impossible with them, and --edges "
                                        "bins take finite values only: replace them with finite values"
                                      : "replace them with finite values");
-    const double pixels = static_cast<double>(in.rows) * static_cast<double>(in.cols);
-    io::check_memory(pixels * 2 + (table_out || (query_file && !gpu) ? pixels * bins_ * 4.0 : 0.0),
-                     "the integral histogram of a " + std::to_string(in.rows) + " x " + std::to_string(in.cols) +
-                         " image with " + std::to_string(bins_) + " bins is uint32",
-                     "use fewer --bins or a smaller image");
+    io::check_memory(sat::histogram_memory(in.rows, in.cols, bins_, table_out || (query_file && !gpu), 0));
     io::rect_list rects;
     if (!query_.empty()) {
         rects = io::read_rects(query_);

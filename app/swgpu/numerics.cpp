@@ -150,11 +150,9 @@ sat::binning histogram_binning(const std::vector<std::int64_t>& shape, int bins,
 int check_integral_histogram(dtype type, const std::vector<std::int64_t>& shape, int bins,
                              const std::vector<double>& edges) {
     const sat::binning binning = histogram_binning(shape, bins, edges);
-    const double pixels = static_cast<double>(shape[0]) * static_cast<double>(shape[1]);
-    io::check_memory(pixels * (4.0 * binning.bins + 2.0 + static_cast<double>(element_bytes(type))),
-                     "the integral histogram of a " + std::to_string(shape[0]) + " x " + std::to_string(shape[1]) +
-                         " image with " + std::to_string(binning.bins) + " bins (uint32) and the call's copy of the image",
-                     "use fewer bins or a smaller image");
+    detail::as_library_call([&] {
+        io::check_memory(sat::histogram_memory(shape[0], shape[1], binning.bins, true, int(element_bytes(type))));
+    });
     return binning.bins;
 }
 
@@ -185,19 +183,6 @@ void integral_histogram_into(dtype type, const std::vector<std::int64_t>& shape,
 
 // ---- sparse triangular solves, SOR, the 3-D sweep ------------------------------------------------------------------
 
-namespace {
-
-const char* reason_name(sor::stop_reason r) {
-    switch (r) {
-        case sor::stop_reason::converged: return "converged";
-        case sor::stop_reason::stagnated: return "stagnated";
-        case sor::stop_reason::max_sweeps: break;
-    }
-    return "max_sweeps";
-}
-
-}  // namespace
-
 std::vector<double> triangular_solve(const csr_matrix& matrix, const std::vector<double>& b, bool lower,
                                      backend where, std::stop_token stop) {
     const detail::stop_scope stopping(std::move(stop));
@@ -227,9 +212,7 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
     if (n > (std::int64_t{1} << 20)) throw input_error("sor", "a grid of more than 2^20 x 2^20 points");
     // As `swgpu sor` counts them: about five float64 arrays of the grid at once (f, the initial and the current u,
     // h^2 f, the result).
-    io::check_memory(static_cast<double>(n) * static_cast<double>(n) * 8.0 * 5,
-                     "sor: a " + std::to_string(n) + " x " + std::to_string(n) + " grid, held in 5 float64 arrays of its size",
-                     "use a smaller grid");
+    io::check_memory(sor::grid_memory(n, 5, "sor: n " + std::to_string(n), "use a smaller grid"));
     const sor::problem p = sor::from_arrays(n, f, boundary, "sor");
     sor::options o;
     o.m = detail::as_library_call([&] { return sor::parse_method(settings.method); });
@@ -256,7 +239,7 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
         r.seconds.push_back(e.seconds);
     }
     r.converged = s.converged;
-    r.reason = reason_name(s.reason);
+    r.reason = sor::reason_name(s.reason);
     r.omega = o.omega;
     return r;
 }

@@ -312,6 +312,29 @@ double table_bytes(const array& in, dtype table) {
            static_cast<double>(size_of(table));
 }
 
+std::string shape_of(const array& a) {
+    return std::to_string(a.rows) + " x " + std::to_string(a.cols) + (a.lanes > 1 ? " x " + std::to_string(a.lanes) : "");
+}
+
+memory_need table_memory(const array& in, dtype table) {
+    return {table_bytes(in, table), "the table of a " + shape_of(in) + " input is " + name_of(table),
+            table == dtype::f32 ? "use a smaller input" : "use a smaller input (or --type float32 for a float input)"};
+}
+
+memory_need exact_rect_sums_memory(const array& in) {
+    return {exact_rect_sums_bytes(in),
+            "the exact rectangle sums of a " + shape_of(in) + " float image take 16 bytes an element",
+            "use a smaller input"};
+}
+
+memory_need histogram_memory(index_t rows, index_t cols, int bins, bool table, int copy_bytes) {
+    const double pixels = static_cast<double>(rows) * static_cast<double>(cols);
+    return {pixels * 2 + (table ? pixels * bins * 4.0 : 0.0) + pixels * copy_bytes,
+            "the integral histogram of a " + std::to_string(rows) + " x " + std::to_string(cols) + " image with " +
+                std::to_string(bins) + " bins is uint32" + (copy_bytes > 0 ? ", with the call's copy of the image" : ""),
+            "use fewer --bins or a smaller image"};
+}
+
 array summed_area_table_naive(const array& in, dtype table) {
     array out(table, in.rows, in.cols, in.lanes);
     visit(in.type, [&](auto iv) {
