@@ -37,4 +37,23 @@ std::string wrapped(const std::string& text, const std::string& indent, std::siz
     return out + line;
 }
 
+std::string options_as_names(const std::string& text) {
+    std::string out;
+    for (std::size_t k = 0; k < text.size(); ++k) {
+        const bool option = text.compare(k, 2, "--") == 0 && k + 2 < text.size() && text[k + 2] >= 'a' &&
+                            text[k + 2] <= 'z' && (k == 0 || text[k - 1] == ' ' || text[k - 1] == '(' ||
+                                                   text[k - 1] == '/' || text[k - 1] == '\'');
+        if (!option) {
+            out += text[k];
+            continue;
+        }
+        for (k += 2; k < text.size() && ((text[k] >= 'a' && text[k] <= 'z') || (text[k] >= '0' && text[k] <= '9') ||
+                                         text[k] == '-');
+             ++k)
+            out += text[k] == '-' ? '_' : text[k];
+        --k;
+    }
+    return out;
+}
+
 }  // namespace swgpu

@@ -110,17 +110,13 @@ sor::problem sor_command::read_problem() const {
 
 // The solver's options from the command line, checked.
 sor::options sor_command::solver_options(const sor::problem& p) const {
-    sor::options o;
-    o.m = sor::parse_method(method_);
-    o.omega = sub_->count("--omega") > 0 ? omega_ : sor::optimal_omega(p.n);  // --omega 0 is refused, not absent
-    o.tol = tol_;
-    o.max_sweeps = max_sweeps_;
-    o.layers = layers_;
+    const std::optional<double> omega =  // --omega 0 is refused, not absent
+        sub_->count("--omega") > 0 ? std::optional(omega_) : std::nullopt;
+    sor::options o = sor::options_of(method_, omega, p.n, tol_, max_sweeps_, layers_, stagnation_);
     if (!subdomain_.empty()) sor::set_subdomains(o, subdomain_, layers_option_->count() > 0);
     if (layers_option_->count() && o.m != sor::method::mlssor)
         throw usage_error("--layers is for --method mlssor (" + method_ + " has no layers)");
     o.forward_only = forward_only_;
-    o.stagnation = stagnation_;
     sor::check(o);
     return o;
 }

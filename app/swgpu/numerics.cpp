@@ -137,9 +137,7 @@ sat::binning histogram_binning(const std::vector<std::int64_t>& shape, int bins,
     if (shape.size() != 2)
         throw usage_error("integral_histogram: a one-channel image of shape (H, W), not of " +
                           std::to_string(shape.size()) + " dimensions");
-    sat::binning binning;
-    binning.bins = bins == 0 && !edges.empty() ? static_cast<int>(edges.size()) - 1 : bins;
-    binning.edges = edges;
+    const sat::binning binning = sat::binning_of(bins, edges);
     detail::as_library_call([&] { sat::check_binning(binning); });  // messages name the arguments
     sat::check_histogram_pixels(shape[0], shape[1], "image");
     return binning;
@@ -214,13 +212,11 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
     // h^2 f, the result).
     io::check_memory(sor::grid_memory(n, 5, "sor: n " + std::to_string(n), "use a smaller grid"));
     const sor::problem p = sor::from_arrays(n, f, boundary, "sor");
-    sor::options o;
-    o.m = detail::as_library_call([&] { return sor::parse_method(settings.method); });
-    o.omega = settings.omega == 0 ? sor::optimal_omega(n) : settings.omega;
-    o.tol = settings.tol;
-    o.max_sweeps = settings.max_sweeps;
-    o.layers = settings.layers;
-    o.stagnation = settings.stagnation;
+    const std::optional<double> omega = settings.omega == 0 ? std::nullopt : std::optional(settings.omega);
+    sor::options o = detail::as_library_call([&] {
+        return sor::options_of(settings.method, omega, n, settings.tol, settings.max_sweeps, settings.layers,
+                               settings.stagnation);
+    });
     detail::as_library_call([&] { sor::check(o); });
     sor::solution s;
     if (wants_gpu(settings.where)) {

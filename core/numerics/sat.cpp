@@ -387,6 +387,13 @@ void check_histogram_pixels(index_t rows, index_t cols, const std::string& where
         throw input_error(where, "the image has 2^32 pixels or more; uint32 counts could overflow");
 }
 
+binning binning_of(int bins, std::vector<double> edges) {
+    binning b;
+    b.bins = bins == 0 && !edges.empty() ? static_cast<int>(edges.size()) - 1 : bins;
+    b.edges = std::move(edges);
+    return b;
+}
+
 void check_binning(const binning& b) {
     if (b.bins < 1 || b.bins > 65535) throw usage_error("--bins must be between 1 and 65535");
     if (b.edges.empty()) return;

@@ -184,6 +184,8 @@ struct binning {
     std::vector<double> edges;  // empty or bins + 1 increasing values
 };
 
+// `bins` bins, or with none (0) and edges given, one fewer than the edges (--bins' default); not checked.
+binning binning_of(int bins, std::vector<double> edges);
 // Validates a binning (bins in 1..65535, edges increasing and bins + 1 of them); throws usage_error.
 void check_binning(const binning& b);
 // An integral histogram's image has fewer than 2^32 pixels (its uint32 counts cannot overflow); input_error naming

@@ -108,6 +108,18 @@ void parse_subdomain(const std::string& text, index_t& rows, index_t& cols) {
     cols = number(text.substr(x + 1));
 }
 
+options options_of(const std::string& method, std::optional<double> omega, index_t n, double tol, int max_sweeps,
+                   int layers, int stagnation) {
+    options o;
+    o.m = parse_method(method);
+    o.omega = omega ? *omega : optimal_omega(n);
+    o.tol = tol;
+    o.max_sweeps = max_sweeps;
+    o.layers = layers;
+    o.stagnation = stagnation;
+    return o;
+}
+
 void set_subdomains(options& o, const std::string& text, bool layers_given) {
     parse_subdomain(text, o.sub_rows, o.sub_cols);
     if (layers_given) return;

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,11 @@ int sweeps_per_iteration(const options& o);
 void check(const options& o);
 // "AxB" (A, B positive integers) as {A, B}; usage_error otherwise.
 void parse_subdomain(const std::string& text, index_t& rows, index_t& cols);
+// The options of a solve on an n x n grid from a face's settings: the method by name (parse_method), omega (none: the
+// optimum for the grid, optimal_omega), tol, max_sweeps, layers and stagnation; not checked (check, once the face
+// has set the rest).
+options options_of(const std::string& method, std::optional<double> omega, index_t n, double tol, int max_sweeps,
+                   int layers, int stagnation);
 // mlssor's subdomains from `text` ("AxB") into `o`; unless the layers were given, K is the largest they allow (the
 // paper's choice: min(A, B) / 2), a usage_error when that is not in 1 to 1000.
 void set_subdomains(options& o, const std::string& text, bool layers_given);
