@@ -1,6 +1,7 @@
 #include "core/text.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace swgpu {
@@ -35,6 +36,14 @@ std::string wrapped(const std::string& text, const std::string& indent, std::siz
         line += (line.empty() ? "" : " ") + word;
     }
     return out + line;
+}
+
+std::string nearest_name(const std::string& word, const std::vector<std::string>& names) {
+    std::string nearest;
+    std::size_t best = SIZE_MAX;
+    for (const std::string& name : names)
+        if (const std::size_t d = edit_distance(word, name); d < best) best = d, nearest = name;
+    return best <= std::max<std::size_t>(2, word.size() / 3) ? nearest : std::string();
 }
 
 std::string options_as_names(const std::string& text) {

@@ -4,11 +4,15 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace swgpu {
 
 // Levenshtein distance: the fewest insertions, deletions and substitutions of characters that turn `a` into `b`.
 std::size_t edit_distance(const std::string& a, const std::string& b);
+// The first of `names` nearest to `word` by edit_distance when it is near enough to be what was meant (at most
+// max(2, |word| / 3) edits); empty otherwise.
+std::string nearest_name(const std::string& word, const std::vector<std::string>& names);
 
 // The space-separated words of `text` in lines of at most `width` characters (a longer word alone on its line), the
 // continuation lines indented by `indent`; no final line end.

@@ -91,10 +91,7 @@ void align_run::resolve_files() {
 
 // The memory the search holds at its peak, estimated before anything is read (io/align/query_files.hpp).
 void align_run::check_memory() {
-    std::vector<std::string> queries;
-    if (batch_.empty()) queries.push_back(s_.query);
-    for (const auto& b : batch_) queries.push_back(b.query);
-    io::check_search_memory(s_.db, static_cast<std::uint64_t>(s_.db_chunk), queries);
+    io::check_search_memory(s_.db, static_cast<std::uint64_t>(s_.db_chunk), s_.query, batch_);
 }
 
 // The backend, before any work (--backend gpu without a device is a device failure, exit 3), and the GPUs started

@@ -90,9 +90,7 @@ int ihist_command::run(const std::string&) {
         } else {
             counts = gpu::integral_histogram_queries(bin, in.rows, in.cols, binning.bins, rects.rects);
         }
-        const auto B = static_cast<std::size_t>(binning.bins);
-        for (std::size_t k = 0; k < rects.rects.size(); ++k)
-            io::write_histogram_line(*query_file, rects.rects[k], std::span(counts).subspan(k * B, B));
+        io::write_histogram_lines(*query_file, rects.rects, counts, static_cast<std::size_t>(binning.bins));
     }
     if (table_out) {
         table->one_dimensional = in.one_dimensional;  // a (W,) input: (W, B)

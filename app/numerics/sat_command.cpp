@@ -104,10 +104,8 @@ int sat_command::run(const std::string&) {
         const auto words = sat::is_float(in.type) ? sat::exact_rect_sums(in, rects.rects)
                            : table            ? sat::rect_sums(*table, rects.rects)
                                               : gpu::summed_area_queries(in, table_type, rects.rects);
-        const auto L = static_cast<std::size_t>(in.lanes);
         const sat::dtype word_type = table_type == sat::dtype::f32 ? sat::dtype::f64 : table_type;
-        for (std::size_t k = 0; k < rects.rects.size(); ++k)
-            io::write_query_line(*query_file, rects.rects[k], std::span(words).subspan(k * L, L), word_type);
+        io::write_query_lines(*query_file, rects.rects, words, static_cast<std::size_t>(in.lanes), word_type);
     }
     // The answers are written out before the filtered image, which commits itself: a failure to write them leaves no
     // image, and one to write the image removes them (their file is renamed only below).

@@ -146,11 +146,7 @@ int sor_command::run(const std::string&) {
     }
     const int per = sor::sweeps_per_iteration(o);
     std::fputs(io::sor_summary(p.n, o, s, gpu, cpu_threads).c_str(), stdout);
-    if (out) {
-        sat::array a(sat::dtype::f64, p.n, p.n, 1);
-        std::copy(s.u.begin(), s.u.end(), a.data<double>());
-        io::write_npy(a, *out);
-    }
+    if (out) io::write_square_f64(*out, s.u, p.n);
     if (history) history->write(io::sor_history_tsv(s, per));
     if (plot) {
         plot->write(io::history_svg(s, per, o.tol,

@@ -1,7 +1,6 @@
 #include "app/numerics/sweep3d_command.hpp"
 
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <span>
 #include <vector>
@@ -55,10 +54,7 @@ int run_typed(const sweep3d::fmod_params* fp, const sweep3d::dd_params* dp, bool
                                   : "--source and --sigma give fluxes beyond the type's range; nothing was written");
     std::printf("checksum %.17g time %.6f s\n", sweep3d::checksum(grid), seconds);
     if (out) {
-        const index_t n = fp ? fp->n : dp->n;
-        sat::array a(sizeof(T) == 4 ? sat::dtype::f32 : sat::dtype::f64, n, n, n);
-        std::memcpy(a.raw(), grid.data(), grid.size() * sizeof(T));
-        io::write_npy(a, *out, true);
+        io::write_cube(*out, std::span<const T>(grid), fp ? fp->n : dp->n);
         out->commit();
     }
     return 0;

@@ -94,10 +94,7 @@ dtype summed_area_table_type(dtype image) { return external(sat::table_type(inte
 void check_summed_area_table(dtype type, const std::vector<std::int64_t>& shape) {
     double elements = 1;
     for (const auto d : shape) elements *= static_cast<double>(std::max<std::int64_t>(d, 0));
-    const double image = elements * static_cast<double>(element_bytes(type));
-    const double table = elements * static_cast<double>(element_bytes(summed_area_table_type(type)));
-    io::check_memory(image + table, "the summed-area table of the image and the call's copy of the image",
-                     "use a smaller image");
+    io::check_memory(sat::table_call_memory(elements, internal(type), internal(summed_area_table_type(type))));
 }
 
 array summed_area_table(const array& image, backend where, std::stop_token stop) {

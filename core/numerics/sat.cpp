@@ -327,6 +327,12 @@ memory_need exact_rect_sums_memory(const array& in) {
             "use a smaller input"};
 }
 
+memory_need table_call_memory(double elements, dtype image, dtype table) {
+    const double copy = elements * static_cast<double>(size_of(image));
+    return {copy + elements * static_cast<double>(size_of(table)),
+            "the summed-area table of the image and the call's copy of the image", "use a smaller image"};
+}
+
 memory_need histogram_memory(index_t rows, index_t cols, int bins, bool table, int copy_bytes) {
     const double pixels = static_cast<double>(rows) * static_cast<double>(cols);
     return {pixels * 2 + (table ? pixels * bins * 4.0 : 0.0) + pixels * copy_bytes,

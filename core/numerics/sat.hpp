@@ -127,6 +127,8 @@ double box_filter_bytes(const array& in, index_t radius, unsigned threads);
 memory_need table_memory(const array& in, dtype table);
 memory_need box_filter_memory(const array& in, index_t radius, unsigned threads);
 memory_need exact_rect_sums_memory(const array& in);
+// The library's call for an image of `elements` values of `image`: its copy of the image and the table in `table`.
+memory_need table_call_memory(double elements, dtype image, dtype table);
 // "H x W", or "H x W x C" for C > 1 channels.
 std::string shape_of(const array& a);
 
