@@ -63,20 +63,13 @@ int main(int argc, char** argv) {
     // required").
     if (argc > 1 && argv[1][0] != '-') {
         const std::string word = argv[1];
-        std::string nearest;
-        std::size_t best = SIZE_MAX;
-        bool known = false;
-        for (const auto* sub : app.get_subcommands({})) {
-            known = known || sub->get_name() == word;
-            const std::size_t d = swgpu::edit_distance(word, sub->get_name());
-            if (d < best) best = d, nearest = sub->get_name();
-        }
-        if (!known)
+        std::vector<std::string> names;
+        for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+        const std::string nearest = swgpu::nearest_name(word, names);
+        if (std::find(names.begin(), names.end(), word) == names.end())
             return fail(swgpu::exit_code::bad_command_line,
                         "'" + word + "' is not a swgpu subcommand" +
-                            (best <= std::max<std::size_t>(2, word.size() / 3)
-                                 ? "; did you mean '" + nearest + "'? Run"
-                                 : std::string("; run")) +
+                            (!nearest.empty() ? "; did you mean '" + nearest + "'? Run" : std::string("; run")) +
                             " 'swgpu --help' for the list");
     }
     try {

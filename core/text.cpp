@@ -1,6 +1,7 @@
 #include "core/text.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace swgpu {
@@ -35,6 +36,33 @@ std::string wrapped(const std::string& text, const std::string& indent, std::siz
         line += (line.empty() ? "" : " ") + word;
     }
     return out + line;
+}
+
+std::string nearest_name(const std::string& word, const std::vector<std::string>& names) {
+    std::string nearest;
+    std::size_t best = SIZE_MAX;
+    for (const std::string& name : names)
+        if (const std::size_t d = edit_distance(word, name); d < best) best = d, nearest = name;
+    return best <= std::max<std::size_t>(2, word.size() / 3) ? nearest : std::string();
+}
+
+std::string options_as_names(const std::string& text) {
+    std::string out;
+    for (std::size_t k = 0; k < text.size(); ++k) {
+        const bool option = text.compare(k, 2, "--") == 0 && k + 2 < text.size() && text[k + 2] >= 'a' &&
+                            text[k + 2] <= 'z' && (k == 0 || text[k - 1] == ' ' || text[k - 1] == '(' ||
+                                                   text[k - 1] == '/' || text[k - 1] == '\'');
+        if (!option) {
+            out += text[k];
+            continue;
+        }
+        for (k += 2; k < text.size() && ((text[k] >= 'a' && text[k] <= 'z') || (text[k] >= '0' && text[k] <= '9') ||
+                                         text[k] == '-');
+             ++k)
+            out += text[k] == '-' ? '_' : text[k];
+        --k;
+    }
+    return out;
 }
 
 }  // namespace swgpu

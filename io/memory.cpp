@@ -86,6 +86,8 @@ void check_memory(double need, const std::string& what, const std::string& advic
     check_memory(need, what, advice, available_memory());
 }
 
+void check_memory(const memory_need& need) { check_memory(need.bytes, need.what, need.advice, available_memory()); }
+
 std::optional<std::uint64_t> plain_file_size(const std::string& path) {
     struct stat st{};
     if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "core/memory_need.hpp"
+
 namespace swgpu::io {
 
 struct memory_limit {
@@ -35,6 +37,7 @@ std::string format_bytes(double bytes);
 // the machine has 23.4 GB available: use a smaller N".
 void check_memory(double need, const std::string& what, const std::string& advice, const memory_limit& limit);
 void check_memory(double need, const std::string& what, const std::string& advice);
+void check_memory(const memory_need& need);
 
 // The bytes of --gpu-mem TEXT: bytes, or a number with K, M or G (binary units); 0 for "" (no limit). Throws
 // usage_error for anything else and for less than 16M.

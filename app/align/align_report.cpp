@@ -37,11 +37,7 @@ void align_run::write(const search_results& results) {
         io::write_report(settings, queries, *sc_, results, *out_, dotplot_.get());
         io::commit_all({out_.get(), dotplot_.get()});  // a failure to write one leaves neither
     }
-    std::vector<io::batch_file> files;
-    for (std::size_t j = 0; j < q_.batch_files.size(); ++j)
-        files.push_back({batch_[q_.batch_files[j]].query, batch_[q_.batch_files[j]].out, q_.batch_first[j],
-                         q_.batch_first[j + 1]});
-    io::write_batch_reports(settings, shown(), *sc_, results, files);
+    io::write_batch_reports(settings, shown(), *sc_, results, io::batch_files_of(q_, batch_));
     const long_pair::runner& long_pairs = session_->long_pairs();
     if (long_pairs.pairs() > 0) info(io::long_pairs_summary(long_pairs.pairs(), long_pairs.seconds(), long_pairs.cells()));
     const search_devices::aligned_on_device on_gpu =

@@ -1,7 +1,6 @@
 #include "app/align/align_run.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <limits>
 
@@ -121,12 +120,7 @@ void align_run::make_scoring() {
 void align_run::open_outputs() {
     const bool writes = group_.rank() == 0;
     if (batch_.empty() && writes) out_ = std::make_unique<io::output_file>(s_.out);
-    if (!batch_.empty() && writes && !s_.out.empty() && s_.out != "-" && !std::filesystem::exists(s_.out)) {
-        std::error_code ec;  // the -o folder of --batch outputs is created when missing
-        std::filesystem::create_directories(s_.out, ec);
-        if (ec) throw output_error(s_.out, "cannot create the folder of the --batch outputs: " + ec.message());
-    }
-    for (const auto& b : batch_) io::check_writable_folder(b.out);
+    io::prepare_batch_outputs(s_.out, batch_, writes);  // the -o folder of --batch outputs created when missing
     if (!s_.dotplot.empty() && writes) dotplot_ = std::make_unique<io::output_file>(s_.dotplot);
 }
 

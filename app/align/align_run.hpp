@@ -20,7 +20,6 @@
 #include "core/align/search/refinements.hpp"
 #include "core/align/search/settings_check.hpp"
 #include "core/error.hpp"
-#include "gpu/align/gpu_search.hpp"
 #include "io/align/batch_list.hpp"
 #include "io/align/output.hpp"
 #include "io/align/query_files.hpp"
@@ -64,7 +63,6 @@ private:
     void resolve_files();
     void check_memory();
     void choose_backend();
-    gpu::gpu_search::options gpu_options() const;
     bool read_queries();  // false: every --batch file was refused
     void make_scoring();
     void open_outputs();

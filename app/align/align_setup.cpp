@@ -91,10 +91,7 @@ void align_run::resolve_files() {
 
 // The memory the search holds at its peak, estimated before anything is read (io/align/query_files.hpp).
 void align_run::check_memory() {
-    std::vector<std::string> queries;
-    if (batch_.empty()) queries.push_back(s_.query);
-    for (const auto& b : batch_) queries.push_back(b.query);
-    io::check_search_memory(s_.db, static_cast<std::uint64_t>(s_.db_chunk), queries);
+    io::check_search_memory(s_.db, static_cast<std::uint64_t>(s_.db_chunk), s_.query, batch_);
 }
 
 // The backend, before any work (--backend gpu without a device is a device failure, exit 3), and the GPUs started
@@ -119,8 +116,18 @@ void align_run::choose_backend() {
         gpu::use_device(gpu_device_);
         if (d.sharing > 1 && gpu_mem_ == 0) gpu_mem_ = gpu::free_memory(gpu_device_) / 8 * 7 / d.sharing;
     }
-    search_session::options o;
-    if (use_gpu_) o.devices = std::make_unique<gpu::gpu_search>(gpu_options(), started_);  // they start now
+    search_session::options o = search_session::options_of(checked_values());
+    if (use_gpu_) {
+        // Unknown sizes (compressed files, stdin, --batch, MPI's shares) keep every GPU.
+        const double cells = s_.gpus == 0 && batch_.empty() && group_.size() == 1
+                                 ? double(io::residue_bound(s_.query, 0)) * double(io::residue_bound(s_.db, 0))
+                                 : 0;
+        o.devices = std::make_unique<gpu::gpu_search>(  // they start now
+            gpu::gpu_search::of_command_line(gpu_device_, s_.gpus, gpu_mem_,
+                                             io::needs_alignments(fmt_) && s_.gpu_align != "cpu", group_.size() == 1,
+                                             cells),
+            started_);
+    }
     o.threads = s_.threads;
     o.mode = s_.mode == "pairwise" ? search_session::pair_mode::pairwise
              : s_.mode == "search" ? search_session::pair_mode::search
@@ -131,15 +138,7 @@ void align_run::choose_backend() {
     o.align_on_cpu = s_.gpu_align == "cpu";
     // Alignments for the format's columns, or for the dot plot (drawn by rank 0, which writes).
     o.alignments = io::needs_alignments(fmt_) || (!s_.dotplot.empty() && group_.rank() == 0);
-    o.k = static_cast<std::size_t>(s_.max_target_seqs);
     if (fmt_.kind == io::format_kind::sam) o.keep_at_least = 2;  // SAM's MAPQ needs each read's second hit
-    o.evalues = !s_.no_evalue;
-    o.evalue = s_.evalue;
-    o.composition = s_.comp_based_stats == 1;
-    o.max_hsps = s_.max_hsps;
-    o.zdrop = s_.zdrop;
-    if (s_.seg == "yes") o.mask = masking::seg;
-    if (s_.dust == "yes") o.mask = masking::dust;
     o.placements = fmt_.kind == io::format_kind::sam || fmt_.kind == io::format_kind::paf;
     o.progress = !s_.quiet;
     o.info = [this](const std::string& text) { info(text); };
@@ -149,27 +148,6 @@ void align_run::choose_backend() {
     read_options_->on_skip = [this](const std::string& m) { warning(m + "; record skipped (--skip-bad)"); };
     read_options_->on_warning = [this](const std::string& m) { warning(m); };
     auto_type_ = s_.seqtype == "auto";
-}
-
-// The GPUs of the run: this rank's first, spread over --gpus of them.
-gpu::gpu_search::options align_run::gpu_options() const {
-    gpu::gpu_search::options o;
-    o.device = gpu_device_;
-    o.gpus = s_.gpus;
-    // A search too small to gain from several GPUs runs on the first (each further GPU's start-up and share of every
-    // chunk cost more than it saves): with every GPU asked for (--gpus 0) and the cells bounded by the files' sizes
-    // below search.multi_gpu_min_cells. Unknown sizes (compressed files, stdin, --batch) keep every GPU.
-    if (s_.gpus == 0 && batch_.empty() && group_.size() == 1) {
-        const double cells = double(io::residue_bound(s_.query, 0)) * double(io::residue_bound(s_.db, 0));
-        if (cells > 0 && cells < tuning::real("search.multi_gpu_min_cells")) o.gpus = 1;
-    }
-    o.one_process = group_.size() == 1;
-    o.memory = gpu_mem_;
-    o.keep_align_memory = gpu_mem_ == 0 && io::needs_alignments(fmt_) && s_.gpu_align != "cpu";
-    // SWGPU_TUNE=search.logical_devices=K (a test option) makes each GPU count K times: the multi-GPU path on one GPU.
-    o.logical = static_cast<int>(std::clamp<std::int64_t>(tuning::integer("search.logical_devices"), 1, 64));
-    o.timed = true;  // the -v report says what the GPU's alignments took
-    return o;
 }
 
 // DB: a stream of chunks (io/align/database_stream.hpp), opened when first needed. On the GPU the first chunks ramp up

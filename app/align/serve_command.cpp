@@ -1,23 +1,16 @@
 #include "app/align/serve_command.hpp"
 
-#include <atomic>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <sstream>
-#include <thread>
 
 #include "app/align/align_run.hpp"
-#include "core/align/sequence.hpp"
 #include "gpu/align/gpu_search.hpp"
 #include "gpu/gpu.hpp"
-#include "io/align/database_file.hpp"
-#include "io/align/matrix_file.hpp"
-#include "io/align/sequence_reader.hpp"
 #include "io/memory.hpp"
 #include "io/output_file.hpp"
 #include "io/serve/http_client.hpp"
 #include "io/serve/http_server.hpp"
+#include "io/serve/http_service.hpp"
 
 namespace swgpu::app {
 
@@ -77,17 +70,6 @@ int align_on_server(const align_settings&, const given_options&) {
     throw runtime_failure("swgpu align --server: " + std::string(without));
 }
 #else
-namespace {
-
-sequence_set read_database(const std::string& path) {
-    sequence_set all;
-    if (path != "-" && io::is_database_file(path)) io::database_file(path).read_chunk(all, 0);
-    else all = io::read_all(path);
-    return all;
-}
-
-}  // namespace
-
 int serve_command::run(const std::string&) {
     settings& s = *s_;
     // SIGTERM and SIGINT: stop accepting, answer the requests in flight, exit 0 (before any thread starts).
@@ -109,42 +91,17 @@ int serve_command::run(const std::string&) {
     if (s.backend == "gpu" && !gpu::available()) throw runtime_failure("--backend gpu: no usable GPU (" + gpu::build_info() + ")");
     const std::size_t gpu_mem = io::parse_gpu_mem(s.gpu_mem);
     if (gpu && !sub_->get_option("--max-settings")->count()) s.serve.max_engines = 1;  // each holds the database
-    // Memory, before the database is read: its letters, and an encoded copy per settings kept (a plain file's size
-    // bounds its residues).
-    if (const auto bytes = io::plain_file_size(io::parse_source(io::database_path(s.db)).path))
-        io::check_memory(double(*bytes) * double(1 + std::max<std::size_t>(1, s.serve.max_engines)),
-                         "serve holds the database as read and an encoded copy for each of --max-settings",
-                         "serve a smaller database, or lower --max-settings");
-    auto db = std::make_shared<const sequence_set>(read_database(s.db));
-    io::service_facts facts{s.db, SWGPU_VERSION, db->size(), db->total_residues(), classify(*db), gpu ? "gpu" : "cpu",
-                            gpu ? (s.gpus > 0 ? s.gpus : gpu::device_count()) : 0};
-    // An engine per distinct settings: the scoring, a session on the CPU or the GPUs (the CPU after a GPU failed),
-    // the database encoded for it.
-    auto on_gpu = std::make_shared<std::atomic<bool>>(gpu);
-    s.serve.on_failure = [on_gpu] { return on_gpu->exchange(false) ? std::string("cpu") : std::string(); };
-    io::engine_maker make = [&s, db, on_gpu, gpu_mem](const io::request_settings& r, seq_type t, bool alignments,
-                                                      bool placements) {
-        io::engine_plan p = io::plan_engine(r, t, alignments, placements);
-        if (on_gpu->load()) {
-            gpu::gpu_search::options g;
-            g.gpus = s.gpus;
-            g.memory = gpu_mem;
-            g.keep_align_memory = gpu_mem == 0 && alignments;
-            p.search.session.devices = std::make_unique<gpu::gpu_search>(g, std::chrono::steady_clock::now());
-        }
-        p.search.session.threads = static_cast<int>(s.threads);
-        return std::make_shared<resident_search>(io::make_scoring(p.scoring), std::move(p.search), *db);
-    };
-    s.serve.log = [](const std::string& line) { std::cerr << "swgpu: serve: " << line << std::endl; };
-    search_batcher batcher({std::chrono::milliseconds(s.batch_wait_ms), s.max_batch, s.max_queue});
-    io::http_server server(s.serve, d, facts, make, batcher);
-    server.prepare();  // the default settings checked, their engine ready
-    const int port = server.bind();
-    if (!s.quiet)
-        std::cerr << "swgpu: serving " << s.db << " (" << facts.sequences << " sequences, " << facts.residues
-                  << " residues, " << facts.backend << ") on http://" << s.serve.host << ":" << port << std::endl;
-    signals.serve(server);
-    batcher.stop();
+    io::service_setup setup{.db = s.db, .version = SWGPU_VERSION, .serve = s.serve, .defaults = d,
+                            .batching = {std::chrono::milliseconds(s.batch_wait_ms), s.max_batch, s.max_queue},
+                            .threads = static_cast<int>(s.threads), .quiet = s.quiet};
+    if (gpu) {
+        setup.devices = [gpus = s.gpus, gpu_mem](bool alignments) -> std::unique_ptr<search_devices> {
+            return std::make_unique<gpu::gpu_search>(gpu::gpu_search::of(gpus, gpu_mem, alignments),
+                                                     std::chrono::steady_clock::now());
+        };
+        setup.gpus = s.gpus > 0 ? s.gpus : gpu::device_count();
+    }
+    io::run_service(std::move(setup), signals);
     return 0;
 }
 
@@ -173,28 +130,7 @@ int align_on_server(const align_settings& s, const given_options& given) {
     if (s.comp_based_stats) p.emplace_back("comp_based_stats", "1");
     if (s.max_hsps != 1) p.emplace_back("max_hsps", std::to_string(s.max_hsps));
     if (s.eqx) p.emplace_back("eqx", "true");
-    std::string body;
-    if (s.query == "-") {
-        body.assign(std::istreambuf_iterator<char>(std::cin), {});
-    } else {
-        std::ifstream in(s.query, std::ios::binary);
-        if (!in) throw input_error(s.query, "cannot open the query file");
-        body.assign(std::istreambuf_iterator<char>(in), {});
-    }
-    const char* token = std::getenv("SWGPU_TOKEN");
-    io::output_file out(s.out);  // fails before the request when unwritable
-    const io::http_answer a = io::post(s.server, "/search", p, body, "text/x-fasta", "text/tab-separated-values",
-                                       token ? token : "", 3600);
-    if (a.status != 200) {
-        const auto [kind, message] = io::error_of(a);
-        const exit_code code = a.status == 400 && (kind == "bad_setting" || kind == "unknown_setting" || kind == "refused_setting")
-                                   ? exit_code::bad_command_line
-                               : a.status == 400 || a.status == 413 ? exit_code::bad_input
-                                                                    : exit_code::runtime_failure;
-        throw error(code, "--server " + s.server + " answered " + std::to_string(a.status) + " (" + kind + "): " + message);
-    }
-    out.write(a.body);
-    out.commit();
+    io::search_on_server(s.server, p, s.query, s.out);
     return 0;
 }
 #endif

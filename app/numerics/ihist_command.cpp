@@ -49,11 +49,8 @@ ihist_command::ihist_command(CLI::App& app)
 }
 
 int ihist_command::run(const std::string&) {
-    sat::binning binning;
-    binning.edges = edges_;
-    if (bins_ == 0 && !edges_.empty()) bins_ = static_cast<int>(edges_.size()) - 1;
-    if (bins_ == 0) throw usage_error("--bins B is required (or --edges)");
-    binning.bins = bins_;
+    const sat::binning binning = sat::binning_of(bins_, edges_);
+    if (binning.bins == 0) throw usage_error("--bins B is required (or --edges)");
     sat::check_binning(binning);
     if (output_.empty() && query_.empty()) throw usage_error("nothing to do: give -o OUT.npy and/or --query FILE");
     if (!output_.empty() && io::format_for_name(output_) != io::image_format::npy)
@@ -73,11 +70,7 @@ int ihist_command::run(const std::string&) {
                       edges_.empty() ? "equal-width bins over [min, max] of the data are impossible with them, and --edges "
                                        "bins take finite values only: replace them with finite values"
                                      : "replace them with finite values");
-    const double pixels = static_cast<double>(in.rows) * static_cast<double>(in.cols);
-    io::check_memory(pixels * 2 + (table_out || (query_file && !gpu) ? pixels * bins_ * 4.0 : 0.0),
-                     "the integral histogram of a " + std::to_string(in.rows) + " x " + std::to_string(in.cols) +
-                         " image with " + std::to_string(bins_) + " bins is uint32",
-                     "use fewer --bins or a smaller image");
+    io::check_memory(sat::histogram_memory(in.rows, in.cols, binning.bins, table_out || (query_file && !gpu), 0));
     io::rect_list rects;
     if (!query_.empty()) {
         rects = io::read_rects(query_);
@@ -88,18 +81,16 @@ int ihist_command::run(const std::string&) {
 
     std::optional<sat::array> table;
     if (table_out || (query_file && !gpu))
-        table = gpu ? gpu::integral_histogram(bin, in.rows, in.cols, bins_)
-                    : sat::integral_histogram(bin, in.rows, in.cols, bins_, pool);
+        table = gpu ? gpu::integral_histogram(bin, in.rows, in.cols, binning.bins)
+                    : sat::integral_histogram(bin, in.rows, in.cols, binning.bins, pool);
     if (query_file) {
         std::vector<std::uint32_t> counts;
         if (table) {
             counts = sat::rect_counts(*table, rects.rects);
         } else {
-            counts = gpu::integral_histogram_queries(bin, in.rows, in.cols, bins_, rects.rects);
+            counts = gpu::integral_histogram_queries(bin, in.rows, in.cols, binning.bins, rects.rects);
         }
-        const auto B = static_cast<std::size_t>(bins_);
-        for (std::size_t k = 0; k < rects.rects.size(); ++k)
-            io::write_histogram_line(*query_file, rects.rects[k], std::span(counts).subspan(k * B, B));
+        io::write_histogram_lines(*query_file, rects.rects, counts, static_cast<std::size_t>(binning.bins));
     }
     if (table_out) {
         table->one_dimensional = in.one_dimensional;  // a (W,) input: (W, B)

@@ -1,31 +1,18 @@
 #include "app/numerics/levels_command.hpp"
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <cmath>
-#include <cstdlib>
-#include <cstdio>
 #include <iostream>
 #include <optional>
-#include <thread>
-#include <span>
 
 #include "core/error.hpp"
 #include "core/numerics/finite.hpp"
 #include "core/numerics/level_runs.hpp"
 #include "core/numerics/levels.hpp"
-#include "core/thread_pool.hpp"
-#include "core/tuning.hpp"
-#include "gpu/gpu.hpp"
-#include "gpu/numerics/levels.hpp"
+#include "gpu/numerics/level_runs.hpp"
 #include "io/arrays/reports.hpp"
 #include "io/output_file.hpp"
 #include "io/arrays/loop_indices.hpp"
 #include "io/arrays/matrix_market.hpp"
 #include "io/arrays/npy.hpp"
-#include "io/memory.hpp"
 
 namespace swgpu::app {
 
@@ -63,17 +50,6 @@ const char* const levels_footer =
     "  and the reads), 3 device failure (or --backend gpu without a GPU), 4 out of memory (also refused before any\n"
     "  work when the size line announces more than the memory available holds), 5 output could not be written.\n"
     "  A failed run leaves no output file.\n";
-
-// A coefficient as the double nearest its decimal (or hexadecimal) text: strtod rounds once, where a detour through
-// long double could round twice.
-double parse_coefficient(const std::string& text) {
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
-        throw usage_error("--coefficients: '" + text + "' is not a finite number");
-    return v;
-}
 
 }  // namespace
 
@@ -146,7 +122,7 @@ int levels_command::run_solve() {
     const std::vector<double> b = rhs_.empty() ? std::vector<double>(static_cast<std::size_t>(t.rows), 1.0) : io::read_vector(rhs_, t.rows);
     const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
     const levels::solve_run run = sequential_ ? levels::solve_sequentially(t, part, b, repeat_)
-                                  : gpu       ? solve_on_gpu(t, b)
+                                  : gpu       ? gpu::solve_on_gpu(t, part, b, repeat_, schedule_)
                                               : levels::solve_on_cpu(t, part, b, repeat_, backend_.threads);
     numerics::refuse_nonfinite(run.x, matrix_ + ": the solution x",
                                "the solve overflowed (a diagonal entry near 0, or huge entries); nothing was written");
@@ -167,28 +143,6 @@ levels::csr_matrix levels_command::read_triangle() const {
     return t;
 }
 
-levels::solve_run levels_command::solve_on_gpu(const levels::csr_matrix& t, const std::vector<double>& b) const {
-    const levels::triangle part = upper_ ? levels::triangle::upper : levels::triangle::lower;
-    const gpu::solve_schedule sched = schedule_ == "level_p2p"           ? gpu::solve_schedule::level_p2p
-                                      : schedule_ == "level_sync"        ? gpu::solve_schedule::level_sync
-                                      : schedule_ == "level_grid"        ? gpu::solve_schedule::level_grid
-                                      : schedule_ == "syncfree_by_level" ? gpu::solve_schedule::syncfree_by_level
-                                                                         : gpu::solve_schedule::syncfree;
-    // The first solve comes with the analysis (fused); --repeat's further solves reuse it with --schedule.
-    levels::solve_run run;
-    gpu::triangular_solver solver(t, part, b);
-    run.analysis_ms = solver.analysis_ms();
-    run.x = solver.first_solution();
-    for (long long r = 1; r < repeat_; ++r) {
-        float ms = 0;
-        run.x = solver.solve(b, sched, &ms);
-        run.solve_ms.push_back(ms);
-    }
-    run.widths = solver.widths();
-    run.on_gpu = true;
-    return run;
-}
-
 levels::indirect_loop levels_command::read_loop(std::vector<double>& a) const {
     levels::indirect_loop loop;
     io::set_loop_writes(loop, io::read_npy(writes_), writes_);
@@ -197,24 +151,6 @@ levels::indirect_loop levels_command::read_loop(std::vector<double>& a) const {
     io::set_loop_locations(loop, array_.empty() ? -1 : static_cast<std::int64_t>(a.size()), locations_, writes_);
     if (array_.empty()) a.assign(static_cast<std::size_t>(loop.locations), 1.0);  // checked: 1 to 2^31 - 1
     return loop;
-}
-
-std::string levels_command::execute_loop(const levels::indirect_loop& loop, const levels::body_spec& body,
-                                         std::vector<double>& a, bool gpu, bool keep_levels,
-                                         std::vector<std::int64_t>& widths) const {
-    if (!gpu) return levels::run_loop_on_cpu(loop, body, a, sequential_, pipeline_, backend_.threads, widths);
-    char times[240];
-    gpu::loop_report rep;
-    const auto t0 = std::chrono::steady_clock::now();
-    a = gpu::run_loop(loop, body, a, &rep, keep_levels);
-    const double wall = levels::ms_since(t0);
-    if (!rep.levels.empty()) widths = levels::widths_of(levels::group_by_level(std::move(rep.levels)));
-    std::snprintf(times, sizeof times,
-                  "inspector %.3f ms, inspector + executor %.3f ms, total %.3f ms, with transfers %.3f ms (GPU; "
-                  "%.3f ms with host conversions)",
-                  rep.inspect_ms, rep.run_ms, rep.inspect_ms + rep.run_ms,
-                  rep.upload_ms + rep.inspect_ms + rep.run_ms + rep.download_ms, wall);
-    return times;
 }
 
 int levels_command::run_loop() {
@@ -226,14 +162,13 @@ int levels_command::run_loop() {
     std::vector<double> a;
     const levels::indirect_loop loop = read_loop(a);
     const auto n = static_cast<std::int64_t>(loop.writes.size());
-    levels::body_spec body;
-    body.kind = levels::parse_body(body_).value();
-    for (const std::string& c : coefficients_) body.coefficients.push_back(parse_coefficient(c));
-    if (const std::string why = levels::body_mismatch(body, loop.reads_per_iteration); !why.empty())
-        throw usage_error(why);
+    const levels::body_spec body = levels::body_of(body_, coefficients_, loop.reads_per_iteration);
 
+    // Sequentially, on the GPU, by levels on the CPU, or pipelined: what it took as text, and the levels' widths.
     std::vector<std::int64_t> widths;
-    const std::string times = execute_loop(loop, body, a, gpu, stats.has_value() || !backend_.quiet, widths);
+    const std::string times =
+        gpu ? gpu::run_loop_on_gpu(loop, body, a, stats.has_value() || !backend_.quiet, widths)
+            : levels::run_loop_on_cpu(loop, body, a, sequential_, pipeline_, backend_.threads, widths);
     numerics::refuse_nonfinite(a, writes_ + ": the loop's final array",
                                "the loop's values overflowed (or a body divided by 0); nothing was written");
     if (!backend_.quiet)

@@ -25,15 +25,12 @@ private:
     int run(const std::string& command_line) override;
     int run_solve();
     int run_loop();
-    // run_solve's steps: the triangle read (warning of entries outside it); solved as asked (--repeat times:
-    // sequentially or by levels on the CPU, core/numerics/level_runs.hpp, or on the GPU).
+    // run_solve's first step: the triangle read (warning of entries outside it); it is then solved as asked (--repeat
+    // times: sequentially or by levels on the CPU, core/numerics/level_runs.hpp, or on the GPU,
+    // gpu/numerics/level_runs.hpp).
     levels::csr_matrix read_triangle() const;
-    levels::solve_run solve_on_gpu(const levels::csr_matrix& t, const std::vector<double>& b) const;
-    // run_loop's steps: the loop and its array from the files; the loop run as asked (sequentially, on the GPU, by
-    // levels on the CPU, or pipelined), giving what it took as text and the widths of its levels.
+    // run_loop's first step: the loop and its array from the files.
     levels::indirect_loop read_loop(std::vector<double>& a) const;
-    std::string execute_loop(const levels::indirect_loop& loop, const levels::body_spec& body, std::vector<double>& a,
-                             bool gpu, bool keep_levels, std::vector<std::int64_t>& widths) const;
 
     std::string matrix_, rhs_, output_, stats_, writes_, reads_, array_, body_ = "sum", schedule_ = "level_p2p";
     std::vector<std::string> coefficients_;  // parsed with strtod (correctly rounded to double)

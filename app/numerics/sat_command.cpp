@@ -85,25 +85,11 @@ int sat_command::run(const std::string&) {
     const sat::dtype table_type = sat::table_type(in.type, prec);
     const bool needs_table = table_out || query_file;
     if (needs_table) sat::check_table_fits(in, table_type, input_);  // the box filter's sums are sized by the window
-    const std::string shape = std::to_string(in.rows) + " x " + std::to_string(in.cols) +
-                              (in.lanes > 1 ? " x " + std::to_string(in.lanes) : "");
     thread_pool pool(backend_.threads);
-    if (box)
-        io::check_memory(sat::box_filter_bytes(in, box_radius_, pool.size()),
-                         "--box-filter " + std::to_string(box_radius_) + " of a " + shape + " " + sat::name_of(in.type) +
-                             " image takes its output and, per thread, rows of " +
-                             std::to_string(in.cols + 2 * box_radius_) + " window sums",
-                         "use a smaller image or radius");
+    if (box) io::check_memory(sat::box_filter_memory(in, box_radius_, pool.size()));
     const bool table_for_queries = query_file && !gpu && !sat::is_float(in.type);
-    if (table_out || table_for_queries)
-        io::check_memory(sat::table_bytes(in, table_type),
-                         "the table of a " + shape + " input is " + sat::name_of(table_type),
-                         table_type == sat::dtype::f32 ? "use a smaller input"
-                                                       : "use a smaller input (or --type float32 for a float input)");
-    if (query_file && sat::is_float(in.type))
-        io::check_memory(sat::exact_rect_sums_bytes(in),
-                         "the exact rectangle sums of a " + shape + " float image take 16 bytes an element",
-                         "use a smaller input");
+    if (table_out || table_for_queries) io::check_memory(sat::table_memory(in, table_type));
+    if (query_file && sat::is_float(in.type)) io::check_memory(sat::exact_rect_sums_memory(in));
     io::rect_list rects;
     if (!query_.empty()) {
         rects = io::read_rects(query_);
@@ -118,10 +104,8 @@ int sat_command::run(const std::string&) {
         const auto words = sat::is_float(in.type) ? sat::exact_rect_sums(in, rects.rects)
                            : table            ? sat::rect_sums(*table, rects.rects)
                                               : gpu::summed_area_queries(in, table_type, rects.rects);
-        const auto L = static_cast<std::size_t>(in.lanes);
         const sat::dtype word_type = table_type == sat::dtype::f32 ? sat::dtype::f64 : table_type;
-        for (std::size_t k = 0; k < rects.rects.size(); ++k)
-            io::write_query_line(*query_file, rects.rects[k], std::span(words).subspan(k * L, L), word_type);
+        io::write_query_lines(*query_file, rects.rects, words, static_cast<std::size_t>(in.lanes), word_type);
     }
     // The answers are written out before the filtered image, which commits itself: a failure to write them leaves no
     // image, and one to write the image removes them (their file is renamed only below).

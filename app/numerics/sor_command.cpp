@@ -10,7 +10,6 @@
 #include "core/numerics/sat.hpp"
 #include "core/numerics/sor.hpp"
 #include "core/thread_pool.hpp"
-#include "core/tuning.hpp"
 #include "gpu/numerics/sor.hpp"
 #include "io/memory.hpp"
 #include "io/arrays/reports.hpp"
@@ -91,50 +90,33 @@ sor::problem sor_command::read_problem() const {
     if (problem_.empty() && size) throw usage_error("--size is for --problem");
     // The run holds about five float64 arrays of the grid's size at once (f, the initial and the current u, h^2 f and
     // the output); refused before any of them is taken when they cannot fit.
-    const auto check_grid = [](sor::index_t n, int arrays, const std::string& what, const std::string& advice) {
-        io::check_memory(static_cast<double>(n) * static_cast<double>(n) * 8.0 * arrays,
-                         what + " is a " + std::to_string(n) + " x " + std::to_string(n) + " grid, held in " +
-                             std::to_string(arrays) + " float64 arrays of its size",
-                         advice);
-    };
     if (model) {
-        if (model_ >= 3) check_grid(model_, 5, "--model " + std::to_string(model_), "use a smaller N");
+        if (model_ >= 3) io::check_memory(sor::grid_memory(model_, 5, "--model " + std::to_string(model_), "use a smaller N"));
         return sor::model_problem(model_);
     }
     if (!problem_.empty()) {
-        if (size_ >= 3) check_grid(size_, 5, "--problem " + problem_ + " --size " + std::to_string(size_), "use a smaller N");
+        if (size_ >= 3)
+            io::check_memory(sor::grid_memory(size_, 5, "--problem " + problem_ + " --size " + std::to_string(size_),
+                                              "use a smaller N"));
         return sor::builtin_problem(problem_, size_);
     }
     sor::index_t n = 0, nb = 0;
     auto f = io::read_square_f64(rhs_, n);
     const auto g = io::read_square_f64(boundary_, nb);
     if (n != nb) throw input_error(boundary_, "must have the shape of " + rhs_);
-    check_grid(n, 4, rhs_, "use a smaller grid");  // f is read; four more arrays of its size to come
+    io::check_memory(sor::grid_memory(n, 4, rhs_, "use a smaller grid"));  // f is read; four more arrays of its size to come
     return sor::from_arrays(n, std::move(f), g, rhs_);
 }
 
 // The solver's options from the command line, checked.
 sor::options sor_command::solver_options(const sor::problem& p) const {
-    sor::options o;
-    o.m = sor::parse_method(method_);
-    o.omega = sub_->count("--omega") > 0 ? omega_ : sor::optimal_omega(p.n);  // --omega 0 is refused, not absent
-    o.tol = tol_;
-    o.max_sweeps = max_sweeps_;
-    o.layers = layers_;
-    if (!subdomain_.empty()) {
-        sor::parse_subdomain(subdomain_, o.sub_rows, o.sub_cols);
-        if (!layers_option_->count()) {  // the paper's choice: the largest K the subdomain allows
-            const sor::index_t k = std::min(o.sub_rows, o.sub_cols) / 2;
-            if (k < 1 || k > 1000)
-                throw usage_error("--subdomain " + subdomain_ + ": the default K = min(A, B) / 2 = " + std::to_string(k) +
-                                  " is not in 1 to 1000; give --layers");
-            o.layers = int(k);
-        }
-    }
+    const std::optional<double> omega =  // --omega 0 is refused, not absent
+        sub_->count("--omega") > 0 ? std::optional(omega_) : std::nullopt;
+    sor::options o = sor::options_of(method_, omega, p.n, tol_, max_sweeps_, layers_, stagnation_);
+    if (!subdomain_.empty()) sor::set_subdomains(o, subdomain_, layers_option_->count() > 0);
     if (layers_option_->count() && o.m != sor::method::mlssor)
         throw usage_error("--layers is for --method mlssor (" + method_ + " has no layers)");
     o.forward_only = forward_only_;
-    o.stagnation = stagnation_;
     sor::check(o);
     return o;
 }
@@ -158,21 +140,13 @@ int sor_command::run(const std::string&) {
     if (gpu) {
         s = gpu::sor_solve(p, o, &report);
     } else {
-        // -t 0 (one thread per hardware thread) takes one thread for grids too small for more to gain: measured data,
-        // tuning key sor.cpu_one_thread_below (docs/sor.md).
-        unsigned threads = backend_.threads;
-        if (threads == 0 && p.n < tuning::integer("sor.cpu_one_thread_below")) threads = 1;
-        thread_pool pool(threads);
+        thread_pool pool(sor::cpu_threads(p.n, backend_.threads));
         cpu_threads = pool.size();
         s = sor::solve(p, o, pool);
     }
     const int per = sor::sweeps_per_iteration(o);
     std::fputs(io::sor_summary(p.n, o, s, gpu, cpu_threads).c_str(), stdout);
-    if (out) {
-        sat::array a(sat::dtype::f64, p.n, p.n, 1);
-        std::copy(s.u.begin(), s.u.end(), a.data<double>());
-        io::write_npy(a, *out);
-    }
+    if (out) io::write_square_f64(*out, s.u, p.n);
     if (history) history->write(io::sor_history_tsv(s, per));
     if (plot) {
         plot->write(io::history_svg(s, per, o.tol,

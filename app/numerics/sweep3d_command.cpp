@@ -1,8 +1,6 @@
 #include "app/numerics/sweep3d_command.hpp"
 
-#include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <span>
 #include <vector>
@@ -11,7 +9,6 @@
 #include "core/numerics/finite.hpp"
 #include "core/numerics/sat.hpp"
 #include "core/numerics/sweep3d.hpp"
-#include "core/thread_pool.hpp"
 #include "gpu/numerics/sweep3d.hpp"
 #include "io/memory.hpp"
 #include "io/output_file.hpp"
@@ -38,7 +35,6 @@ const char* const sweep3d_footer =
 template <class T>
 int run_typed(const sweep3d::fmod_params* fp, const sweep3d::dd_params* dp, bool gpu, unsigned threads, long long tile,
               const std::string& output) {
-    using clock = std::chrono::steady_clock;
     std::optional<io::output_file> out;
     if (!output.empty()) out.emplace(output);  // an unwritable destination fails before the sweep
     std::vector<T> grid;
@@ -48,25 +44,17 @@ int run_typed(const sweep3d::fmod_params* fp, const sweep3d::dd_params* dp, bool
         grid = fp ? gpu::sweep3d_fmod<T>(*fp, &report) : gpu::sweep3d_dd<T>(*dp, &report);
         seconds = report.kernel_ms / 1e3;
     } else {
-        // the grid allocated and touched, and the threads started, before the clock starts (the GPU's time counts
-        // its steps only)
+        // the grid allocated and touched before the clock starts (the GPU's time counts its steps only)
         const index_t cells = fp ? fp->n : dp->n;
         grid.assign(static_cast<std::size_t>(cells * cells * cells), T(0));
-        thread_pool pool(threads);
-        const auto t0 = clock::now();
-        if (fp) sweep3d::fmod_tiled_into<T>(*fp, pool, tile, grid);
-        else sweep3d::dd_tiled_into<T>(*dp, pool, tile, grid);
-        seconds = std::chrono::duration<double>(clock::now() - t0).count();
+        seconds = sweep3d::sweep_on_cpu<T>(fp, dp, threads, tile, std::span<T>(grid));
     }
     numerics::refuse_nonfinite(std::span<const T>(grid), "the grid",
                                fp ? "--c is too small for --precision (the remainders overflow); nothing was written"
                                   : "--source and --sigma give fluxes beyond the type's range; nothing was written");
     std::printf("checksum %.17g time %.6f s\n", sweep3d::checksum(grid), seconds);
     if (out) {
-        const index_t n = fp ? fp->n : dp->n;
-        sat::array a(sizeof(T) == 4 ? sat::dtype::f32 : sat::dtype::f64, n, n, n);
-        std::memcpy(a.raw(), grid.data(), grid.size() * sizeof(T));
-        io::write_npy(a, *out, true);
+        io::write_cube(*out, std::span<const T>(grid), fp ? fp->n : dp->n);
         out->commit();
     }
     return 0;
@@ -110,15 +98,8 @@ int sweep3d_command::run(const std::string&) {
     const bool fmod = kernel_ == "fmod";
     if (fmod) sweep3d::check(fp);
     else sweep3d::check(dp);
-    // The host holds the grid (N^3 values; on the GPU backend its copy back), a second copy for -o, and for dd the
-    // angular fluxes on three faces of every cell plane: refused before any of it is taken when it cannot fit.
-    const double value = precision_ == "single" ? 4.0 : 8.0, grids = output_.empty() ? 1 : 2;
-    const double nn = static_cast<double>(n_);
-    io::check_memory(nn * nn * nn * value * grids + (fmod ? 0.0 : 3.0 * nn * nn * angles_ * value),
-                     "--n " + std::to_string(n_) + " is a " + std::to_string(n_) + " x " + std::to_string(n_) + " x " +
-                         std::to_string(n_) + " grid of " + (value == 4.0 ? "float32" : "float64") +
-                         (grids > 1 ? ", held twice for -o" : "") + (fmod ? "" : ", with the angular fluxes of its faces"),
-                     "use a smaller --n" + std::string(value == 8.0 ? " or --precision single" : ""));
+    // The host's grid, its copy for -o and dd's face fluxes: refused before any of it is taken when it cannot fit.
+    io::check_memory(sweep3d::host_memory(n_, precision_ == "single" ? 4 : 8, !output_.empty(), fmod ? 0 : angles_));
     const bool gpu = backend_.use_gpu();
     const auto* f = fmod ? &fp : nullptr;
     const auto* d = fmod ? nullptr : &dp;

@@ -9,15 +9,14 @@
 #include <cstdio>
 #include <limits>
 #include <mutex>
-#include <optional>
 #include <tuple>
 
 #include "app/swgpu/face.hpp"
+#include "core/align/search/batcher.hpp"
 #include "core/align/search/pipeline.hpp"
 #include "core/align/search/session.hpp"
 #include "core/align/search/settings_check.hpp"
 #include "core/align/sequence.hpp"
-#include "core/align/strand.hpp"
 #include "core/cancel.hpp"
 #include "core/tuning.hpp"
 #include "gpu/align/gpu_search.hpp"
@@ -83,63 +82,34 @@ namespace {
 
 using detail::wants_gpu;
 
-// A scoring and a search session composed for it: what one type of sequences needs to be searched.
-struct searcher {
-    search_settings settings;
-    scoring sc;
-    std::unique_ptr<search_session> session;
-    bool search_minus = false, search_plus = true;
-
-    searcher(const search_settings& s, seq_type type) : settings(s) {
-        check(s);
-        check_settings_for_type(values_of(s), type, settings_face::library);
-        io::scoring_request r;
-        r.type = type;
-        r.matrix = s.matrix;
-        if (s.gap_open >= 0) r.gap_open = s.gap_open;
-        if (s.gap_extend >= 0) r.gap_extend = s.gap_extend;
-        r.match = s.match;
-        r.mismatch = s.mismatch;
-        r.evalues = s.evalues;
-        sc = io::make_scoring(r);
-        const auto started = std::chrono::steady_clock::now();
-        search_session::options o;
-        if (wants_gpu(s.where)) {
-            gpu::gpu_search::options g;
-            g.gpus = s.gpus;
-            g.memory = s.gpu_memory;
-            g.keep_align_memory = s.gpu_memory == 0;
-            o.devices = std::make_unique<gpu::gpu_search>(g, started);
-        }
-        o.threads = s.threads;
-        o.mode = s.mode == pair_mode::search     ? search_session::pair_mode::search
-                 : s.mode == pair_mode::pairwise ? search_session::pair_mode::pairwise
-                                                 : search_session::pair_mode::automatic;
-        o.k = s.max_target_seqs;
-        o.evalues = s.evalues;
-        o.evalue = s.evalue;
-        o.composition = s.comp_based_stats == 1;
-        o.max_hsps = s.max_hsps;
-        o.zdrop = s.zdrop;
-        if (s.seg) o.mask = masking::seg;
-        if (s.dust) o.mask = masking::dust;
-        session = std::make_unique<search_session>(std::move(o), started);
-        session->compose(sc);
-        search_plus = type == seq_type::protein || s.strand != strands::minus;
-        search_minus = type == seq_type::dna && s.strand != strands::plus;
-    }
-
-    query_strands encode_queries(sequence_set letters) const {
-        query_strands q;
-        q.search_plus = search_plus;
-        q.search_minus = search_minus;
-        q.plus = std::move(letters);
-        if (q.search_minus) q.minus = reverse_complement(q.plus);
-        encode(q.plus, sc.matrix);
-        if (q.search_minus) encode(q.minus, sc.matrix);
-        return q;
-    }
-};
+// A scoring and a search session composed for it over `db` (letters, kept encoded): what one type of sequences needs
+// to be searched (core/align/search/batcher.hpp).
+std::unique_ptr<resident_search> make_engine(const search_settings& s, seq_type type, sequence_set db) {
+    check(s);
+    check_settings_for_type(values_of(s), type, settings_face::library);
+    io::scoring_request r;
+    r.type = type;
+    r.matrix = s.matrix;
+    if (s.gap_open >= 0) r.gap_open = s.gap_open;
+    if (s.gap_extend >= 0) r.gap_extend = s.gap_extend;
+    r.match = s.match;
+    r.mismatch = s.mismatch;
+    r.evalues = s.evalues;
+    scoring sc = io::make_scoring(r);
+    resident_search::options o;
+    o.session = search_session::options_of(values_of(s));
+    if (wants_gpu(s.where))
+        o.session.devices = std::make_unique<gpu::gpu_search>(gpu::gpu_search::of(s.gpus, s.gpu_memory, true),
+                                                              std::chrono::steady_clock::now());
+    o.session.threads = s.threads;
+    o.session.mode = s.mode == pair_mode::search     ? search_session::pair_mode::search
+                     : s.mode == pair_mode::pairwise ? search_session::pair_mode::pairwise
+                                                     : search_session::pair_mode::automatic;
+    o.type = type;
+    o.search_plus = type == seq_type::protein || s.strand != strands::minus;
+    o.search_minus = type == seq_type::dna && s.strand != strands::plus;
+    return std::make_unique<resident_search>(std::move(sc), std::move(o), std::move(db));
+}
 
 // The printed hits as BLAST's columns (the values `swgpu align` prints, before formatting).
 std::vector<hit> to_hits(const search_results& r, const query_strands& queries, const scoring& sc) {
@@ -177,16 +147,12 @@ std::vector<hit> to_hits(const search_results& r, const query_strands& queries, 
     return out;
 }
 
-std::vector<hit> run_search(searcher& s, const sequence_set& query_letters, resident_records& db) {
+// The search and the steps after the score pass, in the command line's order (no MAPQ here).
+std::vector<hit> run_search(resident_search& engine, const sequence_set& query_letters) {
     const auto started = std::chrono::steady_clock::now();
-    query_strands queries = s.encode_queries(query_letters);
-    query_masking masker;
-    s.session->mask(queries, masker, s.sc.matrix);
-    db.rewind();
-    // The search and the steps after the score pass, in the command line's order (no MAPQ here).
-    search_results r = s.session->search(queries, masker, db, 0);
+    const batch_outcome r = engine.search(query_letters);
     const auto searched = std::chrono::steady_clock::now();
-    std::vector<hit> hits = to_hits(r, masker.shown(queries), s.sc);
+    std::vector<hit> hits = to_hits(r.results, r.shown, engine.sc());
     if (tuning::flag("search.profile")) {  // a measurement switch: the library's own share of a search
         const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
         std::fprintf(stderr, "swgpu: library search: %.1f ms, of which hits as the face's %.1f ms\n",
@@ -217,27 +183,20 @@ std::vector<hit> search(const std::vector<sequence>& queries, const std::vector<
         const seq_type type = typed(q, settings.type);
         if (settings.type == sequence_type::automatic && typed(db, settings.type) != type)
             throw io::types_disagree(type, "queries", typed(db, settings.type), "database");
-        searcher s(settings, type);
-        sequence_set encoded = db;
-        const std::uint64_t unknown = encode(encoded, s.sc.matrix);
-        resident_records records(std::move(encoded), unknown);
-        return run_search(s, q, records);
+        return run_search(*make_engine(settings, type, db), q);
     });
 }
 
 struct database::impl {
     search_settings settings;
     seq_type type = seq_type::protein;
-    std::unique_ptr<searcher> engine;
-    std::unique_ptr<resident_records> records;
+    std::unique_ptr<resident_search> engine;
     std::mutex searching;  // one search at a time: each takes the whole backend
 
     void make(sequence_set letters, const search_settings& s) {
         settings = s;
         type = typed(letters, s.type);
-        engine = std::make_unique<searcher>(s, type);
-        const std::uint64_t unknown = encode(letters, engine->sc.matrix);
-        records = std::make_unique<resident_records>(std::move(letters), unknown);
+        engine = make_engine(s, type, std::move(letters));
     }
 };
 
@@ -263,12 +222,12 @@ std::vector<hit> database::search(const std::vector<sequence>& queries, std::sto
         const seq_type type = typed(q, p_->settings.type);
         if (type != p_->type) throw io::types_disagree(type, "queries", p_->type, "database");
         const std::lock_guard<std::mutex> lock(p_->searching);
-        return run_search(*p_->engine, q, *p_->records);
+        return run_search(*p_->engine, q);
     });
 }
 
-std::size_t database::size() const { return p_->records->records().size(); }
-std::uint64_t database::residues() const { return p_->records->records().total_residues(); }
+std::size_t database::size() const { return p_->engine->database().size(); }
+std::uint64_t database::residues() const { return p_->engine->database().total_residues(); }
 
 namespace {
 

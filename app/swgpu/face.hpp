@@ -12,6 +12,7 @@
 #include "app/swgpu/common.hpp"
 #include "core/cancel.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "gpu/gpu.hpp"
 
 namespace swgpu::detail {
@@ -58,22 +59,7 @@ inline std::string setting_names(std::string text) {
     for (const auto& [from, to] : renamed)
         for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at))
             text.replace(at, std::string(from).size(), to);
-    std::string out;
-    for (std::size_t k = 0; k < text.size(); ++k) {
-        const bool option = text.compare(k, 2, "--") == 0 && k + 2 < text.size() && text[k + 2] >= 'a' &&
-                            text[k + 2] <= 'z' && (k == 0 || text[k - 1] == ' ' || text[k - 1] == '(' ||
-                                                   text[k - 1] == '/' || text[k - 1] == '\'');
-        if (!option) {
-            out += text[k];
-            continue;
-        }
-        for (k += 2; k < text.size() && ((text[k] >= 'a' && text[k] <= 'z') || (text[k] >= '0' && text[k] <= '9') ||
-                                         text[k] == '-');
-             ++k)
-            out += text[k] == '-' ? '_' : text[k];
-        --k;
-    }
-    return out;
+    return options_as_names(text);  // the others: "--gap-open" as "gap_open" (core/text.hpp)
 }
 
 // `call()`, its errors worded with the settings' names (setting_names).

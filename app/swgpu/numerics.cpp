@@ -94,10 +94,7 @@ dtype summed_area_table_type(dtype image) { return external(sat::table_type(inte
 void check_summed_area_table(dtype type, const std::vector<std::int64_t>& shape) {
     double elements = 1;
     for (const auto d : shape) elements *= static_cast<double>(std::max<std::int64_t>(d, 0));
-    const double image = elements * static_cast<double>(element_bytes(type));
-    const double table = elements * static_cast<double>(element_bytes(summed_area_table_type(type)));
-    io::check_memory(image + table, "the summed-area table of the image and the call's copy of the image",
-                     "use a smaller image");
+    io::check_memory(sat::table_call_memory(elements, internal(type), internal(summed_area_table_type(type))));
 }
 
 array summed_area_table(const array& image, backend where, std::stop_token stop) {
@@ -137,9 +134,7 @@ sat::binning histogram_binning(const std::vector<std::int64_t>& shape, int bins,
     if (shape.size() != 2)
         throw usage_error("integral_histogram: a one-channel image of shape (H, W), not of " +
                           std::to_string(shape.size()) + " dimensions");
-    sat::binning binning;
-    binning.bins = bins == 0 && !edges.empty() ? static_cast<int>(edges.size()) - 1 : bins;
-    binning.edges = edges;
+    const sat::binning binning = sat::binning_of(bins, edges);
     detail::as_library_call([&] { sat::check_binning(binning); });  // messages name the arguments
     sat::check_histogram_pixels(shape[0], shape[1], "image");
     return binning;
@@ -150,11 +145,9 @@ sat::binning histogram_binning(const std::vector<std::int64_t>& shape, int bins,
 int check_integral_histogram(dtype type, const std::vector<std::int64_t>& shape, int bins,
                              const std::vector<double>& edges) {
     const sat::binning binning = histogram_binning(shape, bins, edges);
-    const double pixels = static_cast<double>(shape[0]) * static_cast<double>(shape[1]);
-    io::check_memory(pixels * (4.0 * binning.bins + 2.0 + static_cast<double>(element_bytes(type))),
-                     "the integral histogram of a " + std::to_string(shape[0]) + " x " + std::to_string(shape[1]) +
-                         " image with " + std::to_string(binning.bins) + " bins (uint32) and the call's copy of the image",
-                     "use fewer bins or a smaller image");
+    detail::as_library_call([&] {
+        io::check_memory(sat::histogram_memory(shape[0], shape[1], binning.bins, true, int(element_bytes(type))));
+    });
     return binning.bins;
 }
 
@@ -185,19 +178,6 @@ void integral_histogram_into(dtype type, const std::vector<std::int64_t>& shape,
 
 // ---- sparse triangular solves, SOR, the 3-D sweep ------------------------------------------------------------------
 
-namespace {
-
-const char* reason_name(sor::stop_reason r) {
-    switch (r) {
-        case sor::stop_reason::converged: return "converged";
-        case sor::stop_reason::stagnated: return "stagnated";
-        case sor::stop_reason::max_sweeps: break;
-    }
-    return "max_sweeps";
-}
-
-}  // namespace
-
 std::vector<double> triangular_solve(const csr_matrix& matrix, const std::vector<double>& b, bool lower,
                                      backend where, std::stop_token stop) {
     const detail::stop_scope stopping(std::move(stop));
@@ -227,17 +207,13 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
     if (n > (std::int64_t{1} << 20)) throw input_error("sor", "a grid of more than 2^20 x 2^20 points");
     // As `swgpu sor` counts them: about five float64 arrays of the grid at once (f, the initial and the current u,
     // h^2 f, the result).
-    io::check_memory(static_cast<double>(n) * static_cast<double>(n) * 8.0 * 5,
-                     "sor: a " + std::to_string(n) + " x " + std::to_string(n) + " grid, held in 5 float64 arrays of its size",
-                     "use a smaller grid");
+    io::check_memory(sor::grid_memory(n, 5, "sor: n " + std::to_string(n), "use a smaller grid"));
     const sor::problem p = sor::from_arrays(n, f, boundary, "sor");
-    sor::options o;
-    o.m = detail::as_library_call([&] { return sor::parse_method(settings.method); });
-    o.omega = settings.omega == 0 ? sor::optimal_omega(n) : settings.omega;
-    o.tol = settings.tol;
-    o.max_sweeps = settings.max_sweeps;
-    o.layers = settings.layers;
-    o.stagnation = settings.stagnation;
+    const std::optional<double> omega = settings.omega == 0 ? std::nullopt : std::optional(settings.omega);
+    sor::options o = detail::as_library_call([&] {
+        return sor::options_of(settings.method, omega, n, settings.tol, settings.max_sweeps, settings.layers,
+                               settings.stagnation);
+    });
     detail::as_library_call([&] { sor::check(o); });
     sor::solution s;
     if (wants_gpu(settings.where)) {
@@ -256,7 +232,7 @@ sor_result poisson_sor(std::int64_t n, const std::vector<double>& f, const std::
         r.seconds.push_back(e.seconds);
     }
     r.converged = s.converged;
-    r.reason = reason_name(s.reason);
+    r.reason = sor::reason_name(s.reason);
     r.omega = o.omega;
     return r;
 }
@@ -275,11 +251,8 @@ void check_sweep3d(std::int64_t n, int loops, double c, dtype precision) {
     detail::as_library_call([&] { sweep3d::check(sweep3d::fmod_params{n, loops, c}); });
     // The grid, refused before it is taken when it cannot fit (exit code 4), as the command line refuses it (a Python
     // call of sweep3d(1200) was killed by the kernel instead).
-    const double nn = static_cast<double>(n), value = precision == dtype::float32 ? 4.0 : 8.0;
-    io::check_memory(nn * nn * nn * value,
-                     "sweep3d n = " + std::to_string(n) + " is a " + std::to_string(n) + "^3 grid of " +
-                         (value == 4.0 ? "float32" : "float64"),
-                     "use a smaller n" + std::string(value == 8.0 ? " or precision float32" : ""));
+    detail::as_library_call(
+        [&] { io::check_memory(sweep3d::host_memory(n, precision == dtype::float32 ? 4 : 8, false, 0)); });
 }
 
 void sweep3d_fmod_into(std::int64_t n, int loops, double c, dtype precision, void* grid, backend where) {
@@ -291,12 +264,8 @@ void sweep3d_fmod_into(std::int64_t n, int loops, double c, dtype precision, voi
     const auto fill = [&](auto zero) {
         using T = decltype(zero);
         const std::span<T> out(static_cast<T*>(grid), static_cast<std::size_t>(n * n * n));
-        if (gpu) {
-            gpu::sweep3d_fmod_into<T>(p, out);
-        } else {
-            thread_pool pool(0);
-            sweep3d::fmod_tiled_into<T>(p, pool, 16, out);
-        }
+        if (gpu) gpu::sweep3d_fmod_into<T>(p, out);
+        else (void)sweep3d::sweep_on_cpu<T>(&p, nullptr, 0, 16, out);
     };
     if (precision == dtype::float32) fill(0.0f);
     else fill(0.0);

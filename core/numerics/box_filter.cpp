@@ -45,6 +45,14 @@ double box_filter_bytes(const array& in, index_t radius, unsigned threads) {
     return static_cast<double>(in.bytes()) + bands * row;
 }
 
+memory_need box_filter_memory(const array& in, index_t radius, unsigned threads) {
+    return {box_filter_bytes(in, radius, threads),
+            "--box-filter " + std::to_string(radius) + " of a " + shape_of(in) + " " + name_of(in.type) +
+                " image takes its output and, per thread, rows of " + std::to_string(in.cols + 2 * radius) +
+                " window sums",
+            "use a smaller image or radius"};
+}
+
 namespace {
 
 // The engine the CPU runs (core/align/simd/isa.hpp), else the baseline copy; R >= 1.

@@ -1,9 +1,13 @@
 #include "core/numerics/level_runs.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
+#include "core/error.hpp"
 #include "core/thread_pool.hpp"
 #include "core/tuning.hpp"
 
@@ -86,6 +90,29 @@ std::string run_loop_on_cpu(const indirect_loop& loop, const body_spec& body, st
                       pool.size(), pool.size() == 1 ? "" : "s");
     }
     return times;
+}
+
+namespace {
+
+// A coefficient as the double nearest its decimal (or hexadecimal) text: strtod rounds once, where a detour through
+// long double could round twice.
+double parse_coefficient(const std::string& text) {
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
+        throw usage_error("--coefficients: '" + text + "' is not a finite number");
+    return v;
+}
+
+}  // namespace
+
+body_spec body_of(const std::string& name, const std::vector<std::string>& coefficients, int reads) {
+    body_spec body;
+    body.kind = parse_body(name).value();
+    for (const std::string& c : coefficients) body.coefficients.push_back(parse_coefficient(c));
+    if (const std::string why = body_mismatch(body, reads); !why.empty()) throw usage_error(why);
+    return body;
 }
 
 }  // namespace swgpu::levels

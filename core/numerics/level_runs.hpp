@@ -40,4 +40,9 @@ solve_run solve_on_cpu(const csr_matrix& t, triangle part, const std::vector<dou
 std::string run_loop_on_cpu(const indirect_loop& loop, const body_spec& body, std::vector<double>& a, bool sequential,
                             bool pipelined, unsigned threads, std::vector<std::int64_t>& widths);
 
+// The loop's body as `swgpu levels` names it: `name` (--body: sum, max, fmod, wsum or dot) and its coefficients'
+// texts (--coefficients), each the double nearest its decimal (or hexadecimal) text, checked against the loop's
+// `reads` per iteration. Throws usage_error.
+body_spec body_of(const std::string& name, const std::vector<std::string>& coefficients, int reads);
+
 }  // namespace swgpu::levels

@@ -312,6 +312,35 @@ double table_bytes(const array& in, dtype table) {
            static_cast<double>(size_of(table));
 }
 
+std::string shape_of(const array& a) {
+    return std::to_string(a.rows) + " x " + std::to_string(a.cols) + (a.lanes > 1 ? " x " + std::to_string(a.lanes) : "");
+}
+
+memory_need table_memory(const array& in, dtype table) {
+    return {table_bytes(in, table), "the table of a " + shape_of(in) + " input is " + name_of(table),
+            table == dtype::f32 ? "use a smaller input" : "use a smaller input (or --type float32 for a float input)"};
+}
+
+memory_need exact_rect_sums_memory(const array& in) {
+    return {exact_rect_sums_bytes(in),
+            "the exact rectangle sums of a " + shape_of(in) + " float image take 16 bytes an element",
+            "use a smaller input"};
+}
+
+memory_need table_call_memory(double elements, dtype image, dtype table) {
+    const double copy = elements * static_cast<double>(size_of(image));
+    return {copy + elements * static_cast<double>(size_of(table)),
+            "the summed-area table of the image and the call's copy of the image", "use a smaller image"};
+}
+
+memory_need histogram_memory(index_t rows, index_t cols, int bins, bool table, int copy_bytes) {
+    const double pixels = static_cast<double>(rows) * static_cast<double>(cols);
+    return {pixels * 2 + (table ? pixels * bins * 4.0 : 0.0) + pixels * copy_bytes,
+            "the integral histogram of a " + std::to_string(rows) + " x " + std::to_string(cols) + " image with " +
+                std::to_string(bins) + " bins is uint32" + (copy_bytes > 0 ? ", with the call's copy of the image" : ""),
+            "use fewer --bins or a smaller image"};
+}
+
 array summed_area_table_naive(const array& in, dtype table) {
     array out(table, in.rows, in.cols, in.lanes);
     visit(in.type, [&](auto iv) {
@@ -362,6 +391,13 @@ array summed_area_table(const array& in, dtype table, thread_pool& pool) {
 void check_histogram_pixels(index_t rows, index_t cols, const std::string& where) {
     if (static_cast<unsigned __int128>(rows) * static_cast<unsigned __int128>(cols) >= (static_cast<unsigned __int128>(1) << 32))
         throw input_error(where, "the image has 2^32 pixels or more; uint32 counts could overflow");
+}
+
+binning binning_of(int bins, std::vector<double> edges) {
+    binning b;
+    b.bins = bins == 0 && !edges.empty() ? static_cast<int>(edges.size()) - 1 : bins;
+    b.edges = std::move(edges);
+    return b;
 }
 
 void check_binning(const binning& b) {

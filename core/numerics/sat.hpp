@@ -30,6 +30,7 @@
 #include "core/engine/operator_pair.hpp"
 #include "core/thread_pool.hpp"
 #include "core/engine/wavefront.hpp"
+#include "core/memory_need.hpp"
 
 namespace swgpu::sat {
 
@@ -121,6 +122,15 @@ double table_bytes(const array& in, dtype table);
 // a row of column sums padded by the radius on both sides and a row of window sums, in the accumulation type (4, 8 or
 // 16 bytes).
 double box_filter_bytes(const array& in, index_t radius, unsigned threads);
+// The same as `swgpu sat` names them for io::check_memory: a table of `in` in `table`, box_filter(in, radius) on
+// `threads` threads, and the exact rectangle sums of a float image (exact_rect_sums, below).
+memory_need table_memory(const array& in, dtype table);
+memory_need box_filter_memory(const array& in, index_t radius, unsigned threads);
+memory_need exact_rect_sums_memory(const array& in);
+// The library's call for an image of `elements` values of `image`: its copy of the image and the table in `table`.
+memory_need table_call_memory(double elements, dtype image, dtype table);
+// "H x W", or "H x W x C" for C > 1 channels.
+std::string shape_of(const array& a);
 
 // The wavefront problem of one lane of the table (core/engine/wavefront.hpp): run by run_naive/run_rowscan/run_tiled.
 // In is the input element, T the table element; `out` receives S (row-major, `lanes` apart).
@@ -176,11 +186,17 @@ struct binning {
     std::vector<double> edges;  // empty or bins + 1 increasing values
 };
 
+// `bins` bins, or with none (0) and edges given, one fewer than the edges (--bins' default); not checked.
+binning binning_of(int bins, std::vector<double> edges);
 // Validates a binning (bins in 1..65535, edges increasing and bins + 1 of them); throws usage_error.
 void check_binning(const binning& b);
 // An integral histogram's image has fewer than 2^32 pixels (its uint32 counts cannot overflow); input_error naming
 // `where` otherwise.
 void check_histogram_pixels(index_t rows, index_t cols, const std::string& where);
+// The memory of an integral histogram of a rows x cols image with `bins` bins, as `swgpu ihist` names it: the bin of
+// every pixel (2 bytes), the uint32 table where it is held on the host (`table`), and a caller's copy of the image of
+// `copy_bytes` a pixel (the library's calls).
+memory_need histogram_memory(index_t rows, index_t cols, int bins, bool table, int copy_bytes);
 
 // The bin of every element of a one-lane array; `bins` (one past the last bin) for a value in no bin. Equal-width
 // bins over [min, max] of data holding NaN or an infinity are an input_error (naming --edges); with edges, such values

@@ -10,6 +10,7 @@
 #include "core/cancel.hpp"
 #include "core/error.hpp"
 #include "core/numerics/finite.hpp"
+#include "core/tuning.hpp"
 
 namespace swgpu::sor {
 
@@ -105,6 +106,48 @@ void parse_subdomain(const std::string& text, index_t& rows, index_t& cols) {
     };
     rows = number(text.substr(0, x));
     cols = number(text.substr(x + 1));
+}
+
+options options_of(const std::string& method, std::optional<double> omega, index_t n, double tol, int max_sweeps,
+                   int layers, int stagnation) {
+    options o;
+    o.m = parse_method(method);
+    o.omega = omega ? *omega : optimal_omega(n);
+    o.tol = tol;
+    o.max_sweeps = max_sweeps;
+    o.layers = layers;
+    o.stagnation = stagnation;
+    return o;
+}
+
+void set_subdomains(options& o, const std::string& text, bool layers_given) {
+    parse_subdomain(text, o.sub_rows, o.sub_cols);
+    if (layers_given) return;
+    const index_t k = std::min(o.sub_rows, o.sub_cols) / 2;
+    if (k < 1 || k > 1000)
+        throw usage_error("--subdomain " + text + ": the default K = min(A, B) / 2 = " + std::to_string(k) +
+                          " is not in 1 to 1000; give --layers");
+    o.layers = int(k);
+}
+
+unsigned cpu_threads(index_t n, unsigned threads) {
+    return threads == 0 && n < tuning::integer("sor.cpu_one_thread_below") ? 1 : threads;
+}
+
+memory_need grid_memory(index_t n, int arrays, const std::string& what, const std::string& advice) {
+    return {static_cast<double>(n) * static_cast<double>(n) * 8.0 * arrays,
+            what + " is a " + std::to_string(n) + " x " + std::to_string(n) + " grid, held in " + std::to_string(arrays) +
+                " float64 arrays of its size",
+            advice};
+}
+
+const char* reason_name(stop_reason r) {
+    switch (r) {
+        case stop_reason::converged: return "converged";
+        case stop_reason::stagnated: return "stagnated";
+        case stop_reason::max_sweeps: break;
+    }
+    return "max_sweeps";
 }
 
 namespace {

@@ -26,10 +26,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/host_device.hpp"
+#include "core/memory_need.hpp"
 #include "core/numerics/rounded.hpp"
 #include "core/thread_pool.hpp"
 
@@ -92,6 +94,20 @@ int sweeps_per_iteration(const options& o);
 void check(const options& o);
 // "AxB" (A, B positive integers) as {A, B}; usage_error otherwise.
 void parse_subdomain(const std::string& text, index_t& rows, index_t& cols);
+// The options of a solve on an n x n grid from a face's settings: the method by name (parse_method), omega (none: the
+// optimum for the grid, optimal_omega), tol, max_sweeps, layers and stagnation; not checked (check, once the face
+// has set the rest).
+options options_of(const std::string& method, std::optional<double> omega, index_t n, double tol, int max_sweeps,
+                   int layers, int stagnation);
+// mlssor's subdomains from `text` ("AxB") into `o`; unless the layers were given, K is the largest they allow (the
+// paper's choice: min(A, B) / 2), a usage_error when that is not in 1 to 1000.
+void set_subdomains(options& o, const std::string& text, bool layers_given);
+// The threads of a run on the CPU: `threads`, but -t 0 (one per hardware thread) takes one thread for grids too small
+// for more to gain, below the measured tuning value sor.cpu_one_thread_below (docs/sor.md).
+unsigned cpu_threads(index_t n, unsigned threads);
+// The memory of a run on an n x n grid that holds `arrays` float64 arrays of its size at once, as `swgpu sor` names
+// it: "WHAT is a N x N grid, held in A float64 arrays of its size".
+memory_need grid_memory(index_t n, int arrays, const std::string& what, const std::string& advice);
 
 // One entry per iteration (solvers fill it positionally: {iteration, residual, seconds}); its sweeps are
 // iteration * sweeps_per_iteration(o).
@@ -102,6 +118,7 @@ struct history_entry {
 };
 // Why a solve stopped.
 enum class stop_reason { converged, max_sweeps, stagnated };
+const char* reason_name(stop_reason r);  // "converged", "max_sweeps", "stagnated"
 struct solution {
     std::vector<double> u;
     std::vector<history_entry> history;

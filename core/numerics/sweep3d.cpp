@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <string>
 
@@ -140,12 +141,14 @@ void fmod_tiled_sweep(const fmod_params& p, thread_pool& pool, index_t tile, sim
 }
 
 template <class T>
-void dd_tiled_sweep(const dd_params& p, thread_pool& pool, index_t tile, simd::isa isa, std::vector<T>& phi) {
+void dd_tiled_sweep(const dd_params& p, thread_pool& pool, index_t tile, simd::isa isa, std::span<T> phi) {
     check(p);
     const index_t n = p.n;
     const auto plane = static_cast<std::size_t>(n * n);
     const auto angles = static_cast<std::size_t>(p.angles);
-    phi.resize(plane * static_cast<std::size_t>(n));
+    if (phi.size() != plane * static_cast<std::size_t>(n))
+        throw error(exit_code::bad_command_line, "sweep3d: the grid holds " + std::to_string(phi.size()) +
+                                                     " values; N^3 = " + std::to_string(n * n * n) + " expected");
     // Incoming face fluxes, [position][angle]: x faces on the (j, k) plane, y faces on (i, k), z faces on (i, j).
     std::vector<T> fx(plane * angles, T(0)), fy(plane * angles, T(0)), fz(plane * angles, T(0));
     std::vector<T> cx(angles), cy(angles), cz(angles), den(angles);
@@ -277,13 +280,34 @@ std::vector<T> dd_tiled(const dd_params& p, thread_pool& pool, index_t tile) {
 }
 template <class T>
 std::vector<T> dd_tiled(const dd_params& p, thread_pool& pool, index_t tile, simd::isa isa) {
-    std::vector<T> phi;
-    dd_tiled_sweep<T>(p, pool, tile, isa, phi);
+    check(p);
+    std::vector<T> phi(static_cast<std::size_t>(p.n * p.n * p.n));
+    dd_tiled_sweep<T>(p, pool, tile, isa, std::span<T>(phi));
     return phi;
 }
 template <class T>
 void dd_tiled_into(const dd_params& p, thread_pool& pool, index_t tile, std::vector<T>& grid, simd::isa isa) {
-    dd_tiled_sweep<T>(p, pool, tile, isa, grid);
+    check(p);
+    grid.resize(static_cast<std::size_t>(p.n * p.n * p.n));
+    dd_tiled_sweep<T>(p, pool, tile, isa, std::span<T>(grid));
+}
+template <class T>
+double sweep_on_cpu(const fmod_params* fp, const dd_params* dp, unsigned threads, index_t tile, std::span<T> grid) {
+    thread_pool pool(threads);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (fp) fmod_tiled_sweep<T>(*fp, pool, tile, simd::isa::avx512bw, grid);
+    else dd_tiled_sweep<T>(*dp, pool, tile, simd::isa::avx512bw, grid);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+memory_need host_memory(index_t n, int value_bytes, bool held_twice, int dd_angles) {
+    const double value = value_bytes, grids = held_twice ? 2 : 1, nn = static_cast<double>(n);
+    const std::string side = std::to_string(n);
+    return {nn * nn * nn * value * grids + 3.0 * nn * nn * dd_angles * value,
+            "--n " + side + " is a " + side + " x " + side + " x " + side + " grid of " +
+                (value_bytes == 4 ? "float32" : "float64") + (held_twice ? ", held twice for -o" : "") +
+                (dd_angles > 0 ? ", with the angular fluxes of its faces" : ""),
+            "use a smaller --n" + std::string(value_bytes == 8 ? " or --precision single" : "")};
 }
 template <class T>
 double checksum(const std::vector<T>& grid) {
@@ -316,6 +340,8 @@ template bool exact_fmod_array<float>(const float*, float*, std::size_t, float, 
 template bool exact_fmod_array<double>(const double*, double*, std::size_t, double, simd::isa);
 template float fmod_chain<float>(float, float, std::size_t, float, bool, simd::isa);
 template double fmod_chain<double>(double, double, std::size_t, double, bool, simd::isa);
+template double sweep_on_cpu<float>(const fmod_params*, const dd_params*, unsigned, index_t, std::span<float>);
+template double sweep_on_cpu<double>(const fmod_params*, const dd_params*, unsigned, index_t, std::span<double>);
 template double checksum<float>(const std::vector<float>&);
 template double checksum<double>(const std::vector<double>&);
 

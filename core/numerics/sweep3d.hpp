@@ -30,6 +30,7 @@
 
 #include "core/align/simd/isa.hpp"
 #include "core/host_device.hpp"
+#include "core/memory_need.hpp"
 #include "core/numerics/rounded.hpp"
 #include "core/thread_pool.hpp"
 
@@ -133,6 +134,18 @@ void dd_tiled_into(const dd_params& p, thread_pool& pool, index_t tile, std::vec
 template <class T>
 void fmod_tiled_into(const fmod_params& p, thread_pool& pool, index_t tile, std::span<T> grid,
                      simd::isa isa = simd::isa::avx512bw);
+
+// A sweep on the CPU as `swgpu sweep3d` and the library run it: the fmod kernel with `fp`, else the dd kernel with
+// `dp`, in tiles of edge `tile` on `threads` threads (0: one per hardware thread), into `grid` (N^3 values the caller
+// has allocated, and touched where the time is to leave that out, as the GPU's time does). Returns the seconds of the
+// sweep alone (the threads are started before the clock starts).
+template <class T>
+double sweep_on_cpu(const fmod_params* fp, const dd_params* dp, unsigned threads, index_t tile, std::span<T> grid);
+
+// The memory the host holds for a sweep of N^3 values of `value_bytes` (4: float32, 8: float64) at its peak, as
+// `swgpu sweep3d` names it: the grid (on the GPU its copy back), with `held_twice` a second copy for -o, and for the dd
+// kernel (`dd_angles` > 0) the angular fluxes on three faces of every cell plane.
+memory_need host_memory(index_t n, int value_bytes, bool held_twice, int dd_angles);
 
 // The instruction sets the CPU kernels are compiled for and this CPU runs, ascending: portable, then avx2 (AVX2 with
 // FMA) and avx512bw where the CPU has them. Another isa passed to the sweeps means the best of these below it.

@@ -11,6 +11,25 @@
 
 namespace swgpu::gpu {
 
+gpu_search::options gpu_search::of(int gpus, std::size_t memory, bool aligns) {
+    options o;
+    o.gpus = gpus;
+    o.memory = memory;
+    o.keep_align_memory = memory == 0 && aligns;
+    return o;
+}
+
+gpu_search::options gpu_search::of_command_line(int device, int gpus, std::size_t memory, bool aligns,
+                                                bool one_process, double cells) {
+    options o = of(gpus, memory, aligns);
+    o.device = device;
+    if (gpus == 0 && cells > 0 && cells < tuning::real("search.multi_gpu_min_cells")) o.gpus = 1;
+    o.one_process = one_process;
+    o.logical = static_cast<int>(std::clamp<std::int64_t>(tuning::integer("search.logical_devices"), 1, 64));
+    o.timed = true;
+    return o;
+}
+
 gpu_search::gpu_search(options opt, std::chrono::steady_clock::time_point started) : opt_(opt) {
     // Starting a GPU's context takes a noticeable fraction of a second: it overlaps with reading the inputs. The
     // searches wait for the contexts only; the alignments' kernels and device memory (not with --gpu-mem: the search

@@ -31,6 +31,17 @@ public:
         int logical = 1;                 // each GPU counts this many times (the multi-GPU path, tested on one GPU)
         bool timed = false;              // time the alignments of printed hits (aligned(): the -v report)
     };
+    // A face's options: --gpus, --gpu-mem (0: what is free, and then the alignments' device memory is mapped during
+    // the start-up when the printed hits are aligned on the GPU, `aligns`).
+    static options of(int gpus, std::size_t memory, bool aligns);
+    // swgpu align's: those from this process's first GPU `device` (under MPI, without `one_process`, each rank drives
+    // its own, no spread). A search too small to gain from several GPUs runs on the first (each further GPU's start-up
+    // and share of every chunk cost more than it saves): --gpus 0 with the search's `cells`, bounded by the files'
+    // sizes (0: unknown), below search.multi_gpu_min_cells. Each GPU counts search.logical_devices times
+    // (SWGPU_TUNE=search.logical_devices=K, a test option: the multi-GPU path on one GPU); the alignments are timed
+    // for the -v report.
+    static options of_command_line(int device, int gpus, std::size_t memory, bool aligns, bool one_process,
+                                   double cells);
     // Starts every GPU's context now: the first on a thread of its own, the others of a spread one thread each.
     gpu_search(options opt, std::chrono::steady_clock::time_point started);
     gpu_search(const gpu_search&) = delete;  // the start-up thread refers to this object

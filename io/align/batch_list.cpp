@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "io/output_file.hpp"
 
 namespace swgpu::io {
 
@@ -51,6 +52,15 @@ std::vector<batch_entry> read_batch_list(const std::string& list, const std::str
     std::ostringstream text;
     text << in.rdbuf();  // a list that cannot be read past its opening (a folder) reads as empty, as line by line
     return parse_batch_list(std::move(text).str(), list, folder);
+}
+
+void prepare_batch_outputs(const std::string& folder, const std::vector<batch_entry>& entries, bool create) {
+    if (!entries.empty() && create && !folder.empty() && folder != "-" && !std::filesystem::exists(folder)) {
+        std::error_code ec;
+        std::filesystem::create_directories(folder, ec);
+        if (ec) throw output_error(folder, "cannot create the folder of the --batch outputs: " + ec.message());
+    }
+    for (const auto& b : entries) check_writable_folder(b.out);
 }
 
 }  // namespace swgpu::io

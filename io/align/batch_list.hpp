@@ -20,5 +20,8 @@ struct batch_entry {
 std::vector<batch_entry> parse_batch_list(std::string_view text, const std::string& list, const std::string& folder);
 // The list file `list` (input_error when it cannot be read).
 std::vector<batch_entry> read_batch_list(const std::string& list, const std::string& folder);
+// Before the search: with `create` (the process that writes) and entries, the -o `folder` of the outputs created when
+// missing (output_error when it cannot be); the folder of every entry's output checked writable.
+void prepare_batch_outputs(const std::string& folder, const std::vector<batch_entry>& entries, bool create);
 
 }  // namespace swgpu::io

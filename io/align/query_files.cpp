@@ -190,6 +190,14 @@ std::uint64_t residue_bound(const std::string& spec, std::uint64_t otherwise) {
     return plain_file_size(parse_source(database_path(spec)).path).value_or(otherwise);
 }
 
+void check_search_memory(const std::string& db, std::uint64_t chunk, const std::string& query,
+                         std::span<const batch_entry> batch) {
+    std::vector<std::string> queries;
+    if (batch.empty()) queries.push_back(query);
+    for (const auto& b : batch) queries.push_back(b.query);
+    check_search_memory(db, chunk, queries);
+}
+
 void check_search_memory(const std::string& db, std::uint64_t chunk, std::span<const std::string> queries) {
     const std::uint64_t residues = std::min(chunk, residue_bound(db, chunk));
     double letters = 0;
@@ -198,6 +206,13 @@ void check_search_memory(const std::string& db, std::uint64_t chunk, std::span<c
                  "the search holds three chunks of the database (up to " + std::to_string(residues) +
                      " residues each, two with their packed copies) and the queries",
                  "use a smaller --db-chunk");
+}
+
+std::vector<batch_file> batch_files_of(const query_files& q, std::span<const batch_entry> batch) {
+    std::vector<batch_file> files;
+    for (std::size_t j = 0; j < q.batch_files.size(); ++j)
+        files.push_back({batch[q.batch_files[j]].query, batch[q.batch_files[j]].out, q.batch_first[j], q.batch_first[j + 1]});
+    return files;
 }
 
 }  // namespace swgpu::io

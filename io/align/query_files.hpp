@@ -19,6 +19,7 @@
 #include "core/align/sequence.hpp"
 #include "core/error.hpp"
 #include "io/align/batch_list.hpp"
+#include "io/align/report.hpp"
 #include "io/align/sequence_reader.hpp"
 
 namespace swgpu::io {
@@ -103,5 +104,11 @@ std::uint64_t residue_bound(const std::string& spec, std::uint64_t otherwise);
 // (a plain file's size bounds its residues; a compressed one counts as a whole chunk). Alignments of long pairs
 // estimate their own memory when they are planned.
 void check_search_memory(const std::string& db, std::uint64_t chunk, std::span<const std::string> queries);
+// The same for `swgpu align`'s queries: the file `query`, or with --batch each entry's.
+void check_search_memory(const std::string& db, std::uint64_t chunk, const std::string& query,
+                         std::span<const batch_entry> batch);
+
+// The files of a --batch run with queries (those not refused), as write_batch_reports writes them.
+std::vector<batch_file> batch_files_of(const query_files& q, std::span<const batch_entry> batch);
 
 }  // namespace swgpu::io

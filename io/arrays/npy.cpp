@@ -354,6 +354,15 @@ void write_npy(const sat::array& a, const std::string& path, bool always_3d) {
     out.commit();
 }
 
+template <class T>
+void write_cube(output_file& out, std::span<const T> grid, std::int64_t n) {
+    sat::array a(sizeof(T) == 4 ? sat::dtype::f32 : sat::dtype::f64, n, n, n);
+    std::memcpy(a.raw(), grid.data(), grid.size() * sizeof(T));
+    write_npy(a, out, true);
+}
+template void write_cube<float>(output_file&, std::span<const float>, std::int64_t);
+template void write_cube<double>(output_file&, std::span<const double>, std::int64_t);
+
 void write_npy_rows(const sat::array& like, const std::string& path,
                     const std::function<void(const sat::rows_sink&)>& produce) {
     output_file out(path);

@@ -7,7 +7,9 @@
 // an array marked one_dimensional (one row) without its rows axis: (W,), or (W, C).
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -27,6 +29,9 @@ std::string npy_header(sat::dtype type, const std::string& shape);
 void write_npy(const sat::array& a, output_file& out, bool always_3d = false);
 // Writes `path` atomically (io/output_file.hpp).
 void write_npy(const sat::array& a, const std::string& path, bool always_3d = false);
+// An (n, n, n) grid of float or double values, C order, as a float32 or float64 .npy of that shape.
+template <class T>
+void write_cube(output_file& out, std::span<const T> grid, std::int64_t n);
 // Writes `path` atomically as the .npy of an array of the dtype and shape of `like` (its elements are not read),
 // whose rows `produce` computes and hands to the sink it is given (sat::rows_sink: blocks of rows, from several
 // threads, in any order; every row once). A regular file takes each block where it belongs as it comes (no copy of

@@ -194,6 +194,22 @@ std::vector<double> read_square_f64(const std::string& path, sor::index_t& n) {
     return std::vector<double>(a.data<double>(), a.data<double>() + a.elements());
 }
 
+void write_square_f64(output_file& out, const std::vector<double>& u, sor::index_t n) {
+    sat::array a(sat::dtype::f64, n, n, 1);
+    std::copy(u.begin(), u.end(), a.data<double>());
+    write_npy(a, out);
+}
+
+void write_query_lines(output_file& out, std::span<const sat::rect> rects, std::span<const std::uint64_t> words,
+                       std::size_t lanes, sat::dtype table) {
+    for (std::size_t k = 0; k < rects.size(); ++k) write_query_line(out, rects[k], words.subspan(k * lanes, lanes), table);
+}
+
+void write_histogram_lines(output_file& out, std::span<const sat::rect> rects, std::span<const std::uint32_t> counts,
+                           std::size_t bins) {
+    for (std::size_t k = 0; k < rects.size(); ++k) write_histogram_line(out, rects[k], counts.subspan(k * bins, bins));
+}
+
 std::string sor_summary(sor::index_t n, const sor::options& o, const sor::solution& s, bool gpu, unsigned cpu_threads) {
     const auto& last = s.history.back();
     const int per = sor::sweeps_per_iteration(o);

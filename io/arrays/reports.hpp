@@ -26,11 +26,19 @@ void write_stats(output_file& out, const std::vector<std::int64_t>& widths, std:
 void write_query_line(output_file& out, const sat::rect& r, std::span<const std::uint64_t> words, sat::dtype table);
 // top, left, bottom, right, then the count of each bin: one line of `ihist --query`'s output.
 void write_histogram_line(output_file& out, const sat::rect& r, std::span<const std::uint32_t> counts);
+// `sat --query`'s and `ihist --query`'s output: a line for each of `rects`, with its `lanes` words (its `bins` counts)
+// in turn.
+void write_query_lines(output_file& out, std::span<const sat::rect> rects, std::span<const std::uint64_t> words,
+                       std::size_t lanes, sat::dtype table);
+void write_histogram_lines(output_file& out, std::span<const sat::rect> rects, std::span<const std::uint32_t> counts,
+                           std::size_t bins);
 // The residual against sweeps (left) and against seconds (right), log scale, with the tolerance: `sor --plot`.
 std::string history_svg(const sor::solution& s, int per, double tol, const std::string& title);
 
 // An (N, N) float64 .npy without NaN or infinities (sor's --rhs and --boundary); N in `n`.
 std::vector<double> read_square_f64(const std::string& path, sor::index_t& n);
+// `u` (n x n values) as an (N, N) float64 .npy: sor's U.
+void write_square_f64(output_file& out, const std::vector<double>& u, sor::index_t n);
 // sor's line on stdout: method, omega, n, sweeps, iterations, residual, whether it converged, time, and the layers,
 // subdomain and threads where they apply.
 std::string sor_summary(sor::index_t n, const sor::options& o, const sor::solution& s, bool gpu, unsigned cpu_threads);

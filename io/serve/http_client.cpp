@@ -1,9 +1,15 @@
 #include "io/serve/http_client.hpp"
 
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "io/output_file.hpp"
 
 namespace swgpu::io {
 
@@ -40,6 +46,32 @@ std::pair<std::string, std::string> error_of(const http_answer& a) {
             return {e["kind"].get<std::string>(), e["message"].get<std::string>()};
     }
     return {"http_" + std::to_string(a.status), a.body.substr(0, 200)};
+}
+
+void search_on_server(const std::string& url, const std::vector<std::pair<std::string, std::string>>& params,
+                      const std::string& query, const std::string& out) {
+    std::string body;
+    if (query == "-") {
+        body.assign(std::istreambuf_iterator<char>(std::cin), {});
+    } else {
+        std::ifstream in(query, std::ios::binary);
+        if (!in) throw input_error(query, "cannot open the query file");
+        body.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const char* token = std::getenv("SWGPU_TOKEN");
+    output_file answer(out);  // fails before the request when unwritable
+    const http_answer a = post(url, "/search", params, body, "text/x-fasta", "text/tab-separated-values",
+                               token ? token : "", 3600);
+    if (a.status != 200) {
+        const auto [kind, message] = error_of(a);
+        const exit_code code = a.status == 400 && (kind == "bad_setting" || kind == "unknown_setting" || kind == "refused_setting")
+                                   ? exit_code::bad_command_line
+                               : a.status == 400 || a.status == 413 ? exit_code::bad_input
+                                                                    : exit_code::runtime_failure;
+        throw error(code, "--server " + url + " answered " + std::to_string(a.status) + " (" + kind + "): " + message);
+    }
+    answer.write(a.body);
+    answer.commit();
 }
 
 }  // namespace swgpu::io

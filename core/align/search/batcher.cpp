@@ -12,11 +12,10 @@ namespace swgpu {
 
 using clock = std::chrono::steady_clock;
 
-resident_search::resident_search(scoring sc, options o, const sequence_set& database)
+resident_search::resident_search(scoring sc, options o, sequence_set database)
     : sc_(std::move(sc)), type_(o.type), plus_(o.search_plus), minus_(o.search_minus) {
-    sequence_set encoded = database;
-    unknown_ = encode(encoded, sc_.matrix);
-    db_ = std::make_unique<resident_records>(std::move(encoded), unknown_);
+    unknown_ = encode(database, sc_.matrix);
+    db_ = std::make_unique<resident_records>(std::move(database), unknown_);
     session_ = std::make_unique<search_session>(std::move(o.session), clock::now());
     session_->compose(sc_);
 }

@@ -47,8 +47,9 @@ public:
         bool search_plus = true, search_minus = false;  // DNA: the strands searched
         seq_type type = seq_type::protein;
     };
-    // `database` as letters (read by a face); an encoded copy is kept. The session is composed for `sc` here.
-    resident_search(scoring sc, options o, const sequence_set& database);
+    // `database` as letters (read by a face), kept encoded (a caller that keeps its letters passes a copy). The session
+    // is composed for `sc` here.
+    resident_search(scoring sc, options o, sequence_set database);
     ~resident_search();
     resident_search(const resident_search&) = delete;
     resident_search& operator=(const resident_search&) = delete;

@@ -18,6 +18,19 @@ namespace swgpu {
 
 using clock = std::chrono::steady_clock;
 
+search_session::options search_session::options_of(const search_values& v) {
+    options o;
+    o.k = static_cast<std::size_t>(v.max_target_seqs);
+    o.evalues = v.evalues;
+    o.evalue = v.evalue;
+    o.composition = v.comp_based_stats == 1;
+    o.max_hsps = v.max_hsps;
+    o.zdrop = v.zdrop.value_or(-1);
+    if (v.seg) o.mask = masking::seg;
+    if (v.dust) o.mask = masking::dust;
+    return o;
+}
+
 search_session::search_session(options opt, std::chrono::steady_clock::time_point started)
     : opt_(std::move(opt)), started_(started) {}
 

@@ -22,6 +22,7 @@
 #include "core/align/search/pipeline.hpp"
 #include "core/align/search/refinements.hpp"
 #include "core/align/search/search_backend.hpp"
+#include "core/align/search/settings_check.hpp"
 #include "core/align/search/subject_windows.hpp"
 #include "core/thread_pool.hpp"
 
@@ -85,6 +86,9 @@ public:
         bool progress = false;     // a progress line on stderr when it is a terminal
         std::function<void(const std::string&)> info;  // what was done (-v), may be empty
     };
+    // What a face's settings, as its checks read them (settings_check.hpp), ask of the session: the hits kept and
+    // printed, E-values, composition, further alignments, Z-drop and masking. The face adds the rest.
+    static options options_of(const search_values& v);
     search_session(options opt, std::chrono::steady_clock::time_point started);
     ~search_session();
     search_session(const search_session&) = delete;
