@@ -73,7 +73,7 @@ cmp -s "$tuning_gen.new" "$tuning_gen" && rm "$tuning_gen.new" || mv "$tuning_ge
 # The parsers and what they need, compiled once (coverage-instrumented) into one archive the targets link.
 lib_sources=(core/align/scoring.cpp core/align/statistics.cpp core/align/sequence.cpp core/align/letter_codes.cpp core/align/simd/isa.cpp core/tuning.cpp core/numerics/sat.cpp
              core/numerics/finite.cpp core/numerics/levels.cpp io/memory.cpp io/output_file.cpp
-             io/align/sequence_reader.cpp io/align/matrix_file.cpp io/align/database_file.cpp io/align/batch_list.cpp
+             io/align/sequence_reader.cpp io/align/fasta_blocks.cpp io/align/matrix_file.cpp io/align/database_file.cpp io/align/batch_list.cpp
              io/arrays/npy.cpp io/arrays/image.cpp io/arrays/matrix_market.cpp io/arrays/rectangles.cpp
              io/arrays/loop_indices.cpp)
 common=(-std=c++20 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined -I"$root")
