@@ -66,17 +66,18 @@ engine_plan plan_engine(const request_settings& r, seq_type t, bool alignments, 
     p.search.type = t;
     p.search.search_plus = protein || r.strand != "minus";
     p.search.search_minus = !protein && r.strand != "plus";
-    search_session::options& so = p.search.session;
-    so.alignments = alignments;
-    so.placements = placements;
-    so.k = static_cast<std::size_t>(r.max_target_seqs);
-    so.evalue = r.evalue;
-    so.evalues = r.evalues;
-    so.composition = r.comp_based_stats == 1;
-    so.max_hsps = r.max_hsps;
-    so.zdrop = r.zdrop.value_or(-1);
-    if (r.seg) so.mask = masking::seg;
-    if (r.dust) so.mask = masking::dust;
+    search_values v;  // the session's options as every face makes them
+    v.max_target_seqs = r.max_target_seqs;
+    v.evalue = r.evalue;
+    v.evalues = r.evalues;
+    v.comp_based_stats = r.comp_based_stats;
+    v.max_hsps = r.max_hsps;
+    v.zdrop = r.zdrop;
+    v.seg = r.seg;
+    v.dust = r.dust;
+    p.search.session = search_session::options_of(v);
+    p.search.session.alignments = alignments;
+    p.search.session.placements = placements;
     return p;
 }
 
