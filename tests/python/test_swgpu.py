@@ -11,39 +11,13 @@ import numpy
 import pytest
 
 import swgpu
+from blast_text import format_bit_score, format_evalue
 
 SOURCE = pathlib.Path(os.environ.get("SWGPU_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 BINARY = pathlib.Path(os.environ.get("SWGPU_BINARY", SOURCE / "build" / "app" / "swgpu"))
 QUERIES = SOURCE / "data" / "demo_queries.fa"
 DB = SOURCE / "data" / "demo_db.fa"
 COLUMNS = "qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore score qlen slen"
-
-
-# The command line's formats of E-values and bit scores (core/align/statistics.cpp), so that columns compare as text.
-def format_evalue(e):
-    if math.isnan(e):
-        return "nan"
-    if e < 1.0e-180:
-        return "0.0"
-    if e < 0.0009:
-        return "%.2e" % e
-    if e < 0.1:
-        return "%4.3f" % e
-    if e < 1.0:
-        return "%3.2f" % e
-    if e < 10.0:
-        return "%2.1f" % e
-    return "%2.0f" % e
-
-
-def format_bit_score(b):
-    if math.isnan(b):
-        return "nan"
-    if b > 99999.0:
-        return "%5.3e" % b
-    if b > 99.9:
-        return "%3d" % int(b)
-    return "%4.1f" % b
 
 
 def as_columns(h):

@@ -25,6 +25,9 @@ import threading
 import time
 import urllib.parse
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from blast_text import format_bit_score, format_evalue  # noqa: E402 (the tests' one copy of the formats)
+
 BIN, SRC, PART = sys.argv[1], sys.argv[2], sys.argv[3]
 DB = os.path.join(SRC, "data", "demo_db.fa")
 failures = []
@@ -70,29 +73,6 @@ def random_queries(n, seed):
             seq = "".join(seq)
         out.append(("q%04d" % k, seq))
     return out
-
-
-# The command line's text of E-values and bit scores (core/align/statistics.cpp), as tests/python/test_swgpu.py has it.
-def format_evalue(e):
-    if e < 1.0e-180:
-        return "0.0"
-    if e < 0.0009:
-        return "%.2e" % e
-    if e < 0.1:
-        return "%4.3f" % e
-    if e < 1.0:
-        return "%3.2f" % e
-    if e < 10.0:
-        return "%2.1f" % e
-    return "%2.0f" % e
-
-
-def format_bit_score(b):
-    if b > 99999.0:
-        return "%5.3e" % b
-    if b > 99.9:
-        return "%3d" % int(b)
-    return "%4.1f" % b
 
 
 def fasta(records):
