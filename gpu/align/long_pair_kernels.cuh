@@ -409,6 +409,12 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
     constexpr bool Split = Kind == forward_split;
     constexpr bool Comp = Kind == forward_comp;
     constexpr bool Narrow = Kind == forward_narrow;
+    // The default kind's chunk loop (forward_x without forbidden steps): the subject letters of a chunk loaded during
+    // the chunk before, and chunks whose columns need no check (inside the rectangle, no checkpoint or block end)
+    // stepped without any; with 8 rows per lane also each step's substitution scores loaded one step ahead (with 32
+    // rows the registers, 128 -> 198, cost more warps than the loads save). docs/performance.md has the numbers.
+    constexpr bool Ahead = Kind == forward_x && !Forbid;
+    constexpr bool ScoresAhead = Ahead && R == 8;
     static_assert(!Forbid || Kind == forward_x || Kind == trace_kind, "forbidden steps: the forward and trace kinds");
     constexpr int lag = band_lag(Kind);
     constexpr int S = warp_size * R;
@@ -558,6 +564,12 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
             narrow_event();
         }
         const long long steps = cols + lag;
+        // Ahead: the subject letters of the next chunk's columns k0 - 31 + lane and k0 + 1 + lane.
+        [[maybe_unused]] std::uint8_t letter_lo = 0, letter_hi = 0;
+        if constexpr (Ahead) {
+            letter_lo = lane == warp_size - 1 && cols > 0 ? p.subject[0] : 0;
+            letter_hi = 1 + lane < cols ? p.subject[1 + lane] : 0;
+        }
         for (long long k0 = 0; k0 < steps; k0 += warp_size) {
             __syncwarp();
             // The letters of this chunk's columns, so that no step waits on a global load.
@@ -567,6 +579,12 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                     const long long j = k0 - lag + i;
                     stage_letters[i] = j >= 0 && j < cols ? p.subject[j] : 0;
                 }
+            } else if constexpr (Ahead) {  // columns k0 - 31 .. k0 + 32, the upper half loaded during the last chunk
+                stage_letters[lane] = letter_lo;
+                stage_letters[warp_size + lane] = letter_hi;
+                letter_lo = letter_hi;
+                const long long j2 = k0 + warp_size + 1 + lane;
+                letter_hi = j2 < cols ? p.subject[j2] : 0;
             } else {
                 const long long j0 = k0 - (warp_size - 1) + lane, j1 = k0 + 1 + lane;
                 stage_letters[lane] = j0 >= 0 && j0 < cols ? p.subject[j0] : 0;
@@ -730,6 +748,53 @@ __device__ __forceinline__ void run_bands(const band_params& p, int gw, int wib)
                     if (lane == warp_size - 1) stage_out[s] = make_int2(static_cast<int>(h[R - 1]), static_cast<int>(e));
                     finish_column(j);
                 }
+            } else if constexpr (Ahead) {
+                // ScoresAhead: the step's substitution scores are loaded one step ahead (two buffers, steps in pairs),
+                // so that a step does not start with two dependent shared-memory loads (its letter, its profile words).
+                std::uint32_t sc_a[R], sc_b[R];
+                if constexpr (ScoresAhead)
+                    kernels::load_scores<R>(prof + stage_letters[warp_size - 1 - lane] * row_words + lane * stripe, sc_a);
+                // Plain (warp-uniform): every lane's columns of this chunk lie inside the rectangle, before its last
+                // column, and hold none of its checkpoint or block-end columns: no step checks its column.
+                const auto step = [&](auto plain_tag, int s, std::uint32_t(&cur)[R], std::uint32_t(&nxt)[R]) {
+                    constexpr bool Plain = decltype(plain_tag)::value;
+                    const long long k = k0 + s, j = k - lane;
+                    if (lane == 0) {
+                        const int2 v = stage_in[s];
+                        hin = static_cast<std::uint32_t>(v.x);
+                        ein = static_cast<std::uint32_t>(v.y);
+                    }
+                    const std::uint32_t diag = hdiag;
+                    hdiag = hin;
+                    std::uint32_t e = ein;
+                    if constexpr (!ScoresAhead)
+                        kernels::load_scores<R>(prof + stage_letters[s - lane + warp_size - 1] * row_words + lane * stripe, cur);
+                    else if (s + 1 < warp_size)
+                        kernels::load_scores<R>(prof + stage_letters[s - lane + warp_size] * row_words + lane * stripe, nxt);
+                    if (Plain || (j >= 0 && j < cols)) {
+                        kernels::scored_cells<R, kernels::lanes_s32>(cur, diag, e, h, f, m, neg_oe, neg_e);
+                        if constexpr (!Plain) finish_column(j);
+                    }
+                    if (lane == warp_size - 1) stage_out[s] = make_int2(static_cast<int>(h[R - 1]), static_cast<int>(e));
+                    hin = __shfl_up_sync(0xffffffffu, static_cast<std::uint32_t>(h[R - 1]), 1);
+                    ein = __shfl_up_sync(0xffffffffu, e, 1);
+                };
+                const auto chunk = [&](auto plain_tag) {
+                    if constexpr (ScoresAhead) {
+#pragma unroll 1
+                        for (int s = 0; s < warp_size; s += 2) {
+                            step(plain_tag, s, sc_a, sc_b);
+                            step(plain_tag, s + 1, sc_b, sc_a);
+                        }
+                    } else {
+#pragma unroll 1
+                        for (int s = 0; s < warp_size; ++s) step(plain_tag, s, sc_a, sc_b);
+                    }
+                };
+                const bool plain = k0 >= warp_size - 1 && k0 + warp_size < cols &&
+                                   !__any_sync(0xffffffffu, next_line >= k0 - lane && next_line <= k0 + warp_size - 1 - lane);
+                if (plain) chunk(std::true_type{});
+                else chunk(std::false_type{});
             } else {
 #pragma unroll 1
                 for (int s = 0; s < warp_size; ++s) {
