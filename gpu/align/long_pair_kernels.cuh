@@ -8,8 +8,8 @@
 // H100 it ran at 21.1 / 53.6 / 96.0 GCUPS against 94.4 / 300.2 / 752.8 for the bands (32 k, 100 k and 300 kbp pairs,
 // score pass, docs/performance.md). The compensation method at warp level is a kind of this kernel (forward_comp,
 // column_cells_comp: the lanes of a band on one column, the vertical gap by a shuffle scan; --long-policy
-// compensation, entries 6-8 of long.entry): 1.44 against 1.85 TCUPS at 1 Mbp, 0.90x at 32-300 kbp, so `auto` takes
-// the bands. What the kernels share with the engine: the compensation kind's vertical gap is the engine's descending
+// compensation, entries 6-8 of long.entry): 1.43 against 2.05 TCUPS at 1 Mbp on the H200, 0.56-0.63x at 32-300 kbp,
+// so `auto` takes the bands (two bands per warp, measured for both kinds, was slower: docs/performance.md). What the kernels share with the engine: the compensation kind's vertical gap is the engine's descending
 // (max,+) algebra (gpu/engine/scan_algebra.cuh) and its warp scan (warp_inclusive_scan, gpu/engine/warp_ops.cuh, the
 // warp level of the engine's block scan); the flags (gpu/flags.cuh: acquire/release counters and the bounded spin)
 // and the counters a 128-byte line apart (as the look-back's statuses).
