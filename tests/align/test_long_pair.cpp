@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
 #include <mutex>
 #include <random>
 #include <set>
@@ -513,4 +516,33 @@ TEST_CASE("several alignments of a long pair (align_more) equal the full-matrix 
         further += static_cast<int>(got.size()) - 1;
     }
     CHECK(further >= 30);  // the rearranged pairs do have further alignments
+}
+
+TEST_CASE("long pairs: --long-policy auto follows data/long_pair_policy.tsv, the faster policy of the nearest measured size", "[long]") {
+    // Read the table from the source tree (the program compiles in its own copy): at each measured size the faster
+    // policy, and between two sizes the one nearer on a log scale; rows with "-" are skipped.
+    std::ifstream in(std::string(SWGPU_SOURCE_DIR) + "/data/long_pair_policy.tsv");
+    REQUIRE(in);
+    std::vector<std::pair<double, long_pair::policy>> rows;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#' || line.rfind("cells", 0) == 0) continue;
+        std::istringstream fields(line);
+        std::string cells, anti, comp;
+        fields >> cells >> anti >> comp;
+        if (anti == "-" || comp == "-") continue;
+        rows.emplace_back(std::stod(cells), std::stod(comp) > std::stod(anti) ? long_pair::policy::compensation
+                                                                            : long_pair::policy::antidiagonal);
+    }
+    REQUIRE(rows.size() >= 2);
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        CHECK(long_pair::fastest_policy(rows[k].first) == rows[k].second);
+        if (k + 1 < rows.size()) {  // a little to each side of the geometric middle of two neighbouring sizes
+            const double middle = std::sqrt(rows[k].first * rows[k + 1].first);
+            CHECK(long_pair::fastest_policy(middle * 0.9) == rows[k].second);
+            CHECK(long_pair::fastest_policy(middle * 1.1) == rows[k + 1].second);
+        }
+    }
+    CHECK(long_pair::fastest_policy(1.0) == rows.front().second);
+    CHECK(long_pair::fastest_policy(1e18) == rows.back().second);
 }
