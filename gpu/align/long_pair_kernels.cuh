@@ -9,9 +9,10 @@
 // score pass, docs/performance.md). The compensation method at warp level is a kind of this kernel (forward_comp,
 // column_cells_comp: the lanes of a band on one column, the vertical gap by a shuffle scan; --long-policy
 // compensation, entries 6-8 of long.entry): 1.43 against 2.05 TCUPS at 1 Mbp on the H200, 0.56-0.63x at 32-300 kbp,
-// so `auto` takes the bands (two bands per warp, measured for both kinds, was slower: docs/performance.md). What the kernels share with the engine: the compensation kind's vertical gap is the engine's descending
-// (max,+) algebra (gpu/engine/scan_algebra.cuh) and its warp scan (warp_inclusive_scan, gpu/engine/warp_ops.cuh, the
-// warp level of the engine's block scan); the flags (gpu/flags.cuh: acquire/release counters and the bounded spin)
+// so `auto` takes the bands (two bands per warp, measured for both kinds, was slower: docs/performance.md). What the
+// kernels share with the engine: the compensation kind's vertical gap is the engine's descending (max,+) algebra
+// (gpu/engine/scan_algebra.cuh) and its warp scan (warp_inclusive_scan, gpu/engine/warp_ops.cuh, the warp level of
+// the engine's block scan); the flags (gpu/flags.cuh: acquire/release counters and the bounded spin)
 // and the counters a 128-byte line apart (as the look-back's statuses).
 //
 // Orientation and cells (as the database kernels, gpu/align/search_kernels.cuh; the cell code is theirs, gpu/align/sw_cells.cuh): rows i are
